@@ -1,0 +1,126 @@
+/**
+ * Every error body the API sends, in the two shapes the spec uses:
+ * - general area: `{"errors":"…"}`, or for 422 `{"errors":{"field":["…"]}}`;
+ * - ECM area: `{"errors":["…"]}` (401 keeps the string form in both areas).
+ * Handlers and middleware build bodies only through these classes and helpers.
+ */
+import { HttpApiSchema } from "@effect/platform"
+import { Data, Schema } from "effect"
+
+const StringErrors = Schema.String
+const ListErrors = Schema.Array(Schema.String)
+const FieldErrors = Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })
+
+/**
+ * The wire schema of an error class: exactly `{"errors": …}`. The type side checks the class
+ * with `instanceof`, so errors of identical shape (401, 403, 404 …) are told apart when the
+ * builder picks the status to send.
+ */
+const errorSchema = <Self extends { readonly errors: A }, A, I>(
+  self: new(args: { readonly errors: A }) => Self,
+  errors: Schema.Schema<A, I>,
+  status: number,
+  identifier: string,
+  description?: string
+): Schema.Schema<Self, { readonly errors: I }> =>
+  Schema.transform(
+    Schema.Struct({ errors: errors }),
+    Schema.declare((u): u is Self => u instanceof self, { identifier }),
+    { strict: true, decode: (body) => new self(body), encode: (error) => ({ errors: error.errors }) }
+  ).annotations({ identifier, ...HttpApiSchema.annotations({ status, ...(description ? { description } : {}) }) })
+
+export class Unauthorized extends Data.TaggedError("Unauthorized")<{ readonly errors: string }> {
+  static readonly schema = errorSchema(Unauthorized, StringErrors, 401, "Unauthorized", "Missing, invalid or revoked X-User-Token, or bad credentials")
+}
+
+export class Forbidden extends Data.TaggedError("Forbidden")<{ readonly errors: string }> {
+  static readonly schema = errorSchema(Forbidden, StringErrors, 403, "Forbidden")
+}
+
+export class NotFound extends Data.TaggedError("NotFound")<{ readonly errors: string }> {
+  static readonly schema = errorSchema(NotFound, StringErrors, 404, "NotFound")
+}
+
+export class Conflict extends Data.TaggedError("Conflict")<{ readonly errors: string }> {
+  static readonly schema = errorSchema(Conflict, StringErrors, 409, "Conflict")
+}
+
+export class ValidationFailed extends Data.TaggedError("ValidationFailed")<{
+  readonly errors: { readonly [field: string]: ReadonlyArray<string> }
+}> {
+  static readonly schema = errorSchema(ValidationFailed, FieldErrors, 422, "ValidationFailed", "Validation failed: field name to messages")
+}
+
+export class TooManyRequests extends Data.TaggedError("TooManyRequests")<{ readonly errors: string }> {
+  static readonly schema = errorSchema(TooManyRequests, StringErrors, 429, "TooManyRequests")
+}
+
+export class EcmForbidden extends Data.TaggedError("EcmForbidden")<{ readonly errors: ReadonlyArray<string> }> {
+  static readonly schema = errorSchema(EcmForbidden, ListErrors, 403, "EcmForbidden")
+}
+
+export class EcmNotFound extends Data.TaggedError("EcmNotFound")<{ readonly errors: ReadonlyArray<string> }> {
+  static readonly schema = errorSchema(EcmNotFound, ListErrors, 404, "EcmNotFound")
+}
+
+export class EcmValidationFailed extends Data.TaggedError("EcmValidationFailed")<{ readonly errors: ReadonlyArray<string> }> {
+  static readonly schema = errorSchema(EcmValidationFailed, ListErrors, 422, "EcmValidationFailed", "Validation failed: list of messages")
+}
+
+/** Body too large for the configured limit; same list shape in both areas. */
+export class PayloadTooLarge extends Data.TaggedError("PayloadTooLarge")<{ readonly errors: ReadonlyArray<string> }> {
+  static readonly schema = errorSchema(PayloadTooLarge, ListErrors, 413, "PayloadTooLarge")
+}
+
+export class InternalServerError extends Data.TaggedError("InternalServerError")<{ readonly errors: ReadonlyArray<string> }> {
+  static readonly schema = errorSchema(InternalServerError, ListErrors, 500, "InternalServerError")
+}
+
+/** Every error class above: what a handler may fail with and the builder will encode. */
+export const apiErrorClasses = [
+  Unauthorized, Forbidden, NotFound, Conflict, ValidationFailed, TooManyRequests,
+  EcmForbidden, EcmNotFound, EcmValidationFailed, PayloadTooLarge, InternalServerError
+] as const
+export type ApiError = InstanceType<(typeof apiErrorClasses)[number]>
+export const isApiError = (u: unknown): u is ApiError => apiErrorClasses.some((c) => u instanceof c)
+
+export const messages = {
+  unauthorized: "You are not authorized to perform this action.",
+  invalidCredentials: "Invalid email or password",
+  adminRequired: "Admin access required",
+  internal: "Internal server error",
+  payloadTooLarge: "Request body is too large"
+} as const
+
+/** Which spec document governs an endpoint, and so which error shapes it uses. */
+export type Area = "general" | "ecm"
+
+export type FieldMessages = Readonly<Record<string, ReadonlyArray<string>>>
+
+export const unauthorized = (message: string = messages.unauthorized) => new Unauthorized({ errors: message })
+export const forbidden = (message: string) => new Forbidden({ errors: message })
+export const notFound = (thing: string) => new NotFound({ errors: `${thing} not found` })
+export const conflict = (message: string) => new Conflict({ errors: message })
+export const invalid = (fields: FieldMessages) => new ValidationFailed({ errors: fields })
+export const invalidField = (field: string, message: string) => invalid({ [field]: [message] })
+export const tooManyRequests = (message: string) => new TooManyRequests({ errors: message })
+export const ecmForbidden = (message: string) => new EcmForbidden({ errors: [message] })
+export const ecmNotFound = (thing: string) => new EcmNotFound({ errors: [`${thing} not found`] })
+export const ecmInvalid = (list: ReadonlyArray<string>) => new EcmValidationFailed({ errors: list })
+export const internalServerError = () => new InternalServerError({ errors: [messages.internal] })
+export const payloadTooLarge = () => new PayloadTooLarge({ errors: [messages.payloadTooLarge] })
+
+/** "first_name" -> "First name", "user.email" -> "Email": the ECM area's field labels. */
+export const fieldLabel = (field: string): string => {
+  const last = field.split(".").pop() ?? field
+  const words = last.replace(/\[\d+\]/g, "").replace(/_id$/, "").replace(/_/g, " ").trim()
+  return words.length === 0 ? "Value" : words.charAt(0).toUpperCase() + words.slice(1)
+}
+
+/** The ECM area lists full sentences: `{"title":["can't be blank"]}` -> `["Title can't be blank"]`. */
+export const toSentences = (fields: FieldMessages): Array<string> =>
+  Object.entries(fields).flatMap(([field, list]) => list.map((m) => `${fieldLabel(field)} ${m}`))
+
+/** A validation failure in the shape of the given area. */
+export const validationFailure = (area: Area, fields: FieldMessages): ValidationFailed | EcmValidationFailed =>
+  area === "ecm" ? ecmInvalid(toSentences(fields)) : invalid(fields)

@@ -1,0 +1,54 @@
+/**
+ * Pagination shared by every list: `page` (default 1) with `page_size` or `per_page` as the spec
+ * names them per endpoint. Sizes above `maxPageSize` are clamped, not rejected (docs/spec-decisions.md).
+ */
+import { Schema } from "effect"
+
+export const maxPageSize = 100
+
+const positiveIntFromString = Schema.NumberFromString.pipe(
+  Schema.int({ message: () => "must be an integer" }),
+  Schema.greaterThan(0, { message: () => "must be greater than 0" }),
+  Schema.annotations({ message: () => "is not a number" })
+)
+
+export const PageNumber = positiveIntFromString.annotations({ description: "Page number, from 1" })
+export const PageSize = positiveIntFromString.annotations({
+  description: `Items per page; values above ${maxPageSize} are clamped to ${maxPageSize}`
+})
+
+/** Query fields of an endpoint that names its size `page_size`. */
+export const PageSizeQuery = { page: Schema.optional(PageNumber), page_size: Schema.optional(PageSize) }
+/** Query fields of an endpoint that names its size `per_page`. */
+export const PerPageQuery = { page: Schema.optional(PageNumber), per_page: Schema.optional(PageSize) }
+
+export class Pagination extends Schema.Class<Pagination>("Pagination")({
+  current_page: Schema.Int,
+  total_pages: Schema.Int,
+  total_count: Schema.Int,
+  per_page: Schema.Int
+}) {}
+
+export interface PageRequest {
+  readonly page: number
+  readonly perPage: number
+  readonly offset: number
+}
+
+/** Resolves the requested page against an endpoint's default size (spec §8 limits). */
+export const pageRequest = (
+  query: { readonly page?: number | undefined; readonly page_size?: number | undefined; readonly per_page?: number | undefined },
+  defaultSize: number
+): PageRequest => {
+  const page = query.page ?? 1
+  const perPage = Math.min(query.page_size ?? query.per_page ?? defaultSize, maxPageSize)
+  return { page, perPage, offset: (page - 1) * perPage }
+}
+
+export const paginationOf = (request: PageRequest, totalCount: number): Pagination =>
+  new Pagination({
+    current_page: request.page,
+    per_page: request.perPage,
+    total_count: totalCount,
+    total_pages: Math.ceil(totalCount / request.perPage)
+  })

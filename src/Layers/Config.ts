@@ -1,0 +1,96 @@
+/**
+ * Every setting the service reads, in one place (README "Configuration" lists them all).
+ * Nothing is required: without DATABASE_URL an embedded PostgreSQL starts under DATA_DIR, and
+ * without Twilio/S3/SMTP settings the local outbox and disk layers are used.
+ */
+import { Config, type ConfigError, Context, Effect, Layer, LogLevel, Option, type Redacted } from "effect"
+import * as path from "node:path"
+
+export interface S3Settings {
+  readonly bucket: string
+  readonly region: string
+  readonly endpoint: Option.Option<string>
+  readonly accessKeyId: Option.Option<string>
+  readonly secretAccessKey: Option.Option<Redacted.Redacted>
+  readonly forcePathStyle: boolean
+}
+
+export interface TwilioSettings {
+  readonly accountSid: string
+  readonly authToken: Redacted.Redacted
+  readonly fromNumber: string
+  /** Only for tests and stand-ins: where the REST API lives. */
+  readonly apiBaseUrl: Option.Option<string>
+}
+
+export interface AppSettings {
+  readonly port: number
+  readonly host: string
+  readonly dataDir: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly dbPoolSize: number
+  readonly publicBaseUrl: string
+  readonly maxBodyBytes: number
+  readonly bootstrapAdminEmail: Option.Option<string>
+  readonly bootstrapAdminPassword: Option.Option<Redacted.Redacted>
+  readonly signingSecret: Option.Option<Redacted.Redacted>
+  readonly twilio: Option.Option<TwilioSettings>
+  readonly s3: Option.Option<S3Settings>
+  readonly smtpUrl: Option.Option<Redacted.Redacted>
+  readonly mailFrom: string
+  readonly otelEndpoint: Option.Option<string>
+  readonly otelServiceName: string
+  readonly logLevel: LogLevel.LogLevel
+  readonly logFormat: "json" | "pretty"
+}
+
+const twilio = Config.all({
+  accountSid: Config.string("TWILIO_ACCOUNT_SID"),
+  authToken: Config.redacted("TWILIO_AUTH_TOKEN"),
+  fromNumber: Config.string("TWILIO_FROM_NUMBER"),
+  apiBaseUrl: Config.option(Config.string("TWILIO_API_BASE_URL"))
+}).pipe(Config.option)
+
+const s3 = Config.all({
+  bucket: Config.string("S3_BUCKET"),
+  region: Config.withDefault(Config.string("S3_REGION"), "us-east-1"),
+  endpoint: Config.option(Config.string("S3_ENDPOINT")),
+  accessKeyId: Config.option(Config.string("S3_ACCESS_KEY_ID")),
+  secretAccessKey: Config.option(Config.redacted("S3_SECRET_ACCESS_KEY")),
+  forcePathStyle: Config.withDefault(Config.boolean("S3_FORCE_PATH_STYLE"), false)
+}).pipe(Config.option)
+
+export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Effect.gen(function*() {
+  const port = yield* Config.withDefault(Config.port("PORT"), 3000)
+  const host = yield* Config.withDefault(Config.string("HOST"), "0.0.0.0")
+  const dataDir = path.resolve(yield* Config.withDefault(Config.string("DATA_DIR"), "./.data"))
+  return {
+    port,
+    host,
+    dataDir,
+    databaseUrl: yield* Config.option(Config.redacted("DATABASE_URL")),
+    dbPoolSize: yield* Config.withDefault(Config.integer("DB_POOL_SIZE"), 10),
+    publicBaseUrl: (yield* Config.withDefault(Config.string("PUBLIC_BASE_URL"), `http://localhost:${port}`))
+      .replace(/\/+$/, ""),
+    // A 50 MB file sent as base64 JSON is ~67 MB; leave room for the rest of the body.
+    maxBodyBytes: yield* Config.withDefault(Config.integer("MAX_BODY_BYTES"), 80 * 1024 * 1024),
+    bootstrapAdminEmail: yield* Config.option(Config.string("BOOTSTRAP_ADMIN_EMAIL")),
+    bootstrapAdminPassword: yield* Config.option(Config.redacted("BOOTSTRAP_ADMIN_PASSWORD")),
+    signingSecret: yield* Config.option(Config.redacted("SIGNING_SECRET")),
+    twilio: yield* twilio,
+    s3: yield* s3,
+    smtpUrl: yield* Config.option(Config.redacted("SMTP_URL")),
+    mailFrom: yield* Config.withDefault(Config.string("MAIL_FROM"), "Care Coordination <no-reply@localhost>"),
+    otelEndpoint: yield* Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
+    otelServiceName: yield* Config.withDefault(Config.string("OTEL_SERVICE_NAME"), "care-coordination-api"),
+    logLevel: yield* Config.withDefault(Config.logLevel("LOG_LEVEL"), LogLevel.Info),
+    logFormat: yield* Config.withDefault(Config.literal("json", "pretty")("LOG_FORMAT"), "json")
+  }
+})
+
+export class AppConfig extends Context.Tag("app/AppConfig")<AppConfig, AppSettings>() {
+  static readonly layer = Layer.effect(AppConfig, appConfig)
+  /** For tests: the defaults with some settings replaced. */
+  static readonly layerWith = (overrides: Partial<AppSettings>) =>
+    Layer.effect(AppConfig, Effect.map(appConfig, (settings) => ({ ...settings, ...overrides })))
+}

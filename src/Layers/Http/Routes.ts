@@ -1,0 +1,25 @@
+/** Routes outside the `/v1` Api: the health check and the request body limit. */
+import { HttpApiBuilder, HttpIncomingMessage, HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { AppConfig } from "../Config.js"
+
+/** `GET /health`: 200 when the database answers, 503 otherwise. */
+export const HealthLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* router.get(
+      "/health",
+      sql`SELECT 1`.pipe(
+        Effect.timeout("2 seconds"),
+        Effect.as(HttpServerResponse.unsafeJson({ status: "ok", database: "ok" })),
+        Effect.orElse(() => HttpServerResponse.json({ status: "unavailable", database: "unreachable" }, { status: 503 }))
+      )
+    )
+  }))
+
+/** MAX_BODY_BYTES applies to every request body (default fits a 50 MB file sent as base64 JSON). */
+export const BodyLimitLive = HttpApiBuilder.middleware(
+  Effect.map(AppConfig, (config) => (app) =>
+    HttpIncomingMessage.withMaxBodySize(app, Option.some(config.maxBodyBytes)))
+)

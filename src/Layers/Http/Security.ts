@@ -1,0 +1,34 @@
+/** Implementations of the Api's security middleware: one token check, then the role rule. */
+import { Effect, Layer, Option, type Redacted } from "effect"
+import { ecmForbidden, forbidden, messages, type Unauthorized, unauthorized } from "../../Api/Errors.js"
+import {
+  AdminAuthentication,
+  type Caller,
+  EcmAdminAuthentication,
+  Authentication,
+  StaffAuthentication
+} from "../../Api/Security.js"
+import { isStaff } from "../../Domain/User.js"
+import { Auth } from "../../Services/Auth.js"
+
+const withRule = <E>(allowed: (caller: Caller) => boolean, refusal: () => E) =>
+  Effect.gen(function*() {
+    const auth = yield* Auth
+    return {
+      userToken: (token: Redacted.Redacted<string>): Effect.Effect<Caller, Unauthorized | E> =>
+        Effect.flatMap(auth.authenticate(token), (caller): Effect.Effect<Caller, Unauthorized | E> => {
+          if (Option.isNone(caller)) return Effect.fail(unauthorized())
+          if (!allowed(caller.value)) return Effect.fail(refusal())
+          return Effect.as(Effect.annotateCurrentSpan("user.id", caller.value.id), caller.value)
+        })
+    }
+  })
+
+const isAdmin = (caller: Caller) => caller.role === "admin"
+
+export const SecurityLive = Layer.mergeAll(
+  Layer.effect(Authentication, withRule(() => true, unauthorized)),
+  Layer.effect(StaffAuthentication, withRule((c) => isStaff(c.role), () => forbidden("Staff access required"))),
+  Layer.effect(AdminAuthentication, withRule(isAdmin, () => forbidden(messages.adminRequired))),
+  Layer.effect(EcmAdminAuthentication, withRule(isAdmin, () => ecmForbidden(messages.adminRequired)))
+)

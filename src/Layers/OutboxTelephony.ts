@@ -1,0 +1,73 @@
+/**
+ * The local default `Telephony`: nothing leaves the machine. Each SMS or call is appended as one
+ * JSON line to DATA_DIR/outbox/telephony.jsonl, so a developer can see what would have been sent.
+ */
+import { Clock, Effect, Layer, Option } from "effect"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import {
+  type OutboundCall,
+  type OutboundSms,
+  Telephony,
+  TelephonyError,
+  type TelephonyReceipt
+} from "../Services/Telephony.js"
+import { AppConfig, type AppSettings } from "./Config.js"
+
+/** Sender used when no Twilio number is configured (a reserved fictional number). */
+export const defaultFromNumber = "+15550000000"
+
+/** Shaped like Twilio's SIDs: "SM" (messages) or "CA" (calls) and 32 hex digits. */
+export const fakeSid = (prefix: "SM" | "CA"): string => prefix + randomBytes(16).toString("hex")
+
+export interface OutboxLine {
+  readonly kind: "sms" | "call"
+  readonly to: string
+  readonly from: string
+  readonly body?: string
+  readonly sid: string
+  readonly created_at: string
+}
+
+export const telephonyOutboxFile = (dataDir: string) => path.join(dataDir, "outbox", "telephony.jsonl")
+
+export const makeOutboxTelephony = (settings: Pick<AppSettings, "dataDir" | "twilio">) => {
+  const file = telephonyOutboxFile(settings.dataDir)
+  const defaultFrom = Option.match(settings.twilio, { onNone: () => defaultFromNumber, onSome: (t) => t.fromNumber })
+
+  const record = (action: TelephonyError["action"], kind: OutboxLine["kind"], to: string, from: string | undefined, body?: string) =>
+    Effect.gen(function*() {
+      const createdAt = new Date(yield* Clock.currentTimeMillis)
+      const line: OutboxLine = {
+        kind,
+        to,
+        from: from ?? defaultFrom,
+        ...(body === undefined ? {} : { body }),
+        sid: fakeSid(kind === "sms" ? "SM" : "CA"),
+        created_at: createdAt.toISOString()
+      }
+      // One appendFile call per whole line: O_APPEND writes of a line do not interleave.
+      yield* Effect.tryPromise({
+        try: async () => {
+          await fs.mkdir(path.dirname(file), { recursive: true })
+          await fs.appendFile(file, JSON.stringify(line) + "\n")
+        },
+        catch: () => new TelephonyError({ action, reason: "Could not write to the local telephony outbox" })
+      })
+      yield* Effect.annotateCurrentSpan("telephony.sid", line.sid)
+      return { sid: line.sid, to, from: line.from, status: "queued", createdAt } satisfies TelephonyReceipt
+    })
+
+  return Telephony.of({
+    sendSms: (sms: OutboundSms) =>
+      record("send_sms", "sms", sms.to, sms.from, sms.body).pipe(Effect.withSpan("Telephony.sendSms")),
+    placeCall: (call: OutboundCall) =>
+      record("place_call", "call", call.to, call.from).pipe(Effect.withSpan("Telephony.placeCall"))
+  })
+}
+
+export const OutboxTelephonyLive: Layer.Layer<Telephony, never, AppConfig> = Layer.effect(
+  Telephony,
+  Effect.map(AppConfig, makeOutboxTelephony)
+)

@@ -1,0 +1,119 @@
+/**
+ * Production `ObjectStore`: one S3 bucket (or an S3-compatible service via S3_ENDPOINT), with
+ * presigned GET URLs for downloads.
+ */
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig
+} from "@aws-sdk/client-s3"
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
+import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { checkObjectKey, ObjectStore } from "../Services/ObjectStore.js"
+import { AppConfig, type S3Settings } from "./Config.js"
+
+/** SigV4 presigned URLs cannot outlive 7 days. */
+const maxPresignSeconds = 7 * 24 * 60 * 60
+
+const clientConfig = (settings: S3Settings): S3ClientConfig => ({
+  region: settings.region,
+  forcePathStyle: settings.forcePathStyle,
+  ...Option.match(settings.endpoint, {
+    onNone: () => ({}),
+    // S3-compatible services often reject the SDK's default streaming checksum trailers.
+    onSome: (endpoint) => ({
+      endpoint,
+      requestChecksumCalculation: "WHEN_REQUIRED" as const,
+      responseChecksumValidation: "WHEN_REQUIRED" as const
+    })
+  }),
+  // Without explicit keys the SDK's default chain applies (env, instance/task role …).
+  ...Option.match(Option.all([settings.accessKeyId, settings.secretAccessKey]), {
+    onNone: () => ({}),
+    onSome: ([accessKeyId, secretAccessKey]) => ({
+      credentials: { accessKeyId, secretAccessKey: Redacted.value(secretAccessKey) }
+    })
+  })
+})
+
+const isNotFound = (error: unknown) =>
+  typeof error === "object" && error !== null &&
+  ((error as { name?: unknown }).name === "NoSuchKey" ||
+    (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode === 404)
+
+export const makeS3ObjectStore = (settings: S3Settings) =>
+  Effect.gen(function*() {
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() => new S3Client(clientConfig(settings))),
+      (client) => Effect.sync(() => client.destroy())
+    )
+    const Bucket = settings.bucket
+    // Storage failures are defects: callers cannot act on them beyond failing the request.
+    return ObjectStore.of({
+      put: (key, body, contentType) =>
+        checkObjectKey(key).pipe(
+          Effect.zipRight(Effect.promise((signal) =>
+            client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }), { abortSignal: signal })
+          )),
+          Effect.asVoid,
+          Effect.withSpan("ObjectStore.put", { attributes: { "object.key_length": key.length, "object.bytes": body.byteLength } })
+        ),
+      get: (key) =>
+        checkObjectKey(key).pipe(
+          Effect.zipRight(Effect.promise(async (signal) => {
+            try {
+              const response = await client.send(new GetObjectCommand({ Bucket, Key: key }), { abortSignal: signal })
+              const body = response.Body ? await response.Body.transformToByteArray() : new Uint8Array()
+              return Option.some({ body, contentType: response.ContentType ?? "application/octet-stream" })
+            } catch (error) {
+              if (isNotFound(error)) return Option.none()
+              throw error
+            }
+          })),
+          Effect.tap((found) =>
+            Effect.annotateCurrentSpan({
+              "object.found": Option.isSome(found),
+              "object.bytes": Option.match(found, { onNone: () => 0, onSome: (o) => o.body.byteLength })
+            })
+          ),
+          Effect.withSpan("ObjectStore.get", { attributes: { "object.key_length": key.length } })
+        ),
+      signedUrl: (key, lifetime) =>
+        checkObjectKey(key).pipe(
+          Effect.zipRight(Clock.currentTimeMillis),
+          Effect.flatMap((now) =>
+            Effect.promise(() =>
+              getSignedUrl(client, new GetObjectCommand({ Bucket, Key: key }), {
+                expiresIn: Math.min(maxPresignSeconds, Math.max(1, Math.ceil(Duration.toSeconds(lifetime)))),
+                // Signed at Effect's clock, so expiry follows the same time as the rest of the service.
+                signingDate: new Date(now)
+              })
+            )
+          ),
+          Effect.withSpan("ObjectStore.signedUrl", { attributes: { "object.key_length": key.length } })
+        ),
+      delete: (key) =>
+        checkObjectKey(key).pipe(
+          Effect.zipRight(Effect.promise((signal) =>
+            client.send(new DeleteObjectCommand({ Bucket, Key: key }), { abortSignal: signal })
+          )),
+          Effect.asVoid,
+          Effect.withSpan("ObjectStore.delete", { attributes: { "object.key_length": key.length } })
+        )
+    })
+  })
+
+/** Requires S3_BUCKET; `AdaptersLive` only selects it when it is set. */
+export const S3ObjectStoreLive: Layer.Layer<ObjectStore, never, AppConfig> = Layer.scoped(
+  ObjectStore,
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const settings = yield* Option.match(config.s3, {
+      onNone: () => Effect.dieMessage("S3ObjectStoreLive needs S3_BUCKET"),
+      onSome: Effect.succeed
+    })
+    return yield* makeS3ObjectStore(settings)
+  })
+)

@@ -1,0 +1,20 @@
+/** Creates the bootstrap admin from BOOTSTRAP_ADMIN_EMAIL/PASSWORD when no such user exists. */
+import { Effect, Option, Redacted } from "effect"
+import { hashPassword } from "./Passwords.js"
+import { UsersRepo } from "./UsersRepo.js"
+
+export const ensureBootstrapAdmin = (email: Option.Option<string>, password: Option.Option<Redacted.Redacted>) =>
+  Effect.gen(function*() {
+    if (Option.isNone(email) || Option.isNone(password)) return
+    const users = yield* UsersRepo
+    if (Option.isSome(yield* users.findByEmail(email.value))) return
+    const created = yield* users.insert({
+      email: email.value,
+      passwordHash: yield* hashPassword(Redacted.value(password.value)),
+      firstName: "Admin",
+      lastName: "User",
+      role: "admin",
+      confirmed: true
+    })
+    yield* Effect.logInfo("bootstrap admin created").pipe(Effect.annotateLogs("user.id", created.id))
+  }).pipe(Effect.withSpan("Bootstrap.ensureAdmin"))

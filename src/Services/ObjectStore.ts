@@ -1,0 +1,36 @@
+/** Files (uploads, generated reports) by key; downloads go through time-limited signed URLs. */
+import { Context, type Duration, Effect, type Option } from "effect"
+
+export interface StoredObject {
+  readonly body: Uint8Array
+  readonly contentType: string
+}
+
+export interface ObjectStoreShape {
+  readonly put: (key: string, body: Uint8Array, contentType: string) => Effect.Effect<void>
+  readonly get: (key: string) => Effect.Effect<Option.Option<StoredObject>>
+  /** A URL anyone holding it can GET until `lifetime` has passed. */
+  readonly signedUrl: (key: string, lifetime: Duration.DurationInput) => Effect.Effect<string>
+  readonly delete: (key: string) => Effect.Effect<void>
+}
+
+export class ObjectStore extends Context.Tag("app/ObjectStore")<ObjectStore, ObjectStoreShape>() {}
+
+/**
+ * Keys are chosen by the application, never by clients, so a bad key is a bug (a defect), not an
+ * error to handle. The rule keeps keys safe as relative file paths and as S3 keys: `/`-separated
+ * segments of [A-Za-z0-9._-], each starting with a letter or digit (no `..`, no hidden files).
+ */
+export const isValidObjectKey = (key: string): boolean =>
+  key.length > 0 && key.length <= 1024 && /^[A-Za-z0-9][A-Za-z0-9._-]*(?:\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/.test(key)
+
+export class InvalidObjectKey extends Error {
+  override readonly name = "InvalidObjectKey"
+  constructor(readonly key: string) {
+    super("Invalid object key")
+  }
+}
+
+/** Dies with `InvalidObjectKey` unless the key follows the rule above. */
+export const checkObjectKey = (key: string): Effect.Effect<void> =>
+  isValidObjectKey(key) ? Effect.void : Effect.die(new InvalidObjectKey(key))

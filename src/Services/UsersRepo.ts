@@ -1,0 +1,93 @@
+/** SQL for the `users` table; rows become domain `User`s here and nowhere else. */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { UserId } from "../Domain/Ids.js"
+import { type Role, User, type UserStatus } from "../Domain/User.js"
+
+export interface UserRow {
+  readonly id: number
+  readonly email: string
+  readonly password_hash: string
+  readonly first_name: string
+  readonly last_name: string
+  readonly phone: string | null
+  readonly date_of_birth: string | null
+  readonly language: string
+  readonly role: Role
+  readonly status: UserStatus
+  readonly clinical: boolean
+  readonly confirmed: boolean
+  readonly last_login: Date | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+/** Columns of a `UserRow`; `date_of_birth` as text so no time zone can shift the day. */
+export const userColumns = `id, email, password_hash, first_name, last_name, phone,
+  to_char(date_of_birth, 'YYYY-MM-DD') AS date_of_birth, language, role, status, clinical, confirmed,
+  last_login, created_at, updated_at`
+
+export const toUser = (row: UserRow): User =>
+  User.make({
+    id: row.id as UserId,
+    email: row.email,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    phone: row.phone,
+    date_of_birth: row.date_of_birth,
+    language: row.language,
+    role: row.role,
+    active: row.status === "active",
+    clinical: row.clinical,
+    confirmed: row.confirmed,
+    created_at: row.created_at,
+    updated_at: row.updated_at
+  })
+
+export interface NewUser {
+  readonly email: string
+  readonly passwordHash: string
+  readonly firstName: string
+  readonly lastName: string
+  readonly role: Role
+  readonly confirmed: boolean
+}
+
+export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql.literal(userColumns)
+
+    const findById = (id: number) =>
+      sql<UserRow>`SELECT ${columns} FROM users WHERE id = ${id}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie,
+        Effect.withSpan("UsersRepo.findById", { attributes: { "user.id": id } })
+      )
+
+    const findByEmail = (email: string) =>
+      sql<UserRow>`SELECT ${columns} FROM users WHERE lower(email) = lower(${email})`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie,
+        Effect.withSpan("UsersRepo.findByEmail")
+      )
+
+    const insert = (user: NewUser) =>
+      sql<UserRow>`INSERT INTO users ${
+        sql.insert({
+          email: user.email,
+          password_hash: user.passwordHash,
+          first_name: user.firstName,
+          last_name: user.lastName,
+          role: user.role,
+          confirmed: user.confirmed
+        })
+      } RETURNING ${columns}`.pipe(
+        Effect.map((rows) => rows[0]!),
+        Effect.orDie,
+        Effect.withSpan("UsersRepo.insert")
+      )
+
+    return { findById, findByEmail, insert } as const
+  })
+}) {}
