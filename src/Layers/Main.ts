@@ -11,6 +11,7 @@ import { Api } from "../Api/Api.js"
 import { Auth } from "../Services/Auth.js"
 import { ensureBootstrapAdmin } from "../Services/Bootstrap.js"
 import { UsersRepo } from "../Services/UsersRepo.js"
+import { AdaptersLive, ObjectDownloadLive } from "./Adapters.js"
 import { AppConfig } from "./Config.js"
 import { DatabaseLive } from "./Database.js"
 import { HttpAdminUsersLive } from "./Http/AdminUsers.js"
@@ -39,6 +40,7 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" })),
     Layer.provide(HealthLive),
+    Layer.provide(ObjectDownloadLive),
     Layer.provide(ErrorHandlingLive),
     Layer.provide(BodyLimitLive),
     Layer.provide(ApiLive),
@@ -46,7 +48,7 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
     Layer.provideMerge(server)
   )
 
-/** Everything but config and the HTTP server: what the app needs to serve requests. */
+/** Everything but config, adapters and the HTTP server: what the app needs to serve requests. */
 export const backendLayer = Layer.mergeAll(ServicesLive, BootstrapLive).pipe(
   Layer.provideMerge(DatabaseLive)
 )
@@ -61,6 +63,7 @@ export const MainLive = httpLayer(nodeServer).pipe(
   HttpServer.withLogAddress,
   Layer.provide(announceDocs),
   Layer.provide(backendLayer),
+  Layer.provide(AdaptersLive),
   Layer.provide(TracingLive),
   Layer.provide(LoggingLive),
   Layer.provide(AppConfig.layer)

@@ -1,0 +1,35 @@
+/**
+ * Picks the outbound adapters from configuration: S3 when S3_BUCKET is set, else local disk;
+ * SMTP when SMTP_URL is set, else the mail outbox; telephony always the outbox for now.
+ */
+import { Effect, Layer, Option } from "effect"
+import type { Mailer } from "../Services/Mailer.js"
+import type { ObjectStore } from "../Services/ObjectStore.js"
+import type { Telephony } from "../Services/Telephony.js"
+import { AppConfig } from "./Config.js"
+import { DiskObjectStoreLive, ObjectDownloadRouteLive } from "./DiskObjectStore.js"
+import { OutboxMailerLive } from "./OutboxMailer.js"
+import { OutboxTelephonyLive } from "./OutboxTelephony.js"
+import { S3ObjectStoreLive } from "./S3ObjectStore.js"
+import { SigningSecretLive } from "./SigningSecret.js"
+import { SmtpMailerLive } from "./SmtpMailer.js"
+
+export const AdaptersLive: Layer.Layer<Telephony | ObjectStore | Mailer, never, AppConfig> = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Layer.mergeAll(
+      // Seam for Twilio: when `config.twilio` is Some, select TwilioTelephonyLive here (it
+      // arrives with the communications work); until then the outbox records every message.
+      OutboxTelephonyLive,
+      Option.isSome(config.s3) ? S3ObjectStoreLive : DiskObjectStoreLive.pipe(Layer.provide(SigningSecretLive)),
+      Option.isSome(config.smtpUrl) ? SmtpMailerLive : OutboxMailerLive
+    ))
+)
+
+/**
+ * GET /objects/* on the HttpApi's router, serving the disk store's signed links; nothing when S3
+ * is configured (S3 serves its own presigned URLs).
+ */
+export const ObjectDownloadLive: Layer.Layer<never, never, AppConfig> = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Option.isSome(config.s3) ? Layer.empty : ObjectDownloadRouteLive.pipe(Layer.provide(SigningSecretLive)))
+)

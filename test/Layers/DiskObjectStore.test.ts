@@ -1,0 +1,174 @@
+import { HttpApi, HttpApiBuilder, HttpApp, HttpServer } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Clock, Effect, Exit, Layer, Option, Redacted, TestClock } from "effect"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import {
+  DiskObjectStoreLive,
+  objectDownloadRouter,
+  ObjectDownloadRouteLive,
+  objectsDir,
+  signObjectUrl
+} from "../../src/Layers/DiskObjectStore.js"
+import { SigningSecret } from "../../src/Layers/SigningSecret.js"
+import { InvalidObjectKey, ObjectStore } from "../../src/Services/ObjectStore.js"
+import { tempDir, testConfig } from "./fixtures.js"
+
+const secret = Redacted.make("test-signing-secret")
+const bytes = (text: string) => new TextEncoder().encode(text)
+
+/** The disk store, plus a fetch-like caller for the download router running on this test's clock. */
+const setup = Effect.gen(function*() {
+  const dataDir = yield* tempDir
+  const deps = Layer.merge(testConfig({ dataDir, publicBaseUrl: "http://api.test" }), Layer.succeed(SigningSecret, secret))
+  const context = yield* Layer.build(Layer.merge(DiskObjectStoreLive.pipe(Layer.provide(deps)), deps))
+  const store = yield* Effect.provide(ObjectStore, context)
+  const runtime = yield* Effect.provide(Effect.runtime<never>(), context)
+  const handler = HttpApp.toWebHandlerRuntime(runtime)(objectDownloadRouter)
+  const request = (url: string) =>
+    Effect.promise(async () => {
+      const response = await handler(new Request(url))
+      return { status: response.status, headers: response.headers, body: await response.text() }
+    })
+  return { dataDir, store, request }
+})
+
+describe("DiskObjectStore", () => {
+  it.scoped("stores, reads back and deletes objects under DATA_DIR/objects", () =>
+    Effect.gen(function*() {
+      const { dataDir, store } = yield* setup
+      yield* store.put("uploads/2026/intake.pdf", bytes("%PDF intake"), "application/pdf")
+      expect(yield* Effect.promise(() => fs.readFile(path.join(objectsDir(dataDir), "uploads/2026/intake.pdf"), "utf8")))
+        .toBe("%PDF intake")
+
+      const found = yield* store.get("uploads/2026/intake.pdf")
+      expect(Option.map(found, (o) => ({ body: new TextDecoder().decode(o.body), contentType: o.contentType })))
+        .toEqual(Option.some({ body: "%PDF intake", contentType: "application/pdf" }))
+
+      yield* store.put("uploads/2026/intake.pdf", bytes("v2"), "text/plain")
+      expect(Option.map(yield* store.get("uploads/2026/intake.pdf"), (o) => o.contentType)).toEqual(Option.some("text/plain"))
+
+      yield* store.delete("uploads/2026/intake.pdf")
+      expect(yield* store.get("uploads/2026/intake.pdf")).toEqual(Option.none())
+      expect(yield* store.get("uploads")).toEqual(Option.none())
+      yield* store.delete("uploads/2026/intake.pdf")
+    }))
+
+  it.scoped("rejects keys that could escape the objects directory", () =>
+    Effect.gen(function*() {
+      const { store } = yield* setup
+      for (const key of ["../secret", "a/../../b", "/etc/passwd", "a//b", "a/", ".meta/x", "a b", "a\\b", "%2e%2e/x", ""]) {
+        const exit = yield* Effect.exit(store.put(key, bytes("x"), "text/plain"))
+        expect(Exit.isFailure(exit) && Cause.dieOption(exit.cause).pipe(Option.exists((d) => d instanceof InvalidObjectKey)))
+          .toBe(true)
+        expect(Exit.isFailure(yield* Effect.exit(store.signedUrl(key, "1 minute")))).toBe(true)
+      }
+    }))
+
+  it.scoped("serves a signed link until it expires", () =>
+    Effect.gen(function*() {
+      const { store, request } = yield* setup
+      yield* TestClock.setTime(Date.parse("2026-01-31T09:30:00.000Z"))
+      yield* store.put("reports/prtf-2026-01.csv", bytes("id,count\n1,2\n"), "text/csv")
+      const url = yield* store.signedUrl("reports/prtf-2026-01.csv", "5 minutes")
+      const expires = Date.parse("2026-01-31T09:35:00.000Z") / 1000
+      expect(url).toBe(
+        `http://api.test/objects/reports/prtf-2026-01.csv?expires=${expires}&signature=${
+          signObjectUrl(secret, "reports/prtf-2026-01.csv", expires)
+        }`
+      )
+
+      const ok = yield* request(url)
+      expect(ok.status).toBe(200)
+      expect(ok.body).toBe("id,count\n1,2\n")
+      expect(ok.headers.get("content-type")).toBe("text/csv")
+      expect(ok.headers.get("cache-control")).toBe("private, no-store")
+
+      yield* TestClock.adjust("5 minutes")
+      expect((yield* request(url)).status).toBe(200)
+      yield* TestClock.adjust("1 second")
+      const expired = yield* request(url)
+      expect(expired.status).toBe(403)
+      expect(JSON.parse(expired.body)).toEqual({ errors: "Invalid or expired link" })
+    }))
+
+  it.scoped("refuses forged, tampered and unsigned links with 403", () =>
+    Effect.gen(function*() {
+      const { store, request } = yield* setup
+      yield* store.put("a/file.txt", bytes("hello"), "text/plain")
+      yield* store.put("a/other.txt", bytes("other"), "text/plain")
+      const url = new URL(yield* store.signedUrl("a/file.txt", "1 hour"))
+      const signature = url.searchParams.get("signature")!
+      const expires = Number(url.searchParams.get("expires"))
+      const forgedWithOtherSecret = signObjectUrl(Redacted.make("another-secret"), "a/file.txt", expires)
+      const attempts = [
+        `http://api.test/objects/a/file.txt`,
+        `http://api.test/objects/a/file.txt?expires=${expires}`,
+        `http://api.test/objects/a/file.txt?signature=${signature}`,
+        `http://api.test/objects/a/file.txt?expires=${expires}&signature=${forgedWithOtherSecret}`,
+        `http://api.test/objects/a/file.txt?expires=${expires + 3600}&signature=${signature}`,
+        `http://api.test/objects/a/other.txt?expires=${expires}&signature=${signature}`,
+        `http://api.test/objects/a/file.txt?expires=${expires}&signature=${signature.slice(0, 63)}`,
+        `http://api.test/objects/a/file.txt?expires=${expires}&signature=${signature.toUpperCase()}`
+      ]
+      for (const attempt of attempts) {
+        const response = yield* request(attempt)
+        expect(response.status, attempt).toBe(403)
+        expect(JSON.parse(response.body)).toEqual({ errors: "Invalid or expired link" })
+      }
+      expect((yield* request(url.toString())).status).toBe(200)
+    }))
+
+  it.scoped("refuses a correctly signed link whose expiry has passed", () =>
+    Effect.gen(function*() {
+      const { store, request } = yield* setup
+      yield* TestClock.setTime(Date.parse("2026-01-31T09:30:00.000Z"))
+      yield* store.put("a/file.txt", bytes("hello"), "text/plain")
+      const past = Math.floor((yield* Clock.currentTimeMillis) / 1000) - 1
+      const response = yield* request(`http://api.test/objects/a/file.txt?expires=${past}&signature=${signObjectUrl(secret, "a/file.txt", past)}`)
+      expect(response.status).toBe(403)
+    }))
+
+  it.scoped("answers 404 for a validly signed link to a missing object", () =>
+    Effect.gen(function*() {
+      const { store, request } = yield* setup
+      const url = yield* store.signedUrl("a/never-stored.txt", "1 hour")
+      const response = yield* request(url)
+      expect(response.status).toBe(404)
+      expect(JSON.parse(response.body)).toEqual({ errors: "File not found" })
+
+      yield* store.put("a/gone.txt", bytes("x"), "text/plain")
+      const gone = yield* store.signedUrl("a/gone.txt", "1 hour")
+      yield* store.delete("a/gone.txt")
+      expect((yield* request(gone)).status).toBe(404)
+    }))
+
+  it.scoped("answers 404 for a signed path outside the key rules, never reading it", () =>
+    Effect.gen(function*() {
+      const { dataDir, request } = yield* setup
+      yield* Effect.promise(() => fs.writeFile(path.join(dataDir, "signing-secret-copy"), "top secret"))
+      const expires = Math.floor(Date.now() / 1000) + 3600
+      for (const key of ["../signing-secret-copy", ".meta/a.json"]) {
+        const response = yield* request(`http://api.test/objects/${key}?expires=${expires}&signature=${signObjectUrl(secret, key, expires)}`)
+        expect(response.body).not.toContain("top secret")
+        expect([403, 404]).toContain(response.status)
+      }
+    }))
+
+  it.scoped("mounts on an HttpApi through ObjectDownloadRouteLive", () =>
+    Effect.gen(function*() {
+      const { dataDir, store } = yield* setup
+      yield* TestClock.setTime(Date.now())
+      yield* store.put("a/file.txt", bytes("through the api"), "text/plain")
+      const url = yield* store.signedUrl("a/file.txt", "1 hour")
+      const { dispose, handler } = HttpApiBuilder.toWebHandler(
+        Layer.mergeAll(HttpApiBuilder.api(HttpApi.make("test")), ObjectDownloadRouteLive, HttpServer.layerContext).pipe(
+          Layer.provide([testConfig({ dataDir }), Layer.succeed(SigningSecret, secret)])
+        )
+      )
+      yield* Effect.addFinalizer(() => Effect.promise(dispose))
+      const response = yield* Effect.promise(() => handler(new Request(url)))
+      expect(response.status).toBe(200)
+      expect(yield* Effect.promise(() => response.text())).toBe("through the api")
+    }))
+})

@@ -1,0 +1,36 @@
+/** Shared by the adapter tests: complete settings without reading the environment, temp dirs. */
+import { Effect, Layer, LogLevel, Option } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { AppConfig, type AppSettings } from "../../src/Layers/Config.js"
+
+export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings => ({
+  port: 0,
+  host: "127.0.0.1",
+  dataDir: path.join(os.tmpdir(), "unused-data-dir"),
+  databaseUrl: Option.none(),
+  dbPoolSize: 1,
+  publicBaseUrl: "http://api.test",
+  maxBodyBytes: 1024 * 1024,
+  bootstrapAdminEmail: Option.none(),
+  bootstrapAdminPassword: Option.none(),
+  signingSecret: Option.none(),
+  twilio: Option.none(),
+  s3: Option.none(),
+  smtpUrl: Option.none(),
+  mailFrom: "Care Coordination <no-reply@example.test>",
+  otelEndpoint: Option.none(),
+  otelServiceName: "care-coordination-api-test",
+  logLevel: LogLevel.Info,
+  logFormat: "json",
+  ...overrides
+})
+
+export const testConfig = (overrides: Partial<AppSettings> = {}) => Layer.succeed(AppConfig, testSettings(overrides))
+
+/** A fresh directory, removed when the scope closes. */
+export const tempDir = Effect.acquireRelease(
+  Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "adapters-test-"))),
+  (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
+)

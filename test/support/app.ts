@@ -1,0 +1,102 @@
+/**
+ * The real HttpApi served in-process on a random port (`NodeHttpServer.layerTest`), on a fresh
+ * database of the test file's own, with in-memory telephony, storage and mail.
+ */
+import { HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { mkdtemp, rm } from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Api } from "../../src/Api/Api.js"
+import { AppConfig, appConfig, type AppSettings } from "../../src/Layers/Config.js"
+import { backendLayer, httpLayer } from "../../src/Layers/Main.js"
+import { MemoryMailer } from "../../src/Layers/MemoryMailer.js"
+import { MemoryObjectStore } from "../../src/Layers/MemoryObjectStore.js"
+import { MemoryTelephony } from "../../src/Layers/MemoryTelephony.js"
+import { freshDatabase } from "./database.js"
+
+export const admin = { email: "admin@example.test", password: "admin-password-1" } as const
+
+export const tempDir = Effect.acquireRelease(
+  Effect.promise(() => mkdtemp(path.join(os.tmpdir(), "cc-api-data-"))),
+  (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+)
+
+/** Settings of a test app: its own database and data directory, a known bootstrap admin. */
+export const testConfig = (overrides: Partial<AppSettings> = {}) =>
+  Layer.scoped(
+    AppConfig,
+    Effect.gen(function*() {
+      const database = yield* freshDatabase()
+      const dataDir = yield* tempDir
+      const base = yield* Effect.orDie(appConfig)
+      return {
+        ...base,
+        databaseUrl: Option.some(Redacted.make(database.url)),
+        dataDir,
+        dbPoolSize: 4,
+        publicBaseUrl: "http://localhost",
+        bootstrapAdminEmail: Option.some(admin.email),
+        bootstrapAdminPassword: Option.some(Redacted.make(admin.password)),
+        otelEndpoint: Option.none(),
+        s3: Option.none(),
+        smtpUrl: Option.none(),
+        twilio: Option.none(),
+        ...overrides
+      } satisfies AppSettings
+    })
+  )
+
+export const MemoryAdapters = Layer.mergeAll(MemoryTelephony.layer, MemoryObjectStore.layer, MemoryMailer.layer)
+
+/** The app on a test server; also exposes the backend services for assertions. */
+export const TestApp = (overrides: Partial<AppSettings> = {}) =>
+  httpLayer(NodeHttpServer.layerTest).pipe(
+    Layer.provideMerge(backendLayer),
+    Layer.provideMerge(MemoryAdapters),
+    Layer.provideMerge(testConfig(overrides)),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+  )
+
+/** The typed client a frontend would derive from the Api. */
+export const client = HttpApiClient.make(Api)
+
+export interface RawResponse {
+  readonly status: number
+  readonly body: unknown
+  readonly headers: HttpClientResponse.HttpClientResponse["headers"]
+}
+
+/** A raw request, to pin exact statuses and bodies. `body` is sent as JSON unless it is a string. */
+export const request = (
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
+  url: string,
+  options: { readonly body?: unknown; readonly token?: string; readonly headers?: Record<string, string> } = {}
+) =>
+  Effect.gen(function*() {
+    const http = yield* HttpClient.HttpClient
+    let req = HttpClientRequest.make(method)(url).pipe(HttpClientRequest.setHeaders(options.headers ?? {}))
+    if (options.token !== undefined) req = HttpClientRequest.setHeader(req, "x-user-token", options.token)
+    if (typeof options.body === "string") {
+      req = HttpClientRequest.bodyText(req, options.body, "application/json")
+    } else if (options.body !== undefined) {
+      req = yield* HttpClientRequest.bodyJson(req, options.body)
+    }
+    const response = yield* http.execute(req)
+    const text = yield* response.text
+    let body: unknown = text
+    try {
+      body = text === "" ? undefined : JSON.parse(text)
+    } catch {
+      // Not JSON: keep the text so the assertion shows it.
+    }
+    return { status: response.status, body, headers: response.headers } satisfies RawResponse
+  }).pipe(Effect.orDie)
+
+export const signIn = (email: string = admin.email, password: string = admin.password) =>
+  Effect.gen(function*() {
+    const response = yield* request("POST", "/v1/users/sign_in", { body: { user: { email, password } } })
+    if (response.status !== 200) return yield* Effect.dieMessage(`sign in failed: ${response.status}`)
+    return (response.body as { token: string }).token
+  })

@@ -1,0 +1,34 @@
+/** A database of this test file's own, cloned from the migrated template and dropped afterwards. */
+import { Effect, Layer, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import pg from "pg"
+import { inject } from "vitest"
+import { pgClientLayer } from "../../src/Layers/Database.js"
+import { withDatabase } from "./databaseUrl.js"
+
+const adminQuery = (text: string) =>
+  Effect.promise(async () => {
+    const client = new pg.Client({ connectionString: inject("databaseUrl") })
+    await client.connect()
+    try {
+      await client.query(text)
+    } finally {
+      await client.end()
+    }
+  })
+
+/** Creates an empty (`template: false`) or migrated database; yields its URL; drops it on release. */
+export const freshDatabase = (options: { readonly migrated: boolean } = { migrated: true }) =>
+  Effect.acquireRelease(
+    Effect.gen(function*() {
+      const name = `cc_test_${randomBytes(6).toString("hex")}`
+      yield* adminQuery(`CREATE DATABASE ${name}${options.migrated ? ` TEMPLATE ${inject("templateDatabase")}` : ""}`)
+      return { name, url: withDatabase(inject("databaseUrl"), name) }
+    }),
+    ({ name }) => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  )
+
+/** SqlClient on a fresh migrated database. */
+export const TestSqlLive = Layer.unwrapScoped(
+  Effect.map(freshDatabase(), ({ url }) => pgClientLayer(Redacted.make(url), 4))
+)

@@ -1,0 +1,50 @@
+/**
+ * One PostgreSQL for the whole run: DATABASE_URL when set, else an embedded server in a temp
+ * directory. Migrations are applied once to a template database; each test file clones it.
+ */
+import { Effect, Redacted } from "effect"
+import { mkdtemp, chmod, rm } from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import pg from "pg"
+import type { TestProject } from "vitest/node"
+import { pgClientLayer, runMigrations } from "../../src/Layers/Database.js"
+import { startEmbeddedPostgres } from "../../src/Layers/EmbeddedPostgres.js"
+import { withDatabase } from "./databaseUrl.js"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    databaseUrl: string
+    templateDatabase: string
+  }
+}
+
+export default async function setup(project: TestProject) {
+  let serverUrl = process.env.DATABASE_URL
+  let stopServer: (() => Promise<void>) | undefined
+  let tempDir: string | undefined
+  if (!serverUrl) {
+    tempDir = await mkdtemp(path.join(os.tmpdir(), "cc-api-test-"))
+    // The embedded server may run as the `postgres` user, which must be able to enter the directory.
+    await chmod(tempDir, 0o755)
+    const server = await startEmbeddedPostgres({ dataDir: path.join(tempDir, "pg"), persistent: false })
+    serverUrl = server.url
+    stopServer = server.stop
+  }
+  const template = `cc_template_${process.pid}_${Date.now()}`
+  const admin = new pg.Client({ connectionString: serverUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${template}`)
+  await Effect.runPromise(
+    runMigrations().pipe(Effect.provide(pgClientLayer(Redacted.make(withDatabase(serverUrl, template)), 2)))
+  )
+  project.provide("databaseUrl", serverUrl)
+  project.provide("templateDatabase", template)
+
+  return async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`)
+    await admin.end()
+    await stopServer?.()
+    if (tempDir) await rm(tempDir, { recursive: true, force: true })
+  }
+}
