@@ -124,3 +124,9 @@ export const toSentences = (fields: FieldMessages): Array<string> =>
 /** A validation failure in the shape of the given area. */
 export const validationFailure = (area: Area, fields: FieldMessages): ValidationFailed | EcmValidationFailed =>
   area === "ecm" ? ecmInvalid(toSentences(fields)) : invalid(fields)
+
+/**
+ * A request body or query: decoding reports every invalid field at once (Rails style), and
+ * unknown extra fields are ignored.
+ */
+export const reportAllErrors = { parseOptions: { errors: "all", onExcessProperty: "ignore" } } as const

@@ -8,8 +8,7 @@ export const maxPageSize = 100
 
 const positiveIntFromString = Schema.NumberFromString.pipe(
   Schema.int({ message: () => "must be an integer" }),
-  Schema.greaterThan(0, { message: () => "must be greater than 0" }),
-  Schema.annotations({ message: () => "is not a number" })
+  Schema.greaterThan(0, { message: () => "must be greater than 0" })
 )
 
 export const PageNumber = positiveIntFromString.annotations({ description: "Page number, from 1" })

@@ -48,13 +48,10 @@ export const fieldName = (path: ReadonlyArray<PropertyKey>): string => {
     typeof segment === "number" ? `${name}[${segment}]` : name === "" ? String(segment) : `${name}.${String(segment)}`, "")
 }
 
+/** One message per field: a value that fails to decode fails every inner check after it too. */
 export const fieldMessages = (issues: ReadonlyArray<Pick<ArrayIssue, "_tag" | "message" | "path">>): FieldMessages => {
   const fields: Record<string, Array<string>> = {}
-  for (const issue of issues) {
-    const list = (fields[fieldName(issue.path)] ??= [])
-    const message = humanMessage(issue)
-    if (!list.includes(message)) list.push(message)
-  }
+  for (const issue of issues) fields[fieldName(issue.path)] ??= [humanMessage(issue)]
   return fields
 }
 

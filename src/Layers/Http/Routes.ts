@@ -1,8 +1,10 @@
 /** Routes outside the `/v1` Api: the health check and the request body limit. */
-import { HttpApiBuilder, HttpIncomingMessage, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { payloadTooLarge } from "../../Api/Errors.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { AppConfig } from "../Config.js"
+import { errorResponse } from "./Errors.js"
 
 /** `GET /health`: 200 when the database answers, 503 otherwise. */
 export const HealthLive = HttpApiBuilder.Router.use((router) =>
@@ -18,8 +20,15 @@ export const HealthLive = HttpApiBuilder.Router.use((router) =>
     )
   }))
 
-/** MAX_BODY_BYTES applies to every request body (default fits a 50 MB file sent as base64 JSON). */
+/**
+ * MAX_BODY_BYTES applies to every request body (default fits a 50 MB file sent as base64 JSON).
+ * A declared Content-Length over the limit is refused before reading; a chunked body is cut off
+ * by the platform's reader.
+ */
 export const BodyLimitLive = HttpApiBuilder.middleware(
   Effect.map(AppConfig, (config) => (app) =>
-    HttpIncomingMessage.withMaxBodySize(app, Option.some(config.maxBodyBytes)))
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      Number(request.headers["content-length"] ?? 0) > config.maxBodyBytes
+        ? errorResponse(payloadTooLarge())
+        : HttpIncomingMessage.withMaxBodySize(app, Option.some(config.maxBodyBytes))))
 )
