@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { User } from "../Domain/User.js"
-import { TooManyRequests, Unauthorized, ValidationFailed } from "./Errors.js"
+import { reportAllErrors, TooManyRequests, Unauthorized, ValidationFailed } from "./Errors.js"
 import { Authentication } from "./Security.js"
 
 const RequiredString = Schema.String.pipe(
@@ -10,7 +10,7 @@ const RequiredString = Schema.String.pipe(
 
 export class SignInRequest extends Schema.Class<SignInRequest>("SignInRequest")({
   user: Schema.Struct({ email: RequiredString, password: RequiredString })
-}) {}
+}, reportAllErrors) {}
 
 export class SignInResponse extends Schema.Class<SignInResponse>("SignInResponse")({
   token: Schema.String.annotations({ description: "Send as the X-User-Token header" }),

@@ -10,6 +10,7 @@ import {
   objectsDir,
   signObjectUrl
 } from "../../src/Layers/DiskObjectStore.js"
+import type { AppConfig } from "../../src/Layers/Config.js"
 import { SigningSecret } from "../../src/Layers/SigningSecret.js"
 import { InvalidObjectKey, ObjectStore } from "../../src/Services/ObjectStore.js"
 import { tempDir, testConfig } from "./fixtures.js"
@@ -23,7 +24,7 @@ const setup = Effect.gen(function*() {
   const deps = Layer.merge(testConfig({ dataDir, publicBaseUrl: "http://api.test" }), Layer.succeed(SigningSecret, secret))
   const context = yield* Layer.build(Layer.merge(DiskObjectStoreLive.pipe(Layer.provide(deps)), deps))
   const store = yield* Effect.provide(ObjectStore, context)
-  const runtime = yield* Effect.provide(Effect.runtime<never>(), context)
+  const runtime = yield* Effect.provide(Effect.runtime<AppConfig | SigningSecret>(), context)
   const handler = HttpApp.toWebHandlerRuntime(runtime)(objectDownloadRouter)
   const request = (url: string) =>
     Effect.promise(async () => {
