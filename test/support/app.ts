@@ -50,13 +50,19 @@ export const testConfig = (overrides: Partial<AppSettings> = {}) =>
 
 export const MemoryAdapters = Layer.mergeAll(MemoryTelephony.layer, MemoryObjectStore.layer, MemoryMailer.layer)
 
-/** The app on a test server; also exposes the backend services for assertions. */
-export const TestApp = (overrides: Partial<AppSettings> = {}) =>
+/**
+ * The app on a test server; also exposes the backend services for assertions. Logs below Error
+ * are dropped unless `observability` (loggers, tracers) says otherwise.
+ */
+export const TestApp = (
+  overrides: Partial<AppSettings> = {},
+  observability: Layer.Layer<never> = Logger.minimumLogLevel(LogLevel.Error)
+) =>
   httpLayer(NodeHttpServer.layerTest).pipe(
     Layer.provideMerge(backendLayer),
     Layer.provideMerge(MemoryAdapters),
     Layer.provideMerge(testConfig(overrides)),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+    Layer.provide(observability)
   )
 
 /** The typed client a frontend would derive from the Api. */
@@ -92,7 +98,11 @@ export const request = (
       // Not JSON: keep the text so the assertion shows it.
     }
     return { status: response.status, body, headers: response.headers } satisfies RawResponse
-  }).pipe(Effect.orDie)
+  }).pipe(
+    // The test's own client spans record URLs and headers; only the server's spans are under test.
+    Effect.locally(HttpClient.currentTracerDisabledWhen, () => true),
+    Effect.orDie
+  )
 
 export const signIn = (email: string = admin.email, password: string = admin.password) =>
   Effect.gen(function*() {

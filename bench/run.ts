@@ -1,0 +1,481 @@
+/**
+ * `npm run bench`: the app's `GET /v1/admin/clinic/users/:id` against a bare node:http + pg server
+ * doing the same work (bench/bare-server.ts), on one freshly generated database.
+ *
+ * Database: DATABASE_URL's server when set (a fresh `cc_bench_<random>` database, dropped at the
+ * end), otherwise an embedded PostgreSQL in a temp dir (stopped and removed at the end). Both
+ * servers run as child processes (`node --import tsx …`) with the same pool size and no access
+ * logs; autocannon runs in this process on loopback, alternating app / bare each round.
+ *
+ * Flags (or env): --duration (BENCH_DURATION, s per run, default 5), --rounds (BENCH_ROUNDS, 3),
+ * --connections (BENCH_CONNECTIONS, 50), --warmup (BENCH_WARMUP, s, 2), --users (BENCH_USERS,
+ * 10000), --pool (DB_POOL_SIZE, 10).
+ */
+import autocannon, { type Result } from "autocannon"
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { existsSync, readFileSync } from "node:fs"
+import * as fs from "node:fs/promises"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import pg from "pg"
+import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
+import { generateUsers } from "./generate.js"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: "string", default: process.env.BENCH_DURATION ?? "5" },
+    rounds: { type: "string", default: process.env.BENCH_ROUNDS ?? "3" },
+    connections: { type: "string", default: process.env.BENCH_CONNECTIONS ?? "50" },
+    warmup: { type: "string", default: process.env.BENCH_WARMUP ?? "2" },
+    users: { type: "string", default: process.env.BENCH_USERS ?? "10000" },
+    pool: { type: "string", default: process.env.DB_POOL_SIZE ?? "10" }
+  }
+})
+const positive = (name: string, value: string) => {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${value}`)
+  return n
+}
+const settings = {
+  duration: positive("duration", flags.duration),
+  rounds: positive("rounds", flags.rounds),
+  connections: positive("connections", flags.connections),
+  warmup: Math.max(0, Number(flags.warmup) || 0),
+  users: positive("users", flags.users),
+  pool: positive("pool", flags.pool)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cleanup: every resource registers its release; run once, in reverse, on exit, error or signal.
+
+const cleanups: Array<{ readonly name: string; readonly run: () => Promise<void> }> = []
+let cleaning: Promise<void> | undefined
+const cleanup = () =>
+  cleaning ??= (async () => {
+    for (const step of cleanups.reverse()) {
+      try {
+        await step.run()
+      } catch (error) {
+        console.error(`cleanup: ${step.name} failed:`, error instanceof Error ? error.message : error)
+      }
+    }
+  })()
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: cleaning up…`)
+    void cleanup().finally(() => process.exit(130))
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.on("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")))
+    })
+  })
+
+interface Child {
+  readonly name: string
+  readonly process: ChildProcess
+  readonly baseUrl: string
+  /** The last lines it wrote (stdout and stderr), for failure reports. */
+  readonly output: Array<string>
+  /** Lines written since start: with access logs off this should stay near zero under load. */
+  lines: number
+}
+
+/** Strips settings that would change what is measured (tracing export, external adapters). */
+const cleanEnv = (): NodeJS.ProcessEnv => {
+  const env = { ...process.env }
+  for (const key of Object.keys(env)) {
+    if (/^(OTEL_|TWILIO_|S3_|SMTP_|DATABASE_URL$|PORT$|HOST$|LOG_)/.test(key)) delete env[key]
+  }
+  return env
+}
+
+const startChild = async (name: string, script: string, env: Record<string, string>): Promise<Child> => {
+  const port = await freePort()
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: root,
+    env: { ...cleanEnv(), ...env, PORT: String(port), HOST: "127.0.0.1" },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const handle: Child = { name, process: child, baseUrl: `http://127.0.0.1:${port}`, output: [], lines: 0 }
+  const collect = (chunk: Buffer) => {
+    for (const line of chunk.toString("utf8").split("\n")) {
+      if (line.length === 0) continue
+      handle.lines++
+      handle.output.push(line)
+      if (handle.output.length > 40) handle.output.shift()
+    }
+  }
+  child.stdout.on("data", collect)
+  child.stderr.on("data", collect)
+  cleanups.push({ name: `stop ${name}`, run: () => stopChild(handle) })
+  return handle
+}
+
+const stopChild = async (child: Child) => {
+  const proc = child.process
+  if (proc.exitCode !== null || proc.signalCode !== null) return
+  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()))
+  proc.kill("SIGTERM")
+  const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000)
+  await exited
+  clearTimeout(timer)
+}
+
+const failWithOutput = (child: Child, message: string): never => {
+  throw new Error(`${message}\n--- last output of ${child.name} ---\n${child.output.join("\n")}`)
+}
+
+const waitForHealth = async (child: Child, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (child.process.exitCode !== null) failWithOutput(child, `${child.name} exited with code ${child.process.exitCode} before becoming healthy`)
+    try {
+      const response = await fetch(`${child.baseUrl}/health`, { signal: AbortSignal.timeout(2_000) })
+      if (response.status === 200) return
+    } catch {
+      // not listening yet
+    }
+    await sleep(200)
+  }
+  failWithOutput(child, `${child.name} not healthy within ${timeoutMs / 1000}s`)
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); undefined elsewhere. */
+const clockTicks = 100
+const cpuSeconds = (pid: number | undefined): number | undefined => {
+  if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return undefined
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks
+}
+
+/** Busy and total jiffies of the whole machine, from /proc/stat (Linux); undefined elsewhere. */
+const machineTicks = (): { busy: number; total: number } | undefined => {
+  if (!existsSync("/proc/stat")) return undefined
+  const cpu = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number)
+  const total = cpu.reduce((a, b) => a + b, 0)
+  const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0)
+  return { busy: total - idle, total }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Database
+
+interface Database {
+  readonly url: string
+  readonly description: string
+}
+
+const withDatabaseName = (url: string, name: string) => {
+  const parsed = new URL(url)
+  parsed.pathname = `/${name}`
+  return parsed.toString()
+}
+
+const createDatabase = async (serverUrl: string): Promise<string> => {
+  const name = `cc_bench_${randomBytes(6).toString("hex")}`
+  const admin = new pg.Client({ connectionString: serverUrl })
+  await admin.connect()
+  try {
+    await admin.query(`CREATE DATABASE ${name}`)
+  } finally {
+    await admin.end()
+  }
+  cleanups.push({
+    name: `drop database ${name}`,
+    run: async () => {
+      const client = new pg.Client({ connectionString: serverUrl })
+      await client.connect()
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      } finally {
+        await client.end()
+      }
+    }
+  })
+  return withDatabaseName(serverUrl, name)
+}
+
+/** A scratch directory for this run (embedded PostgreSQL data, the app's DATA_DIR), removed at the end. */
+const makeWorkDir = async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-"))
+  // PostgreSQL runs as the `postgres` user when we are root: it must be able to enter the directory.
+  await fs.chmod(dir, 0o755)
+  cleanups.push({ name: `remove ${dir}`, run: () => fs.rm(dir, { recursive: true, force: true }) })
+  return dir
+}
+
+const openDatabase = async (dir: string): Promise<Database> => {
+  const configured = process.env.DATABASE_URL
+  if (configured) {
+    const url = await createDatabase(configured)
+    return { url, description: `fresh database ${new URL(url).pathname.slice(1)} on ${new URL(configured).host}` }
+  }
+  const started = performance.now()
+  const running = await startEmbeddedPostgres({ dataDir: path.join(dir, "pg"), persistent: false })
+  cleanups.push({ name: "stop embedded PostgreSQL", run: () => running.stop() })
+  const url = await createDatabase(running.url)
+  return { url, description: `embedded PostgreSQL on port ${running.port} (started in ${Math.round(performance.now() - started)} ms)` }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load
+
+interface Target {
+  readonly child: Child
+  readonly token: string
+  readonly ids: ReadonlyArray<number>
+}
+
+const userPath = (id: number) => `/v1/admin/clinic/users/${id}`
+
+const load = (target: Target, seconds: number): Promise<Result> =>
+  new Promise((resolve, reject) => {
+    const headers = { "x-user-token": target.token }
+    const ids = target.ids
+    autocannon({
+      url: target.child.baseUrl,
+      connections: settings.connections,
+      duration: seconds,
+      timeout: 10,
+      requests: [{
+        method: "GET",
+        headers,
+        setupRequest: (request) => ({ ...request, path: userPath(ids[Math.floor(Math.random() * ids.length)]!), headers })
+      }]
+    }, (error, result) => error ? reject(error) : resolve(result))
+  })
+
+interface Measured {
+  readonly reqPerSec: number
+  readonly p50: number
+  readonly p99: number
+  readonly requests: number
+  /** Fraction of one core the server process used during the run. */
+  readonly cpu: number | undefined
+  /** Fraction of one core this process (autocannon, the load generator) used. */
+  readonly loadGenCpu: number
+  /** Fraction of all cores busy machine-wide (PostgreSQL, servers, load generator, anything else). */
+  readonly machineBusy: number | undefined
+}
+
+const measure = async (target: Target, seconds: number): Promise<Measured> => {
+  const pid = target.child.process.pid
+  const cpuBefore = cpuSeconds(pid)
+  const machineBefore = machineTicks()
+  const ownBefore = process.cpuUsage()
+  const started = performance.now()
+  const result = await load(target, seconds)
+  const wall = (performance.now() - started) / 1000
+  const cpuAfter = cpuSeconds(pid)
+  const own = process.cpuUsage(ownBefore)
+  const machineAfter = machineTicks()
+  const failures = result.non2xx + result.errors + result.timeouts
+  if (failures > 0) {
+    throw new Error(
+      `${target.child.name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts ` +
+        `(status codes ${JSON.stringify(result.statusCodeStats)})\n--- last output ---\n${target.child.output.join("\n")}`
+    )
+  }
+  return {
+    reqPerSec: result.requests.total / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.total,
+    cpu: cpuBefore !== undefined && cpuAfter !== undefined ? (cpuAfter - cpuBefore) / wall : undefined,
+    loadGenCpu: (own.user + own.system) / 1e6 / wall,
+    machineBusy: machineBefore && machineAfter
+      ? (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)
+      : undefined
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks
+
+const get = async (baseUrl: string, urlPath: string, token?: string) => {
+  const response = await fetch(`${baseUrl}${urlPath}`, { headers: token === undefined ? {} : { "x-user-token": token } })
+  return { status: response.status, body: await response.text() }
+}
+
+/** Both servers must answer the same: status and byte-identical JSON, for users and for errors. */
+const verifyParity = async (app: Target, bare: Target) => {
+  const sample = [app.ids[0]!, app.ids[Math.floor(app.ids.length / 2)]!, app.ids.at(-1)!]
+  for (const id of sample) {
+    const [a, b] = await Promise.all([get(app.child.baseUrl, userPath(id), app.token), get(bare.child.baseUrl, userPath(id), bare.token)])
+    if (a.status !== 200 || b.status !== 200) {
+      throw new Error(`user ${id}: app answered ${a.status} ${a.body}, bare answered ${b.status} ${b.body}`)
+    }
+    if (a.body !== b.body) {
+      throw new Error(`user ${id}: bodies differ\n  app:  ${a.body}\n  bare: ${b.body}`)
+    }
+  }
+  const missing = app.ids.at(-1)! + 1_000_000
+  const errorCases: Array<[string, string, string | undefined]> = [
+    ["unknown user", userPath(missing), app.token],
+    ["no token", userPath(sample[0]!), undefined],
+    ["wrong token", userPath(sample[0]!), "not-a-real-token"]
+  ]
+  for (const [label, urlPath, token] of errorCases) {
+    const [a, b] = await Promise.all([get(app.child.baseUrl, urlPath, token), get(bare.child.baseUrl, urlPath, token)])
+    if (a.status !== b.status || a.body !== b.body) {
+      throw new Error(`${label}: app answered ${a.status} ${a.body}, bare answered ${b.status} ${b.body}`)
+    }
+  }
+  return sample
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const median = (xs: ReadonlyArray<number>) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+const pct = (cpu: number | undefined) => cpu === undefined ? "n/a" : `${Math.round(cpu * 100)}%`
+
+const printTable = (rounds: ReadonlyArray<{ app: Measured; bare: Measured }>) => {
+  const header = [
+    "round", "app req/s", "bare req/s", "app/bare", "app p50/p99 ms", "bare p50/p99 ms", "app CPU", "bare CPU",
+    "loadgen CPU a/b", "machine busy a/b"
+  ]
+  const rows = rounds.map(({ app, bare }, i) => [
+    String(i + 1),
+    fmt(app.reqPerSec),
+    fmt(bare.reqPerSec),
+    fmt(app.reqPerSec / bare.reqPerSec, 2),
+    `${app.p50} / ${app.p99}`,
+    `${bare.p50} / ${bare.p99}`,
+    pct(app.cpu),
+    pct(bare.cpu),
+    `${pct(app.loadGenCpu)} / ${pct(bare.loadGenCpu)}`,
+    `${pct(app.machineBusy)} / ${pct(bare.machineBusy)}`
+  ])
+  const med = (pick: (r: { app: Measured; bare: Measured }) => number) => median(rounds.map(pick))
+  rows.push([
+    "median",
+    fmt(med((r) => r.app.reqPerSec)),
+    fmt(med((r) => r.bare.reqPerSec)),
+    fmt(med((r) => r.app.reqPerSec / r.bare.reqPerSec), 2),
+    `${med((r) => r.app.p50)} / ${med((r) => r.app.p99)}`,
+    `${med((r) => r.bare.p50)} / ${med((r) => r.bare.p99)}`,
+    pct(med((r) => r.app.cpu ?? Number.NaN)),
+    pct(med((r) => r.bare.cpu ?? Number.NaN)),
+    `${pct(med((r) => r.app.loadGenCpu))} / ${pct(med((r) => r.bare.loadGenCpu))}`,
+    `${pct(med((r) => r.app.machineBusy ?? Number.NaN))} / ${pct(med((r) => r.bare.machineBusy ?? Number.NaN))}`
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)).join("  ")
+  console.log(line(header))
+  console.log(widths.map((w) => "-".repeat(w)).join("  "))
+  rows.forEach((r, i) => {
+    if (i === rows.length - 1) console.log(widths.map((w) => "-".repeat(w)).join("  "))
+    console.log(line(r))
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const main = async () => {
+  const t0 = performance.now()
+  const elapsed = () => `${((performance.now() - t0) / 1000).toFixed(1)}s`
+  console.log(
+    `bench: GET /v1/admin/clinic/users/:id — ${settings.rounds} rounds × ${settings.duration}s per server, ` +
+      `${settings.connections} connections, warm-up ${settings.warmup}s, ${settings.users} users, pool ${settings.pool}`
+  )
+  console.log(`       node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}); load generator, servers and PostgreSQL share them`)
+
+  const workDir = await makeWorkDir()
+  const database = await openDatabase(workDir)
+  console.log(`[${elapsed()}] database: ${database.description}`)
+
+  const bootstrapEmail = "bootstrap@bench.example"
+  const app = await startChild("app", "src/main.ts", {
+    DATABASE_URL: database.url,
+    DB_POOL_SIZE: String(settings.pool),
+    LOG_LEVEL: "Warn", // Effect's label (Config.logLevel rejects "Warning")
+    BOOTSTRAP_ADMIN_EMAIL: bootstrapEmail,
+    BOOTSTRAP_ADMIN_PASSWORD: randomBytes(12).toString("base64url"),
+    DATA_DIR: path.join(workDir, "data")
+  })
+  await waitForHealth(app)
+  console.log(`[${elapsed()}] app healthy at ${app.baseUrl} (migrations applied)`)
+
+  const generated = await generateUsers(database.url, { count: settings.users })
+  console.log(`[${elapsed()}] generated ${generated.userIds.length} users in ${Math.round(generated.elapsedMs)} ms (incl. one scrypt hash)`)
+
+  const signIn = await fetch(`${app.baseUrl}/v1/users/sign_in`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ user: { email: generated.adminEmail, password: generated.adminPassword } })
+  })
+  const signInBody = await signIn.text()
+  if (signIn.status !== 200) failWithOutput(app, `sign-in failed: ${signIn.status} ${signInBody}`)
+  const token = (JSON.parse(signInBody) as { token: string }).token
+
+  const bare = await startChild("bare", "bench/bare-server.ts", { DATABASE_URL: database.url, DB_POOL_SIZE: String(settings.pool) })
+  await waitForHealth(bare)
+  console.log(`[${elapsed()}] bare server healthy at ${bare.baseUrl}`)
+
+  const appTarget: Target = { child: app, token, ids: generated.userIds }
+  const bareTarget: Target = { child: bare, token, ids: generated.userIds }
+  const sample = await verifyParity(appTarget, bareTarget)
+  console.log(`[${elapsed()}] parity: users ${sample.join(", ")} → 200 with byte-identical bodies; 401/404 bodies identical too`)
+
+  if (settings.warmup > 0) {
+    await measure(appTarget, settings.warmup)
+    await measure(bareTarget, settings.warmup)
+    console.log(`[${elapsed()}] warmed up (${settings.warmup}s each)`)
+  }
+
+  const appLinesBefore = app.lines
+  const rounds: Array<{ app: Measured; bare: Measured }> = []
+  for (let i = 0; i < settings.rounds; i++) {
+    const appRun = await measure(appTarget, settings.duration)
+    const bareRun = await measure(bareTarget, settings.duration)
+    rounds.push({ app: appRun, bare: bareRun })
+    console.log(
+      `[${elapsed()}] round ${i + 1}: app ${fmt(appRun.reqPerSec)} req/s (${appRun.requests} requests), ` +
+        `bare ${fmt(bareRun.reqPerSec)} req/s (${bareRun.requests} requests)`
+    )
+  }
+
+  console.log("")
+  console.log(
+    `Access logs are off on both sides (app: LOG_LEVEL=Warn; bare: none); no OTLP export. ` +
+      `All responses 2xx, no errors or timeouts. Latency in ms (autocannon).`
+  )
+  console.log(`App wrote ${app.lines - appLinesBefore} log lines during the measured runs. CPU = share of one core used by the server process / by the load generator; machine busy = share of all ${os.cpus().length} cores.`)
+  console.log("")
+  printTable(rounds)
+  console.log(`\ntotal ${elapsed()}`)
+}
+
+try {
+  await main()
+} catch (error) {
+  console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`)
+  process.exitCode = 1
+} finally {
+  await cleanup()
+}
