@@ -9,7 +9,8 @@
  *
  * Flags (or env): --duration (BENCH_DURATION, s per run, default 5), --rounds (BENCH_ROUNDS, 3),
  * --connections (BENCH_CONNECTIONS, 50), --warmup (BENCH_WARMUP, s, 2), --users (BENCH_USERS,
- * 10000), --pool (DB_POOL_SIZE, 10).
+ * 10000), --pool (DB_POOL_SIZE, 10), --profile (BENCH_PROFILE=1: run the app under `--cpu-prof`
+ * and print where its CPU time went; the .cpuprofile is kept for Chrome DevTools / speedscope).
  */
 import autocannon, { type Result } from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -34,7 +35,8 @@ const { values: flags } = parseArgs({
     connections: { type: "string", default: process.env.BENCH_CONNECTIONS ?? "50" },
     warmup: { type: "string", default: process.env.BENCH_WARMUP ?? "2" },
     users: { type: "string", default: process.env.BENCH_USERS ?? "10000" },
-    pool: { type: "string", default: process.env.DB_POOL_SIZE ?? "10" }
+    pool: { type: "string", default: process.env.DB_POOL_SIZE ?? "10" },
+    profile: { type: "boolean", default: process.env.BENCH_PROFILE === "1" }
   }
 })
 const positive = (name: string, value: string) => {
@@ -48,7 +50,8 @@ const settings = {
   connections: positive("connections", flags.connections),
   warmup: Math.max(0, Number(flags.warmup) || 0),
   users: positive("users", flags.users),
-  pool: positive("pool", flags.pool)
+  pool: positive("pool", flags.pool),
+  profile: flags.profile
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -107,9 +110,14 @@ const cleanEnv = (): NodeJS.ProcessEnv => {
   return env
 }
 
-const startChild = async (name: string, script: string, env: Record<string, string>): Promise<Child> => {
+const startChild = async (
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  nodeArgs: ReadonlyArray<string> = []
+): Promise<Child> => {
   const port = await freePort()
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", script], {
     cwd: root,
     env: { ...cleanEnv(), ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"]
@@ -174,6 +182,108 @@ const machineTicks = (): { busy: number; total: number } | undefined => {
   const total = cpu.reduce((a, b) => a + b, 0)
   const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0)
   return { busy: total - idle, total }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Profile summary
+
+interface ProfileNode {
+  readonly id: number
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+  readonly children?: ReadonlyArray<number>
+}
+interface CpuProfile {
+  readonly nodes: ReadonlyArray<ProfileNode>
+  readonly startTime: number
+  readonly samples: ReadonlyArray<number>
+  readonly timeDeltas: ReadonlyArray<number>
+}
+
+/** A time window on CLOCK_MONOTONIC in microseconds: the clock both uv_hrtime and V8's profiler read on Linux. */
+interface Window {
+  readonly from: number
+  readonly to: number
+}
+const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n)
+
+/** Where a frame lives: a package, node internals, our source, or V8 bookkeeping. */
+const frameOwner = (url: string, functionName: string) => {
+  if (url === "") return `(${functionName || "anonymous"})`
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)
+  if (pkg) return pkg[1]!
+  if (url.startsWith("node:")) return "node internals"
+  if (url.includes("/src/")) return "app src/"
+  return url
+}
+
+/** Inclusive buckets: a sample counts in each bucket one of its stack frames falls in. */
+const categories: ReadonlyArray<readonly [string, (frame: ProfileNode["callFrame"]) => boolean]> = [
+  ["effect Schema decode/encode (ParseResult, Schema)", (f) => /effect\/dist\/esm\/(ParseResult|Schema|SchemaAST)\.js/.test(f.url)],
+  ["effect spans (tracer, useSpan/withSpan, stack capture)", (f) =>
+    /effect\/dist\/esm\/internal\/tracer\.js/.test(f.url) || /^(unsafeMakeSpan|makeSpan|addSpanStackTrace|useSpan|withSpan)$/.test(f.functionName)],
+  ["@effect/sql statement building + spans", (f) => /@effect\/sql\/dist/.test(f.url)],
+  ["pg driver (pg, pg-pool, pg-protocol)", (f) => /node_modules\/pg(-pool|-protocol)?\//.test(f.url)],
+  ["HttpApi builder/router/middleware (@effect/platform)", (f) => /@effect\/platform\/dist/.test(f.url)],
+  ["node HTTP server glue (@effect/platform-node)", (f) => /@effect\/platform-node/.test(f.url)],
+  ["node internals (net, http, streams)", (f) => f.url.startsWith("node:")],
+  ["app src/ (our code)", (f) => f.url.includes("/src/") && !f.url.includes("node_modules")],
+  ["garbage collector", (f) => f.functionName === "(garbage collector)"]
+]
+
+const summarizeProfile = (file: string, windows: ReadonlyArray<Window>, requests: number, top = 20) => {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const parent = new Map<number, number>()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+  const inWindow = (t: number) => windows.some((w) => t >= w.from && t <= w.to)
+
+  const selfMicros = new Map<number, number>()
+  let t = profile.startTime
+  let windowMicros = 0
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0
+    t += delta
+    if (!inWindow(t)) return
+    windowMicros += delta
+    selfMicros.set(id, (selfMicros.get(id) ?? 0) + delta)
+  })
+  if (windowMicros === 0) {
+    console.log(`\nno profile samples fell in the measured windows (clock mismatch?); profile kept at ${file}`)
+    return
+  }
+  const idle = [...selfMicros].filter(([id]) => byId.get(id)?.callFrame.functionName === "(idle)").reduce((a, [, m]) => a + m, 0)
+  const busy = windowMicros - idle
+
+  const byFunction = new Map<string, number>()
+  const byOwner = new Map<string, number>()
+  const byCategory = new Map<string, number>()
+  for (const [id, micros] of selfMicros) {
+    const frame = byId.get(id)?.callFrame
+    if (!frame || frame.functionName === "(idle)") continue
+    const owner = frameOwner(frame.url, frame.functionName)
+    const where = frame.url === "" ? "" : ` ${frame.url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*\/src\//, "src/")}:${frame.lineNumber + 1}`
+    const key = `${frame.functionName || "(anonymous)"}${where}`
+    byFunction.set(key, (byFunction.get(key) ?? 0) + micros)
+    byOwner.set(owner, (byOwner.get(owner) ?? 0) + micros)
+    const hit = new Set<string>()
+    for (let node: number | undefined = id; node !== undefined; node = parent.get(node)) {
+      const callFrame = byId.get(node)?.callFrame
+      if (!callFrame) break
+      for (const [name, test] of categories) if (!hit.has(name) && test(callFrame)) hit.add(name)
+    }
+    for (const name of hit) byCategory.set(name, (byCategory.get(name) ?? 0) + micros)
+  }
+  const share = (micros: number) => `${((micros / busy) * 100).toFixed(1).padStart(5)}%`
+  const perRequest = (micros: number) => `${(micros / Math.max(1, requests)).toFixed(1).padStart(6)} µs/req`
+  console.log(`\nApp CPU profile, measured app runs only (${(windowMicros / 1e6).toFixed(1)} s, ${requests} requests): ` +
+    `busy ${((busy / windowMicros) * 100).toFixed(0)}%, ${perRequest(busy).trim()} of CPU. Shares are of busy time.`)
+  console.log(`  kept at ${file} (open in Chrome DevTools or speedscope)`)
+  console.log("  self time by owner:")
+  for (const [owner, micros] of [...byOwner].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`    ${share(micros)} ${perRequest(micros)}  ${owner}`)
+  console.log("  inclusive time by area (overlapping):")
+  for (const [name, micros] of [...byCategory].sort((a, b) => b[1] - a[1])) console.log(`    ${share(micros)} ${perRequest(micros)}  ${name}`)
+  console.log(`  top ${top} functions by self time:`)
+  for (const [key, micros] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${share(micros)}  ${key}`)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -410,6 +520,7 @@ const main = async () => {
   console.log(`[${elapsed()}] database: ${database.description}`)
 
   const bootstrapEmail = "bootstrap@bench.example"
+  const profileDir = settings.profile ? await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-profile-")) : undefined
   const app = await startChild("app", "src/main.ts", {
     DATABASE_URL: database.url,
     DB_POOL_SIZE: String(settings.pool),
@@ -417,7 +528,7 @@ const main = async () => {
     BOOTSTRAP_ADMIN_EMAIL: bootstrapEmail,
     BOOTSTRAP_ADMIN_PASSWORD: randomBytes(12).toString("base64url"),
     DATA_DIR: path.join(workDir, "data")
-  })
+  }, profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])
   await waitForHealth(app)
   console.log(`[${elapsed()}] app healthy at ${app.baseUrl} (migrations applied)`)
 
@@ -450,8 +561,11 @@ const main = async () => {
 
   const appLinesBefore = app.lines
   const rounds: Array<{ app: Measured; bare: Measured }> = []
+  const appWindows: Array<Window> = []
   for (let i = 0; i < settings.rounds; i++) {
+    const from = monotonicMicros()
     const appRun = await measure(appTarget, settings.duration)
+    appWindows.push({ from, to: monotonicMicros() })
     const bareRun = await measure(bareTarget, settings.duration)
     rounds.push({ app: appRun, bare: bareRun })
     console.log(
@@ -468,6 +582,14 @@ const main = async () => {
   console.log(`App wrote ${app.lines - appLinesBefore} log lines during the measured runs. CPU = share of one core used by the server process / by the load generator; machine busy = share of all ${os.cpus().length} cores.`)
   console.log("")
   printTable(rounds)
+  if (profileDir) {
+    console.log("\n(--profile: the app ran under the V8 CPU profiler, so its figures above are lower than usual)")
+    await stopChild(app)
+    const files = (await fs.readdir(profileDir)).filter((f) => f.endsWith(".cpuprofile"))
+    const requests = rounds.reduce((sum, r) => sum + r.app.requests, 0)
+    if (files[0]) summarizeProfile(path.join(profileDir, files[0]), appWindows, requests)
+    else console.log(`no .cpuprofile written in ${profileDir}`)
+  }
   console.log(`\ntotal ${elapsed()}`)
 }
 

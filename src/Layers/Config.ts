@@ -3,7 +3,7 @@
  * Nothing is required: without DATABASE_URL an embedded PostgreSQL starts under DATA_DIR, and
  * without Twilio/S3/SMTP settings the local outbox and disk layers are used.
  */
-import { Config, type ConfigError, Context, Effect, Layer, LogLevel, Option, type Redacted } from "effect"
+import { Config, type ConfigError, Context, Effect, Layer, LogLevel, Option, Redacted } from "effect"
 import * as path from "node:path"
 
 export interface S3Settings {
@@ -44,19 +44,24 @@ export interface AppSettings {
   readonly logFormat: "json" | "pretty"
 }
 
+/** An optional setting; set-but-empty (`DATABASE_URL=`) counts as unset, as in most deploy tools. */
+const optional = <A>(config: Config.Config<A>): Config.Config<Option.Option<A>> =>
+  Config.option(config).pipe(Config.map(Option.filter((value) =>
+    String(Redacted.isRedacted(value) ? Redacted.value(value) : value).trim() !== "")))
+
 const twilio = Config.all({
   accountSid: Config.string("TWILIO_ACCOUNT_SID"),
   authToken: Config.redacted("TWILIO_AUTH_TOKEN"),
   fromNumber: Config.string("TWILIO_FROM_NUMBER"),
-  apiBaseUrl: Config.option(Config.string("TWILIO_API_BASE_URL"))
+  apiBaseUrl: optional(Config.string("TWILIO_API_BASE_URL"))
 }).pipe(Config.option)
 
 const s3 = Config.all({
   bucket: Config.string("S3_BUCKET"),
   region: Config.withDefault(Config.string("S3_REGION"), "us-east-1"),
-  endpoint: Config.option(Config.string("S3_ENDPOINT")),
-  accessKeyId: Config.option(Config.string("S3_ACCESS_KEY_ID")),
-  secretAccessKey: Config.option(Config.redacted("S3_SECRET_ACCESS_KEY")),
+  endpoint: optional(Config.string("S3_ENDPOINT")),
+  accessKeyId: optional(Config.string("S3_ACCESS_KEY_ID")),
+  secretAccessKey: optional(Config.redacted("S3_SECRET_ACCESS_KEY")),
   forcePathStyle: Config.withDefault(Config.boolean("S3_FORCE_PATH_STYLE"), false)
 }).pipe(Config.option)
 
@@ -68,20 +73,20 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     port,
     host,
     dataDir,
-    databaseUrl: yield* Config.option(Config.redacted("DATABASE_URL")),
+    databaseUrl: yield* optional(Config.redacted("DATABASE_URL")),
     dbPoolSize: yield* Config.withDefault(Config.integer("DB_POOL_SIZE"), 10),
     publicBaseUrl: (yield* Config.withDefault(Config.string("PUBLIC_BASE_URL"), `http://localhost:${port}`))
       .replace(/\/+$/, ""),
     // A 50 MB file sent as base64 JSON is ~67 MB; leave room for the rest of the body.
     maxBodyBytes: yield* Config.withDefault(Config.integer("MAX_BODY_BYTES"), 80 * 1024 * 1024),
-    bootstrapAdminEmail: yield* Config.option(Config.string("BOOTSTRAP_ADMIN_EMAIL")),
-    bootstrapAdminPassword: yield* Config.option(Config.redacted("BOOTSTRAP_ADMIN_PASSWORD")),
-    signingSecret: yield* Config.option(Config.redacted("SIGNING_SECRET")),
+    bootstrapAdminEmail: yield* optional(Config.string("BOOTSTRAP_ADMIN_EMAIL")),
+    bootstrapAdminPassword: yield* optional(Config.redacted("BOOTSTRAP_ADMIN_PASSWORD")),
+    signingSecret: yield* optional(Config.redacted("SIGNING_SECRET")),
     twilio: yield* twilio,
     s3: yield* s3,
-    smtpUrl: yield* Config.option(Config.redacted("SMTP_URL")),
+    smtpUrl: yield* optional(Config.redacted("SMTP_URL")),
     mailFrom: yield* Config.withDefault(Config.string("MAIL_FROM"), "Care Coordination <no-reply@localhost>"),
-    otelEndpoint: yield* Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
+    otelEndpoint: yield* optional(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
     otelServiceName: yield* Config.withDefault(Config.string("OTEL_SERVICE_NAME"), "care-coordination-api"),
     logLevel: yield* Config.withDefault(Config.logLevel("LOG_LEVEL"), LogLevel.Info),
     logFormat: yield* Config.withDefault(Config.literal("json", "pretty")("LOG_FORMAT"), "json")

@@ -1,0 +1,46 @@
+/**
+ * `src/Api` is the client-safe package entry (`care-coordination-api/api`): everything it reaches
+ * must be effect, @effect/platform (not the platform-specific packages) or src/Domain.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { readFileSync } from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = fileURLToPath(new URL("../../", import.meta.url))
+const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { exports: Record<string, string> }
+
+const importsOf = (file: string): Array<string> =>
+  [...readFileSync(file, "utf8").matchAll(/^\s*(?:import|export)[^'"]*?from\s+["']([^"']+)["']/gm)].map((m) => m[1]!)
+
+const reachable = (entry: string): { files: Set<string>; packages: Set<string> } => {
+  const files = new Set<string>()
+  const packages = new Set<string>()
+  const visit = (file: string) => {
+    if (files.has(file)) return
+    files.add(file)
+    for (const specifier of importsOf(file)) {
+      if (specifier.startsWith(".")) visit(path.resolve(path.dirname(file), specifier.replace(/\.js$/, ".ts")))
+      else packages.add(specifier)
+    }
+  }
+  visit(entry)
+  return { files, packages }
+}
+
+describe("client-safe Api", () => {
+  it("package.json exports ./api as the Api declaration", () => {
+    expect(pkg.exports["./api"]).toBe("./src/Api/Api.ts")
+  })
+
+  it("reaches only effect, @effect/platform, src/Api and src/Domain", () => {
+    const { files, packages } = reachable(path.join(root, pkg.exports["./api"]!))
+    for (const file of files) {
+      expect(path.relative(root, file), "file outside src/Api and src/Domain").toMatch(/^src\/(Api|Domain)\//)
+    }
+    for (const name of packages) {
+      expect(name, "server-side package").toMatch(/^(effect|@effect\/platform)(\/|$)/)
+    }
+    expect(files.size).toBeGreaterThan(3)
+  })
+})
