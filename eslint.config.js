@@ -31,7 +31,7 @@ export default tseslint.config(
     }
   },
   {
-    files: ["bench/**/*.ts", "test/**/*.ts", "src/main.ts", ".ci/**"],
+    files: ["bench/**/*.ts", "test/**/*.ts", "src/main.ts", "scripts/**"],
     rules: { "no-console": "off" }
   }
 )
