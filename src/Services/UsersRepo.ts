@@ -59,14 +59,14 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
     const columns = sql.literal(userColumns)
 
     const findById = (id: number) =>
-      sql<UserRow>`SELECT ${columns} FROM users WHERE id = ${id}`.pipe(
+      sql<UserRow>`SELECT ${columns} FROM users WHERE id = ${id} AND deleted_at IS NULL`.pipe(
         Effect.map((rows) => Option.fromNullable(rows[0])),
         Effect.orDie,
         Effect.withSpan("UsersRepo.findById", { attributes: { "user.id": id } })
       )
 
     const findByEmail = (email: string) =>
-      sql<UserRow>`SELECT ${columns} FROM users WHERE lower(email) = lower(${email})`.pipe(
+      sql<UserRow>`SELECT ${columns} FROM users WHERE lower(email) = lower(${email}) AND deleted_at IS NULL`.pipe(
         Effect.map((rows) => Option.fromNullable(rows[0])),
         Effect.orDie,
         Effect.withSpan("UsersRepo.findByEmail")

@@ -4,7 +4,7 @@
  */
 import { HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { Effect, Layer, Logger, LogLevel, Option, Redacted, TestClock } from "effect"
 import { mkdtemp, rm } from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -59,6 +59,9 @@ export const TestApp = (
   observability: Layer.Layer<never> = Logger.minimumLogLevel(LogLevel.Error)
 ) =>
   httpLayer(NodeHttpServer.layerTest).pipe(
+    // @effect/vitest shares one TestClock between the layer and its tests, and the server reads
+    // time through it: start it at the real time so Clock-based and database timestamps agree.
+    Layer.provide(Layer.effectDiscard(TestClock.setTime(Date.now()))),
     Layer.provideMerge(backendLayer),
     Layer.provideMerge(MemoryAdapters),
     Layer.provideMerge(testConfig(overrides)),

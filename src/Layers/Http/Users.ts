@@ -1,19 +1,68 @@
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { Effect, Option, Redacted } from "effect"
 import { Api } from "../../Api/Api.js"
-import { messages, unauthorized } from "../../Api/Errors.js"
+import { pageRequest, paginationOf } from "../../Api/Pagination.js"
+import { unauthorized } from "../../Api/Errors.js"
 import { CurrentUser } from "../../Api/Security.js"
-import { SignInResponse } from "../../Api/Users.js"
+import { ConfirmationResponse, EmailCheckResponse, PasswordResetValidation, SignInResponse, UserList, UserResponse } from "../../Api/Users.js"
+import { Message } from "../../Api/Schemas.js"
+import { Accounts } from "../../Services/Accounts.js"
 import { Auth } from "../../Services/Auth.js"
+
+/** The client's address, for per-address rate limits. */
+const clientAddress = Effect.map(
+  HttpServerRequest.HttpServerRequest,
+  (request) => Option.getOrElse(request.remoteAddress, () => "unknown")
+)
 
 export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
   Effect.gen(function*() {
+    const accounts = yield* Accounts
     const auth = yield* Auth
     return handlers
       .handle("signIn", ({ payload }) =>
-        auth.signIn(payload.user.email, payload.user.password).pipe(
-          Effect.map(({ token, user }) => new SignInResponse({ token, user })),
-          Effect.mapError(() => unauthorized(messages.invalidCredentials))
+        Effect.map(accounts.signIn(payload.user.email, payload.user.password), (r) => new SignInResponse(r)))
+      .handle("signOut", () => Effect.flatMap(CurrentUser, accounts.signOut))
+      .handle("list", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const page = pageRequest(urlParams, 50)
+          const { total, users } = yield* accounts.list(yield* CurrentUser, page)
+          return new UserList({ users, pagination: paginationOf(page, total) })
+        }))
+      .handle("register", ({ payload }) => Effect.map(accounts.register(payload), (user) => new UserResponse({ user })))
+      .handle("update", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, (caller) => accounts.update(caller, path.id, payload)).pipe(
+          Effect.map((user) => new UserResponse({ user }))
         ))
-      .handle("signOut", () => Effect.flatMap(CurrentUser, (caller) => auth.signOut(caller.tokenHash)))
+      .handle("cancel", ({ path }) =>
+        Effect.flatMap(CurrentUser, (caller) => accounts.cancel(caller, path.id)).pipe(
+          Effect.map((user) => new UserResponse({ user }))
+        ))
+      .handle("delete", ({ path }) => Effect.flatMap(CurrentUser, (caller) => accounts.erase(caller, path.id)))
+      .handle("confirm", ({ payload }) =>
+        Effect.map(
+          accounts.confirm(payload.user_id, payload.confirmation_code),
+          (user) => new ConfirmationResponse({ verified: true, user: { ...user, id: user.id as never, confirmed: true } })
+        ))
+      .handle("resendConfirmation", ({ headers, payload }) =>
+        Effect.gen(function*() {
+          const token = headers["x-user-token"]
+          const caller = token === undefined ? Option.none() : yield* auth.authenticate(Redacted.make(token))
+          if (token !== undefined && Option.isNone(caller)) return yield* Effect.fail(unauthorizedCaller)
+          return new Message({ message: yield* accounts.resendConfirmation(caller, payload) })
+        }))
+      .handle("emailHasAccount", ({ payload }) =>
+        Effect.flatMap(clientAddress, (address) => accounts.emailHasAccount(address, payload.email)).pipe(
+          Effect.map((has_account) => new EmailCheckResponse({ has_account }))
+        ))
+      .handle("requestPasswordReset", ({ payload }) =>
+        Effect.flatMap(clientAddress, (address) => accounts.requestPasswordReset(address, payload.email)).pipe(
+          Effect.map((message) => new Message({ message }))
+        ))
+      .handle("validatePasswordReset", ({ urlParams }) =>
+        Effect.map(accounts.validatePasswordReset(urlParams.token), (valid) => new PasswordResetValidation({ valid })))
+      .handle("resetPassword", ({ payload }) =>
+        Effect.map(accounts.resetPassword(payload.token, payload.password), (message) => new Message({ message })))
   }))
+
+const unauthorizedCaller = unauthorized()

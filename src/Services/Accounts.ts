@@ -1,0 +1,371 @@
+/**
+ * Self-service accounts (general §4.1): registration with a confirmation code, confirmation,
+ * password resets, profile updates, and the sign-in rules (lockout, unconfirmed, archived).
+ */
+import { SqlClient, SqlError } from "@effect/sql"
+import { Clock, Duration, Effect, Option } from "effect"
+import { createHash, randomInt } from "node:crypto"
+import {
+  forbidden, invalid, invalidField, messages, notFound, tooManyRequests, unauthorized
+} from "../Api/Errors.js"
+import type { Caller } from "../Api/Security.js"
+import type { RegisterRequest, UpdateUserRequest } from "../Api/Users.js"
+import { normalizePhone } from "../Domain/Phone.js"
+import { isStaff } from "../Domain/User.js"
+import { AppConfig } from "../Layers/Config.js"
+import { AuditLog } from "./AuditLog.js"
+import { Mailer, type MailError } from "./Mailer.js"
+import { dummyHash, hashPassword, verifyPassword } from "./Passwords.js"
+import { RateLimiter } from "./RateLimiter.js"
+import { Telephony, type TelephonyError } from "./Telephony.js"
+import { hashToken, newToken } from "./Tokens.js"
+import { UserLifecycle } from "./UserLifecycle.js"
+import { toUser, UsersRepo, userColumns, type UserRow } from "./UsersRepo.js"
+
+export const confirmationRules = { lifetime: Duration.minutes(15), maxWrongAttempts: 5, resendInterval: Duration.seconds(60) }
+export const signInLockout = { failures: 10, window: Duration.minutes(15) }
+export const passwordResetLifetime = Duration.hours(1)
+
+export const accountMessages = {
+  invalidCode: "Invalid confirmation code",
+  expiredCode: "Confirmation code has expired; request a new one",
+  tooManyCodeAttempts: "Too many wrong confirmation codes; request a new one",
+  unconfirmed: "Please confirm your account with the code we sent you before signing in",
+  archived: "This account has been archived",
+  notActive: "This account is not active",
+  lockedOut: "Too many failed sign-in attempts; try again in 15 minutes",
+  tooManyRequests: "Too many requests; try again later",
+  resendTooSoon: "A code was sent less than a minute ago; wait before requesting another",
+  codeSent: "Confirmation code sent",
+  resetRequested: "If an account exists for that email, password reset instructions have been sent",
+  passwordReset: "Password has been reset"
+} as const
+
+const isUniqueViolation = (error: unknown) =>
+  error instanceof SqlError.SqlError && (error.cause as { code?: string } | undefined)?.code === "23505"
+
+const emailTaken = invalidField("email", "has already been taken")
+
+const codeHash = (userId: number, code: string) => createHash("sha256").update(`${userId}:${code}`).digest()
+const emailKey = (email: string) => createHash("sha256").update(email.trim().toLowerCase()).digest()
+
+/** Phone as E.164, or a 422 naming the field. */
+const phoneField = (phone: string | null | undefined) => {
+  if (phone === undefined) return Effect.succeed(undefined)
+  if (phone === null || phone.trim() === "") return Effect.succeed(null)
+  return Option.match(normalizePhone(phone), {
+    onNone: () => Effect.fail(invalidField("phone", "is invalid")),
+    onSome: (e164) => Effect.succeed(e164)
+  })
+}
+
+export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const users = yield* UsersRepo
+    const audit = yield* AuditLog
+    const lifecycle = yield* UserLifecycle
+    const limiter = yield* RateLimiter
+    const telephony = yield* Telephony
+    const mailer = yield* Mailer
+    const config = yield* AppConfig
+    const columns = sql.literal(userColumns)
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    /** Replaces the user's code and sends it: SMS when a phone is known, else email. */
+    const issueCode = (user: UserRow) =>
+      Effect.gen(function*() {
+        const code = String(randomInt(0, 1_000_000)).padStart(6, "0")
+        const issuedAt = yield* now
+        const expiresAt = new Date(issuedAt.getTime() + Duration.toMillis(confirmationRules.lifetime))
+        yield* sql`INSERT INTO confirmation_codes (user_id, code_hash, expires_at, failed_attempts, created_at)
+          VALUES (${user.id}, ${codeHash(user.id, code)}, ${expiresAt}, 0, ${issuedAt})
+          ON CONFLICT (user_id) DO UPDATE SET code_hash = EXCLUDED.code_hash, expires_at = EXCLUDED.expires_at,
+            failed_attempts = 0, created_at = EXCLUDED.created_at`.pipe(Effect.orDie)
+        const text = `Your Care Coordination confirmation code is ${code}. It expires in 15 minutes.`
+        const delivery: Effect.Effect<void, MailError | TelephonyError> = user.phone
+          ? telephony.sendSms({ to: user.phone, body: text }).pipe(Effect.asVoid)
+          : mailer.send({ to: [user.email], subject: "Your confirmation code", text }).pipe(Effect.asVoid)
+        // The account exists either way; a failed delivery is logged and the user can ask again.
+        yield* delivery.pipe(Effect.catchAll((error) =>
+          Effect.logWarning("confirmation code not delivered").pipe(
+            Effect.annotateLogs({ "user.id": user.id, reason: error._tag })
+          )))
+      }).pipe(Effect.withSpan("Accounts.issueCode", { attributes: { "user.id": user.id } }))
+
+    const register = (request: RegisterRequest) =>
+      Effect.gen(function*() {
+        const phone = yield* phoneField(request.user.phone)
+        if (Option.isSome(yield* users.findByEmail(request.user.email))) return yield* Effect.fail(emailTaken)
+        const passwordHash = yield* hashPassword(request.user.password)
+        const row = yield* sql.withTransaction(Effect.gen(function*() {
+          const [created] = yield* sql<UserRow>`INSERT INTO users ${sql.insert({
+            email: request.user.email.trim(),
+            password_hash: passwordHash,
+            first_name: request.user.first_name.trim(),
+            last_name: request.user.last_name.trim(),
+            phone: phone ?? null,
+            date_of_birth: request.user.date_of_birth ?? null,
+            language: request.user.language ?? "en",
+            role: "parent",
+            confirmed: false,
+            template: request.template ?? false,
+            clinical: request.clinical ?? false,
+            native_signup: request.native_signup ?? false
+          })} RETURNING ${columns}`
+          yield* audit.record({ actorId: created!.id, action: "user.register", targetType: "user", targetId: created!.id })
+          return created!
+        })).pipe(Effect.catchIf(isUniqueViolation, () => Effect.fail(emailTaken)), Effect.orDie)
+        yield* issueCode(row)
+        return toUser(row)
+      }).pipe(Effect.withSpan("Accounts.register"))
+
+    /**
+     * Checks a code. The transaction commits in every case, so a wrong attempt is counted even
+     * though the request fails; the failure is raised after it.
+     */
+    const confirm = (userId: number, code: string) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const outcome = yield* sql.withTransaction(Effect.gen(function*() {
+          const [row] = yield* sql<{ code_hash: Buffer | null; expires_at: Date; failed_attempts: number; email: string }>`
+            SELECT c.code_hash, c.expires_at, c.failed_attempts, u.email
+            FROM users u LEFT JOIN confirmation_codes c ON c.user_id = u.id
+            WHERE u.id = ${userId} AND u.deleted_at IS NULL FOR UPDATE OF u`
+          if (row === undefined || row.code_hash === null) return { failure: accountMessages.invalidCode } as const
+          if (row.failed_attempts >= confirmationRules.maxWrongAttempts) return { failure: accountMessages.tooManyCodeAttempts } as const
+          if (at >= row.expires_at) return { failure: accountMessages.expiredCode } as const
+          if (!Buffer.from(row.code_hash).equals(codeHash(userId, code.trim()))) {
+            yield* sql`UPDATE confirmation_codes SET failed_attempts = failed_attempts + 1 WHERE user_id = ${userId}`
+            yield* audit.record({ actorId: null, action: "user.confirm_failed", targetType: "user", targetId: userId })
+            return { failure: accountMessages.invalidCode } as const
+          }
+          yield* sql`UPDATE users SET confirmed = true, updated_at = now() WHERE id = ${userId}`
+          yield* sql`DELETE FROM confirmation_codes WHERE user_id = ${userId}`
+          yield* audit.record({ actorId: userId, action: "user.confirm", targetType: "user", targetId: userId })
+          return { confirmed: { id: userId, email: row.email } } as const
+        })).pipe(Effect.orDie)
+        if ("failure" in outcome) return yield* Effect.fail(unauthorized(outcome.failure))
+        return outcome.confirmed
+      }).pipe(Effect.withSpan("Accounts.confirm", { attributes: { "user.id": userId } }))
+
+    const resendConfirmation = (caller: Option.Option<Caller>, body: { readonly user_id?: number | undefined; readonly email?: string | undefined }) =>
+      Effect.gen(function*() {
+        const targetId = Option.match(caller, { onNone: () => body.user_id, onSome: (c) => body.user_id ?? c.id })
+        if (targetId === undefined) return yield* Effect.fail(invalidField("user_id", "can't be blank"))
+        if (Option.isSome(caller) && caller.value.id !== targetId && !isStaff(caller.value.role)) {
+          return yield* Effect.fail(forbidden(messages.unauthorized))
+        }
+        const row = yield* users.findById(targetId)
+        if (Option.isNone(caller)) {
+          // Without a token the caller proves who they are with the email as well.
+          const matches = Option.isSome(row) && body.email !== undefined &&
+            row.value.email.toLowerCase() === body.email.trim().toLowerCase()
+          if (!matches) return yield* Effect.fail(unauthorized())
+        }
+        if (Option.isNone(row)) return yield* Effect.fail(notFound("User"))
+        if (row.value.confirmed) return yield* Effect.fail(invalidField("user", "is already confirmed"))
+        const [last] = yield* sql<{ created_at: Date }>`SELECT created_at FROM confirmation_codes WHERE user_id = ${targetId}`.pipe(Effect.orDie)
+        if (last && (yield* now).getTime() - last.created_at.getTime() < Duration.toMillis(confirmationRules.resendInterval)) {
+          return yield* Effect.fail(tooManyRequests(accountMessages.resendTooSoon))
+        }
+        yield* issueCode(row.value)
+        yield* audit.record({
+          actorId: Option.getOrNull(Option.map(caller, (c) => c.id)),
+          action: "user.resend_confirmation",
+          targetType: "user",
+          targetId
+        })
+        return accountMessages.codeSent
+      }).pipe(Effect.withSpan("Accounts.resendConfirmation"))
+
+    const emailHasAccount = (clientAddress: string, email: string) =>
+      Effect.gen(function*() {
+        if (!(yield* limiter.hit(`email_has_account:${clientAddress}`, 10, "1 minute"))) {
+          return yield* Effect.fail(tooManyRequests(accountMessages.tooManyRequests))
+        }
+        return Option.isSome(yield* users.findByEmail(email.trim()))
+      }).pipe(Effect.withSpan("Accounts.emailHasAccount"))
+
+    /** Sign-in rules: lockout after repeated failures, then password, then account state. */
+    const signIn = (email: string, password: string) =>
+      Effect.gen(function*() {
+        const key = emailKey(email)
+        const since = new Date((yield* now).getTime() - Duration.toMillis(signInLockout.window))
+        const [{ failures }] = (yield* sql<{ failures: number }>`SELECT count(*)::int AS failures FROM sign_in_failures
+          WHERE email_hash = ${key} AND created_at > ${since}`.pipe(Effect.orDie)) as unknown as [{ failures: number }]
+        if (failures >= signInLockout.failures) {
+          yield* audit.record({ actorId: null, action: "user.sign_in_locked", targetType: "user", targetId: null })
+          return yield* Effect.fail(tooManyRequests(accountMessages.lockedOut))
+        }
+        const row = yield* users.findByEmail(email.trim())
+        const matches = yield* verifyPassword(password, Option.match(row, { onNone: () => dummyHash, onSome: (r) => r.password_hash }))
+        if (Option.isNone(row) || !matches) {
+          yield* sql`INSERT INTO sign_in_failures (email_hash, created_at) VALUES (${key}, ${yield* now})`.pipe(Effect.orDie)
+          yield* audit.record({
+            actorId: null,
+            action: "user.sign_in_failed",
+            targetType: "user",
+            targetId: Option.getOrNull(Option.map(row, (r) => r.id))
+          })
+          return yield* Effect.fail(unauthorized(messages.invalidCredentials))
+        }
+        const user = row.value
+        if (user.status === "archived") return yield* Effect.fail(forbidden(accountMessages.archived))
+        if (user.status !== "active") return yield* Effect.fail(forbidden(accountMessages.notActive))
+        if (!user.confirmed) return yield* Effect.fail(forbidden(accountMessages.unconfirmed))
+        const token = newToken()
+        const signedInAt = yield* now
+        const updated = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO user_tokens (token_hash, user_id) VALUES (${hashToken(token)}, ${user.id})`
+          yield* sql`DELETE FROM sign_in_failures WHERE email_hash = ${key}`
+          const [updatedRow] = yield* sql<UserRow>`UPDATE users SET last_login = ${signedInAt} WHERE id = ${user.id} RETURNING ${columns}`
+          yield* audit.record({ actorId: user.id, action: "user.sign_in", targetType: "user", targetId: user.id })
+          return updatedRow!
+        })).pipe(Effect.orDie)
+        return { token, user: toUser(updated) }
+      }).pipe(Effect.withSpan("Accounts.signIn"))
+
+    const signOut = (caller: Caller) =>
+      Effect.gen(function*() {
+        yield* sql`DELETE FROM user_tokens WHERE token_hash = ${Buffer.from(caller.tokenHash, "hex")}`.pipe(Effect.orDie)
+        yield* audit.record({ actorId: caller.id, action: "user.sign_out", targetType: "user", targetId: caller.id })
+      }).pipe(Effect.withSpan("Accounts.signOut"))
+
+    const requestPasswordReset = (clientAddress: string, email: string) =>
+      Effect.gen(function*() {
+        if (!(yield* limiter.hit(`password_reset:${clientAddress}`, 10, "1 minute"))) {
+          return yield* Effect.fail(tooManyRequests(accountMessages.tooManyRequests))
+        }
+        const row = yield* users.findByEmail(email.trim())
+        if (Option.isNone(row)) return accountMessages.resetRequested
+        const token = newToken()
+        const expiresAt = new Date((yield* now).getTime() + Duration.toMillis(passwordResetLifetime))
+        yield* sql`INSERT INTO password_reset_tokens (token_hash, user_id, expires_at)
+          VALUES (${hashToken(token)}, ${row.value.id}, ${expiresAt})`.pipe(Effect.orDie)
+        yield* audit.record({ actorId: null, action: "user.password_reset_requested", targetType: "user", targetId: row.value.id })
+        yield* mailer.send({
+          to: [row.value.email],
+          subject: "Reset your password",
+          text: [
+            "Someone asked to reset the password of your Care Coordination account.",
+            `Your reset token: ${token}`,
+            `Reset link: ${config.publicBaseUrl}/v1/users/passwords/validate?token=${encodeURIComponent(token)}`,
+            "It can be used once, within 1 hour. If you did not ask for this, ignore this email."
+          ].join("\n\n")
+        }).pipe(Effect.catchAll((error) =>
+          Effect.logWarning("password reset email not delivered").pipe(
+            Effect.annotateLogs({ "user.id": row.value.id, reason: error._tag })
+          )))
+        return accountMessages.resetRequested
+      }).pipe(Effect.withSpan("Accounts.requestPasswordReset"))
+
+    const liveResetToken = (token: string) =>
+      Effect.gen(function*() {
+        const [row] = yield* sql<{ user_id: number }>`SELECT user_id FROM password_reset_tokens
+          WHERE token_hash = ${hashToken(token)} AND used_at IS NULL AND expires_at > ${yield* now}`.pipe(Effect.orDie)
+        return Option.fromNullable(row?.user_id)
+      })
+
+    const validatePasswordReset = (token: string) =>
+      Effect.map(liveResetToken(token), Option.isSome).pipe(Effect.withSpan("Accounts.validatePasswordReset"))
+
+    const resetPassword = (token: string, password: string) =>
+      Effect.gen(function*() {
+        const passwordHash = yield* hashPassword(password)
+        const at = yield* now
+        const userId = yield* sql.withTransaction(Effect.gen(function*() {
+          // Claiming the row first makes the token single-use even under concurrent requests.
+          const [claimed] = yield* sql<{ user_id: number }>`UPDATE password_reset_tokens SET used_at = ${at}
+            WHERE token_hash = ${hashToken(token)} AND used_at IS NULL AND expires_at > ${at} RETURNING user_id`
+          if (claimed === undefined) return Option.none<number>()
+          yield* sql`UPDATE users SET password_hash = ${passwordHash}, updated_at = now() WHERE id = ${claimed.user_id}`
+          yield* lifecycle.revokeSessions(claimed.user_id)
+          yield* audit.record({ actorId: claimed.user_id, action: "user.password_reset", targetType: "user", targetId: claimed.user_id })
+          return Option.some(claimed.user_id)
+        })).pipe(Effect.orDie)
+        if (Option.isNone(userId)) return yield* Effect.fail(invalidField("token", "is invalid or has expired"))
+        return accountMessages.passwordReset
+      }).pipe(Effect.withSpan("Accounts.resetPassword"))
+
+    /** Staff see every user; a parent sees only themself. */
+    const list = (caller: Caller, page: { readonly offset: number; readonly perPage: number }) =>
+      Effect.gen(function*() {
+        const visible = isStaff(caller.role) ? sql`deleted_at IS NULL` : sql`deleted_at IS NULL AND id = ${caller.id}`
+        const [{ total }] = (yield* sql<{ total: number }>`SELECT count(*)::int AS total FROM users WHERE ${visible}`) as unknown as [{ total: number }]
+        const rows = yield* sql<UserRow>`SELECT ${columns} FROM users WHERE ${visible} ORDER BY id LIMIT ${page.perPage} OFFSET ${page.offset}`
+        return { users: rows.map(toUser), total }
+      }).pipe(Effect.orDie, Effect.withSpan("Accounts.list"))
+
+    /** Self or admin; only an admin may change role, active or confirmed. */
+    const update = (caller: Caller, userId: number, request: UpdateUserRequest) =>
+      Effect.gen(function*() {
+        const isAdmin = caller.role === "admin"
+        if (!isAdmin && caller.id !== userId) return yield* Effect.fail(forbidden(messages.unauthorized))
+        const fields = request.user
+        if (!isAdmin && (fields.role !== undefined || fields.active !== undefined || fields.confirmed !== undefined)) {
+          return yield* Effect.fail(forbidden("Only an admin can change role, active or confirmed"))
+        }
+        if (isAdmin && caller.id === userId && ((fields.role !== undefined && fields.role !== caller.role) || fields.active === false)) {
+          return yield* Effect.fail(invalid({ [fields.role !== undefined ? "role" : "active"]: ["cannot be changed on your own account"] }))
+        }
+        const current = yield* users.findById(userId)
+        if (Option.isNone(current)) return yield* Effect.fail(notFound("User"))
+        const phone = yield* phoneField(fields.phone)
+        if (fields.email !== undefined) {
+          const owner = yield* users.findByEmail(fields.email)
+          if (Option.isSome(owner) && owner.value.id !== userId) return yield* Effect.fail(emailTaken)
+        }
+        const passwordHash = fields.password === undefined ? undefined : yield* hashPassword(fields.password)
+        const changes: Record<string, unknown> = {}
+        const set = (column: string, value: unknown) => value !== undefined && (changes[column] = value)
+        set("email", fields.email?.trim())
+        set("password_hash", passwordHash)
+        set("first_name", fields.first_name?.trim())
+        set("last_name", fields.last_name?.trim())
+        set("phone", phone)
+        set("date_of_birth", fields.date_of_birth)
+        set("language", fields.language)
+        set("role", fields.role)
+        set("confirmed", fields.confirmed)
+        set("template", request.template)
+        set("clinical", request.clinical)
+        set("native_signup", request.native_signup)
+        if (fields.active !== undefined) changes.status = fields.active ? "active" : "inactive"
+        const row = yield* sql.withTransaction(Effect.gen(function*() {
+          const [updated] = Object.keys(changes).length === 0
+            ? [current.value]
+            : yield* sql<UserRow>`UPDATE users SET ${sql.update(changes)}, updated_at = now() WHERE id = ${userId} RETURNING ${columns}`
+          if (fields.active === false || passwordHash !== undefined && caller.id !== userId) yield* lifecycle.revokeSessions(userId)
+          yield* audit.record({ actorId: caller.id, action: "user.update", targetType: "user", targetId: userId })
+          if (fields.role !== undefined && fields.role !== current.value.role) {
+            yield* audit.record({ actorId: caller.id, action: "user.role_change", targetType: "user", targetId: userId })
+          }
+          if (fields.active !== undefined && fields.active !== (current.value.status === "active")) {
+            yield* audit.record({ actorId: caller.id, action: "user.active_change", targetType: "user", targetId: userId })
+          }
+          return updated!
+        })).pipe(Effect.catchIf(isUniqueViolation, () => Effect.fail(emailTaken)), Effect.orDie)
+        return toUser(row)
+      }).pipe(Effect.withSpan("Accounts.update", { attributes: { "user.id": userId } }))
+
+    const cancel = (caller: Caller, userId: number) =>
+      Effect.gen(function*() {
+        if (caller.role !== "admin" && caller.id !== userId) return yield* Effect.fail(forbidden(messages.unauthorized))
+        const row = yield* lifecycle.cancel(caller.id, userId)
+        return yield* Option.match(row, { onNone: () => Effect.fail(notFound("User")), onSome: (r) => Effect.succeed(toUser(r)) })
+      })
+
+    const erase = (caller: Caller, userId: number) =>
+      Effect.gen(function*() {
+        if (caller.id === userId) return yield* Effect.fail(invalidField("id", "cannot delete your own account"))
+        if (!(yield* lifecycle.erase(caller.id, userId))) return yield* Effect.fail(notFound("User"))
+      })
+
+    return {
+      register, confirm, resendConfirmation, emailHasAccount, signIn, signOut,
+      requestPasswordReset, validatePasswordReset, resetPassword, list, update, cancel, erase
+    } as const satisfies Record<string, unknown>
+  }),
+  dependencies: [UsersRepo.Default, AuditLog.Default, UserLifecycle.Default, RateLimiter.Default]
+}) {}

@@ -1,0 +1,477 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, TestClock } from "effect"
+import type { Role, UserStatus } from "../../src/Domain/User.js"
+import { hashPassword } from "../../src/Services/Passwords.js"
+import { request, signIn, TestApp } from "../support/app.js"
+
+const password = "user-password-1"
+let passwordHash: string | undefined
+
+interface NewTestUser {
+  readonly email: string
+  readonly first_name?: string
+  readonly last_name?: string
+  readonly role?: Role
+  readonly status?: UserStatus
+  readonly clinical?: boolean
+  readonly created_at?: string
+}
+
+/** Inserts a confirmed user who can sign in with `password`; returns the id. */
+const insertUser = (user: NewTestUser) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    passwordHash ??= yield* hashPassword(password)
+    const rows = yield* sql<{ id: number }>`INSERT INTO users ${
+      sql.insert({
+        email: user.email,
+        password_hash: passwordHash,
+        first_name: user.first_name ?? "Test",
+        last_name: user.last_name ?? "User",
+        role: user.role ?? "parent",
+        status: user.status ?? "active",
+        clinical: user.clinical ?? false,
+        confirmed: true,
+        ...(user.created_at === undefined ? {} : { created_at: new Date(user.created_at) })
+      })
+    } RETURNING id`
+    return rows[0]!.id
+  }).pipe(Effect.orDie)
+
+interface Listed {
+  readonly users: ReadonlyArray<Record<string, unknown> & { id: number; email: string; status: string }>
+  readonly pagination: { current_page: number; total_pages: number; total_count: number; per_page: number }
+}
+const listed = (body: unknown) => body as Listed
+const emails = (body: unknown) => listed(body).users.map((u) => u.email)
+const userOf = (body: unknown) => (body as { user: Record<string, unknown> & { id: number; status: string } }).user
+
+const q = (params: Record<string, string>) => new URLSearchParams(params).toString()
+
+const adminUserKeys = [
+  "active", "clinical", "confirmed", "created_at", "date_of_birth", "email", "first_name", "id", "language",
+  "last_login", "last_name", "patient", "phone", "role", "status", "updated_at"
+]
+
+const auditActions = (targetId: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ action: string }>`SELECT action FROM audit_events
+      WHERE target_type = 'user' AND target_id = ${targetId} ORDER BY id`
+    return rows.map((r) => r.action)
+  }).pipe(Effect.orDie)
+
+layer(TestApp())("admin users", (it) => {
+  it.effect("requires a token (401) and the admin role (403)", () =>
+    Effect.gen(function*() {
+      yield* insertUser({ email: "parent@access.test" })
+      const parent = yield* signIn("parent@access.test", password)
+      for (const [method, url] of [["GET", "/v1/admin/clinic/users"], ["GET", "/v1/admin/users/dashboard"], ["DELETE", "/v1/admin/clinic/users/1"]] as const) {
+        const anonymous = yield* request(method, url)
+        expect(anonymous.status).toBe(401)
+        expect(anonymous.body).toEqual({ errors: "You are not authorized to perform this action." })
+        const refused = yield* request(method, url, { token: parent })
+        expect(refused.status).toBe(403)
+        expect(refused.body).toEqual({ errors: "Admin access required" })
+      }
+    }))
+
+  it.effect("lists live users in the admin view, newest first, 50 a page by default", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const older = yield* insertUser({ email: "older@shape.test", created_at: "2024-01-01T10:00:00.000Z" })
+      const newer = yield* insertUser({ email: "newer@shape.test", created_at: "2024-02-01T10:00:00.000Z", role: "provider", clinical: true })
+      yield* insertUser({ email: "gone@shape.test", status: "archived" })
+      const response = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "shape.test" })}`, { token })
+      expect(response.status).toBe(200)
+      const body = listed(response.body)
+      expect(body.pagination).toEqual({ current_page: 1, total_pages: 1, total_count: 2, per_page: 50 })
+      expect(body.users.map((u) => u.id)).toEqual([newer, older])
+      expect(Object.keys(body.users[0]!).sort()).toEqual(adminUserKeys)
+      expect(body.users[0]).toMatchObject({
+        email: "newer@shape.test", role: "provider", clinical: true, active: true, status: "active",
+        last_login: null, patient: null, created_at: "2024-02-01T10:00:00.000Z"
+      })
+    }))
+
+  it.effect("rejects unknown sort columns and directions, including SQL in them", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      for (const sortBy of ["password_hash", "id;DROP TABLE users", "id DESC, (SELECT 1)"]) {
+        const response = yield* request("GET", `/v1/admin/clinic/users?${q({ sort_by: sortBy })}`, { token })
+        expect(response.status).toBe(422)
+        expect(response.body).toEqual({ errors: { sort_by: ["is not included in the list"] } })
+      }
+      for (const sortDir of ["sideways", "ASC; DROP TABLE users --"]) {
+        const response = yield* request("GET", `/v1/admin/clinic/users?${q({ sort_dir: sortDir })}`, { token })
+        expect(response.status).toBe(422)
+        expect(response.body).toEqual({ errors: { sort_dir: ["is not included in the list"] } })
+      }
+      const filtered = yield* request("POST", "/v1/admin/clinic/users/filter_users", { token, body: { sort_by: "id;DROP TABLE users" } })
+      expect(filtered.status).toBe(422)
+      expect(filtered.body).toEqual({ errors: { sort_by: ["is not included in the list"] } })
+      const sql = yield* SqlClient.SqlClient
+      expect((yield* sql`SELECT count(*)::int AS n FROM users`)[0]?.n).toBeGreaterThan(0)
+    }))
+
+  it.effect("sorts by an allowed column in either direction", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      yield* insertUser({ email: "b@sort.test", last_name: "beta" })
+      yield* insertUser({ email: "a@sort.test", last_name: "Alpha" })
+      yield* insertUser({ email: "c@sort.test", last_name: "Gamma" })
+      const asc = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "sort.test", sort_by: "last_name" })}`, { token })
+      expect(emails(asc.body)).toEqual(["a@sort.test", "b@sort.test", "c@sort.test"])
+      const desc = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "sort.test", sort_by: "email", sort_dir: "desc" })}`, { token })
+      expect(emails(desc.body)).toEqual(["c@sort.test", "b@sort.test", "a@sort.test"])
+    }))
+
+  it.effect("search matches email, first name, last name and full name, case-insensitively, as literal text", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      yield* insertUser({ email: "maria.lopez@search.test", first_name: "Maria", last_name: "Lopez" })
+      yield* insertUser({ email: "jo@search.test", first_name: "Jo", last_name: "Under_score" })
+      yield* insertUser({ email: "pct@search.test", first_name: "Hundred", last_name: "100%" })
+      const search = (text: string) =>
+        Effect.map(request("GET", `/v1/admin/clinic/users?${q({ search: text, sort_by: "email" })}`, { token }), (r) => {
+          expect(r.status).toBe(200)
+          return emails(r.body)
+        })
+      expect(yield* search("MARIA.LOPEZ@")).toEqual(["maria.lopez@search.test"])
+      expect(yield* search("maria")).toEqual(["maria.lopez@search.test"])
+      expect(yield* search("lopez")).toEqual(["maria.lopez@search.test"])
+      expect(yield* search("maria lopez")).toEqual(["maria.lopez@search.test"])
+      expect(yield* search("  Maria Lopez  ")).toEqual(["maria.lopez@search.test"])
+      expect(yield* search("_")).toEqual(["jo@search.test"])
+      expect(yield* search("%")).toEqual(["pct@search.test"])
+      expect(yield* search("\\")).toEqual([])
+      const injection = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "%' OR 1=1 --" })}`, { token })
+      expect(injection.status).toBe(200)
+      expect(listed(injection.body)).toEqual({ users: [], pagination: { current_page: 1, total_pages: 0, total_count: 0, per_page: 50 } })
+      const dropping = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "x'; DROP TABLE users; --" })}`, { token })
+      expect(listed(dropping.body).pagination.total_count).toBe(0)
+      const sql = yield* SqlClient.SqlClient
+      expect((yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM users WHERE email LIKE '%@search.test'`)[0]?.n).toBe(3)
+    }))
+
+  it.effect("paginates: page_size is clamped to 100, total_pages counts every match", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      for (let i = 1; i <= 5; i++) {
+        yield* insertUser({ email: `p${i}@page.test`, created_at: `2024-03-0${i}T00:00:00.000Z` })
+      }
+      const first = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "page.test", page_size: "2" })}`, { token })
+      expect(listed(first.body).pagination).toEqual({ current_page: 1, total_pages: 3, total_count: 5, per_page: 2 })
+      expect(emails(first.body)).toEqual(["p5@page.test", "p4@page.test"])
+      const last = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "page.test", page_size: "2", page: "3" })}`, { token })
+      expect(emails(last.body)).toEqual(["p1@page.test"])
+      const beyond = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "page.test", page_size: "2", page: "9" })}`, { token })
+      expect(listed(beyond.body)).toEqual({ users: [], pagination: { current_page: 9, total_pages: 3, total_count: 5, per_page: 2 } })
+      const clamped = yield* request("GET", `/v1/admin/clinic/users?${q({ page_size: "1000" })}`, { token })
+      expect(listed(clamped.body).pagination.per_page).toBe(100)
+      const bad = yield* request("GET", `/v1/admin/clinic/users?${q({ page: "0", page_size: "x" })}`, { token })
+      expect(bad.status).toBe(422)
+      expect(bad.body).toEqual({ errors: { page: ["must be greater than 0"], page_size: ["is not a number"] } })
+    }))
+
+  it.effect("filter_users: active, roles, date range, patient name and paging in the body", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      yield* insertUser({ email: "a@filter.test", role: "provider", created_at: "2023-05-01T00:00:00.000Z" })
+      yield* insertUser({ email: "b@filter.test", role: "billing", status: "inactive", created_at: "2023-05-31T23:59:59.999Z" })
+      yield* insertUser({ email: "c@filter.test", role: "parent", status: "suspended", created_at: "2023-06-01T00:00:00.000Z" })
+      yield* insertUser({ email: "d@filter.test", role: "provider", status: "archived", created_at: "2023-05-10T00:00:00.000Z" })
+      const filter = (body: Record<string, unknown>) =>
+        Effect.map(
+          request("POST", "/v1/admin/clinic/users/filter_users", { token, body: { search: "filter.test", sort_by: "email", ...body } }),
+          (r) => {
+            expect(r.status).toBe(200)
+            return emails(r.body)
+          }
+        )
+      expect(yield* filter({})).toEqual(["a@filter.test", "b@filter.test", "c@filter.test"])
+      expect(yield* filter({ filters: { active: true } })).toEqual(["a@filter.test"])
+      expect(yield* filter({ filters: { active: false } })).toEqual(["b@filter.test", "c@filter.test"])
+      expect(yield* filter({ filters: { active: null, roles: [] } })).toEqual(["a@filter.test", "b@filter.test", "c@filter.test"])
+      expect(yield* filter({ filters: { roles: ["provider", "billing"] } })).toEqual(["a@filter.test", "b@filter.test"])
+      expect(yield* filter({ filters: { date: { start_date: "2023-05-01", end_date: "2023-05-31" } } })).toEqual(["a@filter.test", "b@filter.test"])
+      expect(yield* filter({ filters: { date: { start_date: "2023-05-31", end_date: "2023-05-31" } } })).toEqual(["b@filter.test"])
+      expect(yield* filter({ filters: { date: { start_date: "2023-06-01" } } })).toEqual(["c@filter.test"])
+      expect(yield* filter({ filters: { date: { end_date: "2023-05-30" } } })).toEqual(["a@filter.test"])
+      expect(yield* filter({ filters: { patient_name: "Anyone" } })).toEqual([])
+      expect(yield* filter({ filters: { patient_name: "  " } })).toEqual(["a@filter.test", "b@filter.test", "c@filter.test"])
+
+      const paged = yield* request("POST", "/v1/admin/clinic/users/filter_users", {
+        token,
+        body: { search: "filter.test", sort_by: "email", sort_dir: "DESC", page: 2, page_size: 2 }
+      })
+      expect(emails(paged.body)).toEqual(["a@filter.test"])
+      expect(listed(paged.body).pagination).toEqual({ current_page: 2, total_pages: 2, total_count: 3, per_page: 2 })
+
+      const badRange = yield* request("POST", "/v1/admin/clinic/users/filter_users", {
+        token,
+        body: { filters: { date: { start_date: "2023-06-02", end_date: "2023-06-01" } } }
+      })
+      expect(badRange.status).toBe(422)
+      expect(badRange.body).toEqual({ errors: { date: ["start_date must not be after end_date"] } })
+      const badValues = yield* request("POST", "/v1/admin/clinic/users/filter_users", {
+        token,
+        body: { filters: { roles: ["wizard"], date: { start_date: "2023-02-30" } } }
+      })
+      expect(badValues.status).toBe(422)
+      expect(badValues.body).toEqual({ errors: { "filters.roles[0]": ["is not included in the list"], "filters.date.start_date": ["is invalid"] } })
+    }))
+
+  it.effect("archived lists only archived users; filters lists the options", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const sql = yield* SqlClient.SqlClient
+      const before = listed((yield* request("GET", "/v1/admin/clinic/users/archived", { token })).body).pagination.total_count
+      const archivedId = yield* insertUser({ email: "x@archived.test", status: "archived" })
+      yield* insertUser({ email: "y@archived.test", status: "inactive" })
+      const response = yield* request("GET", `/v1/admin/clinic/users/archived?${q({ page_size: "100" })}`, { token })
+      expect(response.status).toBe(200)
+      const body = listed(response.body)
+      expect(body.pagination.total_count).toBe(before + 1)
+      expect(body.users.every((u) => u.status === "archived")).toBe(true)
+      expect(body.users.map((u) => u.id)).toContain(archivedId)
+
+      const filters = yield* request("GET", "/v1/admin/clinic/users/filters", { token })
+      expect(filters.status).toBe(200)
+      const range = (yield* sql<{ min: string; max: string }>`SELECT to_char(min(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS min,
+        to_char(max(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS max FROM users WHERE deleted_at IS NULL`)[0]
+      expect(filters.body).toEqual({
+        roles: ["parent", "provider", "supervisor", "admin", "support", "billing"],
+        statuses: ["active", "inactive", "archived", "pending", "suspended"],
+        sort_by: ["id", "email", "first_name", "last_name", "role", "status", "created_at", "updated_at", "last_login"],
+        date: { min: range?.min, max: range?.max }
+      })
+    }))
+
+  it.effect("show: the admin view, 404 for an unknown id, 422 for a malformed one", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const id = yield* insertUser({ email: "show@show.test", first_name: "Sho", status: "pending" })
+      const response = yield* request("GET", `/v1/admin/clinic/users/${id}`, { token })
+      expect(response.status).toBe(200)
+      expect(Object.keys(userOf(response.body)).sort()).toEqual(adminUserKeys)
+      expect(userOf(response.body)).toMatchObject({ id, email: "show@show.test", first_name: "Sho", status: "pending", active: false, patient: null })
+      const missing = yield* request("GET", "/v1/admin/clinic/users/999999", { token })
+      expect(missing.status).toBe(404)
+      expect(missing.body).toEqual({ errors: "User not found" })
+      const malformed = yield* request("GET", "/v1/admin/clinic/users/abc", { token })
+      expect(malformed.status).toBe(422)
+    }))
+
+  it.effect("update changes the fields, records the audit trail and revokes sessions on deactivation", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const id = yield* insertUser({ email: "before@update.test" })
+      const theirs = yield* signIn("before@update.test", password)
+      const sql = yield* SqlClient.SqlClient
+      const [{ updated_at: before }] = (yield* sql<{ updated_at: Date }>`SELECT updated_at FROM users WHERE id = ${id}`) as [{ updated_at: Date }]
+
+      const response = yield* request("PUT", `/v1/admin/clinic/users/${id}`, {
+        token,
+        body: { user: { first_name: "New", last_name: "Name", email: "After@Update.test", phone: "+15551234567", role: "provider", active: false, clinical: true } }
+      })
+      expect(response.status).toBe(200)
+      const user = userOf(response.body)
+      expect(user).toMatchObject({
+        id, first_name: "New", last_name: "Name", email: "After@Update.test", phone: "+15551234567",
+        role: "provider", active: false, status: "inactive", clinical: true
+      })
+      expect(Date.parse(String(user.updated_at))).toBeGreaterThan(before.getTime())
+      expect(yield* auditActions(id)).toEqual(expect.arrayContaining(["user.update", "user.role_change", "user.active_change"]))
+      expect((yield* request("GET", "/v1/admin/clinic/users/1", { token: theirs })).status).toBe(401)
+      expect((yield* sql`SELECT 1 FROM user_tokens WHERE user_id = ${id}`).length).toBe(0)
+
+      // Only what is sent changes; a plain update records only user.update.
+      const countBefore = (yield* auditActions(id)).length
+      const partial = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { last_name: "Other" } } })
+      expect(userOf(partial.body)).toMatchObject({ first_name: "New", last_name: "Other", role: "provider", status: "inactive" })
+      expect((yield* auditActions(id)).slice(countBefore)).toEqual(["user.update"])
+
+      const reactivated = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { active: true } } })
+      expect(userOf(reactivated.body)).toMatchObject({ active: true, status: "active" })
+      expect((yield* auditActions(id)).slice(countBefore + 1)).toEqual(["user.update", "user.active_change"])
+
+      const missing = yield* request("PUT", "/v1/admin/clinic/users/999999", { token, body: { user: { first_name: "X" } } })
+      expect(missing.status).toBe(404)
+      expect(missing.body).toEqual({ errors: "User not found" })
+      const invalid = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { email: "nope", role: "wizard", first_name: " " } } })
+      expect(invalid.status).toBe(422)
+      expect(invalid.body).toEqual({ errors: { email: ["is invalid"], role: ["is not included in the list"], first_name: ["can't be blank"] } })
+    }))
+
+  it.effect("update refuses an email already taken, whatever its case", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      yield* insertUser({ email: "taken@email.test" })
+      const id = yield* insertUser({ email: "mine@email.test" })
+      const response = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { email: "TAKEN@email.test" } } })
+      expect(response.status).toBe(422)
+      expect(response.body).toEqual({ errors: { email: ["has already been taken"] } })
+      const same = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { email: "MINE@email.test" } } })
+      expect(same.status).toBe(200)
+      expect(userOf(same.body).email).toBe("MINE@email.test")
+    }))
+
+  it.effect("an admin cannot change their own role, deactivate, archive or delete themselves", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const me = userOf((yield* request("GET", "/v1/admin/clinic/users/1", { token })).body)
+      expect(me.role).toBe("admin")
+      const cases = [
+        ["PUT", { user: { role: "parent" } }, { role: ["cannot be changed on your own account"] }],
+        ["PUT", { user: { active: false } }, { active: ["cannot be turned off on your own account"] }]
+      ] as const
+      for (const [method, body, errors] of cases) {
+        const response = yield* request(method, `/v1/admin/clinic/users/${me.id}`, { token, body })
+        expect(response.status).toBe(422)
+        expect(response.body).toEqual({ errors })
+      }
+      const archive = yield* request("POST", `/v1/admin/clinic/users/${me.id}/archive`, { token })
+      expect(archive.status).toBe(422)
+      expect(archive.body).toEqual({ errors: { base: ["cannot archive your own account"] } })
+      const erase = yield* request("DELETE", `/v1/admin/clinic/users/${me.id}`, { token })
+      expect(erase.status).toBe(422)
+      expect(erase.body).toEqual({ errors: { base: ["cannot delete your own account"] } })
+      // Harmless self-updates are allowed.
+      const ok = yield* request("PUT", `/v1/admin/clinic/users/${me.id}`, { token, body: { user: { role: "admin", active: true, first_name: "Boss" } } })
+      expect(ok.status).toBe(200)
+      expect(userOf(ok.body)).toMatchObject({ role: "admin", active: true, first_name: "Boss" })
+      expect((yield* request("GET", "/v1/admin/clinic/users", { token })).status).toBe(200)
+    }))
+
+  it.effect("archive revokes sessions and blocks sign-in; unarchive restores the previous status", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const id = yield* insertUser({ email: "arch@archive.test", role: "provider" })
+      const theirs = yield* signIn("arch@archive.test", password)
+      expect((yield* request("GET", `/v1/admin/clinic/users/${id}`, { token: theirs })).status).toBe(403)
+
+      const archived = yield* request("POST", `/v1/admin/clinic/users/${id}/archive`, { token })
+      expect(archived.status).toBe(200)
+      expect(userOf(archived.body)).toMatchObject({ id, status: "archived", active: false })
+      expect((yield* request("GET", `/v1/admin/clinic/users/${id}`, { token: theirs })).status).toBe(401)
+      const signInAttempt = yield* request("POST", "/v1/users/sign_in", { body: { user: { email: "arch@archive.test", password } } })
+      expect([401, 403]).toContain(signInAttempt.status)
+      expect(JSON.stringify(signInAttempt.body)).not.toContain("token")
+
+      // Gone from the main list, present in the archived list; archiving again changes nothing.
+      expect(emails((yield* request("GET", `/v1/admin/clinic/users?${q({ search: "archive.test" })}`, { token })).body)).toEqual([])
+      expect(emails((yield* request("GET", `/v1/admin/clinic/users/archived?${q({ page_size: "100" })}`, { token })).body)).toContain("arch@archive.test")
+      const again = yield* request("POST", `/v1/admin/clinic/users/${id}/archive`, { token })
+      expect(again.status).toBe(200)
+      expect(userOf(again.body).status).toBe("archived")
+
+      const restored = yield* request("POST", `/v1/admin/clinic/users/${id}/unarchive`, { token })
+      expect(restored.status).toBe(200)
+      expect(userOf(restored.body)).toMatchObject({ id, status: "active", active: true })
+      expect((yield* request("POST", "/v1/users/sign_in", { body: { user: { email: "arch@archive.test", password } } })).status).toBe(200)
+      expect(yield* auditActions(id)).toEqual(expect.arrayContaining(["user.archive", "user.unarchive"]))
+      expect((yield* auditActions(id)).filter((a) => a === "user.archive")).toHaveLength(1)
+
+      const notArchived = yield* request("POST", `/v1/admin/clinic/users/${id}/unarchive`, { token })
+      expect(notArchived.status).toBe(422)
+      expect(notArchived.body).toEqual({ errors: { status: ["is not archived"] } })
+
+      const suspended = yield* insertUser({ email: "susp@archive.test", status: "suspended" })
+      yield* request("POST", `/v1/admin/clinic/users/${suspended}/archive`, { token })
+      const back = yield* request("POST", `/v1/admin/clinic/users/${suspended}/unarchive`, { token })
+      expect(userOf(back.body).status).toBe("suspended")
+
+      for (const action of ["archive", "unarchive"]) {
+        const missing = yield* request("POST", `/v1/admin/clinic/users/999999/${action}`, { token })
+        expect(missing.status).toBe(404)
+        expect(missing.body).toEqual({ errors: "User not found" })
+      }
+    }))
+
+  it.effect("update cannot activate an archived user", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const id = yield* insertUser({ email: "a@archived-update.test", status: "archived" })
+      const response = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { active: true } } })
+      expect(response.status).toBe(422)
+      expect(response.body).toEqual({ errors: { active: ["cannot be changed while the user is archived"] } })
+    }))
+
+  it.effect("delete erases personal data, records it, and hides the user everywhere", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const sql = yield* SqlClient.SqlClient
+      const id = yield* insertUser({ email: "erase.me@delete.test", first_name: "Erin", last_name: "Rase" })
+      const theirs = yield* signIn("erase.me@delete.test", password)
+      const response = yield* request("DELETE", `/v1/admin/clinic/users/${id}`, { token })
+      expect(response.status).toBe(204)
+      expect(response.body).toBeUndefined()
+      const [row] = yield* sql<{ first_name: string; last_name: string; email: string; deleted_at: Date | null }>`
+        SELECT first_name, last_name, email, deleted_at FROM users WHERE id = ${id}`
+      expect(row).toMatchObject({ first_name: "Deleted", last_name: "user" })
+      expect(row?.email).not.toContain("erase.me")
+      expect(row?.deleted_at).not.toBeNull()
+      expect(yield* auditActions(id)).toContain("user.delete")
+      expect((yield* request("GET", "/v1/admin/clinic/users/1", { token: theirs })).status).toBe(401)
+
+      for (const [method, url] of [
+        ["GET", `/v1/admin/clinic/users/${id}`],
+        ["DELETE", `/v1/admin/clinic/users/${id}`],
+        ["POST", `/v1/admin/clinic/users/${id}/archive`],
+        ["POST", `/v1/admin/clinic/users/${id}/unarchive`]
+      ] as const) {
+        const gone = yield* request(method, url, { token })
+        expect(gone.status).toBe(404)
+        expect(gone.body).toEqual({ errors: "User not found" })
+      }
+      const gone = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { first_name: "Back" } } })
+      expect(gone.status).toBe(404)
+      const all = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "deleted", page_size: "100" })}`, { token })
+      expect(listed(all.body).users.map((u) => u.id)).not.toContain(id)
+      const filtered = yield* request("POST", "/v1/admin/clinic/users/filter_users", { token, body: { page_size: 100, filters: { active: false } } })
+      expect(listed(filtered.body).users.map((u) => u.id)).not.toContain(id)
+    }))
+})
+
+describe("admin dashboard", () => {
+  layer(TestApp())((it) => {
+    it.effect("counts live users and shows recent activity newest first", () =>
+      Effect.gen(function*() {
+        // "Now" is mid-May 2030; the month starts on 1 May at 00:00Z.
+        yield* TestClock.setTime(Date.parse("2030-05-15T12:00:00.000Z"))
+        const token = yield* signIn()
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE users SET created_at = '2030-01-01T00:00:00Z'`
+        yield* insertUser({ email: "p1@dash.test", role: "provider", clinical: true, created_at: "2030-05-01T00:00:00.000Z" })
+        yield* insertUser({ email: "p2@dash.test", role: "provider", status: "inactive", created_at: "2030-04-30T23:59:59.999Z" })
+        const archivedId = yield* insertUser({ email: "c@dash.test", clinical: true, created_at: "2030-05-10T00:00:00.000Z" })
+        const deletedId = yield* insertUser({ email: "d@dash.test", role: "provider", clinical: true, created_at: "2030-05-11T00:00:00.000Z" })
+
+        expect((yield* request("DELETE", `/v1/admin/clinic/users/${deletedId}`, { token })).status).toBe(204)
+        expect((yield* request("POST", `/v1/admin/clinic/users/${archivedId}/archive`, { token })).status).toBe(200)
+        expect((yield* request("POST", `/v1/admin/clinic/users/${archivedId}/unarchive`, { token })).status).toBe(200)
+        expect((yield* request("POST", `/v1/admin/clinic/users/${archivedId}/archive`, { token })).status).toBe(200)
+
+        const response = yield* request("GET", "/v1/admin/users/dashboard", { token })
+        expect(response.status).toBe(200)
+        const body = response.body as Record<string, unknown> & { recent_activity: Array<{ user_id: number | null; action: string; timestamp: string }> }
+        expect(body).toMatchObject({
+          total_users: 4, // admin, p1, p2, c (archived still counts; deleted does not)
+          active_users: 2, // admin, p1
+          new_users_this_month: 2, // p1, c
+          clinical_users: 2, // p1, c
+          provider_users: 2 // p1, p2
+        })
+        expect(body.recent_activity.slice(0, 4).map((a) => a.action)).toEqual(["user.archive", "user.unarchive", "user.archive", "user.delete"])
+        expect(body.recent_activity[0]).toEqual({ user_id: 1, action: "user.archive", timestamp: "2030-05-15T12:00:00.000Z" })
+        expect(body.recent_activity.length).toBeLessThanOrEqual(20)
+
+        // The month boundary follows the clock.
+        yield* TestClock.setTime(Date.parse("2030-06-01T00:00:00.000Z"))
+        const june = yield* request("GET", "/v1/admin/users/dashboard", { token })
+        expect((june.body as { new_users_this_month: number }).new_users_this_month).toBe(0)
+      }))
+  })
+})
