@@ -186,14 +186,19 @@ if (isMain) {
     console.error("DATABASE_URL is required (a database the app has already migrated)")
     process.exit(2)
   }
-  const result = await generateUsers(databaseUrl, {
-    count: Number(values.count),
-    seed: Number(values.seed),
-    adminEmail: values["admin-email"],
-    adminPassword: values["admin-password"]
-  })
-  console.log(
-    `inserted ${result.userIds.length} users (ids ${result.userIds[0]}..${result.userIds.at(-1)}; ` +
-      `bench admin ${result.adminEmail} id ${result.adminId}) in ${Math.round(result.elapsedMs)} ms`
-  )
+  try {
+    const result = await generateUsers(databaseUrl, {
+      count: Number(values.count),
+      seed: Number(values.seed),
+      adminEmail: values["admin-email"],
+      adminPassword: values["admin-password"]
+    })
+    console.log(
+      `inserted ${result.userIds.length} users (ids ${result.userIds[0]}..${result.userIds.at(-1)}; ` +
+        `bench admin ${result.adminEmail} id ${result.adminId}) in ${Math.round(result.elapsedMs)} ms`
+    )
+  } catch (error) {
+    console.error(`generate failed: ${error instanceof Error ? error.message : String(error)}`)
+    process.exitCode = 1
+  }
 }

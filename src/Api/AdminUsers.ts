@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { IsoTimestamp } from "../Domain/Time.js"
 import { Role, User, UserStatus } from "../Domain/User.js"
-import { NotFound, reportAllErrors, ValidationFailed } from "./Errors.js"
+import { NotFound, reportAllErrors, reportAllErrorsInClass, ValidationFailed } from "./Errors.js"
 import { maxPageSize, PageSizeQuery, Pagination } from "./Pagination.js"
 import { Email, IdParam, IsoDate, Name, ShortText, SortDir } from "./Schemas.js"
 import { AdminAuthentication } from "./Security.js"
@@ -51,7 +51,7 @@ export class UserFilterRequest extends Schema.Class<UserFilterRequest>("UserFilt
   })),
   page: Schema.optional(PageNumber),
   page_size: Schema.optional(PageNumber.annotations({ description: `Clamped to ${maxPageSize}` }))
-}, reportAllErrors) {}
+}, reportAllErrorsInClass) {}
 
 export class AdminUpdateUserRequest extends Schema.Class<AdminUpdateUserRequest>("AdminUpdateUserRequest")({
   user: Schema.Struct({
@@ -63,7 +63,7 @@ export class AdminUpdateUserRequest extends Schema.Class<AdminUpdateUserRequest>
     active: Schema.optional(Schema.Boolean),
     clinical: Schema.optional(Schema.Boolean)
   })
-}, reportAllErrors) {}
+}, reportAllErrorsInClass) {}
 
 export class AdminUserResponse extends Schema.Class<AdminUserResponse>("AdminUserResponse")({ user: AdminUser }) {}
 

@@ -130,3 +130,6 @@ export const validationFailure = (area: Area, fields: FieldMessages): Validation
  * unknown extra fields are ignored.
  */
 export const reportAllErrors = { parseOptions: { errors: "all", onExcessProperty: "ignore" } } as const
+
+/** `reportAllErrors` for a `Schema.Class` body: the options must sit on its encoded struct. */
+export const reportAllErrorsInClass = [undefined, undefined, reportAllErrors] as const

@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { UserId } from "../Domain/Ids.js"
 import { Role, User } from "../Domain/User.js"
-import { Forbidden, NotFound, reportAllErrors, TooManyRequests, Unauthorized, ValidationFailed } from "./Errors.js"
+import { Forbidden, NotFound, reportAllErrors, reportAllErrorsInClass, TooManyRequests, Unauthorized, ValidationFailed } from "./Errors.js"
 import { PageSizeQuery, Pagination } from "./Pagination.js"
 import {
   Email, IdParam, IsoDate, Language, Message, Name, Password, RequiredString, ShortText
@@ -11,7 +11,7 @@ import { AdminAuthentication, Authentication } from "./Security.js"
 
 export class SignInRequest extends Schema.Class<SignInRequest>("SignInRequest")({
   user: Schema.Struct({ email: RequiredString, password: RequiredString })
-}, reportAllErrors) {}
+}, reportAllErrorsInClass) {}
 
 export class SignInResponse extends Schema.Class<SignInResponse>("SignInResponse")({
   token: Schema.String.annotations({ description: "Send as the X-User-Token header" }),
@@ -34,7 +34,7 @@ export class RegisterRequest extends Schema.Class<RegisterRequest>("RegisterRequ
   template: Schema.optional(Schema.Boolean),
   clinical: Schema.optional(Schema.Boolean),
   native_signup: Schema.optional(Schema.Boolean)
-}, reportAllErrors) {}
+}, reportAllErrorsInClass) {}
 
 /** Same fields as registration, all optional; `role`, `active`, `confirmed` are admin-only. */
 export class UpdateUserRequest extends Schema.Class<UpdateUserRequest>("UpdateUserRequest")({
@@ -53,7 +53,7 @@ export class UpdateUserRequest extends Schema.Class<UpdateUserRequest>("UpdateUs
   template: Schema.optional(Schema.Boolean),
   clinical: Schema.optional(Schema.Boolean),
   native_signup: Schema.optional(Schema.Boolean)
-}, reportAllErrors) {}
+}, reportAllErrorsInClass) {}
 
 export class UserResponse extends Schema.Class<UserResponse>("UserResponse")({ user: User }) {}
 
@@ -65,7 +65,7 @@ export class UserList extends Schema.Class<UserList>("UserList")({
 export class ConfirmationRequest extends Schema.Class<ConfirmationRequest>("ConfirmationRequest")({
   user_id: Schema.Int,
   confirmation_code: RequiredString
-}, reportAllErrors) {}
+}, reportAllErrorsInClass) {}
 
 export class ConfirmationResponse extends Schema.Class<ConfirmationResponse>("ConfirmationResponse")({
   verified: Schema.Boolean,
@@ -79,11 +79,11 @@ export class ConfirmationResponse extends Schema.Class<ConfirmationResponse>("Co
 export class ResendConfirmationRequest extends Schema.Class<ResendConfirmationRequest>("ResendConfirmationRequest")({
   user_id: Schema.optional(Schema.Int),
   email: Schema.optional(Schema.String)
-}, reportAllErrors) {}
+}, reportAllErrorsInClass) {}
 
 export class EmailCheckRequest extends Schema.Class<EmailCheckRequest>("EmailCheckRequest")({
   email: RequiredString
-}, reportAllErrors) {}
+}, reportAllErrorsInClass) {}
 
 export class EmailCheckResponse extends Schema.Class<EmailCheckResponse>("EmailCheckResponse")({
   has_account: Schema.Boolean
@@ -91,7 +91,7 @@ export class EmailCheckResponse extends Schema.Class<EmailCheckResponse>("EmailC
 
 export class PasswordResetRequest extends Schema.Class<PasswordResetRequest>("PasswordResetRequest")({
   email: RequiredString
-}, reportAllErrors) {}
+}, reportAllErrorsInClass) {}
 
 export class PasswordResetValidation extends Schema.Class<PasswordResetValidation>("PasswordResetValidation")({
   valid: Schema.Boolean
@@ -100,7 +100,7 @@ export class PasswordResetValidation extends Schema.Class<PasswordResetValidatio
 export class PasswordResetSubmission extends Schema.Class<PasswordResetSubmission>("PasswordResetSubmission")({
   token: RequiredString,
   password: Password
-}, reportAllErrors) {}
+}, reportAllErrorsInClass) {}
 
 const idPath = Schema.Struct({ id: IdParam })
 const optionalToken = Schema.Struct({ "x-user-token": Schema.optional(Schema.String) })

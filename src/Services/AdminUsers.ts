@@ -13,6 +13,7 @@ import {
   type UserSortColumn
 } from "../Api/AdminUsers.js"
 import { type PageRequest, paginationOf } from "../Api/Pagination.js"
+import { normalizePhone } from "../Domain/Phone.js"
 import { Role, UserStatus } from "../Domain/User.js"
 import { AuditLog } from "./AuditLog.js"
 import { UserLifecycle } from "./UserLifecycle.js"
@@ -33,10 +34,11 @@ export class UserRejected extends Schema.TaggedError<UserRejected>()("UserReject
 export const rejectionMessages = {
   emailTaken: "has already been taken",
   ownRole: "cannot be changed on your own account",
-  ownActive: "cannot be turned off on your own account",
+  ownActive: "cannot be changed on your own account",
   ownArchive: "cannot archive your own account",
   ownDelete: "cannot delete your own account",
   archivedActive: "cannot be changed while the user is archived",
+  phone: "is invalid",
   notArchived: "is not archived",
   dateRange: "start_date must not be after end_date"
 } as const
@@ -83,6 +85,17 @@ const isUniqueViolation = (error: SqlError.SqlError): boolean => {
 
 const startOfDay = (day: string) => new Date(`${day}T00:00:00.000Z`)
 const startOfNextDay = (day: string) => new Date(startOfDay(day).getTime() + 24 * 60 * 60 * 1000)
+
+/** Phone as E.164 (as registration stores it); blank clears it; undefined leaves it. */
+const phoneOf = (input: string | null | undefined): Effect.Effect<string | null | undefined, UserRejected> => {
+  if (input === undefined) return Effect.succeed(undefined)
+  const trimmed = input?.trim() ?? ""
+  if (trimmed === "") return Effect.succeed(null)
+  return Option.match(normalizePhone(trimmed), {
+    onNone: () => Effect.fail(new UserRejected({ field: "phone", message: rejectionMessages.phone })),
+    onSome: Effect.succeed
+  })
+}
 
 const blankToNull = (s: string | null | undefined): string | null => {
   const trimmed = s?.trim() ?? ""
@@ -198,6 +211,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
           if (changes.active === false) return yield* new UserRejected({ field: "active", message: rejectionMessages.ownActive })
         }
         const email = changes.email?.trim()
+        const phone = yield* phoneOf(changes.phone)
         const row = yield* sql.withTransaction(Effect.gen(function*() {
           const current = yield* findLive(id, true)
           if (actorId === id && changes.role !== undefined && changes.role !== current.role) {
@@ -214,11 +228,10 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
           }
           const role = changes.role ?? current.role
           const status = activeChanged ? (changes.active ? "active" : "inactive") : current.status
-          const phone = changes.phone === undefined ? current.phone : blankToNull(changes.phone)
           const updated = yield* sql<UserRow>`UPDATE users SET
               first_name = ${changes.first_name?.trim() ?? current.first_name},
               last_name = ${changes.last_name?.trim() ?? current.last_name},
-              email = ${email ?? current.email}, phone = ${phone}, role = ${role}, status = ${status},
+              email = ${email ?? current.email}, phone = ${phone === undefined ? current.phone : phone}, role = ${role}, status = ${status},
               clinical = ${changes.clinical ?? current.clinical}, updated_at = now()
             WHERE id = ${id} RETURNING ${columns}`
           if (activeChanged && !changes.active) yield* lifecycle.revokeSessions(id)
@@ -240,7 +253,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
     /** Permanent deletion (personal data erased); see `UserLifecycle.erase`. */
     const remove = (actorId: number, id: number) =>
       Effect.gen(function*() {
-        if (actorId === id) return yield* new UserRejected({ field: "base", message: rejectionMessages.ownDelete })
+        if (actorId === id) return yield* new UserRejected({ field: "id", message: rejectionMessages.ownDelete })
         const erased = yield* lifecycle.erase(actorId, id)
         if (!erased) return yield* new UserNotFound({ userId: id })
       }).pipe(Effect.withSpan("AdminUsers.delete", { attributes: { "user.id": id, "actor.id": actorId } }))
@@ -248,7 +261,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
     /** Soft delete; archiving an archived user changes nothing and returns it. */
     const archive = (actorId: number, id: number) =>
       Effect.gen(function*() {
-        if (actorId === id) return yield* new UserRejected({ field: "base", message: rejectionMessages.ownArchive })
+        if (actorId === id) return yield* new UserRejected({ field: "id", message: rejectionMessages.ownArchive })
         return yield* sql.withTransaction(Effect.gen(function*() {
           const current = yield* findLive(id, true)
           if (current.status === "archived") return toAdminUser(current)
