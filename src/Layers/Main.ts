@@ -3,7 +3,7 @@
  * HTTP. The HTTP server layer is built last, so it listens only once migrations are done and the
  * app is attached: no request can arrive at a half-built service.
  */
-import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import { Headers, HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -49,6 +49,8 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
     Layer.provide(BodyLimitLive),
     Layer.provide(ApiLive),
     withoutPlatformTracer,
+    // Should any platform tracer or logger print headers, the token is redacted like Authorization.
+    (layer) => Layer.locallyWith(layer, Headers.currentRedactedNames, (names) => [...names, "x-user-token"]),
     Layer.provideMerge(server)
   )
 

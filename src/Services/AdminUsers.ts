@@ -207,8 +207,8 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
     /** Admin update; `actorId` is the caller, who may not demote or deactivate themselves. */
     const update = (actorId: number, id: number, changes: UserChanges) =>
       Effect.gen(function*() {
-        if (actorId === id) {
-          if (changes.active === false) return yield* new UserRejected({ field: "active", message: rejectionMessages.ownActive })
+        if (actorId === id && changes.active === false) {
+          return yield* new UserRejected({ field: "active", message: rejectionMessages.ownActive })
         }
         const email = changes.email?.trim()
         const phone = yield* phoneOf(changes.phone)

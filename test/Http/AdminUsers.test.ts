@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect, Fiber, TestClock } from "effect"
 import type { Role, UserStatus } from "../../src/Domain/User.js"
 import { hashPassword } from "../../src/Services/Passwords.js"
 import { request, signIn, TestApp } from "../support/app.js"
@@ -324,12 +324,20 @@ layer(TestApp())("admin users", (it) => {
       expect(same.status).toBe(200)
       expect(userOf(same.body).email).toBe("MINE@email.test")
 
-      // Two users racing for one new address: the unique index decides, the loser gets the same 422.
+      // A racing transaction takes the address after the pre-check passed: the unique index decides
+      // and the violation becomes the same 422.
+      const sql = yield* SqlClient.SqlClient
       const other = yield* insertUser({ email: "other@email.test" })
-      const raced = yield* Effect.all([id, other].map((target) =>
-        request("PUT", `/v1/admin/clinic/users/${target}`, { token, body: { user: { email: "raced@email.test" } } })), { concurrency: 2 })
-      expect(raced.map((r) => r.status).sort()).toEqual([200, 422])
-      expect(raced.find((r) => r.status === 422)?.body).toEqual({ errors: { email: ["has already been taken"] } })
+      const raced = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`UPDATE users SET email = 'raced@email.test' WHERE id = ${other}`
+        const pending = yield* Effect.fork(
+          request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { email: "raced@email.test" } } })
+        )
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 500)))
+        return pending
+      })).pipe(Effect.flatMap(Fiber.join))
+      expect(raced.status).toBe(422)
+      expect(raced.body).toEqual({ errors: { email: ["has already been taken"] } })
     }))
 
   it.effect("an admin cannot change their own role, deactivate, archive or delete themselves", () =>
