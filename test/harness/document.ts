@@ -1,0 +1,131 @@
+/**
+ * Reading the OpenAPI document: the list of operations the harness must cover, with what each
+ * one declares (parameters, body, statuses, security) and what the spec's rules make of it
+ * (admin-only, area). Everything here comes from the document and the two spec texts, never
+ * from the server's own code, so drift between the code and the document shows.
+ */
+
+/** A JSON Schema as the document holds it (2020-12 dialect, `$ref`s into `#/components`). */
+export type JsonSchema = { readonly [keyword: string]: unknown }
+
+export interface Parameter {
+  readonly name: string
+  readonly in: "path" | "query" | "header" | "cookie"
+  readonly required: boolean
+  readonly schema: JsonSchema
+  readonly description?: string
+}
+
+export interface OpenApiDocument {
+  readonly openapi: string
+  readonly paths: Record<string, Record<string, RawOperation>>
+  readonly components?: { readonly schemas?: Record<string, JsonSchema>; readonly securitySchemes?: Record<string, JsonSchema> }
+}
+
+interface RawOperation {
+  readonly operationId?: string
+  readonly parameters?: ReadonlyArray<Parameter>
+  readonly security?: ReadonlyArray<Record<string, ReadonlyArray<string>>>
+  readonly requestBody?: { readonly required?: boolean; readonly content?: Record<string, { readonly schema?: JsonSchema }> }
+  readonly responses?: Record<string, { readonly content?: Record<string, { readonly schema?: JsonSchema }> }>
+}
+
+/** Which spec document governs an endpoint, and so which error body shapes it uses. */
+export type Area = "general" | "ecm"
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+
+export interface Operation {
+  /** `operationId`, or `METHOD /path` when the document has none. */
+  readonly id: string
+  readonly method: HttpMethod
+  /** Path template as the document writes it: `/v1/users/{id}`. */
+  readonly path: string
+  readonly parameters: ReadonlyArray<Parameter>
+  /** JSON request body schema, when the operation takes one. */
+  readonly body: JsonSchema | undefined
+  readonly bodyRequired: boolean
+  /** Declared response statuses and the JSON schema of each (undefined: no content). */
+  readonly responses: ReadonlyMap<number, JsonSchema | undefined>
+  /** The header carrying the user token, when the operation requires one. */
+  readonly tokenHeader: string | undefined
+  /** Admin role required: spec rules "Endpoints under /v1/admin require the admin role" and "DELETE /v1/users/{id} needs admin". */
+  readonly adminOnly: boolean
+  readonly area: Area
+}
+
+const methods: ReadonlyArray<HttpMethod> = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+/**
+ * The ECM document's endpoints (ECM §4): `/v1/clinic/ecm/…`, `/v1/admin/clinic/ecm/…`,
+ * `/v1/clinic/patients/ecm/…` and the telephony webhooks. Every other path is the general area.
+ */
+export const areaOf = (path: string): Area =>
+  /^\/v1\/(?:admin\/)?clinic\/(?:ecm|patients\/ecm|webhooks)(?:\/|$)/.test(path) ? "ecm" : "general"
+
+/** General §5.3: admin endpoints, and DELETE /v1/users/{id}. */
+export const isAdminOnly = (method: HttpMethod, path: string): boolean =>
+  path.startsWith("/v1/admin/") || (method === "DELETE" && /^\/v1\/users\/\{[^}]+\}$/.test(path))
+
+const jsonSchemaOf = (content: Record<string, { readonly schema?: JsonSchema }> | undefined): JsonSchema | undefined =>
+  content?.["application/json"]?.schema
+
+/** The header name of the first apiKey scheme an operation requires. */
+const tokenHeaderOf = (document: OpenApiDocument, operation: RawOperation): string | undefined => {
+  const security = operation.security ?? []
+  for (const requirement of security) {
+    for (const scheme of Object.keys(requirement)) {
+      const declared = document.components?.securitySchemes?.[scheme]
+      if (declared?.type === "apiKey" && declared.in === "header" && typeof declared.name === "string") return declared.name
+    }
+  }
+  return undefined
+}
+
+/** Every operation of the document, in document order. */
+export const operationsOf = (document: OpenApiDocument): ReadonlyArray<Operation> =>
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    methods.flatMap((method): Array<Operation> => {
+      const raw = item[method.toLowerCase()]
+      if (raw === undefined) return []
+      const responses = new Map<number, JsonSchema | undefined>()
+      for (const [status, response] of Object.entries(raw.responses ?? {})) {
+        responses.set(Number(status), jsonSchemaOf(response.content))
+      }
+      return [{
+        id: raw.operationId ?? `${method} ${path}`,
+        method,
+        path,
+        parameters: raw.parameters ?? [],
+        body: jsonSchemaOf(raw.requestBody?.content),
+        bodyRequired: raw.requestBody?.required ?? false,
+        responses,
+        tokenHeader: tokenHeaderOf(document, raw),
+        adminOnly: isAdminOnly(method, path),
+        area: areaOf(path)
+      }]
+    })
+  )
+
+/** Follows `$ref`s (`#/components/...`) until a schema without one. */
+export const resolve = (document: OpenApiDocument, schema: JsonSchema): JsonSchema => {
+  let current = schema
+  for (let hops = 0; typeof current.$ref === "string"; hops++) {
+    if (hops > 32) throw new Error(`$ref cycle at ${current.$ref}`)
+    const target = (current.$ref as string).replace(/^#\//, "").split("/").reduce<unknown>(
+      (node, key) => (node as Record<string, unknown> | undefined)?.[key.replace(/~1/g, "/").replace(/~0/g, "~")],
+      document
+    ) as JsonSchema | undefined
+    if (target === undefined) throw new Error(`unresolved $ref ${current.$ref}`)
+    // Keywords beside a $ref (2020-12) narrow the target: keep them.
+    const { $ref: _ref, ...siblings } = current
+    current = { ...target, ...siblings }
+  }
+  return current
+}
+
+/** The path parameters of a template, in order: `/a/{x}/b/{y}` -> `["x", "y"]`. */
+export const pathParameterNames = (template: string): ReadonlyArray<string> =>
+  [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!)
+
+export const describeOperation = (operation: Operation): string => `${operation.method} ${operation.path} (${operation.id})`
