@@ -8,7 +8,7 @@
  * logs; autocannon runs in this process on loopback, alternating app / bare each round.
  *
  * Flags (or env): --duration (BENCH_DURATION, s per run, default 5), --rounds (BENCH_ROUNDS, 3),
- * --connections (BENCH_CONNECTIONS, 50), --warmup (BENCH_WARMUP, s, 4), --users (BENCH_USERS,
+ * --connections (BENCH_CONNECTIONS, 50), --warmup (BENCH_WARMUP, s, 8), --users (BENCH_USERS,
  * 10000), --pool (DB_POOL_SIZE, 10), --profile (BENCH_PROFILE=1: run the app under `--cpu-prof`
  * and print where its CPU time went; the .cpuprofile is kept for Chrome DevTools / speedscope).
  */
@@ -33,7 +33,7 @@ const { values: flags } = parseArgs({
     duration: { type: "string", default: process.env.BENCH_DURATION ?? "5" },
     rounds: { type: "string", default: process.env.BENCH_ROUNDS ?? "3" },
     connections: { type: "string", default: process.env.BENCH_CONNECTIONS ?? "50" },
-    warmup: { type: "string", default: process.env.BENCH_WARMUP ?? "4" },
+    warmup: { type: "string", default: process.env.BENCH_WARMUP ?? "8" },
     users: { type: "string", default: process.env.BENCH_USERS ?? "10000" },
     pool: { type: "string", default: process.env.DB_POOL_SIZE ?? "10" },
     profile: { type: "boolean", default: process.env.BENCH_PROFILE === "1" }
@@ -509,8 +509,8 @@ const printTable = (rounds: ReadonlyArray<{ app: Measured; bare: Measured }>) =>
     fmt(med((r) => r.app.reqPerSec)),
     fmt(med((r) => r.bare.reqPerSec)),
     fmt(med((r) => r.app.reqPerSec / r.bare.reqPerSec), 2),
-    `${med((r) => r.app.p50)} / ${med((r) => r.app.p99)}`,
-    `${med((r) => r.bare.p50)} / ${med((r) => r.bare.p99)}`,
+    `${fmt(med((r) => r.app.p50))} / ${fmt(med((r) => r.app.p99))}`,
+    `${fmt(med((r) => r.bare.p50))} / ${fmt(med((r) => r.bare.p99))}`,
     `${us(med((r) => r.app.cpuPerRequest ?? Number.NaN))} / ${us(med((r) => r.bare.cpuPerRequest ?? Number.NaN))}`,
     pct(med((r) => r.app.cpu ?? Number.NaN)),
     pct(med((r) => r.bare.cpu ?? Number.NaN)),

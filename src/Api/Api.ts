@@ -28,6 +28,32 @@ const dropDefaultDecodeError = (spec: Record<string, any>): Record<string, any> 
   return spec
 }
 
+/**
+ * Request bodies ignore unknown fields (docs/spec-decisions.md), but the generated JSON Schema of
+ * every struct says `additionalProperties: false`: drop it from the schemas request bodies use, so
+ * the document does not call valid requests invalid. Response schemas keep it.
+ */
+const allowUnknownRequestFields = (spec: Record<string, any>): Record<string, any> => {
+  const components: Record<string, any> = spec.components?.schemas ?? {}
+  const visited = new Set<unknown>()
+  const open = (schema: unknown): void => {
+    if (typeof schema !== "object" || schema === null || visited.has(schema)) return
+    visited.add(schema)
+    const node = schema as Record<string, any>
+    if (typeof node.$ref === "string") open(components[node.$ref.replace("#/components/schemas/", "")])
+    if (node.additionalProperties === false) delete node.additionalProperties
+    for (const key of ["properties", "patternProperties", "$defs"]) Object.values(node[key] ?? {}).forEach(open)
+    for (const key of ["items", "additionalProperties", "not"]) open(node[key])
+    for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"]) (node[key] ?? []).forEach(open)
+  }
+  for (const path of Object.values<Record<string, any>>(spec.paths ?? {})) {
+    for (const operation of Object.values<Record<string, any>>(path)) {
+      for (const media of Object.values<Record<string, any>>(operation?.requestBody?.content ?? {})) open(media.schema)
+    }
+  }
+  return spec
+}
+
 export class Api extends HttpApi.make("care-coordination-api")
   .add(UsersApi)
   .add(AdminUsersApi)
@@ -38,6 +64,6 @@ export class Api extends HttpApi.make("care-coordination-api")
     title: "Care Coordination API",
     version: "1",
     description: "ECM care coordination and clinic back office. Authenticate with the X-User-Token header.",
-    transform: dropDefaultDecodeError
+    transform: (spec) => allowUnknownRequestFields(dropDefaultDecodeError(spec))
   }))
 {}

@@ -311,6 +311,11 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         }
         const current = yield* users.findById(userId)
         if (Option.isNone(current)) return yield* Effect.fail(notFound("User"))
+        const wasActive = current.value.status === "active"
+        const activeChanges = fields.active !== undefined && fields.active !== wasActive
+        if (activeChanges && current.value.status === "archived") {
+          return yield* Effect.fail(invalidField("active", "cannot be changed while the user is archived"))
+        }
         const phone = yield* phoneField(fields.phone)
         if (fields.email !== undefined) {
           const owner = yield* users.findByEmail(fields.email)
@@ -331,17 +336,20 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         set("template", request.template)
         set("clinical", request.clinical)
         set("native_signup", request.native_signup)
-        if (fields.active !== undefined) changes.status = fields.active ? "active" : "inactive"
+        // Only a change of the boolean moves the status, so pending or suspended users keep theirs.
+        if (activeChanges) changes.status = fields.active ? "active" : "inactive"
         const row = yield* sql.withTransaction(Effect.gen(function*() {
           const [updated] = Object.keys(changes).length === 0
             ? [current.value]
             : yield* sql<UserRow>`UPDATE users SET ${sql.update(changes)}, updated_at = now() WHERE id = ${userId} RETURNING ${columns}`
-          if (fields.active === false || passwordHash !== undefined && caller.id !== userId) yield* lifecycle.revokeSessions(userId)
+          if ((activeChanges && fields.active === false) || (passwordHash !== undefined && caller.id !== userId)) {
+            yield* lifecycle.revokeSessions(userId)
+          }
           yield* audit.record({ actorId: caller.id, action: "user.update", targetType: "user", targetId: userId })
           if (fields.role !== undefined && fields.role !== current.value.role) {
             yield* audit.record({ actorId: caller.id, action: "user.role_change", targetType: "user", targetId: userId })
           }
-          if (fields.active !== undefined && fields.active !== (current.value.status === "active")) {
+          if (activeChanges) {
             yield* audit.record({ actorId: caller.id, action: "user.active_change", targetType: "user", targetId: userId })
           }
           return updated!

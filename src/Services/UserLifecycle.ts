@@ -25,7 +25,9 @@ export class UserLifecycle extends Effect.Service<UserLifecycle>()("app/UserLife
     /** Sets the status of a live (not deleted) user; None when there is no such user. */
     const setStatus = (userId: number, status: UserStatus, extra: { readonly rememberForUnarchive?: boolean } = {}) =>
       sql<UserRow>`UPDATE users SET status = ${status}, updated_at = now(),
-          status_before_archive = ${extra.rememberForUnarchive ? sql`status` : sql`status_before_archive`}
+          status_before_archive = ${extra.rememberForUnarchive
+            ? sql`CASE WHEN status = 'archived' THEN status_before_archive ELSE status END`
+            : sql`status_before_archive`}
         WHERE id = ${userId} AND deleted_at IS NULL RETURNING ${columns}`.pipe(
         Effect.map((rows) => Option.fromNullable(rows[0])),
         Effect.orDie
@@ -47,12 +49,12 @@ export class UserLifecycle extends Effect.Service<UserLifecycle>()("app/UserLife
     /** Soft delete: status archived, sign-in refused, reversible. */
     const archive = (actorId: number, userId: number) => transition(actorId, userId, "user.archive", "archived", true)
 
-    /** Back to the status held before archiving (active when unknown). */
+    /** Back to the status held before archiving (active when unknown); None unless archived. */
     const unarchive = (actorId: number, userId: number) =>
       sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql<UserRow>`UPDATE users SET status = COALESCE(status_before_archive, 'active'),
             status_before_archive = NULL, updated_at = now()
-          WHERE id = ${userId} AND deleted_at IS NULL RETURNING ${columns}`
+          WHERE id = ${userId} AND deleted_at IS NULL AND status = 'archived' RETURNING ${columns}`
         const row = Option.fromNullable(rows[0])
         if (Option.isSome(row)) yield* audit.record({ actorId, action: "user.unarchive", targetType: "user", targetId: userId })
         return row

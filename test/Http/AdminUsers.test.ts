@@ -308,8 +308,7 @@ layer(TestApp())("admin users", (it) => {
       expect(missing.body).toEqual({ errors: "User not found" })
       const invalid = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { email: "nope", role: "wizard", first_name: " " } } })
       expect(invalid.status).toBe(422)
-      // Only the first invalid field is reported until AdminUpdateUserRequest reports all errors.
-      expect(invalid.body).toMatchObject({ errors: { first_name: ["can't be blank"] } })
+      expect(invalid.body).toEqual({ errors: { email: ["is invalid"], role: ["is not included in the list"], first_name: ["can't be blank"] } })
     }))
 
   it.effect("update refuses an email already taken, whatever its case", () =>

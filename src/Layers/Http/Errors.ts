@@ -48,10 +48,19 @@ export const fieldName = (path: ReadonlyArray<PropertyKey>): string => {
     typeof segment === "number" ? `${name}[${segment}]` : name === "" ? String(segment) : `${name}.${String(segment)}`, "")
 }
 
-/** One message per field: a value that fails to decode fails every inner check after it too. */
+/**
+ * One message per field: a value that fails to decode fails every inner check after it too.
+ * An issue on a parent path only echoes its children's (an optional wrapper reports "is invalid"
+ * for `filters` when `filters.roles[0]` is wrong), so it is dropped when a deeper one exists.
+ */
 export const fieldMessages = (issues: ReadonlyArray<Pick<ArrayIssue, "_tag" | "message" | "path">>): FieldMessages => {
+  const isPrefix = (parent: ReadonlyArray<PropertyKey>, child: ReadonlyArray<PropertyKey>) =>
+    parent.length < child.length && parent.every((segment, i) => segment === child[i])
   const fields: Record<string, Array<string>> = {}
-  for (const issue of issues) fields[fieldName(issue.path)] ??= [humanMessage(issue)]
+  for (const issue of issues) {
+    if (issues.some((other) => isPrefix(issue.path, other.path))) continue
+    fields[fieldName(issue.path)] ??= [humanMessage(issue)]
+  }
   return fields
 }
 
