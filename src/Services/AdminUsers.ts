@@ -17,7 +17,7 @@ import { normalizePhone } from "../Domain/Phone.js"
 import { Role, UserStatus } from "../Domain/User.js"
 import { AuditLog } from "./AuditLog.js"
 import { UserLifecycle } from "./UserLifecycle.js"
-import { toUser, userColumns, type UserRow } from "./UsersRepo.js"
+import { userColumns, userFields, type UserRow } from "./UsersRepo.js"
 
 /** Default page size of the admin user lists: as GET /v1/users (general §8). */
 export const adminUsersPageSize = 50
@@ -48,7 +48,7 @@ export const rejectionMessages = {
  * do not exist yet; once they do, this becomes the user's patient record `{id, active}`.
  */
 export const toAdminUser = (row: UserRow): AdminUser =>
-  AdminUser.make({ ...toUser(row), status: row.status, last_login: row.last_login, patient: null })
+  AdminUser.make({ ...userFields(row), status: row.status, last_login: row.last_login, patient: null }, true)
 
 /** What a list shows: the live (neither deleted nor archived) users, or the archived ones. */
 export interface UserCriteria {
@@ -201,7 +201,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
       findLive(id).pipe(
         Effect.map(toAdminUser),
         Effect.catchTag("SqlError", Effect.die),
-        Effect.withSpan("AdminUsers.show", { attributes: { "user.id": id } })
+        Effect.withSpan("AdminUsers.show", { attributes: { "user.id": id }, captureStackTrace: false })
       )
 
     /** Admin update; `actorId` is the caller, who may not demote or deactivate themselves. */
