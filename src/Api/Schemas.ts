@@ -2,9 +2,14 @@
 import { Schema } from "effect"
 import { IsoDate } from "../Domain/Time.js"
 
+/** PostgreSQL text cannot hold U+0000: refuse it at the door rather than fail in the database. */
+const hasNoNullCharacter = (s: string) => !s.includes("\u0000")
+const nullCharacterMessage = { message: () => "must not contain null characters" }
+
 /** A present, non-blank string. */
 export const RequiredString = Schema.String.pipe(
-  Schema.filter((s) => s.trim().length > 0, { message: () => "can't be blank" })
+  Schema.filter((s) => s.trim().length > 0, { message: () => "can't be blank" }),
+  Schema.filter(hasNoNullCharacter, nullCharacterMessage)
 )
 
 const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
@@ -23,7 +28,10 @@ export const Password = Schema.String.pipe(
 
 /** A short free-text field (names, phone). */
 export const ShortText = (max: number) =>
-  Schema.String.pipe(Schema.filter((s) => s.length <= max, { message: () => `is too long (maximum is ${max} characters)` }))
+  Schema.String.pipe(
+    Schema.filter((s) => s.length <= max, { message: () => `is too long (maximum is ${max} characters)` }),
+    Schema.filter(hasNoNullCharacter, nullCharacterMessage)
+  )
 
 export const Name = RequiredString.pipe(
   Schema.filter((s) => s.length <= 100, { message: () => "is too long (maximum is 100 characters)" })

@@ -63,7 +63,7 @@ export class UserList extends Schema.Class<UserList>("UserList")({
 }) {}
 
 export class ConfirmationRequest extends Schema.Class<ConfirmationRequest>("ConfirmationRequest")({
-  user_id: Schema.Int,
+  user_id: UserId,
   confirmation_code: RequiredString
 }, reportAllErrorsInClass) {}
 
@@ -77,7 +77,7 @@ export class ConfirmationResponse extends Schema.Class<ConfirmationResponse>("Co
  * and `email` of an unconfirmed account (docs/spec-decisions.md).
  */
 export class ResendConfirmationRequest extends Schema.Class<ResendConfirmationRequest>("ResendConfirmationRequest")({
-  user_id: Schema.optional(Schema.Int),
+  user_id: Schema.optional(UserId),
   email: Schema.optional(Schema.String)
 }, reportAllErrorsInClass) {}
 

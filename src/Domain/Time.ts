@@ -12,7 +12,9 @@ export const IsoTimestamp = Schema.Date.annotations({
 })
 
 const isoDatePattern = /^\d{4}-\d{2}-\d{2}$/
+/** A day of the calendar PostgreSQL's `date` stores: it has no year 0 (1 BC), so 0000 is not one. */
 const isRealDate = (s: string) => {
+  if (s.startsWith("0000")) return false
   const d = new Date(`${s}T00:00:00.000Z`)
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s
 }

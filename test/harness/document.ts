@@ -128,4 +128,9 @@ export const resolve = (document: OpenApiDocument, schema: JsonSchema): JsonSche
 export const pathParameterNames = (template: string): ReadonlyArray<string> =>
   [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!)
 
-export const describeOperation = (operation: Operation): string => `${operation.method} ${operation.path} (${operation.id})`
+/** The header of the document's apiKey scheme (`X-User-Token`). */
+export const tokenHeaderName = (document: OpenApiDocument): string => {
+  const scheme = Object.values(document.components?.securitySchemes ?? {}).find((s) => s.type === "apiKey" && s.in === "header")
+  if (scheme === undefined || typeof scheme.name !== "string") throw new Error("the document declares no apiKey header scheme")
+  return scheme.name
+}

@@ -5,6 +5,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { AppConfig } from "../Config.js"
 import { errorResponse } from "./Errors.js"
+import { checkRequestBody } from "./RequestBody.js"
 
 /** `GET /health`: 200 when the database answers, 503 otherwise. */
 export const HealthLive = HttpApiBuilder.Router.use((router) =>
@@ -23,12 +24,13 @@ export const HealthLive = HttpApiBuilder.Router.use((router) =>
 /**
  * MAX_BODY_BYTES applies to every request body (default fits a 50 MB file sent as base64 JSON).
  * A declared Content-Length over the limit is refused before reading; a chunked body is cut off
- * by the platform's reader.
+ * by the platform's reader. Within the limit, the body must be in a media type the Api takes
+ * and not nested absurdly deep (./RequestBody.ts).
  */
 export const BodyLimitLive = HttpApiBuilder.middleware(
   Effect.map(AppConfig, (config) => (app) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
       Number(request.headers["content-length"] ?? 0) > config.maxBodyBytes
         ? errorResponse(payloadTooLarge())
-        : HttpIncomingMessage.withMaxBodySize(app, Option.some(config.maxBodyBytes))))
+        : HttpIncomingMessage.withMaxBodySize(checkRequestBody(request, app), Option.some(config.maxBodyBytes))))
 )

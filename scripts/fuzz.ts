@@ -1,0 +1,118 @@
+/**
+ * The quality harness as a long campaign, outside vitest: `npm run fuzz -- --runs 10000 --seed 7`.
+ * Same code as test/Harness.test.ts: the real app in-process with in-memory adapters, on a
+ * database of its own (DATABASE_URL's server, or an embedded PostgreSQL as the tests start one),
+ * then the fuzz campaign, the access matrix and the BOLA check, and a telemetry scan. Prints the
+ * figures and every class of failure with a request that reproduces it; exits 1 on any failure.
+ *
+ * Options: --runs N (default 10000), --seed S (default: the time), --concurrency C (default 4).
+ */
+import { Effect } from "effect"
+import { chmod, mkdtemp, rm } from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { parseArgs } from "node:util"
+import pg from "pg"
+import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
+import { formatAccessFailures, runAccessMatrix } from "../test/harness/access.js"
+import { HarnessApp } from "../test/harness/app.js"
+import { formatBolaFailures, noPatientsYet, patients, runBola, users } from "../test/harness/bola.js"
+import { formatReport, runCampaign } from "../test/harness/campaign.js"
+import { serverHarness } from "../test/harness/harness.js"
+import { describeHits, Telemetry } from "../test/harness/telemetry.js"
+import { makeSeeder } from "../test/harness/world.js"
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: "string", default: "10000" },
+    seed: { type: "string" },
+    concurrency: { type: "string", default: "4" }
+  }
+})
+const runs = Number(values.runs)
+const seed = values.seed === undefined ? Date.now() % 2_147_483_647 : Number(values.seed)
+const concurrency = Number(values.concurrency)
+if (!Number.isInteger(runs) || runs <= 0 || !Number.isInteger(seed) || !Number.isInteger(concurrency) || concurrency <= 0) {
+  console.error("usage: npm run fuzz -- [--runs N] [--seed S] [--concurrency C]")
+  process.exit(2)
+}
+
+const withDatabase = (url: string, database: string) => {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}
+
+const adminQuery = (serverUrl: string, text: string) =>
+  Effect.promise(async () => {
+    const client = new pg.Client({ connectionString: serverUrl })
+    await client.connect()
+    try {
+      await client.query(text)
+    } finally {
+      await client.end()
+    }
+  })
+
+/** DATABASE_URL's server, or an embedded one in a temporary directory (as test/support/globalSetup.ts). */
+const postgresServer = Effect.acquireRelease(
+  Effect.promise(async () => {
+    if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} }
+    const dir = await mkdtemp(path.join(os.tmpdir(), "cc-fuzz-"))
+    await chmod(dir, 0o755)
+    const server = await startEmbeddedPostgres({ dataDir: path.join(dir, "pg"), persistent: false })
+    return { url: server.url, stop: async () => { await server.stop(); await rm(dir, { recursive: true, force: true }) } }
+  }),
+  (server) => Effect.promise(server.stop)
+)
+
+/** An empty database of the campaign's own; the app migrates it at start. */
+const campaignDatabase = (serverUrl: string) =>
+  Effect.acquireRelease(
+    Effect.gen(function*() {
+      const name = `cc_fuzz_${process.pid}_${Date.now()}`
+      yield* adminQuery(serverUrl, `CREATE DATABASE ${name}`)
+      return name
+    }),
+    (name) => adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  ).pipe(Effect.map((name) => withDatabase(serverUrl, name)))
+
+const campaign = (telemetry: Telemetry) =>
+  Effect.gen(function*() {
+    const harness = yield* serverHarness(telemetry)
+    console.log(`${harness.operations.length} operations in the document; seed ${seed}, ${runs} requests, concurrency ${concurrency}`)
+    const report = yield* runCampaign(harness, {
+      seed,
+      runs,
+      concurrency,
+      onProgress: (sent, failures) => process.stderr.write(`\r${sent}/${runs} sent, ${failures} failures`)
+    })
+    process.stderr.write("\n")
+    console.log(formatReport(report))
+
+    const seeder = yield* makeSeeder(harness.pii, seed)
+    const access = yield* runAccessMatrix(harness, seeder, seed)
+    console.log(`\naccess matrix: ${access.operations} operations × 5 callers, ${access.failures.length} failures`)
+    if (access.failures.length > 0) console.log(formatAccessFailures(access.failures))
+
+    const bola = yield* runBola({ harness, kinds: [patients(noPatientsYet), users], newParent: seeder.user({ role: "parent" }), seed })
+    const scoped = [...bola.scoped].map(([kind, ops]) => `${kind}: ${ops.length}`).join(", ")
+    console.log(`BOLA: scoped operations ${scoped}; ${bola.requests} requests, ${bola.failures.length} failures`)
+    if (bola.failures.length > 0) console.log(formatBolaFailures(bola.failures))
+
+    const scan = telemetry.scan(harness.secrets)
+    console.log(`telemetry: ${scan.spans} spans and ${scan.logLines} log lines scanned for ${harness.secrets.size} generated values, ${scan.hits.length} hits`)
+    for (const line of describeHits(scan.hits.slice(0, 50))) console.log(`  ${line}`)
+    return report.failureCount + access.failures.length + bola.failures.length + scan.hits.length
+  })
+
+const program = Effect.gen(function*() {
+  const server = yield* postgresServer
+  const telemetry = new Telemetry()
+  const app = HarnessApp({ databaseUrl: campaignDatabase(server.url), observability: telemetry.layer, underTestClock: false })
+  return yield* campaign(telemetry).pipe(Effect.provide(app))
+}).pipe(Effect.scoped)
+
+const failures = await Effect.runPromise(program)
+console.log(failures === 0 ? "\nno failures" : `\n${failures} failures`)
+process.exit(failures === 0 ? 0 : 1)

@@ -1,0 +1,127 @@
+/**
+ * The harness's own machinery on a synthetic document and a fake server: it must find what it
+ * claims to find (a BOLA leak on a patient-scoped path, a planted value in telemetry, a body that
+ * drifts from the document, a stack trace), so a green harness run means something.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { checkExchange, errorShapeProblem, leaks, type Received } from "./checks.js"
+import { syntheticApi } from "./synthetic.js"
+import { type OpenApiDocument, operationsOf } from "./document.js"
+import { noPatientsYet, patientParameter, patients, runBola } from "./bola.js"
+import { generateCase, planCase } from "./campaign.js"
+import { makeContract } from "./contract.js"
+import { makeHarness } from "./harness.js"
+import { Secrets } from "./secrets.js"
+import { describeHits, Telemetry } from "./telemetry.js"
+
+const received = (status: number, json: unknown): Received =>
+  ({ status, headers: { "content-type": "application/json" }, text: JSON.stringify(json), json })
+
+describe("harness machinery", () => {
+  it("reads operations, admin-only rules, areas and patient scoping from a document", () => {
+    const operations = operationsOf(syntheticApi.document as OpenApiDocument)
+    expect(operations.map((o) => [o.id, o.adminOnly, o.area, o.tokenHeader])).toEqual([
+      ["notes.list", false, "general", "X-User-Token"],
+      ["ecm.activities", false, "ecm", "X-User-Token"],
+      ["admin.report", true, "general", "X-User-Token"],
+      ["users.delete", true, "general", "X-User-Token"]
+    ])
+    expect(operations.map(patientParameter)).toEqual([
+      { in: "path", name: "patient_id" }, { in: "path", name: "patient_id" }, undefined, undefined
+    ])
+  })
+
+  it.effect("generates a valid and a hostile case for every operation", () =>
+    Effect.gen(function*() {
+      const harness = yield* makeHarness(syntheticApi.server({ leaky: false }).send, new Telemetry())
+      const principal = <R extends "parent" | "staff" | "admin">(role: R, id: number) => ({ role, id, email: `${role}@synthetic.test`, token: "t" })
+      const world = { principals: { parent: principal("parent", 1), staff: principal("staff", 2), admin: principal("admin", 3) }, userIds: [1, 2, 3], emails: [] }
+      const cases = Array.from({ length: 2 * harness.operations.length }, (_, i) => generateCase(harness, world, 42, i))
+      expect(cases.map((c) => c.operation.id)).toEqual([...harness.operations, ...harness.operations].map((o) => o.id))
+      expect(cases.map((c) => c.variant === "valid")).toEqual(cases.map((_, i) => planCase(harness, i).kind === "valid"))
+      // The same seed and case number give the same request.
+      expect(generateCase(harness, world, 42, 5)).toEqual(cases[5])
+    }))
+
+  it.effect("BOLA: flags a server that shows one family's patient to another, and passes one that does not", () =>
+    Effect.gen(function*() {
+      for (const leaky of [true, false]) {
+        const server = syntheticApi.server({ leaky })
+        const harness = yield* makeHarness(server.send, new Telemetry())
+        const report = yield* runBola({
+          harness,
+          kinds: [patients(server.familySeeder(harness.secrets))],
+          newParent: server.newParent,
+          seed: 7
+        })
+        expect(report.scoped.get("patient")).toEqual(["notes.list", "ecm.activities"])
+        const messages = report.failures.map((f) => `${f.operation}: ${f.message}`)
+        if (leaky) {
+          expect(messages).toContain("notes.list: family A's parent got 200 on family B's patient 20")
+          expect(messages).toContain("notes.list: the response holds family B's data")
+        } else {
+          expect(messages).toEqual([])
+        }
+      }
+    }))
+
+  it.effect("BOLA without patients yet: finds the operations, seeds no records, sends nothing for them", () =>
+    Effect.gen(function*() {
+      const server = syntheticApi.server({ leaky: true })
+      const harness = yield* makeHarness(server.send, new Telemetry())
+      const report = yield* runBola({ harness, kinds: [patients(noPatientsYet)], newParent: server.newParent, seed: 7 })
+      expect(report.scoped.get("patient")?.length).toBe(2)
+      expect(report.requests).toBe(0)
+    }))
+
+  it.effect("the telemetry scan finds generated values in spans and log lines, case-insensitively", () =>
+    Effect.gen(function*() {
+      const telemetry = new Telemetry()
+      const secrets = new Secrets()
+      secrets.add("email", "zorvath.c0ffee@example.test")
+      secrets.add("token", "tok_ABCDEFGHIJKLMNOP")
+      // Scanned while the layer is up: shutting the SDK down empties the exporter.
+      const scan = yield* Effect.logDebug("signed up").pipe(
+        Effect.annotateLogs("who", "ZORVATH.c0ffee@example.test"),
+        Effect.withSpan("Accounts.register", { attributes: { "enduser.token": "prefix-tok_ABCDEFGHIJKLMNOP" } }),
+        Effect.andThen(Effect.sync(() => telemetry.scan(secrets))),
+        Effect.provide(telemetry.layer)
+      )
+      // A log line inside a span is also a span event, annotations included.
+      expect(describeHits(scan.hits).map((h) => h.split(":")[0])).toEqual([
+        "token \"tok_abcdefghijklmnop\" in span Accounts.register",
+        "email \"zorvath.c0ffee@example.test\" in span Accounts.register",
+        "email \"zorvath.c0ffee@example.test\" in log DEBUG \"signed up\""
+      ])
+      expect([scan.spans, scan.logLines]).toEqual([1, 1])
+    }))
+
+  it("checks responses against the document and the spec's error shapes", () => {
+    const document = syntheticApi.document as OpenApiDocument
+    const contract = makeContract(document)
+    const [notes] = operationsOf(document)
+    const exchange = (r: Received) =>
+      checkExchange({ operation: notes!, draft: { pathParams: {}, query: [], headers: {}, body: { kind: "none" } }, mustBeRefused: false, received: r }, contract, new Secrets())
+        .map((v) => v.check)
+    expect(exchange(received(200, { notes: ["a"] }))).toEqual([])
+    expect(exchange(received(200, { notes: [1] }))).toEqual(["body does not match the document"])
+    expect(exchange(received(200, { notes: [], extra: true }))).toEqual(["body does not match the document"])
+    expect(exchange(received(409, { errors: "conflict" }))).toEqual(["undeclared status"])
+    expect(exchange(received(503, { errors: ["down"] }))).toEqual(["5xx", "undeclared status"])
+    expect(errorShapeProblem("general", 404, { errors: "Patient not found" })).toBeUndefined()
+    expect(errorShapeProblem("general", 404, { errors: ["Patient not found"] })).toBeDefined()
+    expect(errorShapeProblem("general", 422, { errors: { name: ["can't be blank"] } })).toBeUndefined()
+    expect(errorShapeProblem("ecm", 422, { errors: ["Name can't be blank"] })).toBeUndefined()
+    expect(errorShapeProblem("ecm", 404, { errors: "Patient not found" })).toBeDefined()
+    expect(errorShapeProblem("ecm", 401, { errors: "You are not authorized to perform this action." })).toBeUndefined()
+    const secrets = new Secrets()
+    secrets.add("password", "pw-zorvathquil-123")
+    const leaked = (status: number, text: string) => leaks({ status, headers: {}, text, json: undefined }, secrets).map((v) => v.check)
+    expect(leaked(500, "Error: boom\n    at handler (/work/main/src/Services/Accounts.ts:12:7)")).toEqual(["leak: stack trace", "leak: file path"])
+    expect(leaked(422, "{\"errors\":\"duplicate key value violates unique constraint \\\"users_email_key\\\"\"}")).toEqual(["leak: SQL"])
+    expect(leaked(200, "{\"first_name\":\"'; DROP TABLE users; --\"}")).toEqual([])
+    expect(leaked(200, "{\"password\":\"pw-zorvathquil-123\"}")).toEqual(["leak: secret"])
+    expect(leaked(200, "{\"hash\":\"scrypt$16384$8$1$abc\"}")).toEqual(["leak: secret"])
+  })
+})

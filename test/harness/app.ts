@@ -1,0 +1,64 @@
+/**
+ * The app under the harness: the same layers as `TestApp` (real HttpApi on an in-process server,
+ * in-memory telephony, mail and object store) on a database the caller provides, so the bounded
+ * run inside vitest and the long campaign outside it serve the same app.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, Option, Redacted, type Scope, TestClock } from "effect"
+import { mkdtemp, rm } from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { AppConfig, appConfig, type AppSettings } from "../../src/Layers/Config.js"
+import { backendLayer, httpLayer } from "../../src/Layers/Main.js"
+import { MemoryMailer } from "../../src/Layers/MemoryMailer.js"
+import { MemoryObjectStore } from "../../src/Layers/MemoryObjectStore.js"
+import { MemoryTelephony } from "../../src/Layers/MemoryTelephony.js"
+
+const dataDirectory = Effect.acquireRelease(
+  Effect.promise(() => mkdtemp(path.join(os.tmpdir(), "cc-harness-data-"))),
+  (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+)
+
+/** Settings of the app under test: its database, a temporary data directory, no external services. */
+const harnessConfig = (databaseUrl: Effect.Effect<string, never, Scope.Scope>) =>
+  Layer.scoped(AppConfig, Effect.gen(function*() {
+    const url = yield* databaseUrl
+    const dataDir = yield* dataDirectory
+    const base = yield* Effect.orDie(appConfig)
+    return {
+      ...base,
+      databaseUrl: Option.some(Redacted.make(url)),
+      dataDir,
+      dbPoolSize: 8,
+      publicBaseUrl: "http://localhost",
+      bootstrapAdminEmail: Option.none(),
+      bootstrapAdminPassword: Option.none(),
+      otelEndpoint: Option.none(),
+      s3: Option.none(),
+      smtpUrl: Option.none(),
+      twilio: Option.none()
+    } satisfies AppSettings
+  }))
+
+export interface HarnessAppOptions {
+  /** A migrated (or empty: the app migrates at start) database of the run's own; released after. */
+  readonly databaseUrl: Effect.Effect<string, never, Scope.Scope>
+  /** Tracing and logging of the app (the harness's telemetry capture). */
+  readonly observability: Layer.Layer<never>
+  /**
+   * Under @effect/vitest the layer shares the tests' TestClock, which the server reads: start it
+   * at the real time. Outside vitest the real clock is used.
+   */
+  readonly underTestClock: boolean
+}
+
+export const HarnessApp = (options: HarnessAppOptions) => {
+  const app = httpLayer(NodeHttpServer.layerTest)
+  const clocked = options.underTestClock ? app.pipe(Layer.provide(Layer.effectDiscard(TestClock.setTime(Date.now())))) : app
+  return clocked.pipe(
+    Layer.provideMerge(backendLayer),
+    Layer.provideMerge(Layer.mergeAll(MemoryTelephony.layer, MemoryObjectStore.layer, MemoryMailer.layer)),
+    Layer.provideMerge(harnessConfig(options.databaseUrl)),
+    Layer.provide(options.observability)
+  )
+}

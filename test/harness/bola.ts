@@ -1,0 +1,188 @@
+/**
+ * Broken object-level authorisation: a parent must never read or change a record of a family that
+ * is not theirs. Two families are seeded per operation; family A's parent calls every operation
+ * scoped to a kind of owned record with family B's records, and must be refused (not 2xx, not a
+ * word of B's data in the body) and leave them unchanged; the same call on A's own record is the
+ * control that the refusal was about ownership.
+ *
+ * Kinds of owned record are pluggable: `users` (a parent owns their own account, /v1/users/{id})
+ * works today; `patients` takes a `FamilySeeder`, and there is no patients table yet, so
+ * `noPatientsYet` seeds none. Whichever issue adds patients plugs in a seeder that links them.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import fc from "fast-check"
+import type { Case } from "./cases.js"
+import { caseSeed, generationContext } from "./campaign.js"
+import { type Operation, pathParameterNames } from "./document.js"
+import { exchange } from "./exchange.js"
+import { type Draft, encodeSegment, validDraft } from "./generate.js"
+import type { Harness } from "./harness.js"
+import type { Principal } from "./world.js"
+
+/** Where an operation names the owned record. */
+export interface OwnedParameter {
+  readonly in: "path" | "query" | "body"
+  readonly name: string
+}
+
+export interface OwnedKind<R> {
+  readonly name: string
+  readonly parameterOf: (operation: Operation) => OwnedParameter | undefined
+  /** The records of this kind a new family with this parent owns. */
+  readonly recordsOf: (parent: Principal) => Effect.Effect<ReadonlyArray<number>, never, R>
+  /** What a record holds, to tell whether a request changed it. */
+  readonly snapshot: (id: number) => Effect.Effect<unknown, never, R>
+}
+
+/** A path parameter right after a segment: `/patients/{id}` -> `id`. */
+const parameterAfter = (path: string, segment: string): string | undefined =>
+  new RegExp(`/${segment}/\\{([^}]+)\\}`).exec(path)?.[1]
+
+/**
+ * Patient-scoped operations: a `{patient_id}` path parameter, a path under `/patients/{…}`, or a
+ * `patient_id` query parameter or top-level body field (ECM Form C takes it that way).
+ */
+export const patientParameter = (operation: Operation): OwnedParameter | undefined => {
+  const inPath = pathParameterNames(operation.path).find((n) => n === "patient_id") ?? parameterAfter(operation.path, "patients")
+  if (inPath !== undefined) return { in: "path", name: inPath }
+  if (operation.parameters.some((p) => p.in === "query" && p.name === "patient_id")) return { in: "query", name: "patient_id" }
+  const bodyProperties = (operation.body?.properties ?? {}) as Record<string, unknown>
+  if ("patient_id" in bodyProperties) return { in: "body", name: "patient_id" }
+  return undefined
+}
+
+/** Links patients to a parent: plugged in once clinic patients exist. */
+export interface FamilySeeder<R> {
+  readonly description: string
+  readonly patientsOf: (parent: Principal) => Effect.Effect<ReadonlyArray<number>, never, R>
+  readonly snapshot: (patientId: number) => Effect.Effect<unknown, never, R>
+}
+
+/** There is no patients table yet: families have no patients. */
+export const noPatientsYet: FamilySeeder<never> = {
+  description: "none: there is no patients table yet",
+  patientsOf: () => Effect.succeed([]),
+  snapshot: () => Effect.succeed(null)
+}
+
+export const patients = <R>(seeder: FamilySeeder<R>): OwnedKind<R> => ({
+  name: "patient",
+  parameterOf: patientParameter,
+  recordsOf: seeder.patientsOf,
+  snapshot: seeder.snapshot
+})
+
+/** A parent owns their own account: `/v1/users/{id}` outside the admin area. */
+export const users: OwnedKind<SqlClient.SqlClient> = {
+  name: "user",
+  parameterOf: (operation) => {
+    const name = operation.path.startsWith("/v1/admin/") ? undefined : parameterAfter(operation.path, "users")
+    return name === undefined ? undefined : { in: "path", name }
+  },
+  recordsOf: (parent) => Effect.succeed([parent.id]),
+  snapshot: (id) =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT * FROM users WHERE id = ${id}`).pipe(
+      Effect.map((rows) => JSON.stringify(rows)),
+      Effect.orDie,
+      Effect.withTracerEnabled(false)
+    )
+}
+
+const withRecord = (draft: Draft, parameter: OwnedParameter, id: number): Draft => {
+  switch (parameter.in) {
+    case "path":
+      return { ...draft, pathParams: { ...draft.pathParams, [parameter.name]: encodeSegment(String(id)) } }
+    case "query":
+      return { ...draft, query: [...draft.query.filter(([k]) => k !== parameter.name), [parameter.name, String(id)]] }
+    case "body": {
+      const value = draft.body.kind === "json" && typeof draft.body.value === "object" && draft.body.value !== null ? draft.body.value : {}
+      return { ...draft, body: { kind: "json", value: { ...value, [parameter.name]: id } } }
+    }
+  }
+}
+
+export interface BolaFailure {
+  readonly operation: string
+  readonly kind: string
+  readonly message: string
+  readonly request: string
+  readonly response: string
+}
+
+export interface BolaReport {
+  /** Operations scoped to each kind of owned record. */
+  readonly scoped: ReadonlyMap<string, ReadonlyArray<string>>
+  readonly requests: number
+  readonly failures: ReadonlyArray<BolaFailure>
+}
+
+export interface BolaOptions<R> {
+  readonly harness: Harness
+  readonly kinds: ReadonlyArray<OwnedKind<R>>
+  /** A new signed-in parent. */
+  readonly newParent: Effect.Effect<Principal, never, R>
+  readonly seed: number
+}
+
+const isSuccess = (status: number) => status >= 200 && status < 300
+
+export const runBola = <R>(options: BolaOptions<R>): Effect.Effect<BolaReport, never, R> =>
+  Effect.gen(function*() {
+    const { harness, seed } = options
+    const scoped = new Map<string, Array<string>>()
+    const failures: Array<BolaFailure> = []
+    let requests = 0
+    for (const kind of options.kinds) {
+      const operations = harness.operations.filter((o) => kind.parameterOf(o) !== undefined)
+      scoped.set(kind.name, operations.map((o) => o.id))
+      for (const [index, operation] of operations.entries()) {
+        const parameter = kind.parameterOf(operation)!
+        const parentA = yield* options.newParent
+        const parentB = yield* options.newParent
+        const ownA = yield* kind.recordsOf(parentA)
+        const ownB = yield* kind.recordsOf(parentB)
+        const context = { ...generationContext(harness, []), ids: fc.constantFrom(parentA.id, parentB.id) }
+        // A minimal request (only what the document requires), whose only reason to be refused is
+        // whose record it names; and a full one, which may change more.
+        const drafts = [true, false].map((minimal) =>
+          fc.sample(validDraft(operation, { ...context, minimal }, harness.tokenHeaders), { seed: caseSeed(seed, index), numRuns: 1 })[0]!)
+        const send = (draft: Draft, id: number) => {
+          const testCase: Case = { operation, caller: "parent", badToken: "", variant: "valid", draft: withRecord(draft, parameter, id), refusedByConstruction: false }
+          requests++
+          return exchange(harness, testCase, () => parentA.token)
+        }
+        const fail = (message: string, outcome: { readonly request: string; readonly response: string }) =>
+          failures.push({ operation: operation.id, kind: kind.name, message, request: outcome.request, response: outcome.response })
+        let foreignOutcome: { readonly status: number; readonly text: string } | undefined
+        for (const [foreign, draft] of ownB.flatMap((id) => drafts.map((d) => [id, d] as const))) {
+          const before = yield* kind.snapshot(foreign)
+          const outcome = yield* send(draft, foreign)
+          const status = outcome.received?.status ?? 0
+          foreignOutcome ??= { status, text: outcome.received?.text ?? "" }
+          if (isSuccess(status)) fail(`family A's parent got ${status} on family B's ${kind.name} ${foreign}`, outcome)
+          if (status === 401) fail(`family A's parent was not signed in (401): the check did not run`, outcome)
+          if (outcome.received !== undefined && harness.secrets.find(outcome.received.text, "response").some((hit) => JSON.stringify(before).toLowerCase().includes(hit.value))) {
+            fail(`the response holds family B's data`, outcome)
+          }
+          if (JSON.stringify(yield* kind.snapshot(foreign)) !== JSON.stringify(before)) fail(`family B's ${kind.name} ${foreign} changed`, outcome)
+          for (const v of outcome.violations) fail(`${v.check}: ${v.message}`, outcome)
+        }
+        // The control: on A's own record the same request is not refused the same way, so the
+        // refusal above was about whose record it is. (Admin-only operations refuse parents anyway.)
+        const refusal = foreignOutcome
+        const own = ownA[0]
+        if (!operation.adminOnly && refusal !== undefined && own !== undefined) {
+          const outcome = yield* send(drafts[0]!, own)
+          const status = outcome.received?.status ?? 0
+          if (status === 401 || (status === refusal.status && outcome.received?.text === refusal.text)) {
+            fail(`control: family A's parent was refused on their own ${kind.name} as on B's (${status})`, outcome)
+          }
+        }
+      }
+    }
+    return { scoped, requests, failures }
+  })
+
+export const formatBolaFailures = (failures: ReadonlyArray<BolaFailure>): string =>
+  failures.map((f) => `✗ ${f.operation} (${f.kind}): ${f.message}\n${f.request.replace(/^/gm, "  ")}\n  → ${f.response}`).join("\n\n")

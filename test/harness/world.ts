@@ -1,0 +1,115 @@
+/**
+ * The records the harness's requests act on: signed-in callers of each role and a few other
+ * users in various states, inserted with SQL (one password hash for all, tokens stored as the
+ * server stores them). Fuzzed requests may sign out, delete, archive or demote any of them, so
+ * every request gets callers of its own rather than shared ones that would need repair.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import fc from "fast-check"
+import { hashPassword } from "../../src/Services/Passwords.js"
+import { hashToken } from "../../src/Services/Tokens.js"
+import type { Pii } from "./pii.js"
+
+/** Callers of the access matrix: the spec's roles as the harness uses them. */
+export type Role = "parent" | "staff" | "admin"
+export const roles: ReadonlyArray<Role> = ["parent", "staff", "admin"]
+
+/** The database role each caller gets (`provider` is clinic staff). */
+const databaseRole: Record<Role, string> = { parent: "parent", staff: "provider", admin: "admin" }
+
+export interface Principal {
+  readonly role: Role
+  readonly id: number
+  readonly email: string
+  readonly token: string
+}
+
+export interface World {
+  readonly principals: Readonly<Record<Role, Principal>>
+  /** Every user id of this world: the principals and other users (archived, inactive, unconfirmed …). */
+  readonly userIds: ReadonlyArray<number>
+  /** Their emails; every one signs in with `Seeder.password`. */
+  readonly emails: ReadonlyArray<string>
+}
+
+/** Users seeded by this process, whatever the seeder: makes every seeded email unique. */
+let seededUsers = 0
+
+/** Draws made by this process: seeders of the same seed still draw different values. */
+let draws = 0
+
+/** Draws values from arbitraries, deterministically for a seed and the draws made before. */
+export const sampler = (seed: number) => <A>(arbitrary: fc.Arbitrary<A>): A =>
+  fc.sample(arbitrary, { seed: (seed + draws++) | 0, numRuns: 1 })[0]!
+
+export interface Seeder {
+  /** A user of the role (confirmed and active unless said otherwise), signed in unless `signedIn` is false. */
+  readonly user: (options: {
+    readonly role: Role
+    readonly status?: "active" | "inactive" | "archived"
+    readonly confirmed?: boolean
+    readonly signedIn?: boolean
+  }) => Effect.Effect<Principal>
+  /**
+   * A world for one request: a fresh signed-in user per role (a request may sign its caller out,
+   * cancel, demote or delete them, so callers are never shared) and the given other users.
+   */
+  readonly world: (others: ReadonlyArray<Principal>) => Effect.Effect<World>
+  /** Users that are archived, inactive and unconfirmed: targets shared by a batch of requests. */
+  readonly others: Effect.Effect<ReadonlyArray<Principal>>
+  /** The password of every seeded user. */
+  readonly password: string
+  /** Forgets rate-limit windows and failed sign-ins, so throttles do not hide the handlers behind 429s. */
+  readonly resetThrottles: Effect.Effect<void>
+}
+
+export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const draw = sampler(seed)
+    // One hash for every seeded user: scrypt is slow on purpose.
+    const password = draw(pii.password)
+    const passwordHash = yield* hashPassword(password)
+    const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.orDie, Effect.withTracerEnabled(false))
+
+    const user: Seeder["user"] = ({ confirmed = true, role, signedIn = true, status = "active" }) =>
+      untraced(Effect.gen(function*() {
+        const digits = draw(pii.phone).replace(/\D/g, "").slice(-10)
+        // Unique whatever the draw: a counter in the local part.
+        const email = draw(pii.email).replace("@", `.${++seededUsers}@`)
+        const [row] = yield* sql<{ id: number }>`INSERT INTO users ${sql.insert({
+          email,
+          password_hash: passwordHash,
+          first_name: draw(pii.name),
+          last_name: draw(pii.name),
+          phone: `+1${digits}`,
+          role: databaseRole[role],
+          status,
+          confirmed
+        })} RETURNING id`
+        const token = draw(pii.token)
+        if (signedIn) yield* sql`INSERT INTO user_tokens (token_hash, user_id) VALUES (${hashToken(token)}, ${row!.id})`
+        return { role, id: row!.id, email, token }
+      }))
+
+    const world = (others: ReadonlyArray<Principal>) =>
+      Effect.map(Effect.forEach(roles, (role) => user({ role })), ([parent, staff, admin]): World => {
+        const everyone = [parent!, staff!, admin!, ...others]
+        return {
+          principals: { parent: parent!, staff: staff!, admin: admin! },
+          userIds: everyone.map((u) => u.id),
+          emails: everyone.map((u) => u.email)
+        }
+      })
+
+    const others = Effect.forEach([
+      { role: "parent", status: "archived", signedIn: false },
+      { role: "staff", status: "inactive", signedIn: false },
+      { role: "parent", confirmed: false, signedIn: false }
+    ] as const, user)
+
+    const resetThrottles = untraced(Effect.asVoid(Effect.all([sql`DELETE FROM rate_limits`, sql`DELETE FROM sign_in_failures`])))
+
+    return { user, world, others, password, resetThrottles }
+  }).pipe(Effect.withTracerEnabled(false))
