@@ -9,7 +9,7 @@ import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { checkObjectKey, isValidObjectKey, ObjectStore, type StoredObject } from "../Services/ObjectStore.js"
+import { checkObjectKey, isValidObjectKey, ObjectStore, type StoredObject, tracedGet } from "../Services/ObjectStore.js"
 import { AppConfig, type AppSettings } from "./Config.js"
 import { SigningSecret } from "./SigningSecret.js"
 
@@ -80,16 +80,7 @@ export const makeDiskObjectStore = (
         Effect.withSpan("ObjectStore.put", { attributes: { "object.key_length": key.length, "object.bytes": body.byteLength } })
       ),
     get: (key) =>
-      checkObjectKey(key).pipe(
-        Effect.zipRight(readObject(settings.dataDir, key)),
-        Effect.tap((found) =>
-          Effect.annotateCurrentSpan({
-            "object.found": Option.isSome(found),
-            "object.bytes": Option.match(found, { onNone: () => 0, onSome: (o) => o.body.byteLength })
-          })
-        ),
-        Effect.withSpan("ObjectStore.get", { attributes: { "object.key_length": key.length } })
-      ),
+      tracedGet(key, checkObjectKey(key).pipe(Effect.zipRight(readObject(settings.dataDir, key)))),
     signedUrl: (key, lifetime) =>
       checkObjectKey(key).pipe(
         Effect.zipRight(Clock.currentTimeMillis),

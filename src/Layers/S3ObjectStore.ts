@@ -11,7 +11,7 @@ import {
 } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
-import { checkObjectKey, ObjectStore } from "../Services/ObjectStore.js"
+import { checkObjectKey, ObjectStore, tracedGet } from "../Services/ObjectStore.js"
 import { AppConfig, type S3Settings } from "./Config.js"
 
 /** SigV4 presigned URLs cannot outlive 7 days. */
@@ -72,13 +72,7 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
               throw error
             }
           })),
-          Effect.tap((found) =>
-            Effect.annotateCurrentSpan({
-              "object.found": Option.isSome(found),
-              "object.bytes": Option.match(found, { onNone: () => 0, onSome: (o) => o.body.byteLength })
-            })
-          ),
-          Effect.withSpan("ObjectStore.get", { attributes: { "object.key_length": key.length } })
+          (lookup) => tracedGet(key, lookup)
         ),
       signedUrl: (key, lifetime) =>
         checkObjectKey(key).pipe(

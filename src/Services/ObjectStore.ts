@@ -1,5 +1,5 @@
 /** Files (uploads, generated reports) by key; downloads go through time-limited signed URLs. */
-import { Context, type Duration, Effect, type Option } from "effect"
+import { Context, type Duration, Effect, Option } from "effect"
 
 export interface StoredObject {
   readonly body: Uint8Array
@@ -34,3 +34,15 @@ export class InvalidObjectKey extends Error {
 /** Dies with `InvalidObjectKey` unless the key follows the rule above. */
 export const checkObjectKey = (key: string): Effect.Effect<void> =>
   isValidObjectKey(key) ? Effect.void : Effect.die(new InvalidObjectKey(key))
+
+/** The span every store's `get` records: the key's length, found or not, and the size. */
+export const tracedGet = <E, R>(key: string, lookup: Effect.Effect<Option.Option<StoredObject>, E, R>) =>
+  lookup.pipe(
+    Effect.tap((found) =>
+      Effect.annotateCurrentSpan({
+        "object.found": Option.isSome(found),
+        "object.bytes": Option.match(found, { onNone: () => 0, onSome: (o) => o.body.byteLength })
+      })
+    ),
+    Effect.withSpan("ObjectStore.get", { attributes: { "object.key_length": key.length } })
+  )
