@@ -48,4 +48,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Effect's runMain handles SIGTERM (graceful shutdown); run with --init (compose: init: true) so
 # something reaps child processes such as an embedded PostgreSQL.
-CMD ["node", "--import", "tsx", "src/main.ts"]
+# Same flags as `npm start`: a larger young generation cuts garbage-collection time per request.
+CMD ["node", "--max-semi-space-size=32", "--import", "tsx", "src/main.ts"]

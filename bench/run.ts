@@ -8,7 +8,7 @@
  * logs; autocannon runs in this process on loopback, alternating app / bare each round.
  *
  * Flags (or env): --duration (BENCH_DURATION, s per run, default 5), --rounds (BENCH_ROUNDS, 3),
- * --connections (BENCH_CONNECTIONS, 50), --warmup (BENCH_WARMUP, s, 8), --users (BENCH_USERS,
+ * --connections (BENCH_CONNECTIONS, 50), --warmup (BENCH_WARMUP, s, 15: the app's JIT keeps improving for a while), --users (BENCH_USERS,
  * 10000), --pool (DB_POOL_SIZE, 10), --profile (BENCH_PROFILE=1: run the app under `--cpu-prof`
  * and print where its CPU time went; the .cpuprofile is kept for Chrome DevTools / speedscope).
  */
@@ -33,7 +33,7 @@ const { values: flags } = parseArgs({
     duration: { type: "string", default: process.env.BENCH_DURATION ?? "5" },
     rounds: { type: "string", default: process.env.BENCH_ROUNDS ?? "3" },
     connections: { type: "string", default: process.env.BENCH_CONNECTIONS ?? "50" },
-    warmup: { type: "string", default: process.env.BENCH_WARMUP ?? "8" },
+    warmup: { type: "string", default: process.env.BENCH_WARMUP ?? "15" },
     users: { type: "string", default: process.env.BENCH_USERS ?? "10000" },
     pool: { type: "string", default: process.env.DB_POOL_SIZE ?? "10" },
     profile: { type: "boolean", default: process.env.BENCH_PROFILE === "1" }
@@ -117,6 +117,12 @@ const cleanEnv = (): NodeJS.ProcessEnv => {
   }
   return env
 }
+
+/** The node flags `npm start` runs the app with (package.json), so the bench measures the same process. */
+const appNodeFlags: ReadonlyArray<string> = (() => {
+  const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: { start: string } }
+  return pkg.scripts.start.split(/\s+/).filter((word) => word.startsWith("--") && !word.startsWith("--import"))
+})()
 
 const startChild = async (
   name: string,
@@ -551,7 +557,7 @@ const main = async () => {
     BOOTSTRAP_ADMIN_EMAIL: bootstrapEmail,
     BOOTSTRAP_ADMIN_PASSWORD: randomBytes(12).toString("base64url"),
     DATA_DIR: path.join(workDir, "data")
-  }, profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])
+  }, [...appNodeFlags, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])])
   await waitForHealth(app)
   console.log(`[${elapsed()}] app healthy at ${app.baseUrl} (migrations applied)`)
 

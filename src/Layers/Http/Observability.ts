@@ -4,7 +4,7 @@
  * span attributes must hold ids only. The route pattern is set on the span by the router.
  */
 import { HttpMiddleware, HttpServerError, HttpServerRequest, type HttpApp } from "@effect/platform"
-import { Effect, Exit, type Layer } from "effect"
+import { Effect, Exit, FiberRef, type Layer, LogLevel } from "effect"
 
 export const observeRequests = <E, R>(app: HttpApp.Default<E, R>) =>
   Effect.withFiberRuntime<any, E, R | HttpServerRequest.HttpServerRequest>((fiber) => {
@@ -16,6 +16,8 @@ export const observeRequests = <E, R>(app: HttpApp.Default<E, R>) =>
         Effect.onExit((exit) => {
           const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.exitResponse(exit).status
           span.attribute("http.response.status_code", status)
+          // Building the access-log line costs more than the check: skip it when Info is off.
+          if (LogLevel.lessThan(LogLevel.Info, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))) return Effect.void
           return Effect.logInfo("request").pipe(
             Effect.annotateLogs({
               "http.method": request.method,
