@@ -49,4 +49,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
 # Effect's runMain handles SIGTERM (graceful shutdown); run with --init (compose: init: true) so
 # something reaps child processes such as an embedded PostgreSQL.
 # Same flags as `npm start`: a larger young generation cuts garbage-collection time per request.
-CMD ["node", "--max-semi-space-size=32", "--import", "tsx", "src/main.ts"]
+CMD ["node", "--max-semi-space-size=64", "--import", "tsx", "src/main.ts"]

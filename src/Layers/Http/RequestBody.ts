@@ -45,7 +45,7 @@ export const jsonDepth = (text: string): number => {
   return deepest
 }
 
-const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
+export const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   HttpMethod.hasBody(request.method) &&
   (Number(request.headers["content-length"] ?? 0) > 0 || request.headers["transfer-encoding"] !== undefined)
 

@@ -5,7 +5,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { AppConfig } from "../Config.js"
 import { errorResponse } from "./Errors.js"
-import { checkRequestBody } from "./RequestBody.js"
+import { checkRequestBody, hasBody } from "./RequestBody.js"
 
 /** `GET /health`: 200 when the database answers, 503 otherwise. */
 export const HealthLive = HttpApiBuilder.Router.use((router) =>
@@ -29,8 +29,11 @@ export const HealthLive = HttpApiBuilder.Router.use((router) =>
  */
 export const BodyLimitLive = HttpApiBuilder.middleware(
   Effect.map(AppConfig, (config) => (app) =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      Number(request.headers["content-length"] ?? 0) > config.maxBodyBytes
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      // Most requests carry no body: leave them untouched (this runs on every request).
+      if (!hasBody(request)) return app
+      return Number(request.headers["content-length"] ?? 0) > config.maxBodyBytes
         ? errorResponse(payloadTooLarge())
-        : HttpIncomingMessage.withMaxBodySize(checkRequestBody(request, app), Option.some(config.maxBodyBytes))))
+        : HttpIncomingMessage.withMaxBodySize(checkRequestBody(request, app), Option.some(config.maxBodyBytes))
+    }))
 )
