@@ -192,8 +192,9 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       Effect.gen(function*() {
         const key = emailKey(email)
         const since = new Date((yield* now).getTime() - Duration.toMillis(signInLockout.window))
-        const [{ failures }] = (yield* sql<{ failures: number }>`SELECT count(*)::int AS failures FROM sign_in_failures
-          WHERE email_hash = ${key} AND created_at > ${since}`.pipe(Effect.orDie)) as unknown as [{ failures: number }]
+        const [counted] = yield* sql<{ failures: number }>`SELECT count(*)::int AS failures FROM sign_in_failures
+          WHERE email_hash = ${key} AND created_at > ${since}`.pipe(Effect.orDie)
+        const failures = counted?.failures ?? 0
         if (failures >= signInLockout.failures) {
           yield* audit.record({ actorId: null, action: "user.sign_in_locked", targetType: "user", targetId: null })
           return yield* Effect.fail(tooManyRequests(accountMessages.lockedOut))
@@ -292,9 +293,9 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const list = (caller: Caller, page: { readonly offset: number; readonly perPage: number }) =>
       Effect.gen(function*() {
         const visible = isStaff(caller.role) ? sql`deleted_at IS NULL` : sql`deleted_at IS NULL AND id = ${caller.id}`
-        const [{ total }] = (yield* sql<{ total: number }>`SELECT count(*)::int AS total FROM users WHERE ${visible}`) as unknown as [{ total: number }]
+        const [counted] = yield* sql<{ total: number }>`SELECT count(*)::int AS total FROM users WHERE ${visible}`
         const rows = yield* sql<UserRow>`SELECT ${columns} FROM users WHERE ${visible} ORDER BY id LIMIT ${page.perPage} OFFSET ${page.offset}`
-        return { users: rows.map(toUser), total }
+        return { users: rows.map(toUser), total: counted?.total ?? 0 }
       }).pipe(Effect.orDie, Effect.withSpan("Accounts.list"))
 
     /** Self or admin; only an admin may change role, active or confirmed. */

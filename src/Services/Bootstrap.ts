@@ -8,7 +8,8 @@ export const ensureBootstrapAdmin = (email: Option.Option<string>, password: Opt
     if (Option.isNone(email) || Option.isNone(password)) return
     const users = yield* UsersRepo
     if (Option.isSome(yield* users.findByEmail(email.value))) return
-    const created = yield* users.insert({
+    // Instances starting together may race here: the conflict clause lets only one insert.
+    const created = yield* users.insertIfAbsent({
       email: email.value,
       passwordHash: yield* hashPassword(Redacted.value(password.value)),
       firstName: "Admin",
@@ -16,5 +17,7 @@ export const ensureBootstrapAdmin = (email: Option.Option<string>, password: Opt
       role: "admin",
       confirmed: true
     })
-    yield* Effect.logInfo("bootstrap admin created").pipe(Effect.annotateLogs("user.id", created.id))
+    if (Option.isSome(created)) {
+      yield* Effect.logInfo("bootstrap admin created").pipe(Effect.annotateLogs("user.id", created.value.id))
+    }
   }).pipe(Effect.withSpan("Bootstrap.ensureAdmin"))

@@ -78,7 +78,8 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
         Effect.withSpan("UsersRepo.findByEmail")
       )
 
-    const insert = (user: NewUser) =>
+    /** Inserts unless the email is taken (whatever its case); None when it was. */
+    const insertIfAbsent = (user: NewUser) =>
       sql<UserRow>`INSERT INTO users ${
         sql.insert({
           email: user.email,
@@ -88,12 +89,12 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
           role: user.role,
           confirmed: user.confirmed
         })
-      } RETURNING ${columns}`.pipe(
-        Effect.map((rows) => rows[0]!),
+      } ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${columns}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
         Effect.orDie,
-        Effect.withSpan("UsersRepo.insert")
+        Effect.withSpan("UsersRepo.insertIfAbsent")
       )
 
-    return { findById, findByEmail, insert } as const
+    return { findById, findByEmail, insertIfAbsent } as const
   })
 }) {}

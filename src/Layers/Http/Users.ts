@@ -48,7 +48,7 @@ export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
         Effect.gen(function*() {
           const token = headers["x-user-token"]
           const caller = token === undefined ? Option.none() : yield* auth.authenticate(Redacted.make(token))
-          if (token !== undefined && Option.isNone(caller)) return yield* Effect.fail(unauthorizedCaller)
+          if (token !== undefined && Option.isNone(caller)) return yield* Effect.fail(unauthorized())
           return new Message({ message: yield* accounts.resendConfirmation(caller, payload) })
         }))
       .handle("emailHasAccount", ({ payload }) =>
@@ -64,5 +64,3 @@ export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
       .handle("resetPassword", ({ payload }) =>
         Effect.map(accounts.resetPassword(payload.token, payload.password), (message) => new Message({ message })))
   }))
-
-const unauthorizedCaller = unauthorized()
