@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto"
 import { createServer, type ServerResponse } from "node:http"
 import pg from "pg"
-import { userColumns } from "../src/Services/UsersRepo.js"
+import { userColumns } from "../src/Services/Accounts/UsersRepo.js"
 
 const databaseUrl = process.env.DATABASE_URL
 if (!databaseUrl) {

@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
 import pg from "pg"
-import { hashPassword } from "../src/Services/Passwords.js"
+import { hashPassword } from "../src/Services/Accounts/Passwords.js"
 
 export interface GenerateOptions {
   /** How many ordinary users to insert (the bench admin comes on top). */

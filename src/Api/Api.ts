@@ -3,9 +3,9 @@
  * typed client with `HttpApiClient.make(Api, { baseUrl })`.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
-import { AdminUsersApi } from "./AdminUsers.js"
+import { AdminUsersApi } from "./Accounts/AdminUsers.js"
 import { InternalServerError, PayloadTooLarge } from "./Errors.js"
-import { UsersApi } from "./Users.js"
+import { UsersApi } from "./Accounts/Users.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"

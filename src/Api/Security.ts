@@ -1,7 +1,7 @@
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Context, Schema } from "effect"
 import type { UserId } from "../Domain/Ids.js"
-import type { Role } from "../Domain/User.js"
+import type { Role } from "../Domain/Accounts/User.js"
 import { EcmForbidden, Forbidden, Unauthorized } from "./Errors.js"
 
 /** The signed-in caller of the current request. */

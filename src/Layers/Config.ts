@@ -3,46 +3,9 @@
  * Nothing is required: without DATABASE_URL an embedded PostgreSQL starts under DATA_DIR, and
  * without Twilio/S3/SMTP settings the local outbox and disk layers are used.
  */
-import { Config, type ConfigError, Context, Effect, Layer, LogLevel, Option, Redacted } from "effect"
+import { Config, type ConfigError, Effect, Layer, LogLevel, Option, Redacted } from "effect"
 import * as path from "node:path"
-
-export interface S3Settings {
-  readonly bucket: string
-  readonly region: string
-  readonly endpoint: Option.Option<string>
-  readonly accessKeyId: Option.Option<string>
-  readonly secretAccessKey: Option.Option<Redacted.Redacted>
-  readonly forcePathStyle: boolean
-}
-
-export interface TwilioSettings {
-  readonly accountSid: string
-  readonly authToken: Redacted.Redacted
-  readonly fromNumber: string
-  /** Only for tests and stand-ins: where the REST API lives. */
-  readonly apiBaseUrl: Option.Option<string>
-}
-
-export interface AppSettings {
-  readonly port: number
-  readonly host: string
-  readonly dataDir: string
-  readonly databaseUrl: Option.Option<Redacted.Redacted>
-  readonly dbPoolSize: number
-  readonly publicBaseUrl: string
-  readonly maxBodyBytes: number
-  readonly bootstrapAdminEmail: Option.Option<string>
-  readonly bootstrapAdminPassword: Option.Option<Redacted.Redacted>
-  readonly signingSecret: Option.Option<Redacted.Redacted>
-  readonly twilio: Option.Option<TwilioSettings>
-  readonly s3: Option.Option<S3Settings>
-  readonly smtpUrl: Option.Option<Redacted.Redacted>
-  readonly mailFrom: string
-  readonly otelEndpoint: Option.Option<string>
-  readonly otelServiceName: string
-  readonly logLevel: LogLevel.LogLevel
-  readonly logFormat: "json" | "pretty"
-}
+import { AppConfig, type AppSettings } from "../Services/AppConfig.js"
 
 /** An optional setting; set-but-empty (`DATABASE_URL=`) counts as unset, as in most deploy tools. */
 const optional = <A>(config: Config.Config<A>): Config.Config<Option.Option<A>> =>
@@ -93,9 +56,5 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
   }
 })
 
-export class AppConfig extends Context.Tag("app/AppConfig")<AppConfig, AppSettings>() {
-  static readonly layer = Layer.effect(AppConfig, appConfig)
-  /** For tests: the defaults with some settings replaced. */
-  static readonly layerWith = (overrides: Partial<AppSettings>) =>
-    Layer.effect(AppConfig, Effect.map(appConfig, (settings) => ({ ...settings, ...overrides })))
-}
+/** Reads the environment once at start-up. */
+export const AppConfigLive = Layer.effect(AppConfig, appConfig)

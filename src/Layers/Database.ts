@@ -10,7 +10,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { AppConfig } from "./Config.js"
+import { AppConfig } from "../Services/AppConfig.js"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.js"
 
 export const migrationsDir = fileURLToPath(new URL("../../sql", import.meta.url))

@@ -10,7 +10,7 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { checkObjectKey, isValidObjectKey, ObjectStore, type StoredObject, tracedGet } from "../Services/ObjectStore.js"
-import { AppConfig, type AppSettings } from "./Config.js"
+import { AppConfig, type AppSettings } from "../Services/AppConfig.js"
 import { SigningSecret } from "./SigningSecret.js"
 
 export const objectsDir = (dataDir: string) => path.join(dataDir, "objects")

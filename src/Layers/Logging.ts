@@ -3,7 +3,7 @@
  * log line leads to its trace. Annotations must hold ids and counts only (no personal data).
  */
 import { Cause, Context, Effect, FiberRef, FiberRefs, HashMap, Layer, Logger, Option, Tracer } from "effect"
-import { AppConfig } from "./Config.js"
+import { AppConfig } from "../Services/AppConfig.js"
 
 const currentSpan = (fiberRefs: FiberRefs.FiberRefs): Option.Option<Tracer.AnySpan> =>
   Context.getOption(FiberRefs.getOrDefault(fiberRefs, FiberRef.currentContext), Tracer.ParentSpan)

@@ -8,22 +8,23 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { Api } from "../Api/Api.js"
-import { Accounts } from "../Services/Accounts.js"
-import { AdminUsers } from "../Services/AdminUsers.js"
+import { Accounts } from "../Services/Accounts/Accounts.js"
+import { AdminUsers } from "../Services/Accounts/AdminUsers.js"
 import { AuditLog } from "../Services/AuditLog.js"
 import { Auth } from "../Services/Auth.js"
-import { UserLifecycle } from "../Services/UserLifecycle.js"
-import { ensureBootstrapAdmin } from "../Services/Bootstrap.js"
-import { UsersRepo } from "../Services/UsersRepo.js"
+import { UserLifecycle } from "../Services/Accounts/UserLifecycle.js"
+import { ensureBootstrapAdmin } from "../Services/Accounts/Bootstrap.js"
+import { UsersRepo } from "../Services/Accounts/UsersRepo.js"
 import { AdaptersLive, ObjectDownloadLive } from "./Adapters.js"
-import { AppConfig } from "./Config.js"
+import { AppConfig } from "../Services/AppConfig.js"
+import { AppConfigLive } from "./Config.js"
 import { DatabaseLive } from "./Database.js"
-import { HttpAdminUsersLive } from "./Http/AdminUsers.js"
+import { HttpAdminUsersLive } from "./Http/Accounts/AdminUsers.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
 import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
 import { BodyLimitLive, HealthLive } from "./Http/Routes.js"
 import { SecurityLive } from "./Http/Security.js"
-import { HttpUsersLive } from "./Http/Users.js"
+import { HttpUsersLive } from "./Http/Accounts/Users.js"
 import { LoggingLive } from "./Logging.js"
 import { TracingLive } from "./Tracing.js"
 
@@ -72,5 +73,5 @@ export const MainLive = httpLayer(nodeServer).pipe(
   Layer.provide(AdaptersLive),
   Layer.provide(TracingLive),
   Layer.provide(LoggingLive),
-  Layer.provide(AppConfig.layer)
+  Layer.provide(AppConfigLive)
 )

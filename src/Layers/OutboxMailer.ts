@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { MailError, Mailer, type MailerShape } from "../Services/Mailer.js"
-import { AppConfig, type AppSettings } from "./Config.js"
+import { AppConfig, type AppSettings } from "../Services/AppConfig.js"
 import { toNodemailerMessage, withMailSpan } from "./SmtpMailer.js"
 
 export const mailOutboxDir = (dataDir: string) => path.join(dataDir, "outbox", "mail")

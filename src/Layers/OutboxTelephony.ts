@@ -13,7 +13,7 @@ import {
   TelephonyError,
   type TelephonyReceipt
 } from "../Services/Telephony.js"
-import { AppConfig, type AppSettings } from "./Config.js"
+import { AppConfig, type AppSettings } from "../Services/AppConfig.js"
 
 /** Sender used when no Twilio number is configured (a reserved fictional number). */
 export const defaultFromNumber = "+15550000000"

@@ -12,7 +12,7 @@ import {
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { checkObjectKey, ObjectStore, tracedGet } from "../Services/ObjectStore.js"
-import { AppConfig, type S3Settings } from "./Config.js"
+import { AppConfig, type S3Settings } from "../Services/AppConfig.js"
 
 /** SigV4 presigned URLs cannot outlive 7 days. */
 const maxPresignSeconds = 7 * 24 * 60 * 60

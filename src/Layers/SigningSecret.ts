@@ -7,7 +7,7 @@ import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { AppConfig } from "./Config.js"
+import { AppConfig } from "../Services/AppConfig.js"
 
 export class SigningSecret extends Context.Tag("app/SigningSecret")<SigningSecret, Redacted.Redacted<string>>() {}
 

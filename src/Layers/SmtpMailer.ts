@@ -7,7 +7,7 @@ import nodemailer from "nodemailer"
 import type Mail from "nodemailer/lib/mailer/index.js"
 import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js"
 import { type Mail as OutgoingMail, MailError, Mailer, type MailerShape } from "../Services/Mailer.js"
-import { AppConfig } from "./Config.js"
+import { AppConfig } from "../Services/AppConfig.js"
 
 /** The nodemailer message for a `Mail`; the Date header comes from Effect's clock. */
 export const toNodemailerMessage = (mail: OutgoingMail, from: string) =>

@@ -6,7 +6,7 @@ import { NodeSdk } from "@effect/opentelemetry"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Layer, Option } from "effect"
-import { AppConfig } from "./Config.js"
+import { AppConfig } from "../Services/AppConfig.js"
 
 /** Traces through the given processor (tests pass an in-memory exporter). */
 export const tracingWith = (serviceName: string, spanProcessor: SpanProcessor) =>

@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option, Redacted } from "effect"
 import type { Caller } from "../Api/Security.js"
 import type { UserId } from "../Domain/Ids.js"
-import type { Role } from "../Domain/User.js"
+import type { Role } from "../Domain/Accounts/User.js"
 import { hashToken } from "./Tokens.js"
 
 export class Auth extends Effect.Service<Auth>()("app/Auth", {

@@ -6,7 +6,7 @@ import { type ApiError, isApiError } from "../../src/Api/Errors.js"
 import { AdminAuthentication, Authentication, EcmAdminAuthentication, StaffAuthentication } from "../../src/Api/Security.js"
 import { errorResponse } from "../../src/Layers/Http/Errors.js"
 import { SecurityLive } from "../../src/Layers/Http/Security.js"
-import { hashPassword } from "../../src/Services/Passwords.js"
+import { hashPassword } from "../../src/Services/Accounts/Passwords.js"
 import { signIn, TestApp } from "../support/app.js"
 
 /** Runs a middleware on a token and renders its refusal as the response the client would get. */

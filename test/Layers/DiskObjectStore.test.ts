@@ -10,7 +10,7 @@ import {
   objectsDir,
   signObjectUrl
 } from "../../src/Layers/DiskObjectStore.js"
-import type { AppConfig } from "../../src/Layers/Config.js"
+import type { AppConfig } from "../../src/Services/AppConfig.js"
 import { SigningSecret } from "../../src/Layers/SigningSecret.js"
 import { InvalidObjectKey, ObjectStore } from "../../src/Services/ObjectStore.js"
 import { tempDir, testConfig } from "./fixtures.js"

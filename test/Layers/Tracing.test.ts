@@ -7,7 +7,7 @@ import { expect, layer } from "@effect/vitest"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, HashMap, Layer, Logger, LogLevel } from "effect"
 import { tracingWith } from "../../src/Layers/Tracing.js"
-import { hashPassword } from "../../src/Services/Passwords.js"
+import { hashPassword } from "../../src/Services/Accounts/Passwords.js"
 import { request, signIn, TestApp } from "../support/app.js"
 
 const exporter = new InMemorySpanExporter()

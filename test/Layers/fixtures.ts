@@ -3,7 +3,7 @@ import { Effect, Layer, LogLevel, Option } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { AppConfig, type AppSettings } from "../../src/Layers/Config.js"
+import { AppConfig, type AppSettings } from "../../src/Services/AppConfig.js"
 
 export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings => ({
   port: 0,

@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import fc from "fast-check"
-import { hashPassword } from "../../src/Services/Passwords.js"
+import { hashPassword } from "../../src/Services/Accounts/Passwords.js"
 import { hashToken } from "../../src/Services/Tokens.js"
 import type { Pii } from "./pii.js"
 

@@ -3,7 +3,7 @@ import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, HttpServerRespo
 import { payloadTooLarge } from "../../Api/Errors.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { AppConfig } from "../Config.js"
+import { AppConfig } from "../../Services/AppConfig.js"
 import { errorResponse } from "./Errors.js"
 import { checkRequestBody, hasBody } from "./RequestBody.js"
 

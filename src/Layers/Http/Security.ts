@@ -8,7 +8,7 @@ import {
   Authentication,
   StaffAuthentication
 } from "../../Api/Security.js"
-import { isStaff } from "../../Domain/User.js"
+import { isStaff } from "../../Domain/Accounts/User.js"
 import { Auth } from "../../Services/Auth.js"
 
 const withRule = <E>(allowed: (caller: Caller) => boolean, refusal: () => E) =>

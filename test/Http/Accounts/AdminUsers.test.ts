@@ -1,9 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Fiber, TestClock } from "effect"
-import type { Role, UserStatus } from "../../src/Domain/User.js"
-import { hashPassword } from "../../src/Services/Passwords.js"
-import { request, signIn, TestApp } from "../support/app.js"
+import type { Role, UserStatus } from "../../../src/Domain/Accounts/User.js"
+import { hashPassword } from "../../../src/Services/Accounts/Passwords.js"
+import { request, signIn, TestApp } from "../../support/app.js"
 
 const password = "user-password-1"
 let passwordHash: string | undefined

@@ -1,8 +1,8 @@
 /** SQL for the `users` table; rows become domain `User`s here and nowhere else. */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import type { UserId } from "../Domain/Ids.js"
-import { type Role, User, type UserStatus } from "../Domain/User.js"
+import type { UserId } from "../../Domain/Ids.js"
+import { type Role, User, type UserStatus } from "../../Domain/Accounts/User.js"
 
 export interface UserRow {
   readonly id: number

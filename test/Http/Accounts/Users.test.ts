@@ -2,9 +2,9 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { MemoryMailer } from "../../src/Layers/MemoryMailer.js"
-import { MemoryTelephony } from "../../src/Layers/MemoryTelephony.js"
-import { admin, request, signIn, TestApp } from "../support/app.js"
+import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
+import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
+import { admin, request, signIn, TestApp } from "../../support/app.js"
 
 let counter = 0
 const uniqueEmail = (prefix: string) => `${prefix}.${++counter}.${Date.now()}@example.test`

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { admin, request, signIn, TestApp } from "../support/app.js"
+import { admin, request, signIn, TestApp } from "../../support/app.js"
 
 layer(TestApp())("sign in and sign out", (it) => {
   it.effect("signs the bootstrap admin in with a token and the user representation", () =>

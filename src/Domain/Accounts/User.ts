@@ -1,6 +1,6 @@
 import { Schema } from "effect"
-import { UserId } from "./Ids.js"
-import { IsoDate, IsoTimestamp } from "./Time.js"
+import { UserId } from "../Ids.js"
+import { IsoDate, IsoTimestamp } from "../Time.js"
 
 export const Role = Schema.Literal("parent", "provider", "supervisor", "admin", "support", "billing")
 export type Role = typeof Role.Type

@@ -1,11 +1,11 @@
 /** Admin users (general §4.7): decode, take the caller, call `AdminUsers`, map its errors. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Api } from "../../Api/Api.js"
-import { invalidField, notFound } from "../../Api/Errors.js"
-import { pageRequest } from "../../Api/Pagination.js"
-import { CurrentUser } from "../../Api/Security.js"
-import { AdminUsers, adminUsersPageSize, UserNotFound, UserRejected } from "../../Services/AdminUsers.js"
+import { Api } from "../../../Api/Api.js"
+import { invalidField, notFound } from "../../../Api/Errors.js"
+import { pageRequest } from "../../../Api/Pagination.js"
+import { CurrentUser } from "../../../Api/Security.js"
+import { AdminUsers, adminUsersPageSize, UserNotFound, UserRejected } from "../../../Services/Accounts/AdminUsers.js"
 
 /** The service's errors in the general area's bodies: 422 field messages, 404 `User not found`. */
 const rejected = <A, E, R>(effect: Effect.Effect<A, E | UserRejected, R>) =>

@@ -11,11 +11,11 @@ import {
   Dashboard,
   UserFilterOptions,
   type UserSortColumn
-} from "../Api/AdminUsers.js"
-import { type PageRequest, paginationOf } from "../Api/Pagination.js"
-import { normalizePhone } from "../Domain/Phone.js"
-import { Role, UserStatus } from "../Domain/User.js"
-import { AuditLog } from "./AuditLog.js"
+} from "../../Api/Accounts/AdminUsers.js"
+import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import { normalizePhone } from "../../Domain/Phone.js"
+import { Role, UserStatus } from "../../Domain/Accounts/User.js"
+import { AuditLog } from "../AuditLog.js"
 import { UserLifecycle } from "./UserLifecycle.js"
 import { userColumns, userFields, type UserRow } from "./UsersRepo.js"
 

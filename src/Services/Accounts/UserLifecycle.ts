@@ -5,8 +5,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
-import type { UserStatus } from "../Domain/User.js"
-import { AuditLog } from "./AuditLog.js"
+import type { UserStatus } from "../../Domain/Accounts/User.js"
+import { AuditLog } from "../AuditLog.js"
 import { hashPassword } from "./Passwords.js"
 import { userColumns, type UserRow } from "./UsersRepo.js"
 

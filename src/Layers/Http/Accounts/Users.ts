@@ -1,13 +1,13 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Option, Redacted } from "effect"
-import { Api } from "../../Api/Api.js"
-import { pageRequest, paginationOf } from "../../Api/Pagination.js"
-import { unauthorized } from "../../Api/Errors.js"
-import { CurrentUser } from "../../Api/Security.js"
-import { ConfirmationResponse, EmailCheckResponse, PasswordResetValidation, SignInResponse, UserList, UserResponse } from "../../Api/Users.js"
-import { Message } from "../../Api/Schemas.js"
-import { Accounts } from "../../Services/Accounts.js"
-import { Auth } from "../../Services/Auth.js"
+import { Api } from "../../../Api/Api.js"
+import { pageRequest, paginationOf } from "../../../Api/Pagination.js"
+import { unauthorized } from "../../../Api/Errors.js"
+import { CurrentUser } from "../../../Api/Security.js"
+import { ConfirmationResponse, EmailCheckResponse, PasswordResetValidation, SignInResponse, UserList, UserResponse } from "../../../Api/Accounts/Users.js"
+import { Message } from "../../../Api/Schemas.js"
+import { Accounts } from "../../../Services/Accounts/Accounts.js"
+import { Auth } from "../../../Services/Auth.js"
 
 /** The client's address, for per-address rate limits. */
 const clientAddress = Effect.map(

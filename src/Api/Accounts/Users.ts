@@ -1,13 +1,13 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { UserId } from "../Domain/Ids.js"
-import { Role, User } from "../Domain/User.js"
-import { Forbidden, NotFound, reportAllErrors, reportAllErrorsInClass, TooManyRequests, Unauthorized, ValidationFailed } from "./Errors.js"
-import { PageSizeQuery, Pagination } from "./Pagination.js"
+import { UserId } from "../../Domain/Ids.js"
+import { Role, User } from "../../Domain/Accounts/User.js"
+import { Forbidden, NotFound, reportAllErrors, reportAllErrorsInClass, TooManyRequests, Unauthorized, ValidationFailed } from "../Errors.js"
+import { PageSizeQuery, Pagination } from "../Pagination.js"
 import {
   Email, IdParam, IsoDate, Language, Message, Name, Password, RequiredString, ShortText
-} from "./Schemas.js"
-import { AdminAuthentication, Authentication } from "./Security.js"
+} from "../Schemas.js"
+import { AdminAuthentication, Authentication } from "../Security.js"
 
 export class SignInRequest extends Schema.Class<SignInRequest>("SignInRequest")({
   user: Schema.Struct({ email: RequiredString, password: RequiredString })

@@ -1,11 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { IsoTimestamp } from "../Domain/Time.js"
-import { Role, User, UserStatus } from "../Domain/User.js"
-import { NotFound, reportAllErrors, reportAllErrorsInClass, ValidationFailed } from "./Errors.js"
-import { maxPageSize, PageSizeQuery, Pagination } from "./Pagination.js"
-import { Email, IdParam, IsoDate, Name, ShortText, SortDir } from "./Schemas.js"
-import { AdminAuthentication } from "./Security.js"
+import { IsoTimestamp } from "../../Domain/Time.js"
+import { Role, User, UserStatus } from "../../Domain/Accounts/User.js"
+import { NotFound, reportAllErrors, reportAllErrorsInClass, ValidationFailed } from "../Errors.js"
+import { maxPageSize, PageSizeQuery, Pagination } from "../Pagination.js"
+import { Email, IdParam, IsoDate, Name, ShortText, SortDir } from "../Schemas.js"
+import { AdminAuthentication } from "../Security.js"
 
 /** The admin view of a user adds `last_login` and `patient` (general §2.1) and the status. */
 export class AdminUser extends User.extend<AdminUser>("AdminUser")({

@@ -1,0 +1,45 @@
+/**
+ * The service's settings as a tag: services read them from here; the layer that reads the
+ * environment is `src/Layers/Config.ts` (README "Configuration" lists every variable).
+ */
+import { Context, type LogLevel, type Option, type Redacted } from "effect"
+
+export interface S3Settings {
+  readonly bucket: string
+  readonly region: string
+  readonly endpoint: Option.Option<string>
+  readonly accessKeyId: Option.Option<string>
+  readonly secretAccessKey: Option.Option<Redacted.Redacted>
+  readonly forcePathStyle: boolean
+}
+
+export interface TwilioSettings {
+  readonly accountSid: string
+  readonly authToken: Redacted.Redacted
+  readonly fromNumber: string
+  /** Only for tests and stand-ins: where the REST API lives. */
+  readonly apiBaseUrl: Option.Option<string>
+}
+
+export interface AppSettings {
+  readonly port: number
+  readonly host: string
+  readonly dataDir: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly dbPoolSize: number
+  readonly publicBaseUrl: string
+  readonly maxBodyBytes: number
+  readonly bootstrapAdminEmail: Option.Option<string>
+  readonly bootstrapAdminPassword: Option.Option<Redacted.Redacted>
+  readonly signingSecret: Option.Option<Redacted.Redacted>
+  readonly twilio: Option.Option<TwilioSettings>
+  readonly s3: Option.Option<S3Settings>
+  readonly smtpUrl: Option.Option<Redacted.Redacted>
+  readonly mailFrom: string
+  readonly otelEndpoint: Option.Option<string>
+  readonly otelServiceName: string
+  readonly logLevel: LogLevel.LogLevel
+  readonly logFormat: "json" | "pretty"
+}
+
+export class AppConfig extends Context.Tag("app/AppConfig")<AppConfig, AppSettings>() {}
