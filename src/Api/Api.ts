@@ -6,6 +6,8 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminUsersApi } from "./Accounts/AdminUsers.js"
 import { InternalServerError, PayloadTooLarge } from "./Errors.js"
 import { UsersApi } from "./Accounts/Users.js"
+import { EcmMifsApi } from "./Ecm/Mifs.js"
+import { EcmPatientsApi } from "./Ecm/Patients.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -57,6 +59,8 @@ const allowUnknownRequestFields = (spec: Record<string, any>): Record<string, an
 export class Api extends HttpApi.make("care-coordination-api")
   .add(UsersApi)
   .add(AdminUsersApi)
+  .add(EcmMifsApi)
+  .add(EcmPatientsApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   .prefix("/v1")

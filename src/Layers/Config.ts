@@ -28,6 +28,15 @@ const s3 = Config.all({
   forcePathStyle: Config.withDefault(Config.boolean("S3_FORCE_PATH_STYLE"), false)
 }).pipe(Config.option)
 
+const mif = Config.all({
+  importDir: optional(Config.string("MIF_IMPORT_DIR")).pipe(Config.map(Option.map((dir) => path.resolve(dir)))),
+  maxFileBytes: Config.withDefault(Config.integer("MIF_MAX_FILE_BYTES"), 64 * 1024 * 1024),
+  urlTimeoutMs: Config.withDefault(Config.integer("MIF_URL_TIMEOUT_MS"), 30_000),
+  urlAllowedNetworks: Config.withDefault(Config.string("MIF_URL_ALLOWED_NETWORKS"), "").pipe(
+    Config.map((list) => list.split(",").map((s) => s.trim()).filter((s) => s.length > 0))
+  )
+})
+
 export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Effect.gen(function*() {
   const port = yield* Config.withDefault(Config.port("PORT"), 3000)
   const host = yield* Config.withDefault(Config.string("HOST"), "0.0.0.0")
@@ -52,7 +61,8 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     otelEndpoint: yield* optional(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
     otelServiceName: yield* Config.withDefault(Config.string("OTEL_SERVICE_NAME"), "care-coordination-api"),
     logLevel: yield* Config.withDefault(Config.logLevel("LOG_LEVEL"), LogLevel.Info),
-    logFormat: yield* Config.withDefault(Config.literal("json", "pretty")("LOG_FORMAT"), "json")
+    logFormat: yield* Config.withDefault(Config.literal("json", "pretty")("LOG_FORMAT"), "json"),
+    mif: yield* mif
   }
 })
 

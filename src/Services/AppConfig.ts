@@ -21,6 +21,18 @@ export interface TwilioSettings {
   readonly apiBaseUrl: Option.Option<string>
 }
 
+/** Member information file imports (ECM §4.6). */
+export interface MifSettings {
+  /** Directory `path` imports may read from; None → path imports are refused. */
+  readonly importDir: Option.Option<string>
+  /** Largest file accepted from any source. */
+  readonly maxFileBytes: number
+  /** Time allowed for a `url` import to be fetched, redirects included. */
+  readonly urlTimeoutMs: number
+  /** CIDR ranges a `url` may reach although private (an internal file server); metadata never. */
+  readonly urlAllowedNetworks: ReadonlyArray<string>
+}
+
 export interface AppSettings {
   readonly port: number
   readonly host: string
@@ -40,6 +52,7 @@ export interface AppSettings {
   readonly otelServiceName: string
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "json" | "pretty"
+  readonly mif: MifSettings
 }
 
 export class AppConfig extends Context.Tag("app/AppConfig")<AppConfig, AppSettings>() {}

@@ -1,0 +1,168 @@
+/**
+ * The set-based statements of a MIF import, run inside its transaction (./MifImport.ts). Records
+ * are staged in a temporary table (dropped at commit or rollback); everything after staging is a
+ * fixed number of statements whatever the file's size.
+ *
+ * Matching (docs/spec-decisions.md, "ECM patients and MIF"):
+ * - a record with a MEMBER_ID matches the patient with that member id; failing that, the one
+ *   patient without a member id who has the same first name, last name and date of birth (any
+ *   case), who then takes the member id;
+ * - a record without a MEMBER_ID matches the one patient with the same first name, last name and
+ *   date of birth;
+ * - two or more such patients: the record fails (never guess between namesakes); no match: a new
+ *   patient. Records of one file with the same member id (or, without one, the same name and date
+ *   of birth) are one patient; the last line wins for its fields.
+ */
+import type { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { MemberRecord } from "../../Domain/Ecm/Mif.js"
+
+export interface WriteContext {
+  readonly mifFileId: number
+  readonly actorId: number
+  readonly now: Date
+  /** The import day (UTC): the effective date of `new_member` status entries. */
+  readonly today: string
+}
+
+/** The key records of one patient share within a file. */
+export const identityOf = (r: MemberRecord): string =>
+  r.member_id !== null
+    ? `m:${r.member_id}`
+    : `n:${r.first_name.toLowerCase()}\u001f${r.last_name.toLowerCase()}\u001f${r.date_of_birth}`
+
+export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
+  const createStaging = sql`CREATE TEMP TABLE mif_staging (
+      line integer NOT NULL,
+      ident text NOT NULL,
+      member_id text, cin text, first_name text NOT NULL, last_name text NOT NULL, date_of_birth date NOT NULL,
+      gender text, address text, city text, state text, zip text, phone text, phone_e164 text,
+      ecm_service_auth_id text, ecm_provider_name text, ecm_npi text,
+      ecm_benefit_auth_eff_date date, ecm_benefit_auth_end_date date, acuity_level text, member_record_status text,
+      patient_id integer, created boolean NOT NULL DEFAULT false
+    ) ON COMMIT DROP`.pipe(Effect.orDie)
+
+  /** One statement per batch: each column as an array, zipped back into rows by `unnest`. */
+  const stage = (records: ReadonlyArray<MemberRecord>) => {
+    const column = <K extends keyof MemberRecord>(key: K) => records.map((r) => r[key])
+    return sql`INSERT INTO mif_staging (line, ident, member_id, cin, first_name, last_name, date_of_birth, gender,
+        address, city, state, zip, phone, phone_e164, ecm_service_auth_id, ecm_provider_name, ecm_npi,
+        ecm_benefit_auth_eff_date, ecm_benefit_auth_end_date, acuity_level, member_record_status)
+      SELECT * FROM unnest(${column("line")}::int[], ${records.map(identityOf)}::text[], ${column("member_id")}::text[],
+        ${column("cin")}::text[], ${column("first_name")}::text[], ${column("last_name")}::text[],
+        ${column("date_of_birth")}::date[], ${column("gender")}::text[], ${column("address")}::text[],
+        ${column("city")}::text[], ${column("state")}::text[], ${column("zip")}::text[], ${column("phone")}::text[],
+        ${column("phone_e164")}::text[], ${column("ecm_service_auth_id")}::text[], ${column("ecm_provider_name")}::text[],
+        ${column("ecm_npi")}::text[], ${column("ecm_benefit_auth_eff_date")}::date[],
+        ${column("ecm_benefit_auth_end_date")}::date[], ${column("acuity_level")}::text[],
+        ${column("member_record_status")}::text[])`.pipe(
+      Effect.orDie,
+      Effect.withSpan("MifImport.stageBatch", { attributes: { "mif.batch_records": records.length } })
+    )
+  }
+
+  /**
+   * Sets `patient_id` of every staged record that matches an existing patient; returns a message
+   * for each record that matches more than one, or claims a patient another member id claims.
+   */
+  const matchPatients = Effect.gen(function*() {
+    yield* sql`ANALYZE mif_staging`
+    yield* sql`UPDATE mif_staging s SET patient_id = p.id FROM patients p
+      WHERE s.member_id IS NOT NULL AND p.member_id = s.member_id`
+    yield* sql`CREATE TEMP TABLE mif_candidates ON COMMIT DROP AS
+      SELECT s.line, s.member_id, p.id AS patient_id
+      FROM mif_staging s
+      JOIN patients p ON lower(p.first_name) = lower(s.first_name) AND lower(p.last_name) = lower(s.last_name)
+        AND p.date_of_birth = s.date_of_birth
+      WHERE s.patient_id IS NULL AND (s.member_id IS NULL OR p.member_id IS NULL)`
+    const ambiguous = yield* sql<{ line: number; matches: number }>`
+      SELECT line, count(*)::int AS matches FROM mif_candidates GROUP BY line HAVING count(*) > 1 ORDER BY line LIMIT 100`
+    const contested = yield* sql<{ line: number }>`
+      SELECT c.line FROM mif_candidates c
+      JOIN (SELECT patient_id FROM mif_candidates WHERE member_id IS NOT NULL
+            GROUP BY patient_id HAVING count(DISTINCT member_id) > 1) x ON x.patient_id = c.patient_id
+      WHERE c.member_id IS NOT NULL ORDER BY c.line LIMIT 100`
+    const problems = [
+      ...ambiguous.map((r) =>
+        `Line ${r.line}: matches ${r.matches} patients with the same name and date of birth; add MEMBER_ID to say which`),
+      ...contested.map((r) =>
+        `Line ${r.line}: matches by name and date of birth a patient that other records of this file, with other member ids, also match; check MEMBER_ID`)
+    ]
+    if (problems.length > 0) return problems
+    yield* sql`UPDATE mif_staging s SET patient_id = c.patient_id FROM mif_candidates c WHERE c.line = s.line`
+    return []
+  }).pipe(Effect.orDie, Effect.withSpan("MifImport.match"))
+
+  /** Creates and updates patients, then writes eligibility, status history and case loads. */
+  const writeAll = (context: WriteContext) =>
+    Effect.gen(function*() {
+      const { actorId, mifFileId, now, today } = context
+      // New patients: ids drawn first, so every record of one knows it without a join on names.
+      yield* sql`CREATE TEMP TABLE mif_new ON COMMIT DROP AS
+        SELECT ident, nextval(pg_get_serial_sequence('patients', 'id'))::int AS patient_id
+        FROM (SELECT DISTINCT ident FROM mif_staging WHERE patient_id IS NULL) d`
+      yield* sql`UPDATE mif_staging s SET patient_id = n.patient_id, created = true FROM mif_new n
+        WHERE s.patient_id IS NULL AND s.ident = n.ident`
+      // The last line of each patient, with the member id any of its lines carries.
+      yield* sql`CREATE TEMP TABLE mif_latest ON COMMIT DROP AS
+        SELECT DISTINCT ON (patient_id) s.*, max(member_id) OVER (PARTITION BY patient_id) AS any_member_id
+        FROM mif_staging s ORDER BY patient_id, line DESC`
+      yield* sql`INSERT INTO patients (id, member_id, cin, first_name, last_name, date_of_birth, gender, address, city,
+          state, zip, phone, created_at, updated_at)
+        OVERRIDING SYSTEM VALUE
+        SELECT patient_id, any_member_id, cin, first_name, last_name, date_of_birth, gender, address, city, state, zip,
+          phone_e164, ${now}, ${now}
+        FROM mif_latest WHERE created`
+      // A blank cell never erases what a patient has.
+      yield* sql`UPDATE patients p SET
+          member_id = COALESCE(p.member_id, l.any_member_id),
+          cin = COALESCE(l.cin, p.cin),
+          first_name = l.first_name,
+          last_name = l.last_name,
+          date_of_birth = l.date_of_birth,
+          gender = COALESCE(l.gender, p.gender),
+          address = COALESCE(l.address, p.address),
+          city = COALESCE(l.city, p.city),
+          state = COALESCE(l.state, p.state),
+          zip = COALESCE(l.zip, p.zip),
+          phone = COALESCE(l.phone_e164, p.phone),
+          updated_at = ${now}
+        FROM mif_latest l WHERE NOT l.created AND p.id = l.patient_id`
+      yield* sql`INSERT INTO ecm_eligibility_informations (patient_id, mif_file_id, line, member_id, cin, first_name,
+          last_name, date_of_birth, gender, address, city, state, zip, phone, ecm_service_auth_id, ecm_provider_name,
+          ecm_npi, ecm_benefit_auth_eff_date, ecm_benefit_auth_end_date, acuity_level, member_record_status,
+          created_at, updated_at)
+        SELECT patient_id, ${mifFileId}, line, member_id, cin, first_name, last_name, date_of_birth, gender, address,
+          city, state, zip, phone, ecm_service_auth_id, ecm_provider_name, ecm_npi, ecm_benefit_auth_eff_date,
+          ecm_benefit_auth_end_date, acuity_level,
+          COALESCE(member_record_status, CASE WHEN created THEN 'new_member' ELSE 'existing_member' END),
+          ${now}, ${now}
+        FROM mif_staging ORDER BY line`
+      yield* sql`UPDATE patients p SET ecm_eligibility_information_id = e.id
+        FROM (SELECT DISTINCT ON (patient_id) patient_id, id FROM ecm_eligibility_informations
+              WHERE mif_file_id = ${mifFileId} ORDER BY patient_id, id DESC) e
+        WHERE p.id = e.patient_id`
+      yield* sql`INSERT INTO ecm_status_histories (patient_id, status, effective_date, source, reason, actor_id,
+          mif_file_id, created_at, updated_at)
+        SELECT patient_id, 'new_member', ${today}::date, 'mif', 'Created by MIF import', ${actorId}, ${mifFileId},
+          ${now}, ${now}
+        FROM mif_latest WHERE created`
+      // The ECM provider's case load. Providers do not exist yet: the file's NPI and name are
+      // recorded and provider_id stays null; the providers issue resolves them (NPI, then name).
+      yield* sql`INSERT INTO case_loads (patient_id, provider_npi, provider_name, provider_assigned_at, created_at, updated_at)
+        SELECT patient_id, ecm_npi, ecm_provider_name, ${now}, ${now}, ${now}
+        FROM mif_latest WHERE ecm_npi IS NOT NULL OR ecm_provider_name IS NOT NULL
+        ON CONFLICT (patient_id) DO UPDATE SET
+          provider_npi = EXCLUDED.provider_npi,
+          provider_name = EXCLUDED.provider_name,
+          provider_assigned_at = CASE
+            WHEN case_loads.provider_npi IS NOT DISTINCT FROM EXCLUDED.provider_npi
+             AND case_loads.provider_name IS NOT DISTINCT FROM EXCLUDED.provider_name
+            THEN case_loads.provider_assigned_at ELSE EXCLUDED.provider_assigned_at END,
+          updated_at = EXCLUDED.updated_at`
+    }).pipe(Effect.withSpan("MifImport.write"))
+
+  return { createStaging, stage, matchPatients, writeAll } as const
+}
+
+export type MifImportSql = ReturnType<typeof makeMifImportSql>
