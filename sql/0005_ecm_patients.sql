@@ -27,16 +27,17 @@ CREATE TABLE patients (
   provider_id     integer,
   created_at      timestamptz NOT NULL DEFAULT now(),
   updated_at      timestamptz NOT NULL DEFAULT now()
-);
+) WITH (fillfactor = 80); -- room for HOT updates: every import rewrites its members' rows
 CREATE UNIQUE INDEX patients_member_id_key ON patients (member_id) WHERE member_id IS NOT NULL;
--- Import matching without a member id: first name + last name + date of birth, any case.
-CREATE INDEX patients_identity_idx ON patients (lower(first_name), lower(last_name), date_of_birth);
-CREATE INDEX patients_user_id_idx ON patients (user_id);
-CREATE INDEX patients_provider_id_idx ON patients (provider_id);
--- Search by name or member id (ILIKE '%…%').
-CREATE INDEX patients_name_trgm_idx ON patients USING gin ((first_name || ' ' || last_name) gin_trgm_ops);
-CREATE INDEX patients_member_id_trgm_idx ON patients USING gin (member_id gin_trgm_ops);
-CREATE INDEX patients_sort_name_idx ON patients (lower(last_name), lower(first_name), id);
+-- Import matching without a member id (last name + first name + date of birth, any case), and the
+-- ECM patient list's order (last name, first name).
+CREATE INDEX patients_identity_idx ON patients (lower(last_name), lower(first_name), date_of_birth);
+-- Nullable references: only rows that have one are indexed (lookups are by a value).
+CREATE INDEX patients_user_id_idx ON patients (user_id) WHERE user_id IS NOT NULL;
+CREATE INDEX patients_provider_id_idx ON patients (provider_id) WHERE provider_id IS NOT NULL;
+-- Search by name or member id (ILIKE '%…%' on this one expression).
+CREATE INDEX patients_search_trgm_idx ON patients
+  USING gin ((first_name || ' ' || last_name || ' ' || coalesce(member_id, '')) gin_trgm_ops);
 
 CREATE TABLE mif_files (
   id                integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -55,7 +56,7 @@ CREATE TABLE mif_files (
   updated_at        timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX mif_files_created_at_idx ON mif_files (created_at DESC, id DESC);
-CREATE INDEX mif_files_created_by_id_idx ON mif_files (created_by_id);
+CREATE INDEX mif_files_created_by_id_idx ON mif_files (created_by_id) WHERE created_by_id IS NOT NULL;
 CREATE INDEX mif_files_status_idx ON mif_files (status);
 
 -- One row per imported member record: every mapped field as the file had it.
@@ -88,14 +89,15 @@ CREATE TABLE ecm_eligibility_informations (
 );
 CREATE INDEX ecm_eligibility_informations_patient_idx ON ecm_eligibility_informations (patient_id, id DESC);
 CREATE INDEX ecm_eligibility_informations_mif_file_idx ON ecm_eligibility_informations (mif_file_id, line);
-CREATE INDEX ecm_eligibility_informations_status_idx ON ecm_eligibility_informations (member_record_status);
+-- member_record_status is filtered only on each patient's latest record (reached from patients),
+-- where an index on every record's status cannot help: none.
 
 -- The patient's latest eligibility record: what the admin ECM patient list shows and filters on.
--- Set by each import, so the list needs no per-row "latest" subquery.
+-- Set by each import, so the list needs no per-row "latest" subquery. Checked at commit: an import
+-- writes patients before their records (ids drawn first), so no row is written twice.
 ALTER TABLE patients ADD COLUMN ecm_eligibility_information_id integer
-  REFERENCES ecm_eligibility_informations (id) ON DELETE SET NULL;
-CREATE INDEX patients_ecm_eligibility_information_idx ON patients (ecm_eligibility_information_id)
-  WHERE ecm_eligibility_information_id IS NOT NULL;
+  REFERENCES ecm_eligibility_informations (id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED;-- Not indexed: it changes on every import of the member, and an unindexed column keeps those
+-- updates HOT (the list reaches it by joining on the record's primary key).
 
 -- Engagement status changes of a patient.
 CREATE TABLE ecm_status_histories (
@@ -112,8 +114,8 @@ CREATE TABLE ecm_status_histories (
 );
 CREATE INDEX ecm_status_histories_patient_idx ON ecm_status_histories (patient_id, effective_date DESC, id DESC);
 CREATE INDEX ecm_status_histories_effective_date_idx ON ecm_status_histories (effective_date);
-CREATE INDEX ecm_status_histories_actor_idx ON ecm_status_histories (actor_id);
-CREATE INDEX ecm_status_histories_mif_file_idx ON ecm_status_histories (mif_file_id);
+CREATE INDEX ecm_status_histories_actor_idx ON ecm_status_histories (actor_id) WHERE actor_id IS NOT NULL;
+CREATE INDEX ecm_status_histories_mif_file_idx ON ecm_status_histories (mif_file_id) WHERE mif_file_id IS NOT NULL;
 
 -- One per patient: the ECM provider and the lead care managers (lead care managers issue).
 -- Until providers exist, imports record the file's ECM_NPI and ECM_PROVIDER_NAME here and
@@ -132,7 +134,8 @@ CREATE TABLE case_loads (
   created_at            timestamptz NOT NULL DEFAULT now(),
   updated_at            timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX case_loads_provider_id_idx ON case_loads (provider_id);
-CREATE INDEX case_loads_provider_npi_idx ON case_loads (provider_npi);
-CREATE INDEX case_loads_olcm_user_id_idx ON case_loads (olcm_user_id);
-CREATE INDEX case_loads_ilcm_user_id_idx ON case_loads (ilcm_user_id);
+-- Nullable references and lookups: only rows that have a value are indexed.
+CREATE INDEX case_loads_provider_id_idx ON case_loads (provider_id) WHERE provider_id IS NOT NULL;
+CREATE INDEX case_loads_provider_npi_idx ON case_loads (provider_npi) WHERE provider_npi IS NOT NULL;
+CREATE INDEX case_loads_olcm_user_id_idx ON case_loads (olcm_user_id) WHERE olcm_user_id IS NOT NULL;
+CREATE INDEX case_loads_ilcm_user_id_idx ON case_loads (ilcm_user_id) WHERE ilcm_user_id IS NOT NULL;

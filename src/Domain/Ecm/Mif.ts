@@ -135,7 +135,7 @@ const nanp = /^(?:\+?1)?([2-9]\d{2})([2-9]\d{6})$/
  * rows; `fallback` handles every other form.
  */
 export const usPhoneE164 = (text: string, fallback: (text: string) => string | undefined): string | undefined => {
-  const digits = text.replace(/[\s().\-]/g, "")
+  const digits = text.replace(/[\s().-]/g, "")
   const match = nanp.exec(digits)
   if (match) {
     // N11 codes (211, 311 … 911) are service codes, not area codes.

@@ -98,7 +98,8 @@ export class EcmPatients extends Effect.Service<EcmPatients>()("app/EcmPatients"
       const search = criteria.search?.trim() ?? ""
       if (search !== "") {
         const pattern = likePattern(search)
-        clauses.push(sql`((p.first_name || ' ' || p.last_name) ILIKE ${pattern} ESCAPE '\\' OR p.member_id ILIKE ${pattern} ESCAPE '\\')`)
+        // The expression of the trigram index patients_search_trgm_idx.
+        clauses.push(sql`(p.first_name || ' ' || p.last_name || ' ' || coalesce(p.member_id, '')) ILIKE ${pattern} ESCAPE '\\'`)
       }
       const status = criteria.status?.trim() ?? ""
       if (status !== "") clauses.push(sql`e.member_record_status = ${status}`)

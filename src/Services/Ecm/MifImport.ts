@@ -12,7 +12,7 @@
  * serialised by a transaction-level advisory lock: matching reads patients and then writes them.
  */
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Clock, DateTime, Effect } from "effect"
+import { Clock, DateTime, Effect, Fiber } from "effect"
 import { parsePhoneNumberFromString } from "libphonenumber-js/max"
 import { ecmInvalid, type EcmValidationFailed } from "../../Api/Errors.js"
 import { checkRecord, contentTypes, type MemberRecord, type MifFileType } from "../../Domain/Ecm/Mif.js"
@@ -61,13 +61,19 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
     const audit = yield* AuditLog
     const statements: MifImportSql = makeMifImportSql(sql)
 
-    /** Reads, checks and stages every record; fails with every problem found (capped). */
+    /**
+     * Reads, checks and stages every record; fails with every problem found (capped). Reading the
+     * next batch overlaps the insert of the previous one (one insert in flight at a time), so the
+     * database and this process work at once.
+     */
     const stageRecords = (fileType: MifFileType, bytes: Uint8Array) =>
       Effect.gen(function*() {
         const batches = readMif(fileType, bytes)
         const problems: Array<string> = []
         let problemCount = 0
         let staged = 0
+        let inFlight: Fiber.RuntimeFiber<void> | undefined
+        const settle = Effect.suspend(() => (inFlight === undefined ? Effect.void : Fiber.join(inFlight)))
         while (true) {
           const next = yield* Effect.tryPromise({ try: () => batches.next(), catch: (error) => error }).pipe(
             Effect.catchAll((error) =>
@@ -85,11 +91,14 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
             }
           }
           // Once a record is bad nothing will be written: keep reading only to report the rest.
+          yield* settle
+          inFlight = undefined
           if (problemCount === 0 && valid.length > 0) {
-            yield* statements.stage(valid)
+            inFlight = yield* Effect.fork(Effect.asVoid(statements.stage(valid)))
             staged += valid.length
           }
         }
+        yield* settle
         if (problemCount > 0) return yield* Effect.fail(new ImportFailed(capped(problems, problemCount)))
         if (staged === 0) return yield* Effect.fail(new ImportFailed(["The file has no member records"]))
         return staged

@@ -177,8 +177,23 @@ const findMembers = (node: unknown, depth = 0): Array<unknown> | undefined => {
   return undefined
 }
 
+const predefinedEntities: Readonly<Record<string, string>> = { lt: "<", gt: ">", amp: "&", quot: "\"", apos: "'" }
+
+/**
+ * XML's five predefined entities and character references, decoded by hand: the parser's entity
+ * processing would also expand entities a DOCTYPE declares (billion laughs), so it is off.
+ */
+export const decodeXmlText = (text: string): string =>
+  text.includes("&")
+    ? text.replace(/&(?:#(\d{1,7})|#x([0-9a-fA-F]{1,6})|(lt|gt|amp|quot|apos));/g, (whole, dec: string | undefined, hex: string | undefined, name: string | undefined) => {
+      if (name !== undefined) return predefinedEntities[name]!
+      const code = dec !== undefined ? Number(dec) : parseInt(hex!, 16)
+      return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : whole
+    })
+    : text
+
 const xmlCell = (value: unknown): Cell => {
-  if (typeof value === "string") return value
+  if (typeof value === "string") return decodeXmlText(value)
   if (typeof value === "number") return String(value)
   // `<CIN/>` parses as "" and nested elements as objects: neither is a value.
   return null
