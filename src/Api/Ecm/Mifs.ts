@@ -20,8 +20,7 @@ export class MifImportRequest extends Schema.Class<MifImportRequest>("MifImportR
       description: "A file inside the server's MIF_IMPORT_DIR (relative to it, or absolute inside it)"
     })),
     file_type: Schema.optional(MifFileType.annotations({
-      description: "Detected from the data URI, the extension or the content when absent",
-      message: () => "must be one of csv, xml, xlsx"
+      description: "Detected from the data URI, the extension or the content when absent"
     }))
   }).annotations({ description: "Exactly one of file, url and path" })
 }, reportAllErrorsInClass) {}
