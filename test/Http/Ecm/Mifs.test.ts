@@ -47,7 +47,9 @@ const fileServer = Effect.acquireRelease(
   Effect.async<number>((resume) => {
     served.listen(0, "127.0.0.2", () => resume(Effect.succeed((served.address() as { port: number }).port)))
   }),
-  () => Effect.async<void>((resume) => served.close(() => resume(Effect.void)))
+  () => Effect.async<void>((resume) => {
+    served.close(() => resume(Effect.void))
+  })
 )
 
 const mifSettings = {
