@@ -56,9 +56,12 @@ const parseNetworks = (cidrs: ReadonlyArray<string>) =>
  * unless the address is in an allowed network.
  */
 export const isAllowedAddress = (address: string, allowedNetworks: ReadonlyArray<string> = []): boolean => {
+  const bare = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "")
+  // Only the forms sockets and resolvers report (ipaddr.js also reads legacy `1.2.3`).
+  if (net.isIP(bare) === 0) return false
   let parsed: ipaddr.IPv4 | ipaddr.IPv6
   try {
-    parsed = ipaddr.process(address.replace(/^\[|\]$/g, "").replace(/%.*$/, ""))
+    parsed = ipaddr.process(bare)
   } catch {
     return false
   }
