@@ -12,7 +12,8 @@
  *    wait for an answer is the longest the event loop was held (plus one round trip).
  *
  * Database: DATABASE_URL's server (a fresh `cc_bench_mif_<random>` database, dropped at the end),
- * else an embedded PostgreSQL in a temp dir. Flags: --rows (100000), --large-mb (50, 0 to skip).
+ * else an embedded PostgreSQL in a temp dir. Flags: --rows (100000), --large-mb (50, 0 to skip),
+ * --node-flags "…" (the app's node flags; default those of `npm start`).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -30,7 +31,9 @@ const root = fileURLToPath(new URL("..", import.meta.url))
 const { values: flags } = parseArgs({
   options: {
     rows: { type: "string", default: process.env.BENCH_MIF_ROWS ?? "100000" },
-    "large-mb": { type: "string", default: process.env.BENCH_MIF_LARGE_MB ?? "50" }
+    "large-mb": { type: "string", default: process.env.BENCH_MIF_LARGE_MB ?? "50" },
+    /** Node flags of the app; default: those of `npm start`. */
+    "node-flags": { type: "string" }
   }
 })
 const rows = Number(flags.rows)
@@ -110,7 +113,10 @@ const main = async () => {
 
     const port = await freePort()
     const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: { start: string } }
-    const nodeFlags = pkg.scripts.start.split(/\s+/).filter((w) => w.startsWith("--") && !w.startsWith("--import"))
+    const nodeFlags = flags["node-flags"] !== undefined
+      ? flags["node-flags"].split(/\s+/).filter((w) => w.length > 0)
+      : pkg.scripts.start.split(/\s+/).filter((w) => w.startsWith("--") && !w.startsWith("--import"))
+    console.log(`app node flags: ${nodeFlags.join(" ") || "(none)"}`)
     app = spawn(process.execPath, [...nodeFlags, "--import", "tsx", "src/main.ts"], {
       cwd: root,
       env: {

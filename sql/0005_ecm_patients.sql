@@ -93,10 +93,11 @@ CREATE INDEX ecm_eligibility_informations_mif_file_idx ON ecm_eligibility_inform
 -- where an index on every record's status cannot help: none.
 
 -- The patient's latest eligibility record: what the admin ECM patient list shows and filters on.
--- Set by each import, so the list needs no per-row "latest" subquery. Checked at commit: an import
--- writes patients before their records (ids drawn first), so no row is written twice.
-ALTER TABLE patients ADD COLUMN ecm_eligibility_information_id integer
-  REFERENCES ecm_eligibility_informations (id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED;-- Not indexed: it changes on every import of the member, and an unindexed column keeps those
+-- Derived data written only by imports, in the transaction that inserts the record (whose id is
+-- drawn first, so the patient row is written once). No foreign key: a constraint trigger would
+-- re-check 100,000 ids at the commit of a large import, and eligibility records are never deleted.
+ALTER TABLE patients ADD COLUMN ecm_eligibility_information_id integer;
+-- Not indexed: it changes on every import of the member, and an unindexed column keeps those
 -- updates HOT (the list reaches it by joining on the record's primary key).
 
 -- Engagement status changes of a patient.
@@ -108,14 +109,12 @@ CREATE TABLE ecm_status_histories (
   source          text NOT NULL CHECK (source IN ('mif', 'user', 'system')),
   reason          text,
   actor_id        integer REFERENCES users (id) ON DELETE SET NULL,
-  mif_file_id     integer REFERENCES mif_files (id) ON DELETE SET NULL,
   created_at      timestamptz NOT NULL DEFAULT now(),
   updated_at      timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX ecm_status_histories_patient_idx ON ecm_status_histories (patient_id, effective_date DESC, id DESC);
 CREATE INDEX ecm_status_histories_effective_date_idx ON ecm_status_histories (effective_date);
 CREATE INDEX ecm_status_histories_actor_idx ON ecm_status_histories (actor_id) WHERE actor_id IS NOT NULL;
-CREATE INDEX ecm_status_histories_mif_file_idx ON ecm_status_histories (mif_file_id) WHERE mif_file_id IS NOT NULL;
 
 -- One per patient: the ECM provider and the lead care managers (lead care managers issue).
 -- Until providers exist, imports record the file's ECM_NPI and ECM_PROVIDER_NAME here and
