@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { UserId } from "../../Domain/Ids.js"
 import { Role, User, UserSummary } from "../../Domain/Accounts/User.js"
@@ -181,6 +181,13 @@ export class UsersApi extends HttpApiGroup.make("users")
       .setPayload(EmailChangeConfirmation)
       .addSuccess(UserResponse)
       .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Confirm a change of your own email")
+      .annotate(
+        OpenApi.Description,
+        "Completes the caller's pending email change (requested with PUT /v1/users/{id} and the current password) " +
+          "with the 6-digit code mailed to the new address. Signed-in users, for their own account only. " +
+          "Not in the spec: docs/spec-decisions.md \"Sessions and credential changes\"."
+      )
   )
   .add(
     HttpApiEndpoint.post("cancel", "/users/:id/cancel")

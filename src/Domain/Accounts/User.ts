@@ -39,7 +39,7 @@ export class UserSummary extends Schema.Class<UserSummary>("UserSummary")({
   last_name: Schema.String,
   role: Role,
   active: Schema.Boolean
-}) {}
+}, { description: "Another user as support and billing staff see them in lists: names, role and whether active; no contact details or date of birth" }) {}
 
 /** Roles that list other users without their contact details and date of birth. */
 export const summaryOnlyRoles: ReadonlyArray<Role> = ["support", "billing"]
