@@ -372,10 +372,10 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
             ? [current.value]
             : yield* sql<UserRow>`UPDATE users SET ${sql.update(changes)}, updated_at = now() WHERE id = ${userId} RETURNING ${columns}`
           const roleChanges = fields.role !== undefined && fields.role !== current.value.role
-          const endsEverySession = (activeChanges && fields.active === false) || roleChanges || !ownAccount
           if (passwordHash !== undefined) {
-            // The session making the change stays signed in; every other one ends.
-            yield* lifecycle.revokeCredentials(userId, endsEverySession ? undefined : Buffer.from(caller.tokenHash, "hex"))
+            // One's own change keeps the session making it (role and active of one's own are
+            // refused above); an admin's change of another user's password ends all of theirs.
+            yield* lifecycle.revokeCredentials(userId, ownAccount ? Buffer.from(caller.tokenHash, "hex") : undefined)
             yield* audit.record({ actorId: caller.id, action: "user.password_change", targetType: "user", targetId: userId })
           } else if ((activeChanges && fields.active === false) || roleChanges) {
             yield* lifecycle.revokeSessions(userId)
