@@ -75,8 +75,10 @@ export const groupDocs = (docs: GroupDocs): Context.Context<never> =>
  *
  * `class SignInRequest extends Schema.Class<SignInRequest>("SignInRequest")({...}, requestBody({...})) {}`
  *
- * The examples are typed loosely (a precise type would make the class refer to itself); the test
- * validates each against the body's JSON Schema instead.
+ * Examples are values of the decoded type (`sort_dir: "ASC"`, not "asc"): the document shows them
+ * encoded, and drops one that does not encode. They are typed loosely (a precise type would make
+ * the class refer to itself): test/Api/Docs.test.ts fails for a body without an example, and
+ * redocly checks each against the schema.
  */
 export const requestBody = (
   example: Readonly<Record<string, unknown>>,

@@ -34,7 +34,10 @@ export const AdminUserListQuery = Schema.Struct({
   search: Schema.optional(Search)
 }).annotations(reportAllErrors)
 
-const PageNumber = Schema.Int.pipe(Schema.greaterThan(0, { message: () => "must be greater than 0" }))
+const PageNumber = Schema.Int.pipe(
+  Schema.greaterThan(0, { message: () => "must be greater than 0" }),
+  Schema.annotations({ title: "Page", description: "Page number, from 1" })
+)
 
 export class UserFilterRequest extends Schema.Class<UserFilterRequest>("UserFilterRequest")({
   search: Schema.optional(Schema.NullOr(Search)),
@@ -50,11 +53,11 @@ export class UserFilterRequest extends Schema.Class<UserFilterRequest>("UserFilt
     patient_name: Schema.optional(Schema.NullOr(Search))
   })),
   page: Schema.optional(PageNumber),
-  page_size: Schema.optional(PageNumber.annotations({ description: `Clamped to ${maxPageSize}` }))
+  page_size: Schema.optional(PageNumber.annotations({ title: "Page size", description: `Items per page; values above ${maxPageSize} are clamped to ${maxPageSize}` }))
 }, requestBody({
   search: "doe",
   sort_by: "last_name",
-  sort_dir: "asc",
+  sort_dir: "ASC",
   filters: { active: true, roles: ["provider", "supervisor"], date: { start_date: "2026-01-01", end_date: "2026-03-31" } },
   page: 1,
   page_size: 25
