@@ -151,10 +151,8 @@ layer(TestApp({ maxBodyBytes: 80 * 1024 * 1024 }))("the real Api's bodies", (it)
     Effect.gen(function*() {
       const port = yield* serverPort
       const user = { email: "huge@example.test", first_name: "Huge", last_name: "Password", password: "p".repeat(5_000_000) }
-      const started = Date.now()
       expect(yield* request("POST", "/v1/users", { body: { user } })).toMatchObject(tooLarge)
       expect(yield* sendChunked(port, "/v1/users/sign_in", 5_000_000)).toEqual(tooLarge)
-      expect(Date.now() - started).toBeLessThan(5_000)
       const check = yield* request("POST", "/v1/users/email_has_account", { body: { email: user.email } })
       expect(check).toMatchObject({ status: 200, body: { has_account: false } })
     }))
