@@ -28,10 +28,17 @@ const s3 = Config.all({
   forcePathStyle: Config.withDefault(Config.boolean("S3_FORCE_PATH_STYLE"), false)
 }).pipe(Config.option)
 
+/** A whole number of at least 1 (a session limit of 0 would sign everyone out at once). */
+const positiveInteger = (name: string, fallback: number) =>
+  Config.withDefault(
+    Config.integer(name).pipe(Config.validate({ message: "Expected a whole number of at least 1", validation: (n) => n >= 1 })),
+    fallback
+  )
+
 const mif = Config.all({
   importDir: optional(Config.string("MIF_IMPORT_DIR")).pipe(Config.map(Option.map((dir) => path.resolve(dir)))),
-  maxFileBytes: Config.withDefault(Config.integer("MIF_MAX_FILE_BYTES"), 64 * 1024 * 1024),
-  urlTimeoutMs: Config.withDefault(Config.integer("MIF_URL_TIMEOUT_MS"), 30_000),
+  maxFileBytes: positiveInteger("MIF_MAX_FILE_BYTES", 64 * 1024 * 1024),
+  urlTimeoutMs: positiveInteger("MIF_URL_TIMEOUT_MS", 30_000),
   urlAllowedNetworks: Config.withDefault(Config.string("MIF_URL_ALLOWED_NETWORKS"), "").pipe(
     Config.map((list) => list.split(",").map((s) => s.trim()).filter((s) => s.length > 0))
   )
@@ -62,7 +69,10 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     otelServiceName: yield* Config.withDefault(Config.string("OTEL_SERVICE_NAME"), "care-coordination-api"),
     logLevel: yield* Config.withDefault(Config.logLevel("LOG_LEVEL"), LogLevel.Info),
     logFormat: yield* Config.withDefault(Config.literal("json", "pretty")("LOG_FORMAT"), "json"),
-    mif: yield* mif
+    mif: yield* mif,
+    // Automatic log-off for health data: docs/spec-decisions.md "Sessions" gives the reasons.
+    sessionIdleMinutes: yield* positiveInteger("SESSION_IDLE_MINUTES", 30),
+    sessionMaxHours: yield* positiveInteger("SESSION_MAX_HOURS", 12)
   }
 })
 

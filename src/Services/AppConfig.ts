@@ -53,6 +53,10 @@ export interface AppSettings {
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "json" | "pretty"
   readonly mif: MifSettings
+  /** A session token unused for this long stops working (automatic log-off). */
+  readonly sessionIdleMinutes: number
+  /** A session token stops working this long after sign-in, however busy. */
+  readonly sessionMaxHours: number
 }
 
 export class AppConfig extends Context.Tag("app/AppConfig")<AppConfig, AppSettings>() {}

@@ -24,6 +24,8 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   otelServiceName: "care-coordination-api-test",
   logLevel: LogLevel.Info,
   logFormat: "json",
+  sessionIdleMinutes: 30,
+  sessionMaxHours: 12,
   mif: { importDir: Option.none(), maxFileBytes: 64 * 1024 * 1024, urlTimeoutMs: 30_000, urlAllowedNetworks: [] },
   ...overrides
 })

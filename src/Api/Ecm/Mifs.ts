@@ -1,29 +1,45 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { MifFileType, MifSourceType, MifStatus } from "../../Domain/Ecm/Mif.js"
 import { IsoDate, IsoTimestamp } from "../../Domain/Time.js"
-import { EcmNotFound, EcmValidationFailed, reportAllErrors, reportAllErrorsInClass } from "../Errors.js"
+import { carriesFiles } from "../BodyLimit.js"
+import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
+import { EcmNotFound, EcmValidationFailed, reportAllErrors } from "../Errors.js"
 import { maxPageSize, PageNumber, PageSize, Pagination, PerPageQuery } from "../Pagination.js"
-import { IdParam } from "../Schemas.js"
+import { BoundedString, IdParam } from "../Schemas.js"
+
+/**
+ * Longest `mif.file`: a data URI of a file at the largest MAX_BODY_BYTES deployments use (the body
+ * limit and MIF_MAX_FILE_BYTES refuse smaller files first).
+ */
+export const maxDataUriLength = 200 * 1024 * 1024
+/** Longest `mif.url` (what browsers and servers commonly accept). */
+export const maxUrlLength = 2048
+/** Longest `mif.path` (Linux PATH_MAX). */
+export const maxPathLength = 4096
 import { EcmAdminAuthentication } from "../Security.js"
 
 export class MifImportRequest extends Schema.Class<MifImportRequest>("MifImportRequest")({
   mif: Schema.Struct({
-    file: Schema.optional(Schema.String.annotations({
+    file: Schema.optional(BoundedString(maxDataUriLength).annotations({
       description: "The file as a base64 data URI: `data:text/csv;base64,…`, `data:text/xml;base64,…` or " +
         "`data:application/vnd.openxmlformats-officedocument.spreadsheetml.sheet;base64,…`"
     })),
-    url: Schema.optional(Schema.String.annotations({
+    url: Schema.optional(BoundedString(maxUrlLength).annotations({
       description: "An http(s) address to fetch the file from; it must resolve to a public address (redirects included)"
     })),
-    path: Schema.optional(Schema.String.annotations({
+    path: Schema.optional(BoundedString(maxPathLength).annotations({
       description: "A file inside the server's MIF_IMPORT_DIR (relative to it, or absolute inside it)"
     })),
     file_type: Schema.optional(MifFileType.annotations({
       description: "Detected from the data URI, the extension or the content when absent"
     }))
   }).annotations({ description: "Exactly one of file, url and path" })
-}, reportAllErrorsInClass) {}
+}, requestBody(
+  { mif: { file: "data:text/csv;base64,TUVNQkVSX0lELEZJUlNUX05BTUUsTEFTVF9OQU1FLERPQgpBMSxBbmEsTG9wZXosMDItMDMtMTk5MAo=" } },
+  { mif: { url: "https://plan.example.org/mif/2026-03.xlsx" } },
+  { mif: { path: "plans/2026-03.csv", file_type: "csv" } }
+)) {}
 
 export class MifImportResponse extends Schema.Class<MifImportResponse>("MifImportResponse")({
   message: Schema.String,
@@ -94,22 +110,31 @@ export class EcmMifsApi extends HttpApiGroup.make("ecmMifs")
     HttpApiEndpoint.post("import", "/admin/clinic/ecm/mifs")
       .setPayload(MifImportRequest)
       .addSuccess(MifImportResponse)
-      .annotateContext(OpenApi.annotations({
+      .annotateContext(carriesFiles)
+      .annotateContext(operationDocs({
         summary: "Import a member information file",
-        description: "Creates or updates ECM patients and their eligibility records from a CSV, XML or XLSX file sent " +
-          "as a data URI, fetched from a public URL, or read from the server's import directory. All records are " +
-          "imported in one transaction: any invalid record rolls the whole import back and the MIF file is kept " +
-          "with status `failed` and its `import_errors`. Records match patients on MEMBER_ID, then on first name + " +
-          "last name + date of birth."
+        description: "Creates or updates ECM patients and their eligibility records from a CSV, XML or XLSX file, sent " +
+          "as a base64 data URI (`file`), fetched from a public `url` (http/https; private, loopback, link-local and " +
+          "metadata addresses are refused, redirects included), or read from the server's import directory " +
+          "(`path`, inside `MIF_IMPORT_DIR`). Records match patients on MEMBER_ID, then on first name + last name + " +
+          "date of birth; a record that matches several patients fails. All records are imported in one " +
+          "transaction: any malformed file or invalid record is a 422 listing the problems by line, nothing is " +
+          "imported, and the MIF file is kept with status `failed` and its `import_errors`. Bodies up to " +
+          "MAX_BODY_BYTES are accepted here.",
+        access: Access.admin,
+        spec: "ECM §4.6"
       }))
   )
   .add(
     HttpApiEndpoint.get("list", "/admin/clinic/ecm/mifs")
       .setUrlParams(Schema.Struct(PerPageQuery).annotations(reportAllErrors))
       .addSuccess(MifFileList)
-      .annotateContext(OpenApi.annotations({
+      .annotateContext(operationDocs({
         summary: "List MIF files",
-        description: `Newest first, ${25} a page by default (at most ${maxPageSize}); failed imports included.`
+        description: `Newest first, 25 a page by default (at most ${maxPageSize}); failed imports included, with ` +
+          "their `import_errors`. Each `file_url` is a download link signed for 30 minutes.",
+        access: Access.admin,
+        spec: "ECM §4.6"
       }))
   )
   .add(
@@ -118,13 +143,19 @@ export class EcmMifsApi extends HttpApiGroup.make("ecmMifs")
       .setUrlParams(MifDetailQuery)
       .addSuccess(MifFileResponse)
       .addError(EcmNotFound.schema)
-      .annotateContext(OpenApi.annotations({
+      .annotateContext(operationDocs({
         summary: "Show a MIF file",
         description: "The file with its eligibility records in file order, " +
-          `${maxEligibilityPerPage} a page (page, per_page).`
+          `${maxEligibilityPerPage} a page (\`page\`, \`per_page\`; \`pagination\` counts the records).`,
+        access: Access.admin,
+        spec: "ECM §4.6"
       }))
   )
   .middleware(EcmAdminAuthentication)
   .addError(EcmValidationFailed.schema)
-  .annotateContext(OpenApi.annotations({ title: "Admin · ECM · MIF" }))
+  .annotateContext(groupDocs({
+    tag: "Admin · ECM · MIF",
+    description: "Member information files from health plans: the import that creates and updates ECM patients, and " +
+      "the record of every import attempt."
+  }))
 {}

@@ -1,9 +1,10 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { IsoDate, IsoTimestamp } from "../../Domain/Time.js"
 import { EcmNotFound, EcmValidationFailed, reportAllErrors } from "../Errors.js"
 import { Pagination, PerPageQuery } from "../Pagination.js"
-import { IdParam, ShortText } from "../Schemas.js"
+import { Access, groupDocs, operationDocs } from "../Docs.js"
+import { BoundedString, IdParam, Search } from "../Schemas.js"
 import { EcmAdminAuthentication } from "../Security.js"
 
 const Text = Schema.NullOr(Schema.String)
@@ -90,8 +91,8 @@ export class EcmPatientResponse extends Schema.Class<EcmPatientResponse>("EcmPat
 
 export const EcmPatientListQuery = Schema.Struct({
   ...PerPageQuery,
-  search: Schema.optional(ShortText(200).annotations({ description: "Part of the name or of the member id, any case" })),
-  status: Schema.optional(ShortText(100).annotations({ description: "Member record status of the latest eligibility record" })),
+  search: Schema.optional(Search.annotations({ description: "Part of the name or of the member id, any case" })),
+  status: Schema.optional(BoundedString(100).annotations({ description: "Member record status of the latest eligibility record" })),
   provider_id: Schema.optional(IdParam.annotations({ description: "Provider of the patient's case load" }))
 }).annotations(reportAllErrors)
 
@@ -101,10 +102,13 @@ export class EcmPatientsApi extends HttpApiGroup.make("ecmPatients")
     HttpApiEndpoint.get("list", "/admin/clinic/ecm/patients")
       .setUrlParams(EcmPatientListQuery)
       .addSuccess(EcmPatientList)
-      .annotateContext(OpenApi.annotations({
+      .annotateContext(operationDocs({
         summary: "List ECM patients",
         description: "Patients with at least one eligibility record, by last name then first name, 25 a page by " +
-          "default; each with their latest eligibility record and case load."
+          "default; each with their latest eligibility record and case load. `search` matches part of the name or " +
+          "member id, `status` the latest record's member record status, `provider_id` the case load's provider.",
+        access: Access.admin,
+        spec: "ECM §2.6 (the original system's admin ECM patients)"
       }))
   )
   .add(
@@ -112,12 +116,18 @@ export class EcmPatientsApi extends HttpApiGroup.make("ecmPatients")
       .setPath(Schema.Struct({ id: IdParam }))
       .addSuccess(EcmPatientResponse)
       .addError(EcmNotFound.schema)
-      .annotateContext(OpenApi.annotations({
+      .annotateContext(operationDocs({
         summary: "Show an ECM patient",
-        description: "Demographics, eligibility history (newest first), case load and engagement status history."
+        description: "Demographics, eligibility history (newest first), case load and engagement status history. " +
+          "A patient without eligibility records is not an ECM patient: 404.",
+        access: Access.admin,
+        spec: "ECM §2.6 (the original system's admin ECM patients)"
       }))
   )
   .middleware(EcmAdminAuthentication)
   .addError(EcmValidationFailed.schema)
-  .annotateContext(OpenApi.annotations({ title: "Admin · ECM · Patients" }))
+  .annotateContext(groupDocs({
+    tag: "Admin · ECM · Patients",
+    description: "ECM members as MIF imports brought them in: their eligibility records, case load and engagement status."
+  }))
 {}

@@ -78,7 +78,7 @@ layer(TestApp())("admin ECM patients", (it) => {
       })
       const bad = yield* request("GET", "/v1/admin/clinic/ecm/patients?provider_id=abc&page=0", { token })
       expect(bad.status).toBe(422)
-      expect((bad.body as { errors: Array<string> }).errors).toEqual(["Page must be greater than 0", "Provider is not a number"])
+      expect((bad.body as { errors: Array<string> }).errors).toEqual(["Page must be greater than 0", "Provider is invalid"])
     }))
 
   it.effect("shows one member: demographics, eligibility history newest first, case load, engagement status", () =>
