@@ -368,6 +368,10 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
       const [caseLoad] = yield* query<{ provider_npi: string; provider_name: string }>(`SELECT provider_npi, provider_name FROM case_loads c
         JOIN patients p ON p.id = c.patient_id WHERE p.member_id = 'U10'`)
       expect(caseLoad).toEqual({ provider_npi: "9999999995", provider_name: "Other Care" })
+      // Blank cells leave what the patient has; the names in the file always win.
+      const sparse = yield* importMif(token, { file: dataUri("csv", csvOf([["MEMBER_ID", "FIRST_NAME", "LAST_NAME", "DOB", "CITY", "ZIP", "PHONE"], ["U10", "UNA", "Again", "03-03-1993", "", "", ""]])) })
+      expect(sparse.status).toBe(200)
+      expect(yield* patientByMemberId("U10")).toMatchObject({ first_name: "UNA", city: "Stockton", zip: "94612", phone: "+15105550100" })
     }))
 
   it.effect("two members who share a name stay two patients; a record naming only them fails", () =>
