@@ -13,7 +13,7 @@
  *
  * Database: DATABASE_URL's server (a fresh `cc_bench_mif_<random>` database, dropped at the end),
  * else an embedded PostgreSQL in a temp dir. Flags: --rows (100000), --large-mb (50, 0 to skip),
- * --node-flags "…" (the app's node flags; default those of `npm start`).
+ * --node-flags="…" (the app's node flags, with `=` since they start with dashes; default those of `npm start`).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
