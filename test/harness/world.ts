@@ -109,7 +109,7 @@ export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never,
       { role: "parent", confirmed: false, signedIn: false }
     ] as const, user)
 
-    const resetThrottles = untraced(Effect.asVoid(Effect.all([sql`DELETE FROM rate_limits`, sql`DELETE FROM sign_in_failures`])))
+    const resetThrottles = untraced(Effect.asVoid(Effect.all([sql`DELETE FROM rate_limits`, sql`DELETE FROM sign_in_throttles`])))
 
     return { user, world, others, password, resetThrottles }
   }).pipe(Effect.withTracerEnabled(false))

@@ -130,6 +130,7 @@ export class UsersApi extends HttpApiGroup.make("users")
     HttpApiEndpoint.post("register", "/users")
       .setPayload(RegisterRequest)
       .addSuccess(UserResponse, { status: 201 })
+      .addError(TooManyRequests.schema)
   )
   .add(
     HttpApiEndpoint.put("update", "/users/:id")

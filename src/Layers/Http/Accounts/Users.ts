@@ -21,7 +21,9 @@ export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
     const auth = yield* Auth
     return handlers
       .handle("signIn", ({ payload }) =>
-        Effect.map(accounts.signIn(payload.user.email, payload.user.password), (r) => new SignInResponse(r)))
+        Effect.flatMap(clientAddress, (address) => accounts.signIn(address, payload.user.email, payload.user.password)).pipe(
+          Effect.map((r) => new SignInResponse(r))
+        ))
       .handle("signOut", () => Effect.flatMap(CurrentUser, accounts.signOut))
       .handle("list", ({ urlParams }) =>
         Effect.gen(function*() {
@@ -29,7 +31,10 @@ export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
           const { total, users } = yield* accounts.list(yield* CurrentUser, page)
           return new UserList({ users, pagination: paginationOf(page, total) })
         }))
-      .handle("register", ({ payload }) => Effect.map(accounts.register(payload), (user) => new UserResponse({ user })))
+      .handle("register", ({ payload }) =>
+        Effect.flatMap(clientAddress, (address) => accounts.register(address, payload)).pipe(
+          Effect.map((user) => new UserResponse({ user }))
+        ))
       .handle("update", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, (caller) => accounts.update(caller, path.id, payload)).pipe(
           Effect.map((user) => new UserResponse({ user }))
@@ -49,7 +54,8 @@ export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
           const token = headers["x-user-token"]
           const caller = token === undefined ? Option.none() : yield* auth.authenticate(Redacted.make(token))
           if (token !== undefined && Option.isNone(caller)) return yield* Effect.fail(unauthorized())
-          return new Message({ message: yield* accounts.resendConfirmation(caller, payload) })
+          const address = yield* clientAddress
+          return new Message({ message: yield* accounts.resendConfirmation(address, caller, payload) })
         }))
       .handle("emailHasAccount", ({ payload }) =>
         Effect.flatMap(clientAddress, (address) => accounts.emailHasAccount(address, payload.email)).pipe(
