@@ -155,5 +155,11 @@ export const publicRequestUrl = Effect.gen(function*() {
   const config = yield* AppConfig
   const origin = requestOrigin(request, config.trustedProxies)
   const host = origin.host ?? new URL(config.publicBaseUrl).host
-  return `${origin.scheme}://${host}${request.originalUrl}`
+  return `${origin.scheme}://${host}${pathAndQuery(request.originalUrl)}`
 })
+
+/** Node gives the request target as sent (`/path?query`); a web Request gives an absolute URL. */
+const pathAndQuery = (url: string) => {
+  const absolute = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(url)
+  return absolute === null ? url : url.slice(absolute[0].length) || "/"
+}
