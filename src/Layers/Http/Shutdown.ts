@@ -49,6 +49,8 @@ export class RequestTracker {
       this.idle = idle
       if (this.active === 0) Deferred.unsafeDone(idle, Effect.void)
       return Deferred.await(idle).pipe(
+        // Finalizers run uninterruptibly: the timeout must be able to interrupt the wait.
+        Effect.interruptible,
         Effect.timeoutOption(grace),
         Effect.map(() => {
           const report = { drained: this.finishedWhileDraining, cut: this.active }
@@ -101,12 +103,12 @@ export const GracefulDrainLive = Layer.scopedDiscard(
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         tracker.shutdownStartedAt = yield* Clock.currentTimeMillis
-        yield* Effect.logInfo("shutting down: no new connections, draining requests in flight").pipe(
-          Effect.annotateLogs({ "http.server.active_requests": tracker.inFlight })
-        )
         // The callback fires once every connection is gone; the platform's own finalizer waits for it.
         server.close()
         server.closeIdleConnections()
+        yield* Effect.logInfo("shutting down: no new connections, draining requests in flight").pipe(
+          Effect.annotateLogs({ "http.server.active_requests": tracker.inFlight })
+        )
         const report = yield* tracker.drain(Duration.seconds(config.shutdownGraceSeconds))
         if (report.cut > 0) server.closeAllConnections()
         else server.closeIdleConnections()
