@@ -7,6 +7,7 @@ import { expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import * as net from "node:net"
 import { isDatabaseUnavailable } from "../../src/Layers/Database.js"
+import { unavailableResponse } from "../../src/Layers/Http/Errors.js"
 import { SqlError } from "@effect/sql/SqlError"
 import { freshDatabase } from "../support/database.js"
 import { admin, request, signIn, TestApp } from "../support/app.js"
@@ -87,6 +88,15 @@ layer(RelayedApp, { timeout: 60_000 })("database unreachable", (it) => {
 
       yield* Effect.promise(relay.open)
       expect((yield* request("GET", "/v1/users", { token })).status).toBe(200)
+    }))
+
+  it.effect("the ECM area gets the list form", () =>
+    Effect.gen(function*() {
+      const response = yield* unavailableResponse("ecm")
+      expect(response.status).toBe(503)
+      expect(response.headers["retry-after"]).toBe("5")
+      const body = response.body as { _tag: string; body: Uint8Array }
+      expect(JSON.parse(new TextDecoder().decode(body.body))).toEqual({ errors: ["Service temporarily unavailable"] })
     }))
 
   it("tells connection failures from statement errors", () => {

@@ -67,21 +67,23 @@ export interface ResponseHeaderOptions {
   readonly draining: () => boolean
 }
 
-const withDefault = (response: HttpServerResponse.HttpServerResponse, name: string, value: string) =>
-  name in response.headers ? response : HttpServerResponse.setHeader(response, name, value)
-
 export const addResponseHeaders = (
   request: HttpServerRequest.HttpServerRequest,
   response: HttpServerResponse.HttpServerResponse,
   options: ResponseHeaderOptions
 ): HttpServerResponse.HttpServerResponse => {
-  let out = withDefault(response, "cache-control", "no-store")
-  out = withDefault(out, "x-content-type-options", "nosniff")
-  out = withDefault(out, "referrer-policy", "no-referrer")
-  out = withDefault(out, "content-security-policy", pathOf(request.url) === docsPath ? docsCsp(response) : apiCsp)
-  if (options.https) out = withDefault(out, "strict-transport-security", hsts)
-  if (options.draining()) out = HttpServerResponse.setHeader(out, "connection", "close")
-  return out
+  // One copy of the response per request: collect what is missing, then set it all at once.
+  const present = response.headers
+  const added: Record<string, string> = {}
+  if (!("cache-control" in present)) added["cache-control"] = "no-store"
+  if (!("x-content-type-options" in present)) added["x-content-type-options"] = "nosniff"
+  if (!("referrer-policy" in present)) added["referrer-policy"] = "no-referrer"
+  if (!("content-security-policy" in present)) {
+    added["content-security-policy"] = pathOf(request.url) === docsPath ? docsCsp(response) : apiCsp
+  }
+  if (options.https && !("strict-transport-security" in present)) added["strict-transport-security"] = hsts
+  if (options.draining()) added["connection"] = "close"
+  return HttpServerResponse.setHeaders(response, added)
 }
 
 /** Middleware: every response of `app` gets the headers above. */
