@@ -94,7 +94,7 @@ const databaseUrl = Effect.gen(function*() {
   if (Option.isSome(config.databaseUrl)) return config.databaseUrl.value
   const running = yield* Effect.acquireRelease(
     Effect.tryPromise(() =>
-      startEmbeddedPostgres({ dataDir: path.join(config.dataDir, "pg"), persistent: true })
+      startEmbeddedPostgres({ dataDir: path.join(config.dataDir, "pg"), persistent: true, handlesSignals: true })
     ),
     (pg) => Effect.promise(() => pg.stop()).pipe(Effect.tap(() => Effect.logInfo("embedded PostgreSQL stopped")))
   ).pipe(Effect.withSpan("Database.startEmbedded"))
