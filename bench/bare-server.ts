@@ -25,9 +25,23 @@ const poolSize = Number(process.env.DB_POOL_SIZE ?? 10)
 // Same driver settings as src/Layers/Database.ts `pgClientLayer` (pool size, idle defaults).
 const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, application_name: "care-bench-bare" })
 
-// Same text as Auth.authenticate and AdminUsers.show / UsersRepo.findById.
-const authQuery = `SELECT u.id, u.role FROM user_tokens t JOIN users u ON u.id = t.user_id
-        WHERE t.token_hash = $1 AND u.status = 'active'`
+// Same text as Sessions.lookup (Auth.authenticate) and AdminUsers.show / UsersRepo.findById.
+const authQuery = `WITH token AS (
+            SELECT user_id, (last_used_at <= $2 OR created_at <= $3) AS expired
+            FROM user_tokens WHERE token_hash = $1
+          ), expired AS (
+            DELETE FROM user_tokens WHERE token_hash = $1 AND (last_used_at <= $2 OR created_at <= $3)
+          ), touched AS (
+            UPDATE user_tokens SET last_used_at = $5 WHERE token_hash = $1
+              AND last_used_at < $4 AND last_used_at > $2 AND created_at > $3
+          )
+          SELECT u.id, u.role FROM token t JOIN users u ON u.id = t.user_id
+          WHERE NOT t.expired AND u.status = 'active' AND u.deleted_at IS NULL`
+/** The lookup's time parameters at the default limits (30 minutes idle, 12 hours, touch each minute). */
+const sessionTimes = () => {
+  const now = Date.now()
+  return [new Date(now - 30 * 60_000), new Date(now - 12 * 3_600_000), new Date(now - 60_000), new Date(now)]
+}
 const userQuery = `SELECT ${userColumns} FROM users WHERE id = $1 AND deleted_at IS NULL`
 
 interface UserRow {
@@ -59,7 +73,7 @@ const path = /^\/v1\/admin\/clinic\/users\/([^/?]+)(?:\?.*)?$/
 const showUser = async (token: string | undefined, rawId: string, res: ServerResponse) => {
   if (!token || token.length > 256) return send(res, 401, unauthorized)
   const hash = createHash("sha256").update(token, "utf8").digest()
-  const callers = await pool.query<{ id: number; role: string }>(authQuery, [hash])
+  const callers = await pool.query<{ id: number; role: string }>(authQuery, [hash, ...sessionTimes()])
   const caller = callers.rows[0]
   if (!caller) return send(res, 401, unauthorized)
   if (caller.role !== "admin") return send(res, 403, { errors: "Admin access required" })

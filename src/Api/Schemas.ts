@@ -23,7 +23,9 @@ export const Password = Schema.String.pipe(
   Schema.filter((s) => s.length >= minimumPasswordLength, {
     message: () => `is too short (minimum is ${minimumPasswordLength} characters)`
   }),
-  Schema.filter((s) => s.length <= 128, { message: () => "is too long (maximum is 128 characters)" })
+  Schema.filter((s) => s.length <= 128, { message: () => "is too long (maximum is 128 characters)" }),
+  // Sign-in refuses U+0000 (RequiredString), so a password holding one could never be used.
+  Schema.filter(hasNoNullCharacter, nullCharacterMessage)
 )
 
 /** A short free-text field (names, phone). */

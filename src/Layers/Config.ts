@@ -28,6 +28,13 @@ const s3 = Config.all({
   forcePathStyle: Config.withDefault(Config.boolean("S3_FORCE_PATH_STYLE"), false)
 }).pipe(Config.option)
 
+/** A whole number of at least 1 (a session limit of 0 would sign everyone out at once). */
+const positiveInteger = (name: string, fallback: number) =>
+  Config.withDefault(
+    Config.integer(name).pipe(Config.validate({ message: "Expected a whole number of at least 1", validation: (n) => n >= 1 })),
+    fallback
+  )
+
 export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Effect.gen(function*() {
   const port = yield* Config.withDefault(Config.port("PORT"), 3000)
   const host = yield* Config.withDefault(Config.string("HOST"), "0.0.0.0")
@@ -52,7 +59,10 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     otelEndpoint: yield* optional(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
     otelServiceName: yield* Config.withDefault(Config.string("OTEL_SERVICE_NAME"), "care-coordination-api"),
     logLevel: yield* Config.withDefault(Config.logLevel("LOG_LEVEL"), LogLevel.Info),
-    logFormat: yield* Config.withDefault(Config.literal("json", "pretty")("LOG_FORMAT"), "json")
+    logFormat: yield* Config.withDefault(Config.literal("json", "pretty")("LOG_FORMAT"), "json"),
+    // Automatic log-off for health data: docs/spec-decisions.md "Sessions" gives the reasons.
+    sessionIdleMinutes: yield* positiveInteger("SESSION_IDLE_MINUTES", 30),
+    sessionMaxHours: yield* positiveInteger("SESSION_MAX_HOURS", 12)
   }
 })
 

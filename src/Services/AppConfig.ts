@@ -40,6 +40,10 @@ export interface AppSettings {
   readonly otelServiceName: string
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "json" | "pretty"
+  /** A session token unused for this long stops working (automatic log-off). */
+  readonly sessionIdleMinutes: number
+  /** A session token stops working this long after sign-in, however busy. */
+  readonly sessionMaxHours: number
 }
 
 export class AppConfig extends Context.Tag("app/AppConfig")<AppConfig, AppSettings>() {}

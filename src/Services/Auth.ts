@@ -1,29 +1,26 @@
-/** The per-request token check (sign in and out live in Accounts). */
-import { SqlClient } from "@effect/sql"
+/** The per-request token check (sign in and out live in Accounts, token lifetime in Sessions). */
 import { Effect, Option, Redacted } from "effect"
 import type { Caller } from "../Api/Security.js"
 import type { UserId } from "../Domain/Ids.js"
-import type { Role } from "../Domain/Accounts/User.js"
+import { Sessions } from "./Accounts/Sessions.js"
 import { hashToken } from "./Tokens.js"
 
 export class Auth extends Effect.Service<Auth>()("app/Auth", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const sessions = yield* Sessions
 
-    /** One indexed query per request; the token never appears in spans or logs. */
+    /**
+     * One indexed statement per request; the token never appears in spans or logs. An expired
+     * token is deleted there and answers like an unknown one.
+     */
     const authenticate = (token: Redacted.Redacted<string>): Effect.Effect<Option.Option<Caller>> => {
       const raw = Redacted.value(token)
       if (raw.length === 0 || raw.length > 256) return Effect.succeed(Option.none())
       const hash = hashToken(raw)
-      return sql<{ id: number; role: Role }>`SELECT u.id, u.role FROM user_tokens t JOIN users u ON u.id = t.user_id
-        WHERE t.token_hash = ${hash} AND u.status = 'active'`.pipe(
-        Effect.map((rows) =>
-          Option.map(Option.fromNullable(rows[0]), (r): Caller => ({ id: r.id as UserId, role: r.role, tokenHash: hash.toString("hex") }))
-        ),
-        Effect.orDie
-      )
+      return Effect.map(sessions.lookup(hash), Option.map((r): Caller => ({ id: r.id as UserId, role: r.role, tokenHash: hash.toString("hex") })))
     }
 
     return { authenticate } as const
-  })
+  }),
+  dependencies: [Sessions.Default]
 }) {}

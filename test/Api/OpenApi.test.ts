@@ -69,7 +69,7 @@ layer(TestApp())("served documents", (it) => {
       const refused = yield* Effect.flip(api.users.signIn({ payload: { user: { email: admin.email, password: "wrong-password" } } }))
       expect(refused).toMatchObject({ _tag: "Unauthorized", errors: "Invalid email or password" })
 
-      yield* authed.users.signOut()
+      yield* authed.users.signOut({ urlParams: {} })
       const afterSignOut = yield* Effect.flip(authed.adminUsers.show({ path: { id: signedIn.user.id } }))
       expect(afterSignOut).toMatchObject({ _tag: "Unauthorized" })
       expect(yield* signIn()).toBeTypeOf("string")

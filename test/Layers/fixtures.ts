@@ -24,6 +24,8 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   otelServiceName: "care-coordination-api-test",
   logLevel: LogLevel.Info,
   logFormat: "json",
+  sessionIdleMinutes: 30,
+  sessionMaxHours: 12,
   ...overrides
 })
 

@@ -1,11 +1,11 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { UserId } from "../../Domain/Ids.js"
-import { Role, User } from "../../Domain/Accounts/User.js"
+import { Role, User, UserSummary } from "../../Domain/Accounts/User.js"
 import { Forbidden, NotFound, reportAllErrors, reportAllErrorsInClass, TooManyRequests, Unauthorized, ValidationFailed } from "../Errors.js"
 import { PageSizeQuery, Pagination } from "../Pagination.js"
 import {
-  Email, IdParam, IsoDate, Language, Message, Name, Password, RequiredString, ShortText
+  BooleanFromQuery, Email, IdParam, IsoDate, Language, Message, Name, Password, RequiredString, ShortText
 } from "../Schemas.js"
 import { AdminAuthentication, Authentication } from "../Security.js"
 
@@ -36,7 +36,20 @@ export class RegisterRequest extends Schema.Class<RegisterRequest>("RegisterRequ
   native_signup: Schema.optional(Schema.Boolean)
 }, reportAllErrorsInClass) {}
 
-/** Same fields as registration, all optional; `role`, `active`, `confirmed` are admin-only. */
+/**
+ * The password the caller signs in with: required when they change their own email or password
+ * (docs/spec-decisions.md "Credential changes").
+ */
+const CurrentPassword = RequiredString.pipe(
+  Schema.maxLength(128, { message: () => "is too long (maximum is 128 characters)" })
+).annotations({
+  description: "Your current password: required to change the email or password of your own account; not needed by an admin editing another user"
+})
+
+/**
+ * Same fields as registration, all optional; `role`, `active`, `confirmed` are admin-only;
+ * `current_password` proves who changes their own email or password.
+ */
 export class UpdateUserRequest extends Schema.Class<UpdateUserRequest>("UpdateUserRequest")({
   user: Schema.Struct({
     email: Schema.optional(Email),
@@ -48,7 +61,8 @@ export class UpdateUserRequest extends Schema.Class<UpdateUserRequest>("UpdateUs
     language: Schema.optional(Language),
     role: Schema.optional(Role),
     active: Schema.optional(Schema.Boolean),
-    confirmed: Schema.optional(Schema.Boolean)
+    confirmed: Schema.optional(Schema.Boolean),
+    current_password: Schema.optional(CurrentPassword)
   }),
   template: Schema.optional(Schema.Boolean),
   clinical: Schema.optional(Schema.Boolean),
@@ -57,10 +71,30 @@ export class UpdateUserRequest extends Schema.Class<UpdateUserRequest>("UpdateUs
 
 export class UserResponse extends Schema.Class<UserResponse>("UserResponse")({ user: User }) {}
 
+/** After an update: `pending_email` is present while a new email of one's own awaits its code. */
+export class UpdateUserResponse extends Schema.Class<UpdateUserResponse>("UpdateUserResponse")({
+  user: User,
+  pending_email: Schema.optional(Schema.String.annotations({
+    description: "The new email, not in use until the code sent to it is confirmed with POST /v1/users/email_confirmation"
+  }))
+}) {}
+
+/** Confirms one's own pending email change with the code sent to the new address. */
+export class EmailChangeConfirmation extends Schema.Class<EmailChangeConfirmation>("EmailChangeConfirmation")({
+  confirmation_code: RequiredString.pipe(Schema.maxLength(16, { message: () => "is too long (maximum is 16 characters)" }))
+    .annotations({ description: "The 6-digit code mailed to the new address" })
+}, reportAllErrorsInClass) {}
+
+/** Staff see full users; `support` and `billing` see other users as summaries (no contact details). */
 export class UserList extends Schema.Class<UserList>("UserList")({
-  users: Schema.Array(User),
+  users: Schema.Array(Schema.Union(User, UserSummary)),
   pagination: Pagination
 }) {}
+
+/** `all=true` ends every session of the caller, not only this one. */
+const SignOutQuery = Schema.Struct({
+  all: Schema.optional(BooleanFromQuery.annotations({ description: "true: sign out every session of this user (all devices)" }))
+}).annotations(reportAllErrors)
 
 export class ConfirmationRequest extends Schema.Class<ConfirmationRequest>("ConfirmationRequest")({
   user_id: UserId,
@@ -117,6 +151,7 @@ export class UsersApi extends HttpApiGroup.make("users")
   )
   .add(
     HttpApiEndpoint.del("signOut", "/users/sign_out")
+      .setUrlParams(SignOutQuery)
       .addSuccess(HttpApiSchema.NoContent)
       .middleware(Authentication)
   )
@@ -135,10 +170,24 @@ export class UsersApi extends HttpApiGroup.make("users")
     HttpApiEndpoint.put("update", "/users/:id")
       .setPath(idPath)
       .setPayload(UpdateUserRequest)
-      .addSuccess(UserResponse)
+      .addSuccess(UpdateUserResponse)
       .addError(Forbidden.schema)
       .addError(NotFound.schema)
+      .addError(TooManyRequests.schema)
       .middleware(Authentication)
+  )
+  .add(
+    HttpApiEndpoint.post("confirmEmailChange", "/users/email_confirmation")
+      .setPayload(EmailChangeConfirmation)
+      .addSuccess(UserResponse)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "Confirm a change of your own email")
+      .annotate(
+        OpenApi.Description,
+        "Completes the caller's pending email change (requested with PUT /v1/users/{id} and the current password) " +
+          "with the 6-digit code mailed to the new address. Signed-in users, for their own account only. " +
+          "Not in the spec: docs/spec-decisions.md \"Sessions and credential changes\"."
+      )
   )
   .add(
     HttpApiEndpoint.post("cancel", "/users/:id/cancel")

@@ -28,3 +28,22 @@ export class User extends Schema.Class<User>("User")({
   created_at: IsoTimestamp,
   updated_at: IsoTimestamp
 }) {}
+
+/**
+ * Another user as `support` and `billing` see them in `GET /v1/users` (least privilege): who they
+ * are and what they do, without email, phone or date of birth (docs/spec-decisions.md).
+ */
+export class UserSummary extends Schema.Class<UserSummary>("UserSummary")({
+  id: UserId,
+  first_name: Schema.String,
+  last_name: Schema.String,
+  role: Role,
+  active: Schema.Boolean
+}, { description: "Another user as support and billing staff see them in lists: names, role and whether active; no contact details or date of birth" }) {}
+
+/** Roles that list other users without their contact details and date of birth. */
+export const summaryOnlyRoles: ReadonlyArray<Role> = ["support", "billing"]
+
+/** Whether `viewer` sees the full representation of user `userId` in lists. */
+export const seesContactDetails = (viewer: { readonly id: number; readonly role: Role }, userId: number): boolean =>
+  viewer.id === userId || !summaryOnlyRoles.includes(viewer.role)

@@ -10,8 +10,9 @@ import {
 } from "../../Api/Errors.js"
 import type { Caller } from "../../Api/Security.js"
 import type { RegisterRequest, UpdateUserRequest } from "../../Api/Accounts/Users.js"
+import type { UserId } from "../../Domain/Ids.js"
 import { normalizePhone } from "../../Domain/Phone.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
+import { isStaff, seesContactDetails, UserSummary } from "../../Domain/Accounts/User.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Mailer, type MailError } from "../Mailer.js"
@@ -19,6 +20,8 @@ import { dummyHash, hashPassword, verifyPassword } from "./Passwords.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { Telephony, type TelephonyError } from "../Telephony.js"
 import { hashToken, newToken } from "../Tokens.js"
+import { CredentialChanges } from "./CredentialChanges.js"
+import { Sessions } from "./Sessions.js"
 import { UserLifecycle } from "./UserLifecycle.js"
 import { toUser, UsersRepo, userColumns, type UserRow } from "./UsersRepo.js"
 
@@ -59,6 +62,9 @@ const phoneField = (phone: string | null | undefined) => {
   })
 }
 
+const toUserSummary = (row: UserRow): UserSummary =>
+  UserSummary.make({ id: row.id as UserId, first_name: row.first_name, last_name: row.last_name, role: row.role, active: row.status === "active" }, true)
+
 export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -69,6 +75,8 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const telephony = yield* Telephony
     const mailer = yield* Mailer
     const config = yield* AppConfig
+    const sessions = yield* Sessions
+    const credentials = yield* CredentialChanges
     const columns = sql.literal(userColumns)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -218,7 +226,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         const token = newToken()
         const signedInAt = yield* now
         const updated = yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`INSERT INTO user_tokens (token_hash, user_id) VALUES (${hashToken(token)}, ${user.id})`
+          yield* sessions.start(hashToken(token), user.id)
           yield* sql`DELETE FROM sign_in_failures WHERE email_hash = ${key}`
           const [updatedRow] = yield* sql<UserRow>`UPDATE users SET last_login = ${signedInAt} WHERE id = ${user.id} RETURNING ${columns}`
           yield* audit.record({ actorId: user.id, action: "user.sign_in", targetType: "user", targetId: user.id })
@@ -227,11 +235,12 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         return { token, user: toUser(updated) }
       }).pipe(Effect.withSpan("Accounts.signIn"))
 
-    const signOut = (caller: Caller) =>
+    /** Ends this session, or with `all` every session of the caller (a lost or shared device). */
+    const signOut = (caller: Caller, all = false) =>
       Effect.gen(function*() {
-        yield* sql`DELETE FROM user_tokens WHERE token_hash = ${Buffer.from(caller.tokenHash, "hex")}`.pipe(Effect.orDie)
-        yield* audit.record({ actorId: caller.id, action: "user.sign_out", targetType: "user", targetId: caller.id })
-      }).pipe(Effect.withSpan("Accounts.signOut"))
+        yield* all ? sessions.endAll(caller.id) : sessions.end(Buffer.from(caller.tokenHash, "hex"))
+        yield* audit.record({ actorId: caller.id, action: all ? "user.sign_out_all" : "user.sign_out", targetType: "user", targetId: caller.id })
+      }).pipe(Effect.withSpan("Accounts.signOut", { attributes: { "sign_out.all": all } }))
 
     const requestPasswordReset = (clientAddress: string, email: string) =>
       Effect.gen(function*() {
@@ -281,7 +290,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
             WHERE token_hash = ${hashToken(token)} AND used_at IS NULL AND expires_at > ${at} RETURNING user_id`
           if (claimed === undefined) return Option.none<number>()
           yield* sql`UPDATE users SET password_hash = ${passwordHash}, updated_at = now() WHERE id = ${claimed.user_id}`
-          yield* lifecycle.revokeSessions(claimed.user_id)
+          yield* lifecycle.revokeCredentials(claimed.user_id)
           yield* audit.record({ actorId: claimed.user_id, action: "user.password_reset", targetType: "user", targetId: claimed.user_id })
           return Option.some(claimed.user_id)
         })).pipe(Effect.orDie)
@@ -289,16 +298,26 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         return accountMessages.passwordReset
       }).pipe(Effect.withSpan("Accounts.resetPassword"))
 
-    /** Staff see every user; a parent sees only themself. */
+    /**
+     * Staff see every user; a parent sees only themself. Support and billing see others as
+     * summaries (names and roles, no contact details or date of birth).
+     */
     const list = (caller: Caller, page: { readonly offset: number; readonly perPage: number }) =>
       Effect.gen(function*() {
         const visible = isStaff(caller.role) ? sql`deleted_at IS NULL` : sql`deleted_at IS NULL AND id = ${caller.id}`
         const [counted] = yield* sql<{ total: number }>`SELECT count(*)::int AS total FROM users WHERE ${visible}`
         const rows = yield* sql<UserRow>`SELECT ${columns} FROM users WHERE ${visible} ORDER BY id LIMIT ${page.perPage} OFFSET ${page.offset}`
-        return { users: rows.map(toUser), total: counted?.total ?? 0 }
+        const shown = rows.map((row) => seesContactDetails(caller, row.id) ? toUser(row) : toUserSummary(row))
+        return { users: shown, total: counted?.total ?? 0 }
       }).pipe(Effect.orDie, Effect.withSpan("Accounts.list"))
 
-    /** Self or admin; only an admin may change role, active or confirmed. */
+    /**
+     * Self or admin; only an admin may change role, active or confirmed. Changing one's own email
+     * or password needs the current password, and a new email of one's own waits for the code
+     * sent to it (`pendingEmail`); an admin changes another user's directly (the old address is
+     * told). A password change ends the user's other sessions, reset tokens and pending email
+     * change; a role change or deactivation ends all their sessions.
+     */
     const update = (caller: Caller, userId: number, request: UpdateUserRequest) =>
       Effect.gen(function*() {
         const isAdmin = caller.role === "admin"
@@ -318,6 +337,13 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
           return yield* Effect.fail(invalidField("active", "cannot be changed while the user is archived"))
         }
         const phone = yield* phoneField(fields.phone)
+        const ownAccount = caller.id === userId
+        const newEmail = fields.email?.trim()
+        const emailChanges = newEmail !== undefined && newEmail.toLowerCase() !== current.value.email.toLowerCase()
+        // Before any other answer about the email, so a stolen token cannot even probe for accounts.
+        if (ownAccount && (emailChanges || fields.password !== undefined)) {
+          yield* credentials.checkCurrentPassword(current.value, fields.current_password)
+        }
         if (fields.email !== undefined) {
           const owner = yield* users.findByEmail(fields.email)
           if (Option.isSome(owner) && owner.value.id !== userId) return yield* Effect.fail(emailTaken)
@@ -325,7 +351,9 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         const passwordHash = fields.password === undefined ? undefined : yield* hashPassword(fields.password)
         const changes: Record<string, unknown> = {}
         const set = (column: string, value: unknown) => value !== undefined && (changes[column] = value)
-        set("email", fields.email?.trim())
+        // One's own new address waits for its code; a change of case only is applied at once.
+        const pendingEmail = ownAccount && emailChanges ? newEmail : undefined
+        set("email", pendingEmail === undefined ? newEmail : undefined)
         set("password_hash", passwordHash)
         set("first_name", fields.first_name?.trim())
         set("last_name", fields.last_name?.trim())
@@ -343,7 +371,13 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
           const [updated] = Object.keys(changes).length === 0
             ? [current.value]
             : yield* sql<UserRow>`UPDATE users SET ${sql.update(changes)}, updated_at = now() WHERE id = ${userId} RETURNING ${columns}`
-          if ((activeChanges && fields.active === false) || (passwordHash !== undefined && caller.id !== userId)) {
+          const roleChanges = fields.role !== undefined && fields.role !== current.value.role
+          if (passwordHash !== undefined) {
+            // One's own change keeps the session making it (role and active of one's own are
+            // refused above); an admin's change of another user's password ends all of theirs.
+            yield* lifecycle.revokeCredentials(userId, ownAccount ? Buffer.from(caller.tokenHash, "hex") : undefined)
+            yield* audit.record({ actorId: caller.id, action: "user.password_change", targetType: "user", targetId: userId })
+          } else if ((activeChanges && fields.active === false) || roleChanges) {
             yield* lifecycle.revokeSessions(userId)
           }
           yield* audit.record({ actorId: caller.id, action: "user.update", targetType: "user", targetId: userId })
@@ -355,14 +389,26 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
           }
           return updated!
         })).pipe(Effect.catchIf(isUniqueViolation, () => Effect.fail(emailTaken)), Effect.orDie)
-        return toUser(row)
+        if (pendingEmail !== undefined) yield* credentials.requestEmailChange(row, pendingEmail)
+        if (!ownAccount && emailChanges) yield* credentials.announceEmailChanged(userId, current.value.email)
+        return { user: toUser(row), pendingEmail: Option.fromNullable(pendingEmail) }
       }).pipe(Effect.withSpan("Accounts.update", { attributes: { "user.id": userId } }))
 
+    /**
+     * Self or admin. An admin cannot cancel their own account (it could lock the last admin out,
+     * as archive and delete already refuse), and an archived user is not cancelled.
+     */
     const cancel = (caller: Caller, userId: number) =>
       Effect.gen(function*() {
         if (caller.role !== "admin" && caller.id !== userId) return yield* Effect.fail(forbidden(messages.unauthorized))
-        const row = yield* lifecycle.cancel(caller.id, userId)
-        return yield* Option.match(row, { onNone: () => Effect.fail(notFound("User")), onSome: (r) => Effect.succeed(toUser(r)) })
+        if (caller.role === "admin" && caller.id === userId) {
+          return yield* Effect.fail(invalidField("id", "cannot cancel your own account"))
+        }
+        const outcome = yield* lifecycle.cancel(caller.id, userId)
+        if ("cancelled" in outcome) return toUser(outcome.cancelled)
+        return yield* Effect.fail(outcome.refused === "archived"
+          ? invalidField("status", "cannot be cancelled while the user is archived")
+          : notFound("User"))
       })
 
     const erase = (caller: Caller, userId: number) =>
@@ -373,8 +419,11 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
 
     return {
       register, confirm, resendConfirmation, emailHasAccount, signIn, signOut,
-      requestPasswordReset, validatePasswordReset, resetPassword, list, update, cancel, erase
+      requestPasswordReset, validatePasswordReset, resetPassword, list, update, cancel, erase,
+      confirmEmailChange: (caller: Caller, code: string) => Effect.map(credentials.confirmEmailChange(caller.id, code), toUser)
     } as const satisfies Record<string, unknown>
   }),
-  dependencies: [UsersRepo.Default, AuditLog.Default, UserLifecycle.Default, RateLimiter.Default]
+  dependencies: [
+    UsersRepo.Default, AuditLog.Default, UserLifecycle.Default, RateLimiter.Default, Sessions.Default, CredentialChanges.Default
+  ]
 }) {}

@@ -16,6 +16,7 @@ import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { Role, UserStatus } from "../../Domain/Accounts/User.js"
 import { AuditLog } from "../AuditLog.js"
+import { CredentialChanges } from "./CredentialChanges.js"
 import { UserLifecycle } from "./UserLifecycle.js"
 import { userColumns, userFields, type UserRow } from "./UsersRepo.js"
 
@@ -34,6 +35,7 @@ export class UserRejected extends Schema.TaggedError<UserRejected>()("UserReject
 export const rejectionMessages = {
   emailTaken: "has already been taken",
   ownRole: "cannot be changed on your own account",
+  ownEmail: "of your own account can only be changed with PUT /v1/users/{id} and your current password",
   ownActive: "cannot be changed on your own account",
   ownArchive: "cannot archive your own account",
   ownDelete: "cannot delete your own account",
@@ -107,6 +109,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
     const lifecycle = yield* UserLifecycle
+    const credentials = yield* CredentialChanges
     const columns = sql.literal(userColumns)
 
     /** Sort keys: the only SQL a request can choose, from this fixed record. */
@@ -222,7 +225,12 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
           if (activeChanged && current.status === "archived") {
             return yield* new UserRejected({ field: "active", message: rejectionMessages.archivedActive })
           }
-          if (email !== undefined && email.toLowerCase() !== current.email.toLowerCase()) {
+          const emailChanged = email !== undefined && email.toLowerCase() !== current.email.toLowerCase()
+          // Here no current password is asked for: one's own address changes through the self-service path.
+          if (emailChanged && actorId === id) {
+            return yield* new UserRejected({ field: "email", message: rejectionMessages.ownEmail })
+          }
+          if (emailChanged) {
             const taken = yield* sql`SELECT 1 FROM users WHERE lower(email) = lower(${email}) AND id <> ${id}`
             if (taken.length > 0) return yield* new UserRejected({ field: "email", message: rejectionMessages.emailTaken })
           }
@@ -234,14 +242,16 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
               email = ${email ?? current.email}, phone = ${phone === undefined ? current.phone : phone}, role = ${role}, status = ${status},
               clinical = ${changes.clinical ?? current.clinical}, updated_at = now()
             WHERE id = ${id} RETURNING ${columns}`
-          if (activeChanged && !changes.active) yield* lifecycle.revokeSessions(id)
+          // A role change ends the user's sessions: new rights start with a fresh sign-in.
+          if ((activeChanged && !changes.active) || role !== current.role) yield* lifecycle.revokeSessions(id)
           const record = (action: string) => audit.record({ actorId, action, targetType: "user", targetId: id })
           yield* record("user.update")
           if (role !== current.role) yield* record("user.role_change")
           if (activeChanged) yield* record("user.active_change")
-          return updated[0]!
+          return { row: updated[0]!, previousEmail: emailChanged ? current.email : undefined }
         }))
-        return toAdminUser(row)
+        if (row.previousEmail !== undefined) yield* credentials.announceEmailChanged(id, row.previousEmail)
+        return toAdminUser(row.row)
       }).pipe(
         Effect.catchTag("SqlError", (error) =>
           isUniqueViolation(error)
@@ -303,5 +313,5 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
 
     return { list, filter, archived, filters, show, update, remove, archive, unarchive, dashboard } as const
   }),
-  dependencies: [UserLifecycle.Default, AuditLog.Default]
+  dependencies: [UserLifecycle.Default, AuditLog.Default, CredentialChanges.Default]
 }) {}

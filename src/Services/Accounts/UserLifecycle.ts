@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto"
 import type { UserStatus } from "../../Domain/Accounts/User.js"
 import { AuditLog } from "../AuditLog.js"
 import { hashPassword } from "./Passwords.js"
+import { Sessions } from "./Sessions.js"
 import { userColumns, type UserRow } from "./UsersRepo.js"
 
 /** What a deleted user's authored records show as their name (docs/spec-decisions.md). */
@@ -17,10 +18,23 @@ export class UserLifecycle extends Effect.Service<UserLifecycle>()("app/UserLife
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
+    const sessions = yield* Sessions
     const columns = sql.literal(userColumns)
 
-    const revokeSessions = (userId: number) =>
-      sql`DELETE FROM user_tokens WHERE user_id = ${userId}`.pipe(Effect.asVoid, Effect.orDie)
+    /** Ends every session of the user (deactivation, archive, role change, deletion …). */
+    const revokeSessions = (userId: number) => sessions.endAll(userId)
+
+    /**
+     * After a password change or reset: every session but `keep` (the one that made the change),
+     * every outstanding reset token and any pending email change stop working, so whoever held
+     * the old credentials keeps nothing they obtained with them.
+     */
+    const revokeCredentials = (userId: number, keep?: Buffer) =>
+      Effect.gen(function*() {
+        yield* sessions.endAll(userId, keep)
+        yield* sql`DELETE FROM password_reset_tokens WHERE user_id = ${userId} AND used_at IS NULL`
+        yield* sql`DELETE FROM email_changes WHERE user_id = ${userId}`
+      }).pipe(Effect.orDie)
 
     /** Sets the status of a live (not deleted) user; None when there is no such user. */
     const setStatus = (userId: number, status: UserStatus, extra: { readonly rememberForUnarchive?: boolean } = {}) =>
@@ -43,8 +57,25 @@ export class UserLifecycle extends Effect.Service<UserLifecycle>()("app/UserLife
         return row
       })).pipe(Effect.orDie, Effect.withSpan(`UserLifecycle.${action.split(".")[1]}`, { attributes: { "user.id": userId } }))
 
-    /** Status inactive, data kept, sessions revoked. */
-    const cancel = (actorId: number, userId: number) => transition(actorId, userId, "user.cancel", "inactive")
+    /**
+     * Status inactive, data kept, sessions revoked. An archived user is refused (`archived`)
+     * rather than silently losing the status unarchive would restore; the condition sits in the
+     * UPDATE, so a concurrent archive cannot slip between a check and the write.
+     */
+    const cancel = (actorId: number, userId: number) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<UserRow>`UPDATE users SET status = 'inactive', updated_at = now()
+          WHERE id = ${userId} AND deleted_at IS NULL AND status <> 'archived' RETURNING ${columns}`
+        const row = rows[0]
+        if (row !== undefined) {
+          yield* revokeSessions(userId)
+          yield* audit.record({ actorId, action: "user.cancel", targetType: "user", targetId: userId })
+          return { cancelled: row } as const
+        }
+        // Nothing changed: say why (no write depends on this read).
+        const found = yield* sql`SELECT 1 FROM users WHERE id = ${userId} AND deleted_at IS NULL`
+        return found.length > 0 ? { refused: "archived" } as const : { refused: "missing" } as const
+      })).pipe(Effect.orDie, Effect.withSpan("UserLifecycle.cancel", { attributes: { "user.id": userId } }))
 
     /** Soft delete: status archived, sign-in refused, reversible. */
     const archive = (actorId: number, userId: number) => transition(actorId, userId, "user.archive", "archived", true)
@@ -80,12 +111,13 @@ export class UserLifecycle extends Effect.Service<UserLifecycle>()("app/UserLife
           yield* revokeSessions(userId)
           yield* sql`DELETE FROM confirmation_codes WHERE user_id = ${userId}`
           yield* sql`DELETE FROM password_reset_tokens WHERE user_id = ${userId}`
+          yield* sql`DELETE FROM email_changes WHERE user_id = ${userId}`
           yield* audit.record({ actorId, action: "user.delete", targetType: "user", targetId: userId })
           return true
         }))
       }).pipe(Effect.orDie, Effect.withSpan("UserLifecycle.erase", { attributes: { "user.id": userId } }))
 
-    return { revokeSessions, cancel, archive, unarchive, erase } as const
+    return { revokeSessions, revokeCredentials, cancel, archive, unarchive, erase } as const
   }),
-  dependencies: [AuditLog.Default]
+  dependencies: [AuditLog.Default, Sessions.Default]
 }) {}

@@ -253,7 +253,7 @@ layer(TestApp())("self-service and admin deletion", (it) => {
         expect(yield* request("PUT", `/v1/users/${parent.id}`, { token: parent.token, body: { user: field } }))
           .toMatchObject({ status: 403, body: { errors: "Only an admin can change role, active or confirmed" } })
       }
-      expect(yield* request("PUT", `/v1/users/${parent.id}`, { token: parent.token, body: { user: { email: other.email } } }))
+      expect(yield* request("PUT", `/v1/users/${parent.id}`, { token: parent.token, body: { user: { email: other.email, current_password: parent.password } } }))
         .toMatchObject({ status: 422, body: { errors: { email: ["has already been taken"] } } })
       const adminToken = yield* signIn()
       const promoted = yield* request("PUT", `/v1/users/${parent.id}`, { token: adminToken, body: { user: { role: "provider" } } })

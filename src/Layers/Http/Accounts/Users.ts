@@ -4,7 +4,9 @@ import { Api } from "../../../Api/Api.js"
 import { pageRequest, paginationOf } from "../../../Api/Pagination.js"
 import { unauthorized } from "../../../Api/Errors.js"
 import { CurrentUser } from "../../../Api/Security.js"
-import { ConfirmationResponse, EmailCheckResponse, PasswordResetValidation, SignInResponse, UserList, UserResponse } from "../../../Api/Accounts/Users.js"
+import {
+  ConfirmationResponse, EmailCheckResponse, PasswordResetValidation, SignInResponse, UpdateUserResponse, UserList, UserResponse
+} from "../../../Api/Accounts/Users.js"
 import { Message } from "../../../Api/Schemas.js"
 import { Accounts } from "../../../Services/Accounts/Accounts.js"
 import { Auth } from "../../../Services/Auth.js"
@@ -22,7 +24,7 @@ export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
     return handlers
       .handle("signIn", ({ payload }) =>
         Effect.map(accounts.signIn(payload.user.email, payload.user.password), (r) => new SignInResponse(r)))
-      .handle("signOut", () => Effect.flatMap(CurrentUser, accounts.signOut))
+      .handle("signOut", ({ urlParams }) => Effect.flatMap(CurrentUser, (caller) => accounts.signOut(caller, urlParams.all === true)))
       .handle("list", ({ urlParams }) =>
         Effect.gen(function*() {
           const page = pageRequest(urlParams, 50)
@@ -32,6 +34,11 @@ export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
       .handle("register", ({ payload }) => Effect.map(accounts.register(payload), (user) => new UserResponse({ user })))
       .handle("update", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, (caller) => accounts.update(caller, path.id, payload)).pipe(
+          Effect.map(({ pendingEmail, user }) =>
+            new UpdateUserResponse(Option.match(pendingEmail, { onNone: () => ({ user }), onSome: (pending_email) => ({ user, pending_email }) })))
+        ))
+      .handle("confirmEmailChange", ({ payload }) =>
+        Effect.flatMap(CurrentUser, (caller) => accounts.confirmEmailChange(caller, payload.confirmation_code)).pipe(
           Effect.map((user) => new UserResponse({ user }))
         ))
       .handle("cancel", ({ path }) =>
