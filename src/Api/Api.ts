@@ -4,7 +4,8 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminUsersApi } from "./Accounts/AdminUsers.js"
-import { InternalServerError, PayloadTooLarge } from "./Errors.js"
+import { smallBodyBytes } from "./BodyLimit.js"
+import { InternalServerError, PayloadTooLarge, ServiceUnavailable } from "./Errors.js"
 import { UsersApi } from "./Accounts/Users.js"
 
 export * as Errors from "./Errors.js"
@@ -59,11 +60,17 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(AdminUsersApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
+  // General-area body; ECM groups declare EcmServiceUnavailable themselves.
+  .addError(ServiceUnavailable.schema)
   .prefix("/v1")
   .annotateContext(OpenApi.annotations({
     title: "Care Coordination API",
     version: "1",
-    description: "ECM care coordination and clinic back office. Authenticate with the X-User-Token header.",
+    description: "ECM care coordination and clinic back office. Authenticate with the X-User-Token header " +
+      "that `POST /v1/users/sign_in` returns. Errors are JSON `{\"errors\": …}` bodies in the shape of each area's " +
+      `spec; request bodies are JSON of at most ${smallBodyBytes / 1024} KiB unless an operation says otherwise.`,
+    // Relative: the document describes the server that serves it, wherever that is deployed.
+    servers: [{ url: "/", description: "This server" }],
     transform: (spec) => allowUnknownRequestFields(dropDefaultDecodeError(spec))
   }))
 {}

@@ -1,56 +1,130 @@
-/** Request field schemas shared by the groups, with the Rails-style messages of general §7. */
+/**
+ * Request field schemas shared by every area, with the Rails-style messages of general §7.
+ *
+ * Every text field of a request is bounded (`BoundedString`, `RequiredString` or one of the named
+ * fields below) and every list has a maximum size (`BoundedArray`): the bound is part of the
+ * schema, so the OpenAPI document states it (`maxLength`, `maxItems`), the harness tests it, and
+ * an oversized value is a 422 naming the field rather than work for the database.
+ * test/Api/Bounds.test.ts fails for an unbounded string or list in any request.
+ */
 import { Schema } from "effect"
 import { IsoDate } from "../Domain/Time.js"
+import { idFromText, maxId } from "../Domain/Ids.js"
+
+/** Maximum lengths in characters (docs/spec-decisions.md, "Bounded inputs"). */
+export const maxLengths = {
+  /** RFC 5321: the longest address a mail server accepts. */
+  email: 254,
+  /** Far above any passphrase, far below what makes a hash expensive. */
+  password: 128,
+  /** First or last name. */
+  name: 100,
+  /** A phone number as typed, with spaces, dashes and an extension. */
+  phone: 32,
+  /** Search terms of a list. */
+  search: 200,
+  /** Secrets we issue (43 characters today), with room for a longer format. */
+  token: 128,
+  /** Confirmation codes are 6 digits. */
+  confirmationCode: 16
+} as const
 
 /** PostgreSQL text cannot hold U+0000: refuse it at the door rather than fail in the database. */
 const hasNoNullCharacter = (s: string) => !s.includes("\u0000")
 const nullCharacterMessage = { message: () => "must not contain null characters" }
 
-/** A present, non-blank string. */
-export const RequiredString = Schema.String.pipe(
-  Schema.filter((s) => s.trim().length > 0, { message: () => "can't be blank" }),
-  Schema.filter(hasNoNullCharacter, nullCharacterMessage)
-)
+/**
+ * Whether `s` has at most `max` characters, counted as JSON Schema's `maxLength` and PostgreSQL
+ * count them (code points: an emoji is one character, not two UTF-16 units).
+ */
+export const hasAtMostCharacters = (s: string, max: number): boolean => {
+  if (s.length <= max) return true
+  if (s.length > 2 * max) return false
+  let count = 0
+  for (let i = 0; i < s.length; i++) {
+    const unit = s.charCodeAt(i)
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < s.length) {
+      const next = s.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) i++
+    }
+    if (++count > max) return false
+  }
+  return true
+}
+
+/** The length check first: a huge value fails here before any other check reads it. */
+const atMostCharacters = (max: number) =>
+  Schema.String.pipe(
+    Schema.filter((s) => hasAtMostCharacters(s, max), {
+      message: () => `is too long (maximum is ${max} characters)`,
+      jsonSchema: { maxLength: max }
+    })
+  )
+
+/** Text of at most `max` characters, possibly empty (optional free text, search terms). */
+export const BoundedString = (max: number) =>
+  atMostCharacters(max).pipe(Schema.filter(hasNoNullCharacter, nullCharacterMessage))
+
+/** Text of at most `max` characters that is present and not blank. */
+export const RequiredString = (max: number) =>
+  BoundedString(max).pipe(
+    Schema.filter((s) => s.trim().length > 0, { message: () => "can't be blank", jsonSchema: { minLength: 1 } })
+  )
+
+/** A list of at most `max` items. */
+export const BoundedArray = <A, I, R>(item: Schema.Schema<A, I, R>, max: number) =>
+  Schema.Array(item).pipe(
+    Schema.filter((list) => list.length <= max, {
+      message: () => `is too long (maximum is ${max} items)`,
+      jsonSchema: { maxItems: max }
+    })
+  )
+
+/** Earlier name of `BoundedString`. */
+export const ShortText = BoundedString
 
 const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
-export const Email = RequiredString.pipe(
-  Schema.filter((s) => s.length <= 254 && emailPattern.test(s.trim()), { message: () => "is invalid" })
+export const Email = RequiredString(maxLengths.email).pipe(
+  Schema.filter((s) => emailPattern.test(s.trim()), { message: () => "is invalid" })
 )
 
+/** An email as typed where it is only looked up (sign-in, email check, reset request). */
+export const EmailLookup = RequiredString(maxLengths.email)
+
 export const minimumPasswordLength = 8
-export const Password = Schema.String.pipe(
+/** A new password (registration, update, reset). */
+export const Password = atMostCharacters(maxLengths.password).pipe(
   Schema.filter((s) => s.length > 0, { message: () => "can't be blank" }),
   Schema.filter((s) => s.length >= minimumPasswordLength, {
-    message: () => `is too short (minimum is ${minimumPasswordLength} characters)`
+    message: () => `is too short (minimum is ${minimumPasswordLength} characters)`,
+    jsonSchema: { minLength: minimumPasswordLength }
   }),
-  Schema.filter((s) => s.length <= 128, { message: () => "is too long (maximum is 128 characters)" }),
   // Sign-in refuses U+0000 (RequiredString), so a password holding one could never be used.
   Schema.filter(hasNoNullCharacter, nullCharacterMessage)
 )
 
-/** A short free-text field (names, phone). */
-export const ShortText = (max: number) =>
-  Schema.String.pipe(
-    Schema.filter((s) => s.length <= max, { message: () => `is too long (maximum is ${max} characters)` }),
-    Schema.filter(hasNoNullCharacter, nullCharacterMessage)
-  )
+/** A password as typed at sign-in: any length up to the maximum a password can have. */
+export const PasswordAttempt = RequiredString(maxLengths.password)
 
-export const Name = RequiredString.pipe(
-  Schema.filter((s) => s.length <= 100, { message: () => "is too long (maximum is 100 characters)" })
-)
+export const Name = RequiredString(maxLengths.name)
+export const Phone = BoundedString(maxLengths.phone)
+export const Search = BoundedString(maxLengths.search)
+/** A secret we issued and the client sends back (reset tokens). */
+export const IssuedToken = RequiredString(maxLengths.token)
 
 /** ISO 639-1 language code, e.g. `en`, `es`. */
 export const Language = Schema.String.pipe(
-  Schema.filter((s) => /^[a-z]{2}$/.test(s), { message: () => "is invalid" })
+  Schema.filter((s) => /^[a-z]{2}$/.test(s), { message: () => "is invalid", jsonSchema: { pattern: "^[a-z]{2}$", maxLength: 2 } })
 )
 
 export { IsoDate }
 
-/** Path `:id` (a positive integer). */
-export const IdParam = Schema.NumberFromString.pipe(
-  Schema.int({ message: () => "is invalid" }),
-  Schema.greaterThan(0, { message: () => "is invalid" }),
-  Schema.lessThanOrEqualTo(2_147_483_647, { message: () => "is invalid" })
+/**
+ * Path `:id` (a positive integer) without a brand. Prefer the branded `idFromText(SomeId)` of
+ * src/Domain/Ids.ts; both parse strictly ("1e0", "01", " 1" are 422).
+ */
+export const IdParam = idFromText(
+  Schema.Int.pipe(Schema.between(1, maxId), Schema.annotations({ message: () => "is invalid" }))
 )
 
 /** `ASC` or `DESC`, any case. */

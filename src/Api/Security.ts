@@ -1,4 +1,4 @@
-import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"
 import type { UserId } from "../Domain/Ids.js"
 import type { Role } from "../Domain/Accounts/User.js"
@@ -15,7 +15,12 @@ export interface Caller {
 export class CurrentUser extends Context.Tag("app/CurrentUser")<CurrentUser, Caller>() {}
 
 /** `X-User-Token` header (ECM §5). */
-export const userToken = HttpApiSecurity.apiKey({ key: "X-User-Token", in: "header" })
+export const userToken = HttpApiSecurity.apiKey({ key: "X-User-Token", in: "header" }).pipe(
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "The session token `POST /v1/users/sign_in` returns. Revoked by sign-out; a missing, unknown or revoked token is a 401."
+  )
+)
 
 /** Any signed-in user. */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("app/Authentication", {

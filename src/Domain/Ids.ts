@@ -1,13 +1,41 @@
 import { Schema } from "effect"
 
+/** Ids are PostgreSQL `integer`s: 1 … 2^31−1. */
+export const maxId = 2_147_483_647
+
 /** Identifiers are positive integers (ECM §conventions); branded so they cannot be mixed up. */
 const positiveId = <const B extends string>(brand: B) =>
   Schema.Int.pipe(
     Schema.positive(),
-    Schema.lessThanOrEqualTo(2_147_483_647),
+    Schema.lessThanOrEqualTo(maxId),
     Schema.brand(brand),
     Schema.annotations({ message: () => "is invalid", identifier: brand })
   )
 
 export const UserId = positiveId("UserId")
 export type UserId = typeof UserId.Type
+
+/**
+ * An id as text (a path segment or a query value): decimal digits only, no sign, leading zero,
+ * spaces, fraction or exponent. `Number()` reads "1e0", "1.0", "01", " 1" and "0x10" as ids, so
+ * without this check each of them would name a record its caller never wrote.
+ */
+export const decimalIdPattern = "^[1-9][0-9]{0,9}$"
+const decimalId = new RegExp(decimalIdPattern)
+
+export const IdText = Schema.String.pipe(
+  Schema.filter((s) => decimalId.test(s), {
+    message: () => "is invalid",
+    jsonSchema: { pattern: decimalIdPattern, maxLength: 10 }
+  }),
+  Schema.annotations({ description: "A positive integer id, in decimal digits" })
+)
+
+/**
+ * Strict text → id, for path and query parameters: every endpoint declares its ids with this
+ * (`idFromText(PatientId)`), so none of them reads "1e0" as 1.
+ */
+export const idFromText = <A, R>(id: Schema.Schema<A, number, R>): Schema.Schema<A, string, R> =>
+  Schema.compose(Schema.compose(IdText, Schema.NumberFromString), id)
+
+export const UserIdFromText = idFromText(UserId)

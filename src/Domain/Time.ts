@@ -22,5 +22,5 @@ const isRealDate = (s: string) => {
 /** A calendar date `YYYY-MM-DD`, checked to be a real day. */
 export const IsoDate = Schema.String.pipe(
   Schema.filter((s) => isoDatePattern.test(s) && isRealDate(s), { message: () => "is invalid" }),
-  Schema.annotations({ identifier: "IsoDate", description: "Calendar date YYYY-MM-DD", jsonSchema: { type: "string", format: "date" } })
+  Schema.annotations({ identifier: "IsoDate", description: "Calendar date YYYY-MM-DD", jsonSchema: { type: "string", format: "date", maxLength: 10 } })
 )

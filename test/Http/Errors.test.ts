@@ -9,6 +9,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, Schema } from "effect"
 import * as Errors from "../../src/Api/Errors.js"
 import { PageSizeQuery } from "../../src/Api/Pagination.js"
+import { BoundedArray, BoundedString } from "../../src/Api/Schemas.js"
 import { areaOfPath, fieldMessages, humanMessage } from "../../src/Layers/Http/Errors.js"
 import { ErrorHandlingLive } from "../../src/Layers/Http/Errors.js"
 import { BodyLimitLive } from "../../src/Layers/Http/Routes.js"
@@ -19,7 +20,9 @@ const Thing = Schema.Struct({
     title: Schema.String,
     kind: Schema.Literal("a", "b"),
     count: Schema.Int,
-    tags: Schema.Array(Schema.String)
+    tags: Schema.Array(Schema.String),
+    note: Schema.optional(BoundedString(10)),
+    items: Schema.optional(BoundedArray(Schema.String, 2))
   })
 }).annotations(Errors.reportAllErrors)
 
@@ -108,6 +111,19 @@ layer(ProbeLive)("decode failures and unexpected errors", (it) => {
       const badPath = yield* request("POST", "/v1/clinic/ecm/patients/abc/things", { body: validThing })
       expect(badPath.status).toBe(422)
       expect(badPath.body).toEqual({ errors: ["Patient is not a number"] })
+    }))
+
+  it.effect("too long text and lists: a human message in each area's shape", () =>
+    Effect.gen(function*() {
+      const thing = { ...validThing.thing, note: "n".repeat(11), items: ["a", "b", "c"] }
+      const general = yield* request("POST", "/v1/things", { body: { thing } })
+      expect(general.status).toBe(422)
+      expect(general.body).toEqual({
+        errors: { note: ["is too long (maximum is 10 characters)"], items: ["is too long (maximum is 2 items)"] }
+      })
+      const ecm = yield* request("POST", "/v1/clinic/ecm/patients/12/things", { body: { thing } })
+      expect(ecm.status).toBe(422)
+      expect(ecm.body).toEqual({ errors: ["Note is too long (maximum is 10 characters)", "Items is too long (maximum is 2 items)"] })
     }))
 
   it.effect("a missing body wrapper is blank, not a crash", () =>

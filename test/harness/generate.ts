@@ -84,7 +84,8 @@ const integerBounds = (schema: JsonSchema) => {
 }
 
 const stringArbitrary = (schema: JsonSchema, name: string | undefined, context: GenerationContext): fc.Arbitrary<unknown> => {
-  if (schema.description === numericStringDescription) {
+  // Ids in paths are strict decimal text (src/Domain/Ids.ts: `pattern` ^[1-9][0-9]{0,9}$): known ids, like numeric strings.
+  if (schema.description === numericStringDescription || (typeof schema.pattern === "string" && schema.pattern.startsWith("^[1-9][0-9]"))) {
     return (hinted(integerHints, name, context) ?? fc.integer({ min: -5, max: 1000 })).map(String)
   }
   if (schema.format === "date") return fc.oneof({ weight: 4, arbitrary: hinted(stringHints, name, context) ?? isoDate }, anyIsoDate)

@@ -2,9 +2,11 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { Role, User, UserStatus } from "../../Domain/Accounts/User.js"
-import { NotFound, reportAllErrors, reportAllErrorsInClass, ValidationFailed } from "../Errors.js"
+import { UserIdFromText } from "../../Domain/Ids.js"
+import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
+import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
 import { maxPageSize, PageSizeQuery, Pagination } from "../Pagination.js"
-import { Email, IdParam, IsoDate, Name, ShortText, SortDir } from "../Schemas.js"
+import { BoundedArray, Email, IsoDate, Name, Phone, Search, SortDir } from "../Schemas.js"
 import { AdminAuthentication } from "../Security.js"
 
 /** The admin view of a user adds `last_login` and `patient` (general §2.1) and the status. */
@@ -20,8 +22,6 @@ export const UserSortColumn = Schema.Literal(
 )
 export type UserSortColumn = typeof UserSortColumn.Type
 
-const Search = ShortText(200)
-
 export class AdminUserList extends Schema.Class<AdminUserList>("AdminUserList")({
   users: Schema.Array(AdminUser),
   pagination: Pagination
@@ -34,7 +34,10 @@ export const AdminUserListQuery = Schema.Struct({
   search: Schema.optional(Search)
 }).annotations(reportAllErrors)
 
-const PageNumber = Schema.Int.pipe(Schema.greaterThan(0, { message: () => "must be greater than 0" }))
+const PageNumber = Schema.Int.pipe(
+  Schema.greaterThan(0, { message: () => "must be greater than 0" }),
+  Schema.annotations({ title: "Page", description: "Page number, from 1" })
+)
 
 export class UserFilterRequest extends Schema.Class<UserFilterRequest>("UserFilterRequest")({
   search: Schema.optional(Schema.NullOr(Search)),
@@ -42,7 +45,7 @@ export class UserFilterRequest extends Schema.Class<UserFilterRequest>("UserFilt
   sort_dir: Schema.optional(SortDir),
   filters: Schema.optional(Schema.Struct({
     active: Schema.optional(Schema.NullOr(Schema.Boolean)),
-    roles: Schema.optional(Schema.Array(Role)),
+    roles: Schema.optional(BoundedArray(Role, Role.literals.length)),
     date: Schema.optional(Schema.Struct({
       start_date: Schema.optional(Schema.NullOr(IsoDate)),
       end_date: Schema.optional(Schema.NullOr(IsoDate))
@@ -50,20 +53,27 @@ export class UserFilterRequest extends Schema.Class<UserFilterRequest>("UserFilt
     patient_name: Schema.optional(Schema.NullOr(Search))
   })),
   page: Schema.optional(PageNumber),
-  page_size: Schema.optional(PageNumber.annotations({ description: `Clamped to ${maxPageSize}` }))
-}, reportAllErrorsInClass) {}
+  page_size: Schema.optional(PageNumber.annotations({ title: "Page size", description: `Items per page; values above ${maxPageSize} are clamped to ${maxPageSize}` }))
+}, requestBody({
+  search: "doe",
+  sort_by: "last_name",
+  sort_dir: "ASC",
+  filters: { active: true, roles: ["provider", "supervisor"], date: { start_date: "2026-01-01", end_date: "2026-03-31" } },
+  page: 1,
+  page_size: 25
+})) {}
 
 export class AdminUpdateUserRequest extends Schema.Class<AdminUpdateUserRequest>("AdminUpdateUserRequest")({
   user: Schema.Struct({
     first_name: Schema.optional(Name),
     last_name: Schema.optional(Name),
     email: Schema.optional(Email),
-    phone: Schema.optional(Schema.NullOr(ShortText(32))),
+    phone: Schema.optional(Schema.NullOr(Phone)),
     role: Schema.optional(Role),
     active: Schema.optional(Schema.Boolean),
     clinical: Schema.optional(Schema.Boolean)
   })
-}, reportAllErrorsInClass) {}
+}, requestBody({ user: { role: "supervisor", active: true, clinical: true } })) {}
 
 export class AdminUserResponse extends Schema.Class<AdminUserResponse>("AdminUserResponse")({ user: AdminUser }) {}
 
@@ -87,35 +97,132 @@ export class UserFilterOptions extends Schema.Class<UserFilterOptions>("UserFilt
   date: Schema.Struct({ min: Schema.NullOr(IsoDate), max: Schema.NullOr(IsoDate) })
 }) {}
 
-const idPath = Schema.Struct({ id: IdParam })
+const idPath = Schema.Struct({ id: UserIdFromText })
 
 /** Admin users (general §4.7). */
 export class AdminUsersApi extends HttpApiGroup.make("adminUsers")
-  .add(HttpApiEndpoint.get("list", "/admin/clinic/users").setUrlParams(AdminUserListQuery).addSuccess(AdminUserList))
-  .add(HttpApiEndpoint.post("filter", "/admin/clinic/users/filter_users").setPayload(UserFilterRequest).addSuccess(AdminUserList))
+  .add(
+    HttpApiEndpoint.get("list", "/admin/clinic/users")
+      .setUrlParams(AdminUserListQuery)
+      .addSuccess(AdminUserList)
+      .annotateContext(operationDocs({
+        summary: "List users",
+        description: "Lists the users that are not archived, with the admin view of each (status, last login, " +
+          "linked patient), newest first unless `sort_by`/`sort_dir` say otherwise. `search` matches names and emails.",
+        access: Access.admin,
+        spec: "general §4.7"
+      }))
+  )
+  .add(
+    HttpApiEndpoint.post("filter", "/admin/clinic/users/filter_users")
+      .setPayload(UserFilterRequest)
+      .addSuccess(AdminUserList)
+      .annotateContext(operationDocs({
+        summary: "Filter users",
+        description: "Lists users matching the filters: active or not, roles, a creation date range and the name " +
+          "of a linked patient, with search, sorting and pages like the list.",
+        access: Access.admin,
+        spec: "general §4.7"
+      }))
+  )
   .add(
     HttpApiEndpoint.get("archived", "/admin/clinic/users/archived")
       .setUrlParams(Schema.Struct(PageSizeQuery).annotations(reportAllErrors))
       .addSuccess(AdminUserList)
+      .annotateContext(operationDocs({
+        summary: "List archived users",
+        description: "Lists the archived users, newest first.",
+        access: Access.admin,
+        spec: "general §4.7"
+      }))
   )
-  .add(HttpApiEndpoint.get("filters", "/admin/clinic/users/filters").addSuccess(UserFilterOptions))
-  .add(HttpApiEndpoint.get("show", "/admin/clinic/users/:id").setPath(idPath).addSuccess(AdminUserResponse).addError(NotFound.schema))
+  .add(
+    HttpApiEndpoint.get("filters", "/admin/clinic/users/filters")
+      .addSuccess(UserFilterOptions)
+      .annotateContext(operationDocs({
+        summary: "Filter options",
+        description: "The values the user filters accept: roles, statuses, sortable columns and the range of creation dates.",
+        access: Access.admin,
+        spec: "general §4.7"
+      }))
+  )
+  .add(
+    HttpApiEndpoint.get("show", "/admin/clinic/users/:id")
+      .setPath(idPath)
+      .addSuccess(AdminUserResponse)
+      .addError(NotFound.schema)
+      .annotateContext(operationDocs({
+        summary: "Show a user",
+        description: "The admin view of one user, archived or not.",
+        access: Access.admin,
+        spec: "general §4.7"
+      }))
+  )
   .add(
     HttpApiEndpoint.put("update", "/admin/clinic/users/:id")
       .setPath(idPath)
       .setPayload(AdminUpdateUserRequest)
       .addSuccess(AdminUserResponse)
       .addError(NotFound.schema)
+      .annotateContext(operationDocs({
+        summary: "Update a user",
+        description: "Changes names, email, phone, role, active and clinical of a user; fields left out keep their " +
+          "value. An admin cannot change their own role or deactivate themself.",
+        access: Access.admin,
+        spec: "general §4.7"
+      }))
   )
   .add(
     HttpApiEndpoint.del("delete", "/admin/clinic/users/:id")
       .setPath(idPath)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.schema)
+      .annotateContext(operationDocs({
+        summary: "Delete a user",
+        description: "Erases the user's personal data and credentials, as `DELETE /v1/users/{id}` does.",
+        access: Access.admin,
+        spec: "general §4.7"
+      }))
   )
-  .add(HttpApiEndpoint.post("archive", "/admin/clinic/users/:id/archive").setPath(idPath).addSuccess(AdminUserResponse).addError(NotFound.schema))
-  .add(HttpApiEndpoint.post("unarchive", "/admin/clinic/users/:id/unarchive").setPath(idPath).addSuccess(AdminUserResponse).addError(NotFound.schema))
-  .add(HttpApiEndpoint.get("dashboard", "/admin/users/dashboard").addSuccess(Dashboard))
+  .add(
+    HttpApiEndpoint.post("archive", "/admin/clinic/users/:id/archive")
+      .setPath(idPath)
+      .addSuccess(AdminUserResponse)
+      .addError(NotFound.schema)
+      .annotateContext(operationDocs({
+        summary: "Archive a user",
+        description: "Archives a user (a reversible soft delete): they cannot sign in and leave the user lists until " +
+          "unarchived. Archiving an archived user changes nothing; an admin cannot archive themself.",
+        access: Access.admin,
+        spec: "general §4.7"
+      }))
+  )
+  .add(
+    HttpApiEndpoint.post("unarchive", "/admin/clinic/users/:id/unarchive")
+      .setPath(idPath)
+      .addSuccess(AdminUserResponse)
+      .addError(NotFound.schema)
+      .annotateContext(operationDocs({
+        summary: "Unarchive a user",
+        description: "Restores an archived user to the status they had before archiving.",
+        access: Access.admin,
+        spec: "general §4.7"
+      }))
+  )
+  .add(
+    HttpApiEndpoint.get("dashboard", "/admin/users/dashboard")
+      .addSuccess(Dashboard)
+      .annotateContext(operationDocs({
+        summary: "User dashboard",
+        description: "Counts of users (total, active, new this month, clinical, providers) and the latest account activity.",
+        access: Access.admin,
+        spec: "general §2.1, §4.7"
+      }))
+  )
   .middleware(AdminAuthentication)
   .addError(ValidationFailed.schema)
+  .annotateContext(groupDocs({
+    tag: "Admin · Users",
+    description: "The clinic's user administration: lists, filters, archive, roles and the dashboard."
+  }))
 {}

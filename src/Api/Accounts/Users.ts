@@ -1,24 +1,24 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { UserId } from "../../Domain/Ids.js"
+import { UserId, UserIdFromText } from "../../Domain/Ids.js"
 import { Role, User, UserSummary } from "../../Domain/Accounts/User.js"
-import { Forbidden, NotFound, reportAllErrors, reportAllErrorsInClass, TooManyRequests, Unauthorized, ValidationFailed } from "../Errors.js"
+import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
+import { Forbidden, NotFound, reportAllErrors, TooManyRequests, Unauthorized, ValidationFailed } from "../Errors.js"
 import { PageSizeQuery, Pagination } from "../Pagination.js"
 import {
-  BooleanFromQuery, Email, IdParam, IsoDate, Language, Message, Name, Password, RequiredString, ShortText
+  BooleanFromQuery, BoundedString, Email, EmailLookup, IsoDate, IssuedToken, Language, maxLengths, Message, Name, Password,
+  PasswordAttempt, Phone, RequiredString
 } from "../Schemas.js"
 import { AdminAuthentication, Authentication } from "../Security.js"
 
 export class SignInRequest extends Schema.Class<SignInRequest>("SignInRequest")({
-  user: Schema.Struct({ email: RequiredString, password: RequiredString })
-}, reportAllErrorsInClass) {}
+  user: Schema.Struct({ email: EmailLookup, password: PasswordAttempt })
+}, requestBody({ user: { email: "jane.doe@example.com", password: "correct horse battery" } })) {}
 
 export class SignInResponse extends Schema.Class<SignInResponse>("SignInResponse")({
   token: Schema.String.annotations({ description: "Send as the X-User-Token header" }),
   user: User
 }) {}
-
-const Phone = ShortText(32)
 
 /** Registration body (general §4.1). */
 export class RegisterRequest extends Schema.Class<RegisterRequest>("RegisterRequest")({
@@ -34,15 +34,23 @@ export class RegisterRequest extends Schema.Class<RegisterRequest>("RegisterRequ
   template: Schema.optional(Schema.Boolean),
   clinical: Schema.optional(Schema.Boolean),
   native_signup: Schema.optional(Schema.Boolean)
-}, reportAllErrorsInClass) {}
+}, requestBody({
+  user: {
+    email: "jane.doe@example.com",
+    password: "correct horse battery",
+    first_name: "Jane",
+    last_name: "Doe",
+    phone: "(415) 555-0132",
+    date_of_birth: "1988-04-12",
+    language: "en"
+  }
+})) {}
 
 /**
  * The password the caller signs in with: required when they change their own email or password
  * (docs/spec-decisions.md "Credential changes").
  */
-const CurrentPassword = RequiredString.pipe(
-  Schema.maxLength(128, { message: () => "is too long (maximum is 128 characters)" })
-).annotations({
+const CurrentPassword = PasswordAttempt.annotations({
   description: "Your current password: required to change the email or password of your own account; not needed by an admin editing another user"
 })
 
@@ -67,7 +75,7 @@ export class UpdateUserRequest extends Schema.Class<UpdateUserRequest>("UpdateUs
   template: Schema.optional(Schema.Boolean),
   clinical: Schema.optional(Schema.Boolean),
   native_signup: Schema.optional(Schema.Boolean)
-}, reportAllErrorsInClass) {}
+}, requestBody({ user: { first_name: "Janet", phone: "+14155550132", language: "es" } })) {}
 
 export class UserResponse extends Schema.Class<UserResponse>("UserResponse")({ user: User }) {}
 
@@ -81,9 +89,9 @@ export class UpdateUserResponse extends Schema.Class<UpdateUserResponse>("Update
 
 /** Confirms one's own pending email change with the code sent to the new address. */
 export class EmailChangeConfirmation extends Schema.Class<EmailChangeConfirmation>("EmailChangeConfirmation")({
-  confirmation_code: RequiredString.pipe(Schema.maxLength(16, { message: () => "is too long (maximum is 16 characters)" }))
+  confirmation_code: RequiredString(maxLengths.confirmationCode)
     .annotations({ description: "The 6-digit code mailed to the new address" })
-}, reportAllErrorsInClass) {}
+}, requestBody({ confirmation_code: "493817" })) {}
 
 /** Staff see full users; `support` and `billing` see other users as summaries (no contact details). */
 export class UserList extends Schema.Class<UserList>("UserList")({
@@ -98,8 +106,8 @@ const SignOutQuery = Schema.Struct({
 
 export class ConfirmationRequest extends Schema.Class<ConfirmationRequest>("ConfirmationRequest")({
   user_id: UserId,
-  confirmation_code: RequiredString
-}, reportAllErrorsInClass) {}
+  confirmation_code: RequiredString(maxLengths.confirmationCode)
+}, requestBody({ user_id: 42, confirmation_code: "493817" })) {}
 
 export class ConfirmationResponse extends Schema.Class<ConfirmationResponse>("ConfirmationResponse")({
   verified: Schema.Boolean,
@@ -112,32 +120,36 @@ export class ConfirmationResponse extends Schema.Class<ConfirmationResponse>("Co
  */
 export class ResendConfirmationRequest extends Schema.Class<ResendConfirmationRequest>("ResendConfirmationRequest")({
   user_id: Schema.optional(UserId),
-  email: Schema.optional(Schema.String)
-}, reportAllErrorsInClass) {}
+  email: Schema.optional(BoundedString(maxLengths.email))
+}, requestBody({ user_id: 42, email: "jane.doe@example.com" })) {}
 
 export class EmailCheckRequest extends Schema.Class<EmailCheckRequest>("EmailCheckRequest")({
-  email: RequiredString
-}, reportAllErrorsInClass) {}
+  email: EmailLookup
+}, requestBody({ email: "jane.doe@example.com" })) {}
 
 export class EmailCheckResponse extends Schema.Class<EmailCheckResponse>("EmailCheckResponse")({
   has_account: Schema.Boolean
 }) {}
 
 export class PasswordResetRequest extends Schema.Class<PasswordResetRequest>("PasswordResetRequest")({
-  email: RequiredString
-}, reportAllErrorsInClass) {}
+  email: EmailLookup
+}, requestBody({ email: "jane.doe@example.com" })) {}
 
 export class PasswordResetValidation extends Schema.Class<PasswordResetValidation>("PasswordResetValidation")({
   valid: Schema.Boolean
 }) {}
 
 export class PasswordResetSubmission extends Schema.Class<PasswordResetSubmission>("PasswordResetSubmission")({
-  token: RequiredString,
+  token: IssuedToken,
   password: Password
-}, reportAllErrorsInClass) {}
+}, requestBody({ token: "q0t3Xb8yJv2mW1sZ9kR4nP7cL5hA6eD0fG3iU8oY2wE", password: "a new long passphrase" })) {}
 
-const idPath = Schema.Struct({ id: IdParam })
-const optionalToken = Schema.Struct({ "x-user-token": Schema.optional(Schema.String) })
+const idPath = Schema.Struct({ id: UserIdFromText })
+const optionalToken = Schema.Struct({
+  "x-user-token": Schema.optional(BoundedString(maxLengths.token).annotations({
+    description: "A session token: resend for the signed-in caller (or, for staff, for `user_id`)"
+  }))
+})
 
 /** Users (general §4.1). */
 export class UsersApi extends HttpApiGroup.make("users")
@@ -148,23 +160,53 @@ export class UsersApi extends HttpApiGroup.make("users")
       .addError(Unauthorized.schema)
       .addError(Forbidden.schema)
       .addError(TooManyRequests.schema)
+      .annotateContext(operationDocs({
+        summary: "Sign in",
+        description: "Exchanges an email and password for a session token, sent back as the `X-User-Token` header " +
+          "on later calls. A wrong email or password is the same 401 either way; the right password on an " +
+          "unconfirmed, archived or inactive account is a 403 that says why; repeated failures are throttled (429).",
+        access: Access.public,
+        spec: "general §5; ECM §5"
+      }))
   )
   .add(
     HttpApiEndpoint.del("signOut", "/users/sign_out")
       .setUrlParams(SignOutQuery)
       .addSuccess(HttpApiSchema.NoContent)
       .middleware(Authentication)
+      .annotateContext(operationDocs({
+        summary: "Sign out",
+        description: "Revokes the session token the request presents; with `all=true`, every session of the caller " +
+          "(all devices).",
+        access: Access.signedIn,
+        spec: "general §5"
+      }))
   )
   .add(
     HttpApiEndpoint.get("list", "/users")
       .setUrlParams(Schema.Struct(PageSizeQuery).annotations(reportAllErrors))
       .addSuccess(UserList)
       .middleware(Authentication)
+      .annotateContext(operationDocs({
+        summary: "List users",
+        description: "Lists users ordered by id, 50 per page by default. Admins, providers and supervisors see every " +
+          "user in full; support and billing see other users as summaries (names and role, no contact details); " +
+          "a parent sees only themself.",
+        access: Access.signedIn,
+        spec: "general §4.1"
+      }))
   )
   .add(
     HttpApiEndpoint.post("register", "/users")
       .setPayload(RegisterRequest)
       .addSuccess(UserResponse, { status: 201 })
+      .annotateContext(operationDocs({
+        summary: "Register",
+        description: "Creates a `parent` account, unconfirmed, and sends a 6-digit confirmation code by SMS " +
+          "(by email when no phone is given). The account signs in once confirmed with `POST /v1/users/confirmation`.",
+        access: Access.public,
+        spec: "general §4.1"
+      }))
   )
   .add(
     HttpApiEndpoint.put("update", "/users/:id")
@@ -175,19 +217,28 @@ export class UsersApi extends HttpApiGroup.make("users")
       .addError(NotFound.schema)
       .addError(TooManyRequests.schema)
       .middleware(Authentication)
+      .annotateContext(operationDocs({
+        summary: "Update a user",
+        description: "Changes the given fields of a user; fields left out keep their value. `role`, `active` and " +
+          "`confirmed` are for admins only (403 otherwise), and an admin cannot change their own role or deactivate themself. " +
+          "Changing one's own email or password needs `current_password`; a new email of one's own waits for the " +
+          "code mailed to it (`pending_email`), see `POST /v1/users/email_confirmation`.",
+        access: "The user themself, or an admin.",
+        spec: "general §4.1"
+      }))
   )
   .add(
     HttpApiEndpoint.post("confirmEmailChange", "/users/email_confirmation")
       .setPayload(EmailChangeConfirmation)
       .addSuccess(UserResponse)
       .middleware(Authentication)
-      .annotate(OpenApi.Summary, "Confirm a change of your own email")
-      .annotate(
-        OpenApi.Description,
-        "Completes the caller's pending email change (requested with PUT /v1/users/{id} and the current password) " +
-          "with the 6-digit code mailed to the new address. Signed-in users, for their own account only. " +
-          "Not in the spec: docs/spec-decisions.md \"Sessions and credential changes\"."
-      )
+      .annotateContext(operationDocs({
+        summary: "Confirm a change of your own email",
+        description: "Completes the caller's pending email change (requested with `PUT /v1/users/{id}` and the " +
+          "current password) with the 6-digit code mailed to the new address.",
+        access: "Signed-in users, for their own account only.",
+        spec: "general §4.1, extended: docs/spec-decisions.md \"Sessions and credential changes\""
+      }))
   )
   .add(
     HttpApiEndpoint.post("cancel", "/users/:id/cancel")
@@ -196,6 +247,12 @@ export class UsersApi extends HttpApiGroup.make("users")
       .addError(Forbidden.schema)
       .addError(NotFound.schema)
       .middleware(Authentication)
+      .annotateContext(operationDocs({
+        summary: "Cancel an account",
+        description: "Deactivates the account (status `inactive`) and revokes its sessions; its data is kept.",
+        access: "The user themself, or an admin.",
+        spec: "general §4.1"
+      }))
   )
   .add(
     HttpApiEndpoint.del("delete", "/users/:id")
@@ -203,12 +260,26 @@ export class UsersApi extends HttpApiGroup.make("users")
       .addSuccess(HttpApiSchema.NoContent)
       .addError(NotFound.schema)
       .middleware(AdminAuthentication)
+      .annotateContext(operationDocs({
+        summary: "Delete a user",
+        description: "Erases the user's personal data and credentials and removes them from every list; records " +
+          "they authored keep their id and show the name \"Deleted user\". An admin cannot delete themself.",
+        access: Access.admin,
+        spec: "general §4.1, §5.3"
+      }))
   )
   .add(
     HttpApiEndpoint.post("confirm", "/users/confirmation")
       .setPayload(ConfirmationRequest)
       .addSuccess(ConfirmationResponse)
       .addError(Unauthorized.schema)
+      .annotateContext(operationDocs({
+        summary: "Confirm an account",
+        description: "Confirms a registration with the code sent to the user. A wrong, expired or exhausted code is " +
+          "a 401 (codes live 15 minutes and allow 5 wrong tries).",
+        access: Access.public,
+        spec: "general §4.1"
+      }))
   )
   .add(
     HttpApiEndpoint.post("resendConfirmation", "/users/resend_confirmation")
@@ -219,28 +290,65 @@ export class UsersApi extends HttpApiGroup.make("users")
       .addError(Forbidden.schema)
       .addError(NotFound.schema)
       .addError(TooManyRequests.schema)
+      .annotateContext(operationDocs({
+        summary: "Resend the confirmation code",
+        description: "Sends a new confirmation code, at most once a minute. With a token it is for the caller (staff " +
+          "may name another `user_id`); without one, `user_id` and the account's `email` must both be given.",
+        access: "A signed-in user for themself, staff for anyone, or anyone who knows an unconfirmed account's id and email.",
+        spec: "general §4.1"
+      }))
   )
   .add(
     HttpApiEndpoint.post("emailHasAccount", "/users/email_has_account")
       .setPayload(EmailCheckRequest)
       .addSuccess(EmailCheckResponse)
       .addError(TooManyRequests.schema)
+      .annotateContext(operationDocs({
+        summary: "Check whether an email has an account",
+        description: "Answers whether an account uses this email. Limited to 10 requests a minute per client address.",
+        access: Access.public,
+        spec: "general §4.1"
+      }))
   )
   .add(
     HttpApiEndpoint.post("requestPasswordReset", "/users/passwords")
       .setPayload(PasswordResetRequest)
       .addSuccess(Message)
       .addError(TooManyRequests.schema)
+      .annotateContext(operationDocs({
+        summary: "Request a password reset",
+        description: "Emails a reset link when an account uses this email. The answer is the same either way, so it " +
+          "does not reveal who has an account; rate-limited per client address.",
+        access: Access.public,
+        spec: "general §4.1"
+      }))
   )
   .add(
     HttpApiEndpoint.get("validatePasswordReset", "/users/passwords/validate")
-      .setUrlParams(Schema.Struct({ token: RequiredString }).annotations(reportAllErrors))
+      .setUrlParams(Schema.Struct({ token: IssuedToken }).annotations(reportAllErrors))
       .addSuccess(PasswordResetValidation)
+      .annotateContext(operationDocs({
+        summary: "Check a password reset token",
+        description: "Answers whether a reset token is still usable (unused and less than an hour old), so a page " +
+          "can say so before the user types a new password.",
+        access: Access.public,
+        spec: "general §4.1"
+      }))
   )
   .add(
     HttpApiEndpoint.post("resetPassword", "/users/passwords/reset")
       .setPayload(PasswordResetSubmission)
       .addSuccess(Message)
+      .annotateContext(operationDocs({
+        summary: "Reset a password",
+        description: "Sets a new password with a reset token. The token works once; the reset signs the user out everywhere.",
+        access: Access.public,
+        spec: "general §4.1"
+      }))
   )
   .addError(ValidationFailed.schema)
+  .annotateContext(groupDocs({
+    tag: "Users",
+    description: "Registration, confirmation, sign-in and sign-out, password resets, and users managing their own account."
+  }))
 {}

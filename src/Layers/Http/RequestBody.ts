@@ -1,25 +1,90 @@
 /**
- * What a request body must be before the Api decodes it. The platform decodes any media type it
- * recognises (XML or form data as raw bytes or string pairs), so a body that is not JSON could
- * decode as an empty payload where every field is optional; and JSON nested thousands deep
- * exhausts the stack while a decode error is formatted. Both are refused with a 422 in the
- * area's shape, naming `body`.
+ * What a request body must be before the Api decodes it:
+ * - no larger than its endpoint's limit (src/Api/BodyLimit.ts: a few KB unless the endpoint
+ *   carries files), else 413 — for a declared Content-Length before reading, for a chunked body
+ *   as soon as it passes the limit, with the response delivered (the rest of the body is
+ *   discarded, not the connection);
+ * - in a media type some endpoint takes: the platform decodes any media type it recognises (XML
+ *   or form data as raw bytes or string pairs), so a body that is not JSON could decode as an
+ *   empty payload where every field is optional;
+ * - JSON nested at most `maxJsonDepth` deep: deeper JSON exhausts the stack while a decode error
+ *   is formatted.
+ * The last two are refused with a 422 in the area's shape, naming `body`.
  */
-import { HttpApi, HttpMethod, type HttpServerRequest, type HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import {
+  HttpApi,
+  HttpApiBuilder,
+  HttpIncomingMessage,
+  HttpMethod,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Context, Effect, Option, Stream } from "effect"
+import type { IncomingMessage } from "node:http"
 import { Api } from "../../Api/Api.js"
-import { validationFailure } from "../../Api/Errors.js"
+import { BodyLimit, type BodyLimitValue, smallBodyBytes } from "../../Api/BodyLimit.js"
+import { payloadTooLarge, validationFailure } from "../../Api/Errors.js"
+import { AppConfig } from "../../Services/AppConfig.js"
 import { areaOfPath, errorResponse } from "./Errors.js"
 
-/** Media types some endpoint of the Api takes a body in (`application/json` today). */
-export const declaredMediaTypes: ReadonlySet<string> = (() => {
+/** Media types some endpoint of an Api takes a body in (`application/json` today). */
+export const mediaTypesOf = (api: HttpApi.HttpApi.Any): ReadonlySet<string> => {
   const types = new Set<string>()
-  HttpApi.reflect(Api, {
+  HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
     onGroup: () => {},
     onEndpoint: ({ payloads }) => payloads.forEach((_, mediaType) => types.add(mediaType.toLowerCase()))
   })
   return types
-})()
+}
+
+export const declaredMediaTypes: ReadonlySet<string> = mediaTypesOf(Api)
+
+interface RouteLimit {
+  readonly method: string
+  readonly pattern: RegExp
+  /** Literal segments: the router prefers `/users/passwords` to `/users/:id`, and so do we. */
+  readonly literalSegments: number
+  readonly limit: Option.Option<BodyLimitValue>
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+const routeLimit = (method: string, path: string, limit: Option.Option<BodyLimitValue>): RouteLimit => {
+  const segments = path.split("/").filter((s) => s !== "")
+  const pattern = segments.map((s) => (s.startsWith(":") ? "[^/]+" : escapeRegExp(s))).join("/")
+  return {
+    method,
+    pattern: new RegExp(`^/${pattern}/?$`),
+    literalSegments: segments.filter((s) => !s.startsWith(":")).length,
+    limit
+  }
+}
+
+/**
+ * The body limit of a request to an Api, in bytes: the limit its endpoint declares (`BodyLimit`
+ * on the endpoint or its group), else `smallBodyBytes`; never above MAX_BODY_BYTES.
+ */
+export const bodyLimitsOf = (api: HttpApi.HttpApi.Any) => {
+  const routes: Array<RouteLimit> = []
+  HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, mergedAnnotations }) => {
+      routes.push(routeLimit(endpoint.method, endpoint.path, Context.getOption(mergedAnnotations, BodyLimit)))
+    }
+  })
+  return (method: string, url: string, maxBodyBytes: number): number => {
+    const path = url.split("?")[0] ?? url
+    let best: RouteLimit | undefined
+    for (const route of routes) {
+      if (route.method !== method || !route.pattern.test(path)) continue
+      if (best === undefined || route.literalSegments > best.literalSegments) best = route
+    }
+    const declared = Option.getOrElse(best?.limit ?? Option.none(), (): BodyLimitValue => smallBodyBytes)
+    return declared === "files" ? maxBodyBytes : Math.min(declared, maxBodyBytes)
+  }
+}
 
 /** Far deeper than any payload of the Api; far shallower than what exhausts the stack. */
 export const maxJsonDepth = 64
@@ -53,20 +118,124 @@ const refuse = (request: HttpServerRequest.HttpServerRequest, message: string) =
   errorResponse(validationFailure(areaOfPath(request.url), { body: [message] }))
 
 /**
- * Runs `app` when the body is acceptable. Reads a JSON body (the platform caches it for the
- * Api), so call it where the body size limit applies.
+ * 413, and the connection closes once it is sent: the client may still be sending a body we
+ * will not read. Node discards what arrives meanwhile instead of resetting the connection, so
+ * the client gets the answer.
+ */
+const tooLarge = Effect.map(errorResponse(payloadTooLarge()), HttpServerResponse.setHeader("connection", "close"))
+
+type ReadOutcome = { readonly _tag: "Read"; readonly bytes: Buffer } | { readonly _tag: "TooLarge" }
+
+/**
+ * Reads a Node request body up to `limit` bytes. Unlike the platform's reader, which destroys
+ * the request (and with it the socket) at its limit, this stops collecting and lets the rest
+ * flow away unread, so a 413 can still be delivered.
+ */
+const readBody = (request: HttpServerRequest.HttpServerRequest, incoming: IncomingMessage, limit: number) =>
+  Effect.async<ReadOutcome, HttpServerError.RequestError>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const stop = () => {
+      incoming.off("data", onData)
+      incoming.off("end", onEnd)
+      incoming.off("error", onError)
+      incoming.off("aborted", onAborted)
+    }
+    function onData(chunk: Buffer) {
+      size += chunk.length
+      if (size <= limit) return void chunks.push(chunk)
+      stop()
+      chunks.length = 0
+      // Flowing with no listener: what still arrives is dropped, the socket stays usable.
+      incoming.resume()
+      resume(Effect.succeed({ _tag: "TooLarge" }))
+    }
+    function onEnd() {
+      stop()
+      resume(Effect.succeed({ _tag: "Read", bytes: Buffer.concat(chunks, size) }))
+    }
+    function onError(cause: unknown) {
+      stop()
+      resume(Effect.fail(new HttpServerError.RequestError({ request, reason: "Transport", cause })))
+    }
+    function onAborted() {
+      onError(new Error("request aborted"))
+    }
+    incoming.on("data", onData)
+    incoming.once("end", onEnd)
+    incoming.once("error", onError)
+    incoming.once("aborted", onAborted)
+    return Effect.sync(stop)
+  })
+
+/**
+ * The request with its body already read: the Api's decoders (`text`, `json`, `urlParamsBody`)
+ * see these bytes. Everything else (headers, address, `modify`) is the original request's.
+ */
+const withReadBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  bytes: Buffer,
+  text: string
+): HttpServerRequest.HttpServerRequest =>
+  Object.create(request, {
+    text: { value: Effect.succeed(text) },
+    arrayBuffer: { value: Effect.sync(() => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) },
+    stream: { value: Stream.succeed(new Uint8Array(bytes)) },
+    modify: {
+      value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) =>
+        withReadBody(request.modify(options), bytes, text)
+    }
+  }) as HttpServerRequest.HttpServerRequest
+
+/**
+ * Runs `app` when the body of `request` is acceptable (see the module comment); a JSON body is
+ * read here, within `limit`, and handed to the app already read.
  */
 export const checkRequestBody = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
+  limit: number,
+  mediaTypes: ReadonlySet<string>,
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
   if (!hasBody(request)) return app
+  if (Number(request.headers["content-length"] ?? 0) > limit) return tooLarge
   // Without a Content-Type the platform reads JSON.
   const mediaType = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase()
-  if (!declaredMediaTypes.has(mediaType)) return refuse(request, `must be sent as ${[...declaredMediaTypes].join(" or ")}`)
-  if (mediaType !== "application/json") return app
-  return Effect.flatMap(Effect.either(request.text), (text) =>
-    text._tag === "Right" && jsonDepth(text.right) > maxJsonDepth
-      ? refuse(request, `is nested too deeply (more than ${maxJsonDepth} levels)`)
-      : app)
+  if (!mediaTypes.has(mediaType)) return refuse(request, `must be sent as ${[...mediaTypes].join(" or ")}`)
+  // Other media types (multipart uploads, one day) stream through the platform's reader.
+  if (mediaType !== "application/json") return HttpIncomingMessage.withMaxBodySize(app, Option.some(limit))
+  const read = readBody(request, NodeHttpServerRequest.toIncomingMessage(request), limit).pipe(
+    // The client went away mid-body: nobody will read the answer.
+    Effect.catchAll(() => Effect.succeed({ _tag: "Unreadable" } as const))
+  )
+  return Effect.flatMap(read, (outcome) => {
+    if (outcome._tag === "Unreadable") return refuse(request, "could not be read")
+    if (outcome._tag === "TooLarge") return tooLarge
+    const text = outcome.bytes.toString("utf8")
+    if (jsonDepth(text) > maxJsonDepth) return refuse(request, `is nested too deeply (more than ${maxJsonDepth} levels)`)
+    return app.pipe(
+      Effect.provideService(HttpServerRequest.HttpServerRequest, withReadBody(request, outcome.bytes, text)),
+      HttpIncomingMessage.withMaxBodySize(Option.some(limit))
+    )
+  })
 }
+
+/**
+ * The request body checks as a middleware of `api`'s server: every body within its endpoint's
+ * limit (MAX_BODY_BYTES at most), in a media type the Api takes, not nested absurdly deep.
+ */
+export const bodyChecksFor = (api: HttpApi.HttpApi.Any) => {
+  const limitOf = bodyLimitsOf(api)
+  const mediaTypes = mediaTypesOf(api)
+  return HttpApiBuilder.middleware(
+    Effect.map(AppConfig, (config) => (app) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        // Most requests carry no body: leave them untouched (this runs on every request).
+        hasBody(request)
+          ? checkRequestBody(request, limitOf(request.method, request.url, config.maxBodyBytes), mediaTypes, app)
+          : app))
+  )
+}
+
+/** The body checks of the Api this service serves. */
+export const BodyLimitLive = bodyChecksFor(Api)

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option, Redacted } from "effect"
 import { Api } from "../../../Api/Api.js"
 import { pageRequest, paginationOf } from "../../../Api/Pagination.js"
@@ -10,12 +10,7 @@ import {
 import { Message } from "../../../Api/Schemas.js"
 import { Accounts } from "../../../Services/Accounts/Accounts.js"
 import { Auth } from "../../../Services/Auth.js"
-
-/** The client's address, for per-address rate limits. */
-const clientAddress = Effect.map(
-  HttpServerRequest.HttpServerRequest,
-  (request) => Option.getOrElse(request.remoteAddress, () => "unknown")
-)
+import { clientAddress } from "../Forwarded.js"
 
 export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
   Effect.gen(function*() {

@@ -1,0 +1,159 @@
+/**
+ * Request body limits: a few KB for every endpoint unless it declares more (`BodyLimit`,
+ * `carriesFiles`); over the limit, 413 with a JSON body, whether the size was declared up front
+ * or the body arrives chunked — the client gets the answer, not a reset connection.
+ */
+import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Effect, Layer, Schema } from "effect"
+import * as http from "node:http"
+import { Api } from "../../src/Api/Api.js"
+import { BodyLimit, carriesFiles, smallBodyBytes } from "../../src/Api/BodyLimit.js"
+import { BoundedString } from "../../src/Api/Schemas.js"
+import { ErrorHandlingLive } from "../../src/Layers/Http/Errors.js"
+import { bodyChecksFor, bodyLimitsOf } from "../../src/Layers/Http/RequestBody.js"
+import { request, TestApp, testConfig } from "../support/app.js"
+
+const Text = Schema.Struct({ text: BoundedString(10_000_000) })
+const Ok = Schema.Struct({ length: Schema.Int })
+
+class ProbeApi extends HttpApi.make("probe")
+  .add(
+    HttpApiGroup.make("probe")
+      .add(HttpApiEndpoint.post("small", "/things").setPayload(Text).addSuccess(Ok))
+      .add(HttpApiEndpoint.post("byId", "/things/:id").setPayload(Text).addSuccess(Ok))
+      .add(HttpApiEndpoint.post("files", "/things/import").setPayload(Text).addSuccess(Ok).annotateContext(carriesFiles))
+      .add(HttpApiEndpoint.post("notes", "/notes").setPayload(Text).addSuccess(Ok).annotate(BodyLimit, 32 * 1024))
+  )
+  .prefix("/v1")
+{}
+
+const maxBodyBytes = 200_000
+
+const ProbeLive = HttpApiBuilder.serve().pipe(
+  Layer.provide(ErrorHandlingLive),
+  Layer.provide(bodyChecksFor(ProbeApi)),
+  Layer.provide(HttpApiBuilder.api(ProbeApi).pipe(Layer.provide(HttpApiBuilder.group(ProbeApi, "probe", (h) => {
+    const echo = ({ payload }: { readonly payload: { readonly text: string } }) => Effect.succeed({ length: payload.text.length })
+    return h.handle("small", echo).handle("byId", echo).handle("files", echo).handle("notes", echo)
+  })))),
+  Layer.provideMerge(NodeHttpServer.layerTest),
+  Layer.provide(testConfig({ maxBodyBytes }))
+)
+
+/** `{"text":"xxx…"}` of exactly `bytes` bytes. */
+const jsonOfSize = (bytes: number) => JSON.stringify({ text: "x".repeat(bytes - 11) })
+
+interface Answer {
+  readonly status?: number
+  readonly body?: unknown
+  readonly error?: string
+}
+
+/**
+ * Sends `bytes` of JSON chunked (no Content-Length), 16 KiB at a time, and stops sending as soon
+ * as the server answers, as an HTTP client does.
+ */
+const sendChunked = (port: number, path: string, bytes: number) =>
+  Effect.promise(() =>
+    new Promise<Answer>((resolve) => {
+      let answered = false
+      const req = http.request({ host: "127.0.0.1", port, path, method: "POST", headers: { "content-type": "application/json" } })
+      req.on("response", (res) => {
+        answered = true
+        let text = ""
+        res.setEncoding("utf8")
+        res.on("data", (chunk: string) => (text += chunk))
+        res.on("end", () => resolve({ status: res.statusCode!, body: text === "" ? undefined : JSON.parse(text) }))
+        res.on("error", (e) => resolve({ error: String(e) }))
+      })
+      req.on("error", (e: NodeJS.ErrnoException) => {
+        if (!answered) resolve({ error: e.code ?? e.message })
+      })
+      const body = Buffer.from(jsonOfSize(bytes))
+      let offset = 0
+      const writeMore = () => {
+        while (!answered && offset < body.length) {
+          const chunk = body.subarray(offset, offset + 16 * 1024)
+          offset += chunk.length
+          if (!req.write(chunk)) return void req.once("drain", writeMore)
+        }
+        req.end()
+      }
+      writeMore()
+    })
+  )
+
+const serverPort = Effect.map(HttpServer.HttpServer, (server) => {
+  if (server.address._tag !== "TcpAddress") throw new Error("expected a TCP server")
+  return server.address.port
+})
+
+const tooLarge = { status: 413, body: { errors: ["Request body is too large"] } }
+
+layer(ProbeLive)("body limits per endpoint", (it) => {
+  it.effect("a small endpoint takes a few KB; a declared Content-Length over that is 413", () =>
+    Effect.gen(function*() {
+      expect(yield* request("POST", "/v1/things", { body: jsonOfSize(smallBodyBytes) })).toMatchObject({ status: 200 })
+      expect(yield* request("POST", "/v1/things", { body: jsonOfSize(smallBodyBytes + 1) })).toMatchObject(tooLarge)
+      expect(yield* request("POST", "/v1/things/7", { body: jsonOfSize(smallBodyBytes + 1) })).toMatchObject(tooLarge)
+    }))
+
+  it.effect("a chunked body over the limit gets 413 with its JSON body, and the server keeps serving", () =>
+    Effect.gen(function*() {
+      const port = yield* serverPort
+      expect(yield* sendChunked(port, "/v1/things", 2_000_000)).toEqual(tooLarge)
+      expect(yield* sendChunked(port, "/v1/things", 1_000)).toEqual({ status: 200, body: { length: 989 } })
+      expect(yield* sendChunked(port, "/v1/things/import", 5_000_000)).toEqual(tooLarge)
+    }))
+
+  it.effect("an endpoint that carries files takes bodies up to MAX_BODY_BYTES", () =>
+    Effect.gen(function*() {
+      const port = yield* serverPort
+      expect(yield* request("POST", "/v1/things/import", { body: jsonOfSize(maxBodyBytes) })).toMatchObject({ status: 200 })
+      expect(yield* sendChunked(port, "/v1/things/import", maxBodyBytes)).toEqual({ status: 200, body: { length: maxBodyBytes - 11 } })
+      expect(yield* request("POST", "/v1/things/import", { body: jsonOfSize(maxBodyBytes + 1) })).toMatchObject(tooLarge)
+    }))
+
+  it.effect("an endpoint may name its own limit", () =>
+    Effect.gen(function*() {
+      expect(yield* request("POST", "/v1/notes", { body: jsonOfSize(32 * 1024) })).toMatchObject({ status: 200 })
+      expect(yield* request("POST", "/v1/notes", { body: jsonOfSize(32 * 1024 + 1) })).toMatchObject(tooLarge)
+    }))
+})
+
+describe("body limit lookup", () => {
+  it("a literal route wins over a parameter, as in the router; methods and query strings are respected", () => {
+    const limitOf = bodyLimitsOf(ProbeApi)
+    expect(limitOf("POST", "/v1/things/import?x=1", maxBodyBytes)).toBe(maxBodyBytes)
+    expect(limitOf("POST", "/v1/things/import/", maxBodyBytes)).toBe(maxBodyBytes)
+    expect(limitOf("POST", "/v1/things/8", maxBodyBytes)).toBe(smallBodyBytes)
+    expect(limitOf("PUT", "/v1/things/import", maxBodyBytes)).toBe(smallBodyBytes)
+    expect(limitOf("POST", "/v1/unknown", maxBodyBytes)).toBe(smallBodyBytes)
+    expect(limitOf("POST", "/v1/things", 1_000)).toBe(1_000)
+  })
+
+  it("no endpoint of today's Api carries files: every body is small", () => {
+    const limitOf = bodyLimitsOf(Api)
+    const operations: Array<[string, string]> = []
+    HttpApi.reflect(Api, {
+      onGroup: () => {},
+      onEndpoint: ({ endpoint }) => void operations.push([endpoint.method, endpoint.path.replace(/:\w+/g, "1")])
+    })
+    expect(operations.length).toBeGreaterThan(20)
+    for (const [method, path] of operations) expect(limitOf(method, path, 80 * 1024 * 1024), `${method} ${path}`).toBe(smallBodyBytes)
+  })
+})
+
+layer(TestApp({ maxBodyBytes: 80 * 1024 * 1024 }))("the real Api's bodies", (it) => {
+  it.effect("a huge password is refused with 413 before anything reads it; no account is created", () =>
+    Effect.gen(function*() {
+      const port = yield* serverPort
+      const user = { email: "huge@example.test", first_name: "Huge", last_name: "Password", password: "p".repeat(5_000_000) }
+      expect(yield* request("POST", "/v1/users", { body: { user } })).toMatchObject(tooLarge)
+      expect(yield* sendChunked(port, "/v1/users/sign_in", 5_000_000)).toEqual(tooLarge)
+      const check = yield* request("POST", "/v1/users/email_has_account", { body: { email: user.email } })
+      expect(check).toMatchObject({ status: 200, body: { has_account: false } })
+    }))
+})
