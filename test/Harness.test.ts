@@ -13,7 +13,12 @@ import { formatReport, runCampaign } from "./harness/campaign.js"
 import { tokensOf } from "./harness/cases.js"
 import { exchange } from "./harness/exchange.js"
 import { type Harness, serverHarness } from "./harness/harness.js"
+import { memoryInbox } from "./harness/inbox.js"
+import { formatOversizeReport, runOversize } from "./harness/oversize.js"
+import { formatRaceReport, runRace } from "./harness/race.js"
 import { regressions } from "./harness/regressions.js"
+import { singleUseOf, singleUseTable } from "./harness/singleUse.js"
+import { fixtures } from "./harness/fixtures.js"
 import { describeHits, Telemetry } from "./harness/telemetry.js"
 import { makeSeeder } from "./harness/world.js"
 import { freshDatabase } from "./support/database.js"
@@ -110,6 +115,33 @@ layer(HarnessApp({
       expect(report.scoped.get("user")).toEqual(expect.arrayContaining(["users.update", "users.delete", "users.cancel"]))
       expect(report.requests).toBeGreaterThan(0)
       expect(formatBolaFailures(report.failures)).toBe("")
+      yield* expectCleanTelemetry(h)
+    }), 120_000)
+
+  it.effect("race mode: the same request 20 times at once never fails the server; single-use rules hold exactly once", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      const seeder = yield* makeSeeder(h.pii, seed)
+      const report = yield* runRace({ harness: h, seeder, inbox: yield* memoryInbox, seed })
+      console.log(formatRaceReport(report))
+      expect(report.operations).toBe(h.operations.length)
+      const ids = h.operations.map((o) => o.id)
+      // The tables name operations that exist: a renamed operation must not silently drop out.
+      expect([...Object.keys(singleUseTable), ...Object.keys(fixtures)].filter((id) => !ids.includes(id)), "table entries for unknown operations").toEqual([])
+      expect(h.operations.filter((o) => singleUseOf(o) !== undefined).map((o) => o.id))
+        .toEqual(expect.arrayContaining(["users.register", "users.confirm", "users.resetPassword"]))
+      expect(formatRaceReport({ ...report, statuses: new Map() }).split("\n").slice(2).join("\n")).toBe("failures: 0")
+      yield* expectCleanTelemetry(h)
+    }), 120_000)
+
+  it.effect("oversize mode: every string and array one past its declared maximum is refused with 422, quickly", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      const seeder = yield* makeSeeder(h.pii, seed)
+      const report = yield* runOversize({ harness: h, seeder, seed })
+      console.log(formatOversizeReport(report))
+      expect(report.operations).toBe(h.operations.length)
+      expect(formatOversizeReport(report).split("\n").slice(1).join("\n")).toBe("failures: 0")
       yield* expectCleanTelemetry(h)
     }), 120_000)
 })
