@@ -249,20 +249,22 @@ export const runOversize = (options: OversizeOptions): Effect.Effect<OversizeRep
     return { seed, operations, bounded, unbounded, requests, slowestMs, failures, durationMs: performance.now() - started }
   })
 
-/** The report as text: figures, then each failure with a request that reproduces it. */
-export const formatOversizeReport = (report: OversizeReport): string => {
-  const lines = [
+/** The failures as text, fields without a declared maximum listed together; "" when there are none. */
+export const formatOversizeFailures = (failures: ReadonlyArray<OversizeFailure>): string => {
+  const undeclared = failures.filter((f) => f.check === "no declared maximum")
+  const blocks = undeclared.length === 0 ? [] : [[`✗ no declared maximum (${undeclared.length}):`, ...undeclared.map((f) => `  ${f.operation.padEnd(32)} ${f.location}`)].join("\n")]
+  for (const f of failures.filter((f) => f.check !== "no declared maximum")) {
+    blocks.push([`✗ ${f.check} — ${f.operation} ${f.location}: ${f.message}`,
+      `  reproduce: seed ${f.seed}, operation ${f.operationIndex} of the document`, f.request.replace(/^/gm, "  "), `  → ${f.response}`].join("\n"))
+  }
+  return blocks.join("\n\n")
+}
+
+/** The report as text: figures, then the failures. */
+export const formatOversizeReport = (report: OversizeReport): string =>
+  [
     `oversize mode, seed ${report.seed}: ${report.operations} operations, ${report.bounded} bounded strings and arrays sent over their maximum, ` +
     `${report.unbounded} without a declared maximum; ${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s, slowest ${report.slowestMs.toFixed(0)} ms`,
-    `failures: ${report.failures.length}`
-  ]
-  const undeclared = report.failures.filter((f) => f.check === "no declared maximum")
-  if (undeclared.length > 0) {
-    lines.push("", `✗ no declared maximum (${undeclared.length}):`, ...undeclared.map((f) => `  ${f.operation.padEnd(32)} ${f.location}`))
-  }
-  for (const f of report.failures.filter((f) => f.check !== "no declared maximum")) {
-    lines.push("", `✗ ${f.check} — ${f.operation} ${f.location}: ${f.message}`,
-      `  reproduce: seed ${f.seed}, operation ${f.operationIndex} of the document`, f.request.replace(/^/gm, "  "), `  → ${f.response}`)
-  }
-  return lines.join("\n")
-}
+    `failures: ${report.failures.length}`,
+    ...(report.failures.length > 0 ? ["", formatOversizeFailures(report.failures)] : [])
+  ].join("\n")

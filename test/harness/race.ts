@@ -47,8 +47,10 @@ export interface RaceOptions {
   readonly seeder: Seeder
   readonly inbox: Inbox
   readonly seed: number
-  /** Requests sent at once per round (default 20). */
+  /** Identical requests sent at once (default 20). */
   readonly copies?: number
+  /** Independent requests sent at once in the fresh-callers round (default: `copies`). */
+  readonly freshCopies?: number
   /** Only these operation ids (default: every operation of the document). */
   readonly operations?: ReadonlyArray<string>
   readonly fixtures?: Readonly<Record<string, Fixture>>
@@ -57,6 +59,7 @@ export interface RaceOptions {
 export interface RaceReport {
   readonly seed: number
   readonly copies: number
+  readonly freshCopies: number
   readonly operations: number
   readonly requests: number
   /** Operations with a single-use rule, and the rule. */
@@ -95,6 +98,7 @@ export const runRace = (options: RaceOptions): Effect.Effect<RaceReport> =>
     const started = performance.now()
     const { harness, inbox, seed, seeder } = options
     const copies = options.copies ?? defaultRaceCopies
+    const freshCopies = options.freshCopies ?? copies
     const fixtures = options.fixtures ?? defaultFixtures
     // Fixtures call the Api with throttles forgotten first: one at a time, so one's calls do not use up another's allowance.
     const fixtureLock = yield* Effect.makeSemaphore(1)
@@ -185,26 +189,29 @@ export const runRace = (options: RaceOptions): Effect.Effect<RaceReport> =>
         ? (fail("one caller", "fixture", one.left.message, copies, undefined), "not sent")
         : yield* fire("one caller", Array.from({ length: copies }, () => one.right))
       // Each fresh copy is drawn from a seed of its own: independent requests (an invite's email differs).
-      const fresh = yield* Effect.either(Effect.forEach(Array.from({ length: copies }, (_, k) => caseSeed(raceSeed(seed, operationIndex), k)), prepare, { concurrency: 4 }))
+      const fresh = yield* Effect.either(Effect.forEach(Array.from({ length: freshCopies }, (_, k) => caseSeed(raceSeed(seed, operationIndex), k)), prepare, { concurrency: 4 }))
       const freshSummary = fresh._tag === "Left"
-        ? (fail("fresh callers", "fixture", fresh.left.message, copies, undefined), "not sent")
+        ? (fail("fresh callers", "fixture", fresh.left.message, freshCopies, undefined), "not sent")
         : yield* fire("fresh callers", fresh.right)
       statuses.set(operation.id, { "one caller": sameSummary, "fresh callers": freshSummary })
     }
-    return { seed, copies, operations, requests, singleUse, statuses, failures, durationMs: performance.now() - started }
+    return { seed, copies, freshCopies, operations, requests, singleUse, statuses, failures, durationMs: performance.now() - started }
   })
 
-/** The report as text: each operation's statuses per round, then each failure with a request that reproduces it. */
-export const formatRaceReport = (report: RaceReport): string => {
-  const lines = [
-    `race mode, seed ${report.seed}: ${report.operations} operations × 2 rounds of ${report.copies} requests at once, ${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s`,
+/** Each failure with the request that reproduces it; "" when there are none. */
+export const formatRaceFailures = (failures: ReadonlyArray<RaceFailure>): string =>
+  failures.map((f) =>
+    [`✗ ${f.check} — ${f.operation} (${f.round}): ${f.message}`,
+      `  reproduce: seed ${f.seed}, operation ${f.operationIndex} of the document`, f.request.replace(/^/gm, "  "), `  → ${f.response}`].join("\n")
+  ).join("\n\n")
+
+/** The report as text: each operation's statuses per round, then the failures. */
+export const formatRaceReport = (report: RaceReport): string =>
+  [
+    `race mode, seed ${report.seed}: ${report.operations} operations × ${report.copies} identical and ${report.freshCopies} independent requests at once, ` +
+    `${report.requests} requests in ${(report.durationMs / 1000).toFixed(1)} s`,
     ...[...report.statuses].map(([id, s]) =>
       `  ${id.padEnd(32)}${report.singleUse.has(id) ? "[single use] " : ""}one caller: ${s["one caller"]}  |  fresh callers: ${s["fresh callers"]}`),
-    `failures: ${report.failures.length}`
-  ]
-  for (const f of report.failures) {
-    lines.push("", `✗ ${f.check} — ${f.operation} (${f.round}): ${f.message}`,
-      `  reproduce: seed ${f.seed}, operation ${f.operationIndex} of the document`, f.request.replace(/^/gm, "  "), `  → ${f.response}`)
-  }
-  return lines.join("\n")
-}
+    `failures: ${report.failures.length}`,
+    ...(report.failures.length > 0 ? ["", formatRaceFailures(report.failures)] : [])
+  ].join("\n")
