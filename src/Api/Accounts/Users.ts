@@ -208,7 +208,8 @@ export class UsersApi extends HttpApiGroup.make("users")
           "(by email when no phone is given). The account signs in once confirmed with `POST /v1/users/confirmation`. " +
           "Limited per client address and per phone number texted (429).",
         access: Access.public,
-        spec: "general §4.1"
+        spec: "general §4.1",
+        singleUse: "an email registers one account"
       }))
   )
   .add(
@@ -281,7 +282,8 @@ export class UsersApi extends HttpApiGroup.make("users")
         description: "Confirms a registration with the code sent to the user. A wrong, expired or exhausted code is " +
           "a 401 (codes live 15 minutes; 5 tries per 15 minutes, however many codes were sent).",
         access: Access.public,
-        spec: "general §4.1"
+        spec: "general §4.1",
+        singleUse: "a confirmation code confirms once"
       }))
   )
   .add(
@@ -299,7 +301,8 @@ export class UsersApi extends HttpApiGroup.make("users")
           "may name another `user_id`); without one, `user_id` and the account's `email` must both be given. " +
           "Also limited per client address (without a token) and per phone number (429).",
         access: "A signed-in user for themself, staff for anyone, or anyone who knows an unconfirmed account's id and email.",
-        spec: "general §4.1"
+        spec: "general §4.1",
+        singleUse: "one confirmation code a minute per account"
       }))
   )
   .add(
@@ -347,7 +350,8 @@ export class UsersApi extends HttpApiGroup.make("users")
         summary: "Reset a password",
         description: "Sets a new password with a reset token. The token works once; the reset signs the user out everywhere.",
         access: Access.public,
-        spec: "general §4.1"
+        spec: "general §4.1",
+        singleUse: "a reset token resets once"
       }))
   )
   .addError(ValidationFailed.schema)
