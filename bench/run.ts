@@ -4,16 +4,21 @@
  *
  * Database: DATABASE_URL's server when set (a fresh `cc_bench_<random>` database, dropped at the
  * end), otherwise an embedded PostgreSQL in a temp dir (stopped and removed at the end). Both
- * servers run as child processes (`node --import tsx …`) with the same pool size and no access
- * logs; autocannon runs in this process on loopback, alternating app / bare each round.
+ * servers run as child processes with the same pool size and no access logs; autocannon runs in
+ * this process on loopback, alternating app / bare each round. The app runs as production does:
+ * `node dist/main.js` (built first) with the image's young-generation size; `--target tsx` runs
+ * `npm start`'s TypeScript path instead.
  *
  * Flags (or env): --duration (BENCH_DURATION, s per run, default 5), --rounds (BENCH_ROUNDS, 3),
  * --connections (BENCH_CONNECTIONS, 50), --warmup (BENCH_WARMUP, s, 15: the app's JIT keeps improving for a while), --users (BENCH_USERS,
- * 10000), --pool (DB_POOL_SIZE, 10), --profile (BENCH_PROFILE=1: run the app under `--cpu-prof`
- * and print where its CPU time went; the .cpuprofile is kept for Chrome DevTools / speedscope).
+ * 10000), --pool (DB_POOL_SIZE, 10), --target (BENCH_TARGET: `production`, the default, or `tsx`),
+ * --semi-space (BENCH_SEMI_SPACE_MB, 64 like the image's NODE_OPTIONS; 0 = V8's default), --profile
+ * (BENCH_PROFILE=1: run the app under `--cpu-prof` and print where its CPU time went; the
+ * .cpuprofile is kept for Chrome DevTools / speedscope. Use it with `--target tsx`: in the bundle
+ * every frame belongs to dist/main.js, so the per-package summary says little).
  */
 import autocannon, { type Result } from "autocannon"
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
@@ -36,6 +41,8 @@ const { values: flags } = parseArgs({
     warmup: { type: "string", default: process.env.BENCH_WARMUP ?? "15" },
     users: { type: "string", default: process.env.BENCH_USERS ?? "10000" },
     pool: { type: "string", default: process.env.DB_POOL_SIZE ?? "10" },
+    target: { type: "string", default: process.env.BENCH_TARGET ?? "production" },
+    "semi-space": { type: "string", default: process.env.BENCH_SEMI_SPACE_MB ?? "64" },
     profile: { type: "boolean", default: process.env.BENCH_PROFILE === "1" }
   }
 })
@@ -51,6 +58,11 @@ const settings = {
   warmup: Math.max(0, Number(flags.warmup) || 0),
   users: positive("users", flags.users),
   pool: positive("pool", flags.pool),
+  target: ((target: string) => {
+    if (target !== "production" && target !== "tsx") throw new Error(`--target must be production or tsx, got ${target}`)
+    return target
+  })(flags.target),
+  semiSpaceMb: Math.max(0, Number(flags["semi-space"]) || 0),
   profile: flags.profile
 }
 
@@ -118,21 +130,24 @@ const cleanEnv = (): NodeJS.ProcessEnv => {
   return env
 }
 
-/** The node flags `npm start` runs the app with (package.json), so the bench measures the same process. */
-const appNodeFlags: ReadonlyArray<string> = (() => {
+/** How the app is started: the production build, or `npm start`'s TypeScript through tsx. */
+const appArgs = (): ReadonlyArray<string> => {
+  const youngGeneration = settings.semiSpaceMb > 0 ? [`--max-semi-space-size=${settings.semiSpaceMb}`] : []
+  if (settings.target === "production") return [...youngGeneration, "dist/main.js"]
   const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: { start: string } }
-  return pkg.scripts.start.split(/\s+/).filter((word) => word.startsWith("--") && !word.startsWith("--import"))
-})()
+  const [command, ...args] = pkg.scripts.start.trim().split(/\s+/)
+  if (command !== "node") throw new Error(`expected the start script to run node, got: ${pkg.scripts.start}`)
+  return [...youngGeneration, ...args]
+}
 
 const startChild = async (
   name: string,
-  script: string,
-  env: Record<string, string>,
-  nodeArgs: ReadonlyArray<string> = []
+  args: ReadonlyArray<string>,
+  env: Record<string, string>
 ): Promise<Child> => {
   const port = await freePort()
   if (cleaning) throw new Error(`not starting ${name}: cleaning up`)
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", script], {
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env: { ...cleanEnv(), ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"]
@@ -189,6 +204,14 @@ const cpuSeconds = (pid: number | undefined): number | undefined => {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
   return (Number(fields[11]) + Number(fields[12])) / clockTicks
+}
+
+/** Resident memory of a process now and at its peak, in MB, from /proc (Linux); undefined elsewhere. */
+const memoryMb = (pid: number | undefined): { rss: number; peak: number } | undefined => {
+  if (pid === undefined || !existsSync(`/proc/${pid}/status`)) return undefined
+  const status = readFileSync(`/proc/${pid}/status`, "utf8")
+  const mb = (field: string) => Math.round(Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN) / 1024)
+  return { rss: mb("VmRSS"), peak: mb("VmHWM") }
 }
 
 /** Busy and total jiffies of the whole machine, from /proc/stat (Linux); undefined elsewhere. */
@@ -542,6 +565,8 @@ const main = async () => {
     `bench: GET /v1/admin/clinic/users/:id — ${settings.rounds} rounds × ${settings.duration}s per server, ` +
       `${settings.connections} connections, warm-up ${settings.warmup}s, ${settings.users} users, pool ${settings.pool}`
   )
+  console.log(`       app: ${settings.target === "production" ? "node dist/main.js" : "npm start (tsx)"}, ` +
+    `young generation ${settings.semiSpaceMb > 0 ? `--max-semi-space-size=${settings.semiSpaceMb}` : "V8 default"}`)
   console.log(`       node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}); load generator, servers and PostgreSQL share them`)
 
   const workDir = await makeWorkDir()
@@ -550,14 +575,19 @@ const main = async () => {
 
   const bootstrapEmail = "bootstrap@bench.example"
   const profileDir = settings.profile ? await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-profile-")) : undefined
-  const app = await startChild("app", "src/main.ts", {
+  if (settings.target === "production") {
+    execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" })
+    console.log(`[${elapsed()}] built dist/`)
+  }
+  const profileFlags = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []
+  const app = await startChild("app", [...profileFlags, ...appArgs()], {
     DATABASE_URL: database.url,
     DB_POOL_SIZE: String(settings.pool),
     LOG_LEVEL: "Warn", // Effect's label (Config.logLevel rejects "Warning")
     BOOTSTRAP_ADMIN_EMAIL: bootstrapEmail,
     BOOTSTRAP_ADMIN_PASSWORD: randomBytes(12).toString("base64url"),
     DATA_DIR: path.join(workDir, "data")
-  }, [...appNodeFlags, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])])
+  })
   await waitForHealth(app)
   console.log(`[${elapsed()}] app healthy at ${app.baseUrl} (migrations applied)`)
 
@@ -573,7 +603,7 @@ const main = async () => {
   if (signIn.status !== 200) failWithOutput(app, `sign-in failed: ${signIn.status} ${signInBody}`)
   const token = (JSON.parse(signInBody) as { token: string }).token
 
-  const bare = await startChild("bare", "bench/bare-server.ts", { DATABASE_URL: database.url, DB_POOL_SIZE: String(settings.pool) })
+  const bare = await startChild("bare", ["--import", "tsx", "bench/bare-server.ts"], { DATABASE_URL: database.url, DB_POOL_SIZE: String(settings.pool) })
   await waitForHealth(bare)
   console.log(`[${elapsed()}] bare server healthy at ${bare.baseUrl}`)
 
@@ -612,6 +642,11 @@ const main = async () => {
   console.log(`the steadiest figure on a shared machine. CPU = share of one core used by the server / by the load generator; machine busy = share of all ${os.cpus().length} cores.`)
   console.log("")
   printTable(rounds)
+  const appMemory = memoryMb(app.process.pid)
+  const bareMemory = memoryMb(bare.process.pid)
+  if (appMemory && bareMemory) {
+    console.log(`\nRSS now / peak: app ${appMemory.rss} / ${appMemory.peak} MB, bare ${bareMemory.rss} / ${bareMemory.peak} MB`)
+  }
   if (profileDir) {
     console.log("\n(--profile: the app ran under the V8 CPU profiler, so its figures above are lower than usual)")
     await stopChild(app)

@@ -2,10 +2,12 @@
  * The quality harness as a long campaign, outside vitest: `npm run fuzz -- --runs 10000 --seed 7`.
  * Same code as test/Harness.test.ts: the real app in-process with in-memory adapters, on a
  * database of its own (DATABASE_URL's server, or an embedded PostgreSQL as the tests start one),
- * then the fuzz campaign, the access matrix and the BOLA check, and a telemetry scan. Prints the
- * figures and every class of failure with a request that reproduces it; exits 1 on any failure.
+ * then the fuzz campaign, the access matrix, the BOLA check, race mode (repeated with seeds S,
+ * S+1 …), oversize mode, and a telemetry scan. Prints the figures and every class of failure with
+ * a request that reproduces it; exits 1 on any failure.
  *
- * Options: --runs N (default 10000), --seed S (default: the time), --concurrency C (default 4).
+ * Options: --runs N (default 10000), --seed S (default: the time), --concurrency C (default 4),
+ * --race-repeats R (default 3), --latency-ms L (oversize mode's bound, default 2000).
  */
 import { Effect } from "effect"
 import { chmod, mkdtemp, rm } from "node:fs/promises"
@@ -20,6 +22,9 @@ import { formatBolaFailures, patients, runBola, users } from "../test/harness/bo
 import { ecmPatientFamilies } from "../test/harness/patients.js"
 import { formatReport, runCampaign } from "../test/harness/campaign.js"
 import { serverHarness } from "../test/harness/harness.js"
+import { memoryInbox } from "../test/harness/inbox.js"
+import { defaultLatencyBoundMs, formatOversizeReport, runOversize } from "../test/harness/oversize.js"
+import { formatRaceReport, runRace } from "../test/harness/race.js"
 import { describeHits, Telemetry } from "../test/harness/telemetry.js"
 import { makeSeeder } from "../test/harness/world.js"
 
@@ -27,14 +32,21 @@ const { values } = parseArgs({
   options: {
     runs: { type: "string", default: "10000" },
     seed: { type: "string" },
-    concurrency: { type: "string", default: "4" }
+    concurrency: { type: "string", default: "4" },
+    "race-repeats": { type: "string", default: "3" },
+    "latency-ms": { type: "string", default: String(defaultLatencyBoundMs) }
   }
 })
 const runs = Number(values.runs)
 const seed = values.seed === undefined ? Date.now() % 2_147_483_647 : Number(values.seed)
 const concurrency = Number(values.concurrency)
-if (!Number.isInteger(runs) || runs <= 0 || !Number.isInteger(seed) || !Number.isInteger(concurrency) || concurrency <= 0) {
-  console.error("usage: npm run fuzz -- [--runs N] [--seed S] [--concurrency C]")
+const raceRepeats = Number(values["race-repeats"])
+const latencyBoundMs = Number(values["latency-ms"])
+if (
+  !Number.isInteger(runs) || runs <= 0 || !Number.isInteger(seed) || !Number.isInteger(concurrency) || concurrency <= 0 ||
+  !Number.isInteger(raceRepeats) || raceRepeats < 0 || !(latencyBoundMs > 0)
+) {
+  console.error("usage: npm run fuzz -- [--runs N] [--seed S] [--concurrency C] [--race-repeats R] [--latency-ms L]")
   process.exit(2)
 }
 
@@ -101,10 +113,21 @@ const campaign = (telemetry: Telemetry) =>
     console.log(`BOLA: scoped operations ${scoped}; ${bola.requests} requests, ${bola.failures.length} failures`)
     if (bola.failures.length > 0) console.log(formatBolaFailures(bola.failures))
 
+    const inbox = yield* memoryInbox
+    let raceFailures = 0
+    for (let repeat = 0; repeat < raceRepeats; repeat++) {
+      const race = yield* runRace({ harness, seeder, inbox, seed: seed + repeat })
+      console.log(`\n${formatRaceReport(race)}`)
+      raceFailures += race.failures.length
+    }
+
+    const oversize = yield* runOversize({ harness, seeder, seed, latencyBoundMs })
+    console.log(`\n${formatOversizeReport(oversize)}`)
+
     const scan = telemetry.scan(harness.secrets)
     console.log(`telemetry: ${scan.spans} spans and ${scan.logLines} log lines scanned for ${harness.secrets.size} generated values, ${scan.hits.length} hits`)
     for (const line of describeHits(scan.hits.slice(0, 50))) console.log(`  ${line}`)
-    return report.failureCount + access.failures.length + bola.failures.length + scan.hits.length
+    return report.failureCount + access.failures.length + bola.failures.length + raceFailures + oversize.failures.length + scan.hits.length
   })
 
 const program = Effect.gen(function*() {

@@ -1,7 +1,8 @@
 /**
  * The quality harness, bounded: every operation of the served OpenAPI document fuzzed,
- * contract-checked and access-checked, a BOLA check over every owned-record path, and the
- * server's telemetry scanned for everything the harness generated. `npm run fuzz -- --runs N`
+ * contract-checked and access-checked, a BOLA check over every owned-record path, every operation
+ * raced (the same request 20 times at once) and every bounded string and array sent one past its
+ * maximum, and the server's telemetry scanned for everything the harness generated. `npm run fuzz -- --runs N`
  * runs the same code as a long campaign (test/harness/README.md).
  */
 import { expect, layer } from "@effect/vitest"
@@ -12,8 +13,13 @@ import { formatBolaFailures, patients, runBola, users } from "./harness/bola.js"
 import { formatReport, runCampaign } from "./harness/campaign.js"
 import { tokensOf } from "./harness/cases.js"
 import { exchange } from "./harness/exchange.js"
+import { fixtures } from "./harness/fixtures.js"
 import { type Harness, serverHarness } from "./harness/harness.js"
+import { memoryInbox } from "./harness/inbox.js"
+import { formatOversizeFailures, formatOversizeReport, runOversize } from "./harness/oversize.js"
+import { formatRaceFailures, formatRaceReport, runRace } from "./harness/race.js"
 import { regressions } from "./harness/regressions.js"
+import { singleUseOf } from "./harness/singleUse.js"
 import { describeHits, Telemetry } from "./harness/telemetry.js"
 import { ecmPatientFamilies } from "./harness/patients.js"
 import { makeSeeder } from "./harness/world.js"
@@ -110,6 +116,34 @@ layer(HarnessApp({
       expect(report.scoped.get("user")).toEqual(expect.arrayContaining(["users.update", "users.delete", "users.cancel"]))
       expect(report.requests).toBeGreaterThan(0)
       expect(formatBolaFailures(report.failures)).toBe("")
+      yield* expectCleanTelemetry(h)
+    }), 120_000)
+
+  it.effect("race mode: the same request 20 times at once never fails the server; single-use rules hold exactly once", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      const seeder = yield* makeSeeder(h.pii, seed)
+      // 20 identical requests at once; 10 independent ones keep the bounded run short (the script sends 20).
+      const report = yield* runRace({ harness: h, seeder, inbox: yield* memoryInbox, seed, copies: 20, freshCopies: 10 })
+      console.log(formatRaceReport(report))
+      expect(report.operations).toBe(h.operations.length)
+      const ids = h.operations.map((o) => o.id)
+      // The fixture table names operations that exist: a renamed operation must not silently drop out.
+      expect([...Object.keys(fixtures)].filter((id) => !ids.includes(id)), "table entries for unknown operations").toEqual([])
+      expect(h.operations.filter((o) => singleUseOf(o) !== undefined).map((o) => o.id))
+        .toEqual(expect.arrayContaining(["users.register", "users.confirm", "users.resendConfirmation", "users.resetPassword"]))
+      expect(formatRaceFailures(report.failures)).toBe("")
+      yield* expectCleanTelemetry(h)
+    }), 120_000)
+
+  it.effect("oversize mode: every string and array one past its declared maximum is refused with 422, quickly", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      const seeder = yield* makeSeeder(h.pii, seed)
+      const report = yield* runOversize({ harness: h, seeder, seed })
+      console.log(formatOversizeReport(report))
+      expect(report.operations).toBe(h.operations.length)
+      expect(formatOversizeFailures(report.failures)).toBe("")
       yield* expectCleanTelemetry(h)
     }), 120_000)
 })

@@ -77,7 +77,8 @@ describe("npm start", () => {
     try {
       const port = await freePort()
       const first = start({ ...env, PORT: String(port) })
-      const outcomes = await waitHealthy(port, 60_000)
+      // A fresh machine: embedded PostgreSQL is initialised on the way, and /health must still answer within 30 s.
+      const outcomes = await waitHealthy(port, 30_000)
       for (const outcome of outcomes) expect(["ECONNREFUSED", "200"], first.output()).toContain(outcome)
       expect((await signIn(port, env.BOOTSTRAP_ADMIN_EMAIL, env.BOOTSTRAP_ADMIN_PASSWORD)).status).toBe(200)
       expect(existsSync(path.join(dataDir, "pg", "postmaster.pid"))).toBe(true)

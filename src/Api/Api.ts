@@ -5,7 +5,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminUsersApi } from "./Accounts/AdminUsers.js"
 import { smallBodyBytes } from "./BodyLimit.js"
-import { InternalServerError, PayloadTooLarge } from "./Errors.js"
+import { InternalServerError, PayloadTooLarge, ServiceUnavailable } from "./Errors.js"
 import { UsersApi } from "./Accounts/Users.js"
 import { EcmMifsApi } from "./Ecm/Mifs.js"
 import { EcmPatientsApi } from "./Ecm/Patients.js"
@@ -64,6 +64,8 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(EcmPatientsApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
+  // General-area body; ECM groups declare EcmServiceUnavailable themselves.
+  .addError(ServiceUnavailable.schema)
   .prefix("/v1")
   .annotateContext(OpenApi.annotations({
     title: "Care Coordination API",

@@ -41,6 +41,12 @@ export interface OperationDocs {
   readonly access: string
   /** The spec section it implements: "general §4.1", "ECM §4.5". */
   readonly spec: string
+  /**
+   * A uniqueness or single-use rule ("a reset token resets once"): the same request sent many
+   * times at once succeeds exactly once. Published as `x-single-use`; the harness's race mode holds
+   * the operation to it.
+   */
+  readonly singleUse?: string
 }
 
 /** Section headings the description carries, so a reader always finds them in the same place. */
@@ -51,7 +57,8 @@ export const specHeading = "**Spec:**"
 export const operationDocs = (docs: OperationDocs): Context.Context<never> =>
   OpenApi.annotations({
     summary: docs.summary,
-    description: [docs.description, `${accessHeading} ${docs.access}`, `${specHeading} ${docs.spec}`].join("\n\n")
+    description: [docs.description, `${accessHeading} ${docs.access}`, `${specHeading} ${docs.spec}`].join("\n\n"),
+    ...(docs.singleUse === undefined ? {} : { override: { "x-single-use": docs.singleUse } })
   })
 
 export interface GroupDocs {

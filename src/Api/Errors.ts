@@ -76,10 +76,20 @@ export class InternalServerError extends Data.TaggedError("InternalServerError")
   static readonly schema = errorSchema(InternalServerError, ListErrors, 500, "InternalServerError")
 }
 
+/** A dependency (PostgreSQL) is unreachable: sent with `Retry-After`. */
+export class ServiceUnavailable extends Data.TaggedError("ServiceUnavailable")<{ readonly errors: string }> {
+  static readonly schema = errorSchema(ServiceUnavailable, StringErrors, 503, "ServiceUnavailable", "Temporarily unavailable (database unreachable); retry after the Retry-After seconds")
+}
+
+export class EcmServiceUnavailable extends Data.TaggedError("EcmServiceUnavailable")<{ readonly errors: ReadonlyArray<string> }> {
+  static readonly schema = errorSchema(EcmServiceUnavailable, ListErrors, 503, "EcmServiceUnavailable", "Temporarily unavailable (database unreachable); retry after the Retry-After seconds")
+}
+
 /** Every error class above: what a handler may fail with and the builder will encode. */
 export const apiErrorClasses = [
   Unauthorized, Forbidden, NotFound, Conflict, ValidationFailed, TooManyRequests,
-  EcmForbidden, EcmNotFound, EcmValidationFailed, PayloadTooLarge, InternalServerError
+  EcmForbidden, EcmNotFound, EcmValidationFailed, PayloadTooLarge, InternalServerError,
+  ServiceUnavailable, EcmServiceUnavailable
 ] as const
 export type ApiError = InstanceType<(typeof apiErrorClasses)[number]>
 export const isApiError = (u: unknown): u is ApiError => apiErrorClasses.some((c) => u instanceof c)
@@ -89,7 +99,8 @@ export const messages = {
   invalidCredentials: "Invalid email or password",
   adminRequired: "Admin access required",
   internal: "Internal server error",
-  payloadTooLarge: "Request body is too large"
+  payloadTooLarge: "Request body is too large",
+  unavailable: "Service temporarily unavailable"
 } as const
 
 /** Which spec document governs an endpoint, and so which error shapes it uses. */
@@ -108,6 +119,8 @@ export const ecmForbidden = (message: string) => new EcmForbidden({ errors: [mes
 export const ecmNotFound = (thing: string) => new EcmNotFound({ errors: [`${thing} not found`] })
 export const ecmInvalid = (list: ReadonlyArray<string>) => new EcmValidationFailed({ errors: list })
 export const internalServerError = () => new InternalServerError({ errors: [messages.internal] })
+export const serviceUnavailable = (area: Area): ServiceUnavailable | EcmServiceUnavailable =>
+  area === "ecm" ? new EcmServiceUnavailable({ errors: [messages.unavailable] }) : new ServiceUnavailable({ errors: messages.unavailable })
 export const payloadTooLarge = () => new PayloadTooLarge({ errors: [messages.payloadTooLarge] })
 
 /** "first_name" -> "First name", "user.email" -> "Email": the ECM area's field labels. */

@@ -3,9 +3,10 @@
  * Nothing is required: without DATABASE_URL an embedded PostgreSQL starts under DATA_DIR, and
  * without Twilio/S3/SMTP settings the local outbox and disk layers are used.
  */
-import { Config, type ConfigError, Effect, Layer, LogLevel, Option, Redacted } from "effect"
+import { Config, ConfigError, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+import ipaddr from "ipaddr.js"
 import * as path from "node:path"
-import { AppConfig, type AppSettings } from "../Services/AppConfig.js"
+import { AppConfig, type AppSettings, type TrustedProxies } from "../Services/AppConfig.js"
 
 /** An optional setting; set-but-empty (`DATABASE_URL=`) counts as unset, as in most deploy tools. */
 const optional = <A>(config: Config.Config<A>): Config.Config<Option.Option<A>> =>
@@ -27,6 +28,52 @@ const s3 = Config.all({
   secretAccessKey: optional(Config.redacted("S3_SECRET_ACCESS_KEY")),
   forcePathStyle: Config.withDefault(Config.boolean("S3_FORCE_PATH_STYLE"), false)
 }).pipe(Config.option)
+
+const entries = (text: string) => text.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
+
+/**
+ * `CORS_ORIGINS`: exact origins (`https://app.example.org`, no path). `*` is refused: every call
+ * that matters carries a token, so the list names the frontends that may hold one.
+ */
+export const parseCorsOrigins = (text: string): Either.Either<ReadonlyArray<string>, string> => {
+  const origins: Array<string> = []
+  for (const entry of entries(text)) {
+    if (entry === "*") return Either.left("\"*\" is not allowed: list the frontends' origins (https://app.example.org)")
+    let url: URL
+    try {
+      url = new URL(entry)
+    } catch {
+      return Either.left(`${JSON.stringify(entry)} is not an origin such as https://app.example.org`)
+    }
+    if ((url.protocol !== "https:" && url.protocol !== "http:") || `${url.origin}/` !== url.href.replace(/\/?$/, "/")) {
+      return Either.left(`${JSON.stringify(entry)} is not an origin such as https://app.example.org (scheme and host only)`)
+    }
+    origins.push(url.origin)
+  }
+  return Either.right(origins)
+}
+
+/** `TRUSTED_PROXIES`: a hop count (`1`), or proxy addresses and CIDR ranges (`10.0.0.0/8, ::1`). */
+export const parseTrustedProxies = (text: string): Either.Either<TrustedProxies, string> => {
+  const trimmed = text.trim()
+  if (/^\d+$/.test(trimmed)) {
+    const hops = Number(trimmed)
+    return hops === 0 ? Either.right({ _tag: "None" }) : Either.right({ _tag: "Hops", hops })
+  }
+  const ranges: Array<string> = []
+  for (const entry of entries(trimmed)) {
+    if (ipaddr.isValidCIDR(entry)) ranges.push(entry)
+    else if (ipaddr.isValid(entry)) ranges.push(`${entry}/${ipaddr.parse(entry).kind() === "ipv4" ? 32 : 128}`)
+    else return Either.left(`${JSON.stringify(entry)} is neither a hop count nor an IP address or CIDR range`)
+  }
+  return Either.right(ranges.length === 0 ? { _tag: "None" } : { _tag: "Ranges", ranges })
+}
+
+const parsed = <A>(name: string, parse: (text: string) => Either.Either<A, string>, fallback: A) =>
+  optional(Config.string(name)).pipe(Config.mapOrFail(Option.match({
+    onNone: () => Either.right(fallback),
+    onSome: (text) => Either.mapLeft(parse(text), (message) => ConfigError.InvalidData([name], message))
+  })))
 
 /** A whole number of at least 1 (a session limit of 0 would sign everyone out at once). */
 const positiveInteger = (name: string, fallback: number) =>
@@ -58,6 +105,12 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
       .replace(/\/+$/, ""),
     // A 50 MB file sent as base64 JSON is ~67 MB; leave room for the rest of the body.
     maxBodyBytes: yield* Config.withDefault(Config.integer("MAX_BODY_BYTES"), 80 * 1024 * 1024),
+    corsOrigins: yield* parsed("CORS_ORIGINS", parseCorsOrigins, []),
+    trustedProxies: yield* parsed("TRUSTED_PROXIES", parseTrustedProxies, { _tag: "None" }),
+    // Below the usual orchestrator kill timeouts (Kubernetes 30 s) so the drain line gets logged.
+    shutdownGraceSeconds: yield* Config.withDefault(Config.number("SHUTDOWN_GRACE_SECONDS"), 20).pipe(
+      Config.validate({ message: "must be 0 or more seconds", validation: (n) => n >= 0 })
+    ),
     bootstrapAdminEmail: yield* optional(Config.string("BOOTSTRAP_ADMIN_EMAIL")),
     bootstrapAdminPassword: yield* optional(Config.redacted("BOOTSTRAP_ADMIN_PASSWORD")),
     signingSecret: yield* optional(Config.redacted("SIGNING_SECRET")),

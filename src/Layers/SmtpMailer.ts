@@ -1,39 +1,14 @@
 /**
  * Production `Mailer`: nodemailer's SMTP transport configured by SMTP_URL
- * (e.g. `smtps://user:pass@smtp.example.com`), sending from MAIL_FROM.
+ * (e.g. `smtps://user:pass@smtp.example.com`), sending from MAIL_FROM. `AdaptersLive` imports this
+ * module only when SMTP_URL is set.
  */
-import { Clock, Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import nodemailer from "nodemailer"
-import type Mail from "nodemailer/lib/mailer/index.js"
 import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js"
-import { type Mail as OutgoingMail, MailError, Mailer, type MailerShape } from "../Services/Mailer.js"
+import { MailError, Mailer, type MailerShape } from "../Services/Mailer.js"
 import { AppConfig } from "../Services/AppConfig.js"
-
-/** The nodemailer message for a `Mail`; the Date header comes from Effect's clock. */
-export const toNodemailerMessage = (mail: OutgoingMail, from: string) =>
-  Effect.map(Clock.currentTimeMillis, (now): Mail.Options => ({
-    from,
-    to: [...mail.to],
-    subject: mail.subject,
-    text: mail.text,
-    date: new Date(now),
-    ...(mail.html === undefined ? {} : { html: mail.html }),
-    attachments: (mail.attachments ?? []).map((attachment) => ({
-      filename: attachment.filename,
-      content: Buffer.from(attachment.content),
-      contentType: attachment.contentType
-    }))
-  }))
-
-/** The `Mailer.send` span: counts and the Message-ID only, never addresses, subjects or bodies. */
-export const withMailSpan = (mail: OutgoingMail) =>
-<A extends { readonly messageId: string }, E, R>(send: Effect.Effect<A, E, R>) =>
-  send.pipe(
-    Effect.tap(({ messageId }) => Effect.annotateCurrentSpan("mail.message_id", messageId)),
-    Effect.withSpan("Mailer.send", {
-      attributes: { "mail.recipients": mail.to.length, "mail.attachments": mail.attachments?.length ?? 0 }
-    })
-  )
+import { toNodemailerMessage, withMailSpan } from "./MailMessage.js"
 
 /**
  * Only nodemailer's error code and the SMTP status: messages can quote the server's reply, which

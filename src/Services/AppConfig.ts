@@ -33,6 +33,16 @@ export interface MifSettings {
   readonly urlAllowedNetworks: ReadonlyArray<string>
 }
 
+/**
+ * Which proxies in front of the service may say who the client is (`X-Forwarded-For`) and how it
+ * was reached (`X-Forwarded-Proto`/`-Host`): none (the socket peer is the client), a number of
+ * hops, or the addresses and CIDR ranges of the proxies.
+ */
+export type TrustedProxies =
+  | { readonly _tag: "None" }
+  | { readonly _tag: "Hops"; readonly hops: number }
+  | { readonly _tag: "Ranges"; readonly ranges: ReadonlyArray<string> }
+
 export interface AppSettings {
   readonly port: number
   readonly host: string
@@ -41,6 +51,11 @@ export interface AppSettings {
   readonly dbPoolSize: number
   readonly publicBaseUrl: string
   readonly maxBodyBytes: number
+  /** Browser origins allowed to call the API (`https://app.example.org`); empty: none. */
+  readonly corsOrigins: ReadonlyArray<string>
+  readonly trustedProxies: TrustedProxies
+  /** How long a SIGTERM waits for in-flight requests before cutting them. */
+  readonly shutdownGraceSeconds: number
   readonly bootstrapAdminEmail: Option.Option<string>
   readonly bootstrapAdminPassword: Option.Option<Redacted.Redacted>
   readonly signingSecret: Option.Option<Redacted.Redacted>

@@ -1,17 +1,34 @@
 /**
  * Fixed-window rate limits kept in PostgreSQL, so every instance counts the same hits. Bucket
- * keys are hashed: they may be built from client addresses or emails.
+ * keys are hashed: they may be built from client addresses, emails or phone numbers.
+ *
+ * A hit is counted by one atomic upsert before the work it guards, so concurrent requests cannot
+ * all slip under the limit. Inside a transaction the hit is undone with it (a registration that
+ * fails does not use up its phone number's budget).
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect } from "effect"
 import { createHash } from "node:crypto"
 
+/** At most `limit` hits per fixed `window`. */
+export interface Limit {
+  readonly limit: number
+  readonly window: Duration.DurationInput
+}
+
+export interface Taken {
+  /** Whether this hit was within the limit. */
+  readonly allowed: boolean
+  /** Gives the hit back (e.g. a sign-in that turned out to be the owner's). */
+  readonly giveBack: Effect.Effect<void>
+}
+
 export class RateLimiter extends Effect.Service<RateLimiter>()("app/RateLimiter", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Counts one hit; true while the bucket is within `limit` hits per `window`. */
-    const hit = (bucket: string, limit: number, window: Duration.DurationInput) =>
+    /** Counts one hit in the bucket's current window. */
+    const take = (bucket: string, { limit, window }: Limit) =>
       Effect.gen(function*() {
         const windowMs = Duration.toMillis(window)
         const now = yield* Clock.currentTimeMillis
@@ -23,9 +40,19 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("app/RateLimiter"
           RETURNING hits`
         // Old windows are useless: drop them now and then rather than with a scheduler.
         if (Math.random() < 0.01) yield* sql`DELETE FROM rate_limits WHERE window_start < ${new Date(now - 86_400_000)}`
-        return (rows[0]?.hits ?? 0) <= limit
-      }).pipe(Effect.orDie, Effect.withSpan("RateLimiter.hit"))
+        const giveBack = sql`UPDATE rate_limits SET hits = hits - 1
+          WHERE bucket = ${key} AND window_start = ${windowStart} AND hits > 0`.pipe(
+          Effect.asVoid,
+          Effect.orDie,
+          Effect.withSpan("RateLimiter.giveBack")
+        )
+        return { allowed: (rows[0]?.hits ?? 0) <= limit, giveBack } satisfies Taken
+      }).pipe(Effect.orDie, Effect.withSpan("RateLimiter.take"))
 
-    return { hit } as const
+    /** Counts one hit; true while the bucket is within `limit` hits per `window`. */
+    const hit = (bucket: string, limit: number, window: Duration.DurationInput) =>
+      Effect.map(take(bucket, { limit, window }), (taken) => taken.allowed)
+
+    return { take, hit } as const
   })
 }) {}

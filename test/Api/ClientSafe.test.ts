@@ -8,7 +8,12 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("../../", import.meta.url))
-const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { exports: Record<string, string> }
+const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as {
+  exports: Record<string, Record<string, string>>
+}
+
+/** The source the built entry is compiled from: dist/Api/Api.js ← src/Api/Api.ts (scripts/build.mjs). */
+const sourceOf = (built: string) => built.replace(/^\.\/dist\//, "./src/").replace(/\.js$/, ".ts")
 
 const importsOf = (file: string): Array<string> =>
   [...readFileSync(file, "utf8").matchAll(/^\s*(?:import|export)[^'"]*?from\s+["']([^"']+)["']/gm)].map((m) => m[1]!)
@@ -29,12 +34,13 @@ const reachable = (entry: string): { files: Set<string>; packages: Set<string> }
 }
 
 describe("client-safe Api", () => {
-  it("package.json exports ./api as the Api declaration", () => {
-    expect(pkg.exports["./api"]).toBe("./src/Api/Api.ts")
+  it("package.json exports ./api as the built Api declaration, with types", () => {
+    expect(pkg.exports["./api"]).toEqual({ types: "./dist/Api/Api.d.ts", import: "./dist/Api/Api.js" })
+    expect(sourceOf(pkg.exports["./api"]!.import!)).toBe("./src/Api/Api.ts")
   })
 
   it("reaches only effect, @effect/platform, src/Api and src/Domain", () => {
-    const { files, packages } = reachable(path.join(root, pkg.exports["./api"]!))
+    const { files, packages } = reachable(path.join(root, sourceOf(pkg.exports["./api"]!.import!)))
     for (const file of files) {
       expect(path.relative(root, file), "file outside src/Api and src/Domain").toMatch(/^src\/(Api|Domain)\//)
     }

@@ -4,6 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
+import { SpanKind } from "@opentelemetry/api"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, HashMap, Layer, Logger, LogLevel } from "effect"
 import { tracingWith } from "../../src/Layers/Tracing.js"
@@ -41,25 +42,54 @@ layer(TestApp({}, Observability))("tracing", (it) => {
       logLines.length = 0
 
       const token = yield* signIn(person.email, person.password)
+      const userAgent = "care-frontend/2.3 (+https://app.example.org)"
       const shown = yield* request("GET", `/v1/admin/clinic/users/${row!.id}?search=${person.lastName}`, {
         token,
-        headers: { "user-agent": person.email }
+        headers: { "user-agent": userAgent, host: "api.example.org:8443", referer: `https://app.example.org/?q=${person.email}` }
       })
       expect(shown.status).toBe(200)
       expect(JSON.stringify(shown.body)).toContain(person.phone)
       yield* request("POST", "/v1/users/sign_in", { body: { user: { email: person.email, password: "wrong-password" } } })
 
       const spans = exporter.getFinishedSpans()
-      const server = spans.find((s) => s.name === "http.server GET" && s.attributes["http.route"] === "/v1/admin/clinic/users/:id")
-      expect(server).toBeDefined()
-      expect(server!.attributes["http.response.status_code"]).toBe(200)
-      expect(server!.attributes["http.request.method"]).toBe("GET")
+      // OpenTelemetry HTTP semantic conventions: `{method} {route}`, the route as a template.
+      const server = spans.find((s) => s.name === "GET /v1/admin/clinic/users/{id}")
+      expect(server, spans.map((s) => s.name).join(", ")).toBeDefined()
+      expect(server!.kind).toBe(SpanKind.SERVER)
+      expect(server!.attributes).toMatchObject({
+        "http.request.method": "GET",
+        "http.route": "/v1/admin/clinic/users/{id}",
+        "http.response.status_code": 200,
+        "url.scheme": "http",
+        "server.address": "api.example.org",
+        "server.port": 8443,
+        "user_agent.original": userAgent
+      })
+      // No URL, query string or headers beyond the user agent.
+      expect(Object.keys(server!.attributes).filter((k) => /^(?:url\.(?:full|query|path)|http\.request\.header)/.test(k))).toEqual([])
+      const unmatched = yield* request("GET", "/v1/no/such/route")
+      expect(unmatched.status).toBe(404)
+      const unmatchedSpan = exporter.getFinishedSpans().find((s) => s.attributes["http.response.status_code"] === 404)
+      expect(unmatchedSpan?.name).toBe("GET")
       const statements = spans.filter((s) => s.name === "sql.execute" && s.spanContext().traceId === server!.spanContext().traceId)
       expect(statements.length).toBeGreaterThanOrEqual(2)
       expect(statements.every((s) => typeof s.attributes["db.query.text"] === "string")).toBe(true)
 
-      const signInSpans = spans.filter((s) => s.attributes["http.route"] === "/v1/users/sign_in")
+      const signInSpans = spans.filter((s) => s.name === "POST /v1/users/sign_in")
       expect(signInSpans.map((s) => s.attributes["http.response.status_code"]).sort()).toEqual([200, 401])
+
+      // The access-log line uses the span's attribute names.
+      const accessLog = logLines.map((l) => JSON.parse(l) as { message: unknown; annotations: Array<[string, unknown]> })
+        .filter((l) => JSON.stringify(l.message) === JSON.stringify(["request"]) || l.message === "request")
+        .map((l) => Object.fromEntries(l.annotations))
+        .find((a) => a["http.route"] === "/v1/admin/clinic/users/{id}")
+      expect(accessLog).toMatchObject({
+        "http.request.method": "GET",
+        "http.response.status_code": 200,
+        "url.scheme": "http",
+        "server.address": "api.example.org",
+        "user_agent.original": userAgent
+      })
 
       const secrets = [person.email, person.firstName, person.lastName, person.phone, person.password, token, "zephyrine"]
       const telemetry = [

@@ -14,6 +14,9 @@ import { makeContract } from "./contract.js"
 import { makeHarness } from "./harness.js"
 import { Secrets } from "./secrets.js"
 import { describeHits, Telemetry } from "./telemetry.js"
+import { emptyInbox } from "./inbox.js"
+import { describeLocation, requestFields, runOversize } from "./oversize.js"
+import { runRace } from "./race.js"
 
 const received = (status: number, json: unknown): Received =>
   ({ status, headers: { "content-type": "application/json" }, text: JSON.stringify(json), json })
@@ -25,17 +28,19 @@ describe("harness machinery", () => {
       ["notes.list", false, "general", "X-User-Token"],
       ["ecm.activities", false, "ecm", "X-User-Token"],
       ["admin.report", true, "general", "X-User-Token"],
+      ["invites.create", false, "general", "X-User-Token"],
       ["users.delete", true, "general", "X-User-Token"]
     ])
     expect(operations.map(patientParameter)).toEqual([
-      { in: "path", name: "patient_id" }, { in: "path", name: "patient_id" }, undefined, undefined
+      { in: "path", name: "patient_id" }, { in: "path", name: "patient_id" }, undefined, undefined, undefined
     ])
+    expect(operations.map((o) => o.singleUse)).toEqual([undefined, undefined, undefined, "an email is invited once", undefined])
   })
 
   it.effect("generates a valid and a hostile case for every operation", () =>
     Effect.gen(function*() {
       const harness = yield* makeHarness(syntheticApi.server({ leaky: false }).send, new Telemetry())
-      const principal = <R extends "parent" | "staff" | "admin">(role: R, id: number) => ({ role, id, email: `${role}@synthetic.test`, token: "t" })
+      const principal = <R extends "parent" | "staff" | "admin">(role: R, id: number) => ({ role, id, email: `${role}@synthetic.test`, phone: "+14155550100", token: "t" })
       const world = { principals: { parent: principal("parent", 1), staff: principal("staff", 2), admin: principal("admin", 3) }, userIds: [1, 2, 3], emails: [] }
       const cases = Array.from({ length: 2 * harness.operations.length }, (_, i) => generateCase(harness, world, 42, i))
       expect(cases.map((c) => c.operation.id)).toEqual([...harness.operations, ...harness.operations].map((o) => o.id))
@@ -124,4 +129,63 @@ describe("harness machinery", () => {
     expect(leaked(200, "{\"password\":\"pw-zorvathquil-123\"}")).toEqual(["leak: secret"])
     expect(leaked(200, "{\"hash\":\"scrypt$16384$8$1$abc\"}")).toEqual(["leak: secret"])
   })
+
+  it.effect("race mode: flags a single-use rule broken under concurrency (check, then write) and independent requests that block each other; passes an atomic server", () =>
+    Effect.gen(function*() {
+      for (const [racy, exclusive] of [[true, false], [false, true], [false, false]] as const) {
+        const server = syntheticApi.server({ leaky: false, racy, exclusive })
+        const harness = yield* makeHarness(server.send, new Telemetry())
+        const report = yield* runRace({ harness, seeder: server.seeder, inbox: emptyInbox, seed: 7, operations: ["invites.create"], fixtures: {} })
+        expect(report.singleUse).toEqual(new Map([["invites.create", "an email is invited once"]]))
+        expect(report.requests).toBe(40)
+        const failures = report.failures.map((f) => `${f.round}: ${f.check}: ${f.message}`)
+        if (racy) {
+          expect(failures).toEqual([
+            "one caller: single use: an email is invited once: 20 of 20 identical requests at once succeeded, expected exactly 1 (201 ×20)"
+          ])
+        } else if (exclusive) {
+          expect(failures).toEqual([
+            "fresh callers: independent requests refused: 19 of 20 requests at once, each with records of its own, were refused (201 ×1, 422 ×19); only a rate limit (429) may refuse them"
+          ])
+        } else {
+          expect(failures).toEqual([])
+          expect(report.statuses.get("invites.create")).toEqual({ "one caller": "201 ×1, 422 ×19", "fresh callers": "201 ×20" })
+        }
+      }
+    }))
+
+  it("oversize mode: finds every string and array of a request, with its declared maximum", () => {
+    const document = syntheticApi.document as OpenApiDocument
+    const invites = operationsOf(document).find((o) => o.id === "invites.create")!
+    expect(requestFields(document, invites, new Set(["x-user-token"])).map((l) => `${describeLocation(l)} ${l.kind} ≤ ${l.max}`)).toEqual([
+      "body invite.email string ≤ 64",
+      "body invite.note string ≤ 10",
+      "body invite.comment string ≤ undefined",
+      "body tags array ≤ 2",
+      "body tags[] string ≤ 5"
+    ])
+  })
+
+  it.effect("oversize mode: flags an oversized value accepted, a 5xx, a slow refusal and a 422 that names another field", () =>
+    Effect.gen(function*() {
+      for (const lax of [true, false]) {
+        const server = syntheticApi.server({ leaky: false, lax })
+        const harness = yield* makeHarness(server.send, new Telemetry())
+        const report = yield* runOversize({ harness, seeder: server.seeder, seed: 7, operations: ["invites.create"] })
+        expect([report.bounded, report.unbounded, report.requests]).toEqual([4, 1, 4])
+        const failures = report.failures.map((f) => `${f.location}: ${f.check}`)
+        expect(failures).toEqual(lax
+          ? [
+            "body invite.comment: no declared maximum",
+            "body invite.email: invalid request accepted",
+            "body invite.email: oversize not refused with 422",
+            "body invite.note: slow",
+            "body tags: 5xx",
+            "body tags: undeclared status",
+            "body tags: oversize not refused with 422",
+            "body tags[]: 422 does not name the field"
+          ]
+          : ["body invite.comment: no declared maximum"])
+      }
+    }))
 })

@@ -15,6 +15,8 @@ export interface Received {
   readonly text: string
   /** The parsed body; undefined when empty or not JSON. */
   readonly json: unknown
+  /** Wall-clock time from sending to the whole body read (the oversize mode's latency bound). */
+  readonly elapsedMs?: number
 }
 
 /** A broken property: `check` names the class of bug (the report groups by it). */

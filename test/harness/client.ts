@@ -28,6 +28,7 @@ const parse = (text: string): unknown => {
 export const sender = (baseUrl: string): Send => (wire) =>
   Effect.tryPromise({
     try: async (signal) => {
+      const started = performance.now()
       const response = await fetch(`${baseUrl}${wire.url}`, {
         method: wire.method,
         headers: wire.headers,
@@ -37,7 +38,7 @@ export const sender = (baseUrl: string): Send => (wire) =>
       const text = await response.text()
       const headers: Record<string, string> = {}
       response.headers.forEach((value, key) => (headers[key] = value))
-      return { status: response.status, headers, text, json: parse(text) }
+      return { status: response.status, headers, text, json: parse(text), elapsedMs: performance.now() - started }
     },
     catch: (error) => new TransportError(error instanceof Error ? `${error.name}: ${error.message}${error.cause ? ` (${String(error.cause)})` : ""}` : String(error))
   })

@@ -24,6 +24,7 @@ export interface OpenApiDocument {
 
 interface RawOperation {
   readonly operationId?: string
+  readonly "x-single-use"?: unknown
   readonly parameters?: ReadonlyArray<Parameter>
   readonly security?: ReadonlyArray<Record<string, ReadonlyArray<string>>>
   readonly requestBody?: { readonly required?: boolean; readonly content?: Record<string, { readonly schema?: JsonSchema }> }
@@ -52,6 +53,12 @@ export interface Operation {
   /** Admin role required: spec rules "Endpoints under /v1/admin require the admin role" and "DELETE /v1/users/{id} needs admin". */
   readonly adminOnly: boolean
   readonly area: Area
+  /**
+   * The operation's single-use or uniqueness rule, from its `x-single-use` extension (an endpoint
+   * declares it with `.annotate(OpenApi.Override, { "x-single-use": "…" })`): the same request
+   * sent at once many times succeeds exactly once.
+   */
+  readonly singleUse: string | undefined
 }
 
 const methods: ReadonlyArray<HttpMethod> = ["GET", "POST", "PUT", "PATCH", "DELETE"]
@@ -102,7 +109,8 @@ export const operationsOf = (document: OpenApiDocument): ReadonlyArray<Operation
         responses,
         tokenHeader: tokenHeaderOf(document, raw),
         adminOnly: isAdminOnly(method, path),
-        area: areaOf(path)
+        area: areaOf(path),
+        singleUse: typeof raw["x-single-use"] === "string" ? raw["x-single-use"] : raw["x-single-use"] === true ? "single use" : undefined
       }]
     })
   )

@@ -16,6 +16,11 @@ export interface GenerationContext {
   readonly ids: fc.Arbitrary<number>
   /** Only what the document requires: optional fields and parameters left out. */
   readonly minimal?: boolean
+  /**
+   * Only values the server has reason to accept: days in 1900–2100 rather than any RFC 3339 day
+   * (year 0000 is valid by the document, not in PostgreSQL). For requests meant to succeed.
+   */
+  readonly plausible?: boolean
   /** Credentials of users that exist, so sign-in and account lookups also succeed now and then. */
   readonly known?: { readonly emails: ReadonlyArray<string>; readonly password: string }
 }
@@ -88,7 +93,10 @@ const stringArbitrary = (schema: JsonSchema, name: string | undefined, context: 
   if (schema.description === numericStringDescription || (typeof schema.pattern === "string" && schema.pattern.startsWith("^[1-9][0-9]"))) {
     return (hinted(integerHints, name, context) ?? fc.integer({ min: -5, max: 1000 })).map(String)
   }
-  if (schema.format === "date") return fc.oneof({ weight: 4, arbitrary: hinted(stringHints, name, context) ?? isoDate }, anyIsoDate)
+  if (schema.format === "date") {
+    const day = hinted(stringHints, name, context) ?? isoDate
+    return context.plausible ? day : fc.oneof({ weight: 4, arbitrary: day }, anyIsoDate)
+  }
   if (schema.format === "date-time") return isoTimestamp
   const hint = hinted(stringHints, name, context)
   if (hint !== undefined) return hint
@@ -197,3 +205,26 @@ export const validDraft = (operation: Operation, context: GenerationContext, tok
     body
   })
 }
+
+/**
+ * The value at `path` in `root` replaced (objects and arrays made on the way as needed): how a
+ * fixture or the oversize mode puts one value into a generated body.
+ */
+export const setAt = (root: unknown, path: ReadonlyArray<string | number>, value: unknown): unknown => {
+  if (path.length === 0) return value
+  const [head, ...rest] = path
+  if (typeof head === "number") {
+    const list = Array.isArray(root) ? [...root] : []
+    while (list.length < head) list.push(null)
+    list[head] = setAt(list[head], rest, value)
+    return list
+  }
+  const record = typeof root === "object" && root !== null && !Array.isArray(root) ? root as Record<string, unknown> : {}
+  return { ...record, [head!]: setAt(record[head!], rest, value) }
+}
+
+/** The draft with a JSON body value at `path` (a body is made when there is none). */
+export const withBodyValue = (draft: Draft, path: ReadonlyArray<string | number>, value: unknown): Draft => ({
+  ...draft,
+  body: { kind: "json", value: setAt(draft.body.kind === "json" ? draft.body.value : undefined, path, value) }
+})

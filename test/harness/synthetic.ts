@@ -1,7 +1,10 @@
 /**
  * A synthetic Api for the machinery's own tests: a small OpenAPI document with patient-scoped,
- * ECM, admin-only operations, and an in-memory server for it that can be made to leak one
- * family's patients to another.
+ * ECM, admin-only operations and a single-use one with bounded fields, and an in-memory server
+ * for it that can be made to leak one family's patients to another (`leaky`), to check then
+ * write so that concurrent invites of one email all succeed (`racy`), to refuse an invite while
+ * another is being written (`exclusive`), and to skip its length
+ * checks, failing or stalling on oversized values instead (`lax`).
  */
 import { Effect } from "effect"
 import type { Wire } from "./cases.js"
@@ -9,11 +12,17 @@ import type { Received } from "./checks.js"
 import type { Send } from "./client.js"
 import type { FamilySeeder } from "./bola.js"
 import type { Secrets } from "./secrets.js"
-import type { Principal } from "./world.js"
+import type { Principal, Role, Seeder } from "./world.js"
 
 const json = (schema: object) => ({ content: { "application/json": { schema } } })
 const errorString = json({ type: "object", required: ["errors"], properties: { errors: { type: "string" } }, additionalProperties: false })
 const errorList = json({ type: "object", required: ["errors"], properties: { errors: { type: "array", items: { type: "string" } } }, additionalProperties: false })
+const fieldErrors = json({
+  type: "object",
+  required: ["errors"],
+  properties: { errors: { type: "object", additionalProperties: { type: "array", items: { type: "string" } } } },
+  additionalProperties: false
+})
 const idParameter = (name: string) => ({ name, in: "path", required: true, schema: { type: "string", description: "a string to be decoded into a number" } })
 const secured = [{ userToken: [] }]
 
@@ -50,6 +59,41 @@ const document = {
     "/v1/admin/reports": {
       get: { operationId: "admin.report", security: secured, responses: { "200": json({ type: "object" }), "401": errorString, "403": errorString } }
     },
+    "/v1/invites": {
+      post: {
+        operationId: "invites.create",
+        "x-single-use": "an email is invited once",
+        security: secured,
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["invite"],
+                properties: {
+                  invite: {
+                    type: "object",
+                    required: ["email"],
+                    properties: {
+                      email: { type: "string", maxLength: 64 },
+                      note: { anyOf: [{ type: "string", maxLength: 10 }, { type: "null" }] },
+                      comment: { type: "string" }
+                    }
+                  },
+                  tags: { type: "array", maxItems: 2, items: { type: "string", maxLength: 5 } }
+                }
+              }
+            }
+          }
+        },
+        responses: {
+          "201": json({ type: "object", required: ["id"], properties: { id: { type: "integer" } }, additionalProperties: false }),
+          "401": errorString,
+          "422": fieldErrors
+        }
+      }
+    },
     "/v1/users/{id}": {
       delete: {
         operationId: "users.delete",
@@ -74,18 +118,78 @@ const respond = (status: number, body?: unknown): Received => ({
   json: body
 })
 
-/** The server: `leaky` shows any patient to any signed-in parent. */
-const server = (options: { readonly leaky: boolean }) => {
-  const parents = new Map<string, number>()
+export interface SyntheticOptions {
+  /** Shows any patient to any signed-in parent. */
+  readonly leaky: boolean
+  /** Invites check for the email, yield, then record it: concurrent invites of one email all succeed. */
+  readonly racy?: boolean
+  /** One invite at a time: an invite while another is being written is refused (422), not queued. */
+  readonly exclusive?: boolean
+  /** No length checks: a long email is accepted, a long note stalls 5 s, 3 tags crash, a long tag is blamed on `base`. */
+  readonly lax?: boolean
+}
+
+/** The server. */
+const server = (options: SyntheticOptions) => {
+  const callers = new Map<string, number>()
   const patientsById = new Map<number, Patient>()
+  const invited = new Set<string>()
+  let writing = 0
   let lastId = 0
 
-  const newParent = Effect.sync((): Principal => {
+  const newPrincipal = (role: Role) => Effect.sync((): Principal => {
     const id = ++lastId
     const token = `synthetic-session-token-${id}`
-    parents.set(token, id)
-    return { role: "parent", id, email: `parent${id}@synthetic.test`, token }
+    callers.set(token, id)
+    return { role, id, email: `${role}${id}@synthetic.test`, phone: `+1415555${String(id % 10_000).padStart(4, "0")}`, token }
   })
+  const newParent = newPrincipal("parent")
+
+  /** Signed-in users of each role, as the real seeder makes them (no states, no throttles). */
+  const seeder: Seeder = {
+    user: ({ role }) => newPrincipal(role),
+    world: (others) =>
+      Effect.map(Effect.all([newPrincipal("parent"), newPrincipal("staff"), newPrincipal("admin")]), ([parent, staff, admin]) => ({
+        principals: { parent, staff, admin },
+        userIds: [parent, staff, admin, ...others].map((u) => u.id),
+        emails: [parent, staff, admin, ...others].map((u) => u.email)
+      })),
+    others: Effect.succeed([]),
+    password: "pw-synthetic-0000",
+    resetThrottles: Effect.void
+  }
+
+  const invite = (body: unknown): Effect.Effect<Received> =>
+    Effect.gen(function*() {
+      const { invite, tags } = (body ?? {}) as { invite?: { email?: unknown; note?: unknown }; tags?: unknown }
+      const email = invite?.email
+      if (typeof email !== "string" || email === "") return respond(422, { errors: { email: ["can't be blank"] } })
+      const note = typeof invite?.note === "string" ? invite.note : ""
+      const tagList = Array.isArray(tags) ? tags.map(String) : []
+      // JSON Schema's maxLength counts code points.
+      const length = (text: string) => [...text].length
+      if (options.lax) {
+        if (tagList.length > 2) return respond(500, { errors: ["Internal server error"] })
+        if (tagList.some((t) => length(t) > 5)) return respond(422, { errors: { base: ["is invalid"] } })
+        if (length(note) > 10) return { ...respond(422, { errors: { note: ["is too long"] } }), elapsedMs: 5000 }
+      } else {
+        const tooLong = { ...(length(email) > 64 ? { email: ["is too long"] } : {}), ...(length(note) > 10 ? { note: ["is too long"] } : {}),
+          ...(tagList.length > 2 ? { tags: ["has too many items"] } : {}), ...(tagList.some((t) => length(t) > 5) ? { "tags[0]": ["is too long"] } : {}) }
+        if (Object.keys(tooLong).length > 0) return respond(422, { errors: tooLong })
+      }
+      if (options.exclusive) {
+        if (writing > 0) return respond(422, { errors: { base: ["another invite is being written"] } })
+        writing++
+        yield* Effect.yieldNow()
+        writing--
+      }
+      const taken = invited.has(email)
+      // Racy: another request runs between the check and the write.
+      if (options.racy) yield* Effect.yieldNow()
+      if (taken || (!options.racy && invited.has(email))) return respond(422, { errors: { email: ["has already been invited"] } })
+      invited.add(email)
+      return respond(201, { id: invited.size })
+    })
 
   /** Each family gets one patient, id = parent id × 10, with a name the scans know. */
   const familySeeder = (secrets: Secrets): FamilySeeder<never> => ({
@@ -99,11 +203,18 @@ const server = (options: { readonly leaky: boolean }) => {
     snapshot: (id) => Effect.sync(() => patientsById.get(id) ?? null)
   })
 
-  const handle = (wire: Wire): Received => {
+  const handle = (wire: Wire): Received | Effect.Effect<Received> => {
     if (wire.url === "/v1/openapi.json") return respond(200, document)
-    const caller = parents.get(wire.headers["X-User-Token"] ?? "")
+    const caller = callers.get(wire.headers["X-User-Token"] ?? "")
     if (caller === undefined) return respond(401, { errors: "You are not authorized to perform this action." })
     const [path] = wire.url.split("?")
+    if (path === "/v1/invites" && wire.method === "POST") {
+      try {
+        return invite(wire.body === undefined ? undefined : JSON.parse(wire.body))
+      } catch {
+        return respond(422, { errors: { body: ["is not valid JSON"] } })
+      }
+    }
     const scoped = /^\/v1\/clinic\/(ecm\/)?patients\/([^/]+)\/(notes|activities)$/.exec(path!)
     if (scoped) {
       const ecm = scoped[1] !== undefined
@@ -118,8 +229,11 @@ const server = (options: { readonly leaky: boolean }) => {
     return respond(403, { errors: "Admin access required" })
   }
 
-  const send: Send = (wire) => Effect.sync(() => handle(wire))
-  return { send, newParent, familySeeder }
+  const send: Send = (wire) => Effect.suspend(() => {
+    const handled = handle(wire)
+    return Effect.isEffect(handled) ? handled : Effect.succeed(handled)
+  })
+  return { send, newParent, familySeeder, seeder }
 }
 
 export const syntheticApi = { document, server }

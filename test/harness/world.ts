@@ -22,6 +22,8 @@ export interface Principal {
   readonly role: Role
   readonly id: number
   readonly email: string
+  /** E.164, where the server texts confirmation codes. */
+  readonly phone: string
   readonly token: string
 }
 
@@ -78,19 +80,20 @@ export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never,
         const digits = draw(pii.phone).replace(/\D/g, "").slice(-10)
         // Unique whatever the draw: a counter in the local part.
         const email = draw(pii.email).replace("@", `.${++seededUsers}@`)
+        const phone = `+1${digits}`
         const [row] = yield* sql<{ id: number }>`INSERT INTO users ${sql.insert({
           email,
           password_hash: passwordHash,
           first_name: draw(pii.name),
           last_name: draw(pii.name),
-          phone: `+1${digits}`,
+          phone,
           role: databaseRole[role],
           status,
           confirmed
         })} RETURNING id`
         const token = draw(pii.token)
         if (signedIn) yield* sql`INSERT INTO user_tokens (token_hash, user_id) VALUES (${hashToken(token)}, ${row!.id})`
-        return { role, id: row!.id, email, token }
+        return { role, id: row!.id, email, phone, token }
       }))
 
     const world = (others: ReadonlyArray<Principal>) =>
@@ -109,7 +112,7 @@ export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never,
       { role: "parent", confirmed: false, signedIn: false }
     ] as const, user)
 
-    const resetThrottles = untraced(Effect.asVoid(Effect.all([sql`DELETE FROM rate_limits`, sql`DELETE FROM sign_in_failures`])))
+    const resetThrottles = untraced(Effect.asVoid(Effect.all([sql`DELETE FROM rate_limits`, sql`DELETE FROM sign_in_throttles`])))
 
     return { user, world, others, password, resetThrottles }
   }).pipe(Effect.withTracerEnabled(false))

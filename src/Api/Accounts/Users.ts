@@ -164,7 +164,8 @@ export class UsersApi extends HttpApiGroup.make("users")
         summary: "Sign in",
         description: "Exchanges an email and password for a session token, sent back as the `X-User-Token` header " +
           "on later calls. A wrong email or password is the same 401 either way; the right password on an " +
-          "unconfirmed, archived or inactive account is a 403 that says why; repeated failures are throttled (429).",
+          "unconfirmed, archived or inactive account is a 403 that says why. Repeated failures for an email " +
+          "make the next attempt wait, doubling up to 15 minutes, and a client address has a per-minute limit (429).",
         access: Access.public,
         spec: "general §5; ECM §5"
       }))
@@ -200,12 +201,15 @@ export class UsersApi extends HttpApiGroup.make("users")
     HttpApiEndpoint.post("register", "/users")
       .setPayload(RegisterRequest)
       .addSuccess(UserResponse, { status: 201 })
+      .addError(TooManyRequests.schema)
       .annotateContext(operationDocs({
         summary: "Register",
         description: "Creates a `parent` account, unconfirmed, and sends a 6-digit confirmation code by SMS " +
-          "(by email when no phone is given). The account signs in once confirmed with `POST /v1/users/confirmation`.",
+          "(by email when no phone is given). The account signs in once confirmed with `POST /v1/users/confirmation`. " +
+          "Limited per client address and per phone number texted (429).",
         access: Access.public,
-        spec: "general §4.1"
+        spec: "general §4.1",
+        singleUse: "an email registers one account"
       }))
   )
   .add(
@@ -276,9 +280,10 @@ export class UsersApi extends HttpApiGroup.make("users")
       .annotateContext(operationDocs({
         summary: "Confirm an account",
         description: "Confirms a registration with the code sent to the user. A wrong, expired or exhausted code is " +
-          "a 401 (codes live 15 minutes and allow 5 wrong tries).",
+          "a 401 (codes live 15 minutes; 5 tries per 15 minutes, however many codes were sent).",
         access: Access.public,
-        spec: "general §4.1"
+        spec: "general §4.1",
+        singleUse: "a confirmation code confirms once"
       }))
   )
   .add(
@@ -293,9 +298,11 @@ export class UsersApi extends HttpApiGroup.make("users")
       .annotateContext(operationDocs({
         summary: "Resend the confirmation code",
         description: "Sends a new confirmation code, at most once a minute. With a token it is for the caller (staff " +
-          "may name another `user_id`); without one, `user_id` and the account's `email` must both be given.",
+          "may name another `user_id`); without one, `user_id` and the account's `email` must both be given. " +
+          "Also limited per client address (without a token) and per phone number (429).",
         access: "A signed-in user for themself, staff for anyone, or anyone who knows an unconfirmed account's id and email.",
-        spec: "general §4.1"
+        spec: "general §4.1",
+        singleUse: "one confirmation code a minute per account"
       }))
   )
   .add(
@@ -343,7 +350,8 @@ export class UsersApi extends HttpApiGroup.make("users")
         summary: "Reset a password",
         description: "Sets a new password with a reset token. The token works once; the reset signs the user out everywhere.",
         access: Access.public,
-        spec: "general §4.1"
+        spec: "general §4.1",
+        singleUse: "a reset token resets once"
       }))
   )
   .addError(ValidationFailed.schema)

@@ -15,8 +15,10 @@ import {
   isApiError,
   notFound,
   payloadTooLarge,
+  serviceUnavailable,
   validationFailure
 } from "../../Api/Errors.js"
+import { isDatabaseUnavailable } from "../Database.js"
 
 /** ECM-area paths (ECM spec §4); everything else follows the general area's error shapes. */
 export const areaOfPath = (url: string): Area =>
@@ -71,6 +73,12 @@ export const errorResponse = (error: ApiError) => {
     .pipe(Effect.orDie)
 }
 
+/** Seconds a client should wait before retrying a 503: a restarting database is back in seconds. */
+export const retryAfterSeconds = 5
+
+export const unavailableResponse = (area: Area) =>
+  Effect.map(errorResponse(serviceUnavailable(area)), HttpServerResponse.setHeader("retry-after", String(retryAfterSeconds)))
+
 const isBodyTooLarge = (error: HttpServerError.RequestError) =>
   /too large|maxBytes|exceed/i.test(`${error.description ?? ""} ${String(error.cause ?? "")}`)
 
@@ -113,9 +121,15 @@ export const ErrorHandlingLive = HttpApiBuilder.middleware((app) =>
       }
       if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
       const traceId = yield* traceIdOfCurrentSpan
+      if (isDatabaseUnavailable(squashed)) {
+        yield* Effect.logWarning("database unavailable").pipe(
+          Effect.annotateLogs({ "http.request.method": request.method, trace_id: Option.getOrElse(traceId, () => "none"), ...describeDefect(squashed) })
+        )
+        return yield* unavailableResponse(area)
+      }
       yield* Effect.logError("unhandled failure").pipe(
         Effect.annotateLogs({
-          "http.method": request.method,
+          "http.request.method": request.method,
           trace_id: Option.getOrElse(traceId, () => "none"),
           ...describeDefect(squashed)
         })

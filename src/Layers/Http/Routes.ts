@@ -2,6 +2,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { retryAfterSeconds } from "./Errors.js"
 
 /** `GET /health`: 200 when the database answers, 503 otherwise. */
 export const HealthLive = HttpApiBuilder.Router.use((router) =>
@@ -12,7 +13,11 @@ export const HealthLive = HttpApiBuilder.Router.use((router) =>
       sql`SELECT 1`.pipe(
         Effect.timeout("2 seconds"),
         Effect.as(HttpServerResponse.unsafeJson({ status: "ok", database: "ok" })),
-        Effect.orElse(() => HttpServerResponse.json({ status: "unavailable", database: "unreachable" }, { status: 503 }))
+        Effect.orElse(() =>
+          HttpServerResponse.json(
+            { status: "unavailable", database: "unreachable" },
+            { status: 503, headers: { "retry-after": String(retryAfterSeconds) } }
+          ))
       )
     )
   }))

@@ -2,9 +2,8 @@
  * Self-service accounts (general §4.1): registration with a confirmation code, confirmation,
  * password resets, profile updates, and the sign-in rules (lockout, unconfirmed, archived).
  */
-import { SqlClient, SqlError } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Duration, Effect, Option } from "effect"
-import { createHash, randomInt } from "node:crypto"
 import {
   forbidden, invalid, invalidField, messages, notFound, tooManyRequests, unauthorized
 } from "../../Api/Errors.js"
@@ -13,6 +12,7 @@ import type { RegisterRequest, UpdateUserRequest } from "../../Api/Accounts/User
 import type { UserId } from "../../Domain/Ids.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { isStaff, seesContactDetails, UserSummary } from "../../Domain/Accounts/User.js"
+import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Mailer, type MailError } from "../Mailer.js"
@@ -20,23 +20,23 @@ import { dummyHash, hashPassword, verifyPassword } from "./Passwords.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { Telephony, type TelephonyError } from "../Telephony.js"
 import { hashToken, newToken } from "../Tokens.js"
+import { ConfirmationCodes } from "./ConfirmationCodes.js"
 import { CredentialChanges } from "./CredentialChanges.js"
 import { Sessions } from "./Sessions.js"
+import { accountLimits, SignInThrottle, waitText } from "./Throttles.js"
 import { UserLifecycle } from "./UserLifecycle.js"
 import { toUser, UsersRepo, userColumns, type UserRow } from "./UsersRepo.js"
 
-export const confirmationRules = { lifetime: Duration.minutes(15), maxWrongAttempts: 5, resendInterval: Duration.seconds(60) }
-export const signInLockout = { failures: 10, window: Duration.minutes(15) }
 export const passwordResetLifetime = Duration.hours(1)
 
 export const accountMessages = {
   invalidCode: "Invalid confirmation code",
   expiredCode: "Confirmation code has expired; request a new one",
-  tooManyCodeAttempts: "Too many wrong confirmation codes; request a new one",
+  tooManyCodeAttempts: (wait: string) => `Too many wrong confirmation codes; request a new one in ${wait}`,
   unconfirmed: "Please confirm your account with the code we sent you before signing in",
   archived: "This account has been archived",
   notActive: "This account is not active",
-  lockedOut: "Too many failed sign-in attempts; try again in 15 minutes",
+  lockedOut: (wait: string) => `Too many failed sign-in attempts; try again in ${wait}`,
   tooManyRequests: "Too many requests; try again later",
   resendTooSoon: "A code was sent less than a minute ago; wait before requesting another",
   codeSent: "Confirmation code sent",
@@ -44,13 +44,9 @@ export const accountMessages = {
   passwordReset: "Password has been reset"
 } as const
 
-const isUniqueViolation = (error: unknown) =>
-  error instanceof SqlError.SqlError && (error.cause as { code?: string } | undefined)?.code === "23505"
-
 const emailTaken = invalidField("email", "has already been taken")
 
-const codeHash = (userId: number, code: string) => createHash("sha256").update(`${userId}:${code}`).digest()
-const emailKey = (email: string) => createHash("sha256").update(email.trim().toLowerCase()).digest()
+const isUniqueViolation = (error: SqlError.SqlError) => (error.cause as { code?: string } | undefined)?.code === "23505"
 
 /** Phone as E.164, or a 422 naming the field. */
 const phoneField = (phone: string | null | undefined) => {
@@ -80,16 +76,23 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const columns = sql.literal(userColumns)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    /** Replaces the user's code and sends it: SMS when a phone is known, else email. */
-    const issueCode = (user: UserRow) =>
+    const codes = yield* ConfirmationCodes
+    const signInThrottle = yield* SignInThrottle
+
+    /** A per-address or per-phone limit: one hit counted, 429 beyond it. */
+    const limit = (bucket: string, rule: (typeof accountLimits)[keyof typeof accountLimits]) =>
+      Effect.flatMap(limiter.hit(bucket, rule.limit, rule.window), (allowed) =>
+        allowed ? Effect.void : Effect.fail(tooManyRequests(accountMessages.tooManyRequests)))
+
+    /**
+     * Counts a code about to be texted against the phone's limit. Called inside the transaction
+     * that stores the code, so a refusal leaves the user's current code in place.
+     */
+    const limitTexts = (phone: string | null) => phone === null ? Effect.void : limit(`confirmation_sms:${phone}`, accountLimits.codesPerPhone)
+
+    /** Sends a stored code: SMS when a phone is known, else email. */
+    const deliverCode = (user: UserRow, code: string) =>
       Effect.gen(function*() {
-        const code = String(randomInt(0, 1_000_000)).padStart(6, "0")
-        const issuedAt = yield* now
-        const expiresAt = new Date(issuedAt.getTime() + Duration.toMillis(confirmationRules.lifetime))
-        yield* sql`INSERT INTO confirmation_codes (user_id, code_hash, expires_at, failed_attempts, created_at)
-          VALUES (${user.id}, ${codeHash(user.id, code)}, ${expiresAt}, 0, ${issuedAt})
-          ON CONFLICT (user_id) DO UPDATE SET code_hash = EXCLUDED.code_hash, expires_at = EXCLUDED.expires_at,
-            failed_attempts = 0, created_at = EXCLUDED.created_at`.pipe(Effect.orDie)
         const text = `Your Care Coordination confirmation code is ${code}. It expires in 15 minutes.`
         const delivery: Effect.Effect<void, MailError | TelephonyError> = user.phone
           ? telephony.sendSms({ to: user.phone, body: text }).pipe(Effect.asVoid)
@@ -99,16 +102,19 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
           Effect.logWarning("confirmation code not delivered").pipe(
             Effect.annotateLogs({ "user.id": user.id, reason: error._tag })
           )))
-      }).pipe(Effect.withSpan("Accounts.issueCode", { attributes: { "user.id": user.id } }))
+      }).pipe(Effect.withSpan("Accounts.deliverCode", { attributes: { "user.id": user.id } }))
 
-    const register = (request: RegisterRequest) =>
+    const register = (clientAddress: string, request: RegisterRequest) =>
       Effect.gen(function*() {
+        yield* limit(`register:${clientAddress}`, accountLimits.registrationPerAddress)
         const phone = yield* phoneField(request.user.phone)
-        if (Option.isSome(yield* users.findByEmail(request.user.email))) return yield* Effect.fail(emailTaken)
+        const email = normalizeEmail(request.user.email)
+        if (Option.isSome(yield* users.findByEmail(email))) return yield* Effect.fail(emailTaken)
         const passwordHash = yield* hashPassword(request.user.password)
-        const row = yield* sql.withTransaction(Effect.gen(function*() {
+        const { code, row } = yield* sql.withTransaction(Effect.gen(function*() {
+          // Concurrent registrations of one email wait on the unique index; the losers get no row.
           const [created] = yield* sql<UserRow>`INSERT INTO users ${sql.insert({
-            email: request.user.email.trim(),
+            email,
             password_hash: passwordHash,
             first_name: request.user.first_name.trim(),
             last_name: request.user.last_name.trim(),
@@ -120,11 +126,14 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
             template: request.template ?? false,
             clinical: request.clinical ?? false,
             native_signup: request.native_signup ?? false
-          })} RETURNING ${columns}`
-          yield* audit.record({ actorId: created!.id, action: "user.register", targetType: "user", targetId: created!.id })
-          return created!
-        })).pipe(Effect.catchIf(isUniqueViolation, () => Effect.fail(emailTaken)), Effect.orDie)
-        yield* issueCode(row)
+          })} ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${columns}`.pipe(Effect.orDie)
+          if (created === undefined) return yield* Effect.fail(emailTaken)
+          const code = yield* codes.create(created.id)
+          yield* limitTexts(created.phone)
+          yield* audit.record({ actorId: created.id, action: "user.register", targetType: "user", targetId: created.id })
+          return { code, row: created }
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        yield* deliverCode(row, code)
         return toUser(row)
       }).pipe(Effect.withSpan("Accounts.register"))
 
@@ -134,56 +143,66 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      */
     const confirm = (userId: number, code: string) =>
       Effect.gen(function*() {
-        const at = yield* now
         const outcome = yield* sql.withTransaction(Effect.gen(function*() {
-          const [row] = yield* sql<{ code_hash: Buffer | null; expires_at: Date; failed_attempts: number; email: string }>`
-            SELECT c.code_hash, c.expires_at, c.failed_attempts, u.email
-            FROM users u LEFT JOIN confirmation_codes c ON c.user_id = u.id
-            WHERE u.id = ${userId} AND u.deleted_at IS NULL FOR UPDATE OF u`
-          if (row === undefined || row.code_hash === null) return { failure: accountMessages.invalidCode } as const
-          if (row.failed_attempts >= confirmationRules.maxWrongAttempts) return { failure: accountMessages.tooManyCodeAttempts } as const
-          if (at >= row.expires_at) return { failure: accountMessages.expiredCode } as const
-          if (!Buffer.from(row.code_hash).equals(codeHash(userId, code.trim()))) {
-            yield* sql`UPDATE confirmation_codes SET failed_attempts = failed_attempts + 1 WHERE user_id = ${userId}`
-            yield* audit.record({ actorId: null, action: "user.confirm_failed", targetType: "user", targetId: userId })
-            return { failure: accountMessages.invalidCode } as const
+          const checked = yield* codes.check(userId, code)
+          switch (checked._tag) {
+            case "Confirmed": {
+              const [row] = yield* sql<{ email: string }>`UPDATE users SET confirmed = true, updated_at = now()
+                WHERE id = ${userId} AND deleted_at IS NULL RETURNING email`
+              if (row === undefined) return { failure: accountMessages.invalidCode } as const
+              yield* audit.record({ actorId: userId, action: "user.confirm", targetType: "user", targetId: userId })
+              return { confirmed: { id: userId, email: row.email } } as const
+            }
+            case "Wrong":
+              yield* audit.record({ actorId: null, action: "user.confirm_failed", targetType: "user", targetId: userId })
+              return { failure: accountMessages.invalidCode } as const
+            case "NoCode":
+              return { failure: accountMessages.invalidCode } as const
+            case "Expired":
+              return { failure: accountMessages.expiredCode } as const
+            case "TooManyTries":
+              return { failure: accountMessages.tooManyCodeAttempts(waitText(checked.retryInMs)) } as const
           }
-          yield* sql`UPDATE users SET confirmed = true, updated_at = now() WHERE id = ${userId}`
-          yield* sql`DELETE FROM confirmation_codes WHERE user_id = ${userId}`
-          yield* audit.record({ actorId: userId, action: "user.confirm", targetType: "user", targetId: userId })
-          return { confirmed: { id: userId, email: row.email } } as const
         })).pipe(Effect.orDie)
         if ("failure" in outcome) return yield* Effect.fail(unauthorized(outcome.failure))
         return outcome.confirmed
       }).pipe(Effect.withSpan("Accounts.confirm", { attributes: { "user.id": userId } }))
 
-    const resendConfirmation = (caller: Option.Option<Caller>, body: { readonly user_id?: number | undefined; readonly email?: string | undefined }) =>
+    const resendConfirmation = (
+      clientAddress: string,
+      caller: Option.Option<Caller>,
+      body: { readonly user_id?: number | undefined; readonly email?: string | undefined }
+    ) =>
       Effect.gen(function*() {
         const targetId = Option.match(caller, { onNone: () => body.user_id, onSome: (c) => body.user_id ?? c.id })
         if (targetId === undefined) return yield* Effect.fail(invalidField("user_id", "can't be blank"))
         if (Option.isSome(caller) && caller.value.id !== targetId && !isStaff(caller.value.role)) {
           return yield* Effect.fail(forbidden(messages.unauthorized))
         }
+        if (Option.isNone(caller)) yield* limit(`resend_confirmation:${clientAddress}`, accountLimits.anonymousResendPerAddress)
         const row = yield* users.findById(targetId)
         if (Option.isNone(caller)) {
           // Without a token the caller proves who they are with the email as well.
           const matches = Option.isSome(row) && body.email !== undefined &&
-            row.value.email.toLowerCase() === body.email.trim().toLowerCase()
+            normalizeEmail(row.value.email) === normalizeEmail(body.email)
           if (!matches) return yield* Effect.fail(unauthorized())
         }
         if (Option.isNone(row)) return yield* Effect.fail(notFound("User"))
         if (row.value.confirmed) return yield* Effect.fail(invalidField("user", "is already confirmed"))
-        const [last] = yield* sql<{ created_at: Date }>`SELECT created_at FROM confirmation_codes WHERE user_id = ${targetId}`.pipe(Effect.orDie)
-        if (last && (yield* now).getTime() - last.created_at.getTime() < Duration.toMillis(confirmationRules.resendInterval)) {
-          return yield* Effect.fail(tooManyRequests(accountMessages.resendTooSoon))
-        }
-        yield* issueCode(row.value)
-        yield* audit.record({
-          actorId: Option.getOrNull(Option.map(caller, (c) => c.id)),
-          action: "user.resend_confirmation",
-          targetType: "user",
-          targetId
-        })
+        const code = yield* sql.withTransaction(Effect.gen(function*() {
+          // Only the request whose upsert returns a row sends: one code a minute, however many ask.
+          const fresh = yield* codes.replace(targetId)
+          if (Option.isNone(fresh)) return yield* Effect.fail(tooManyRequests(accountMessages.resendTooSoon))
+          yield* limitTexts(row.value.phone)
+          yield* audit.record({
+            actorId: Option.getOrNull(Option.map(caller, (c) => c.id)),
+            action: "user.resend_confirmation",
+            targetType: "user",
+            targetId
+          })
+          return fresh.value
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        yield* deliverCode(row.value, code)
         return accountMessages.codeSent
       }).pipe(Effect.withSpan("Accounts.resendConfirmation"))
 
@@ -195,22 +214,24 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         return Option.isSome(yield* users.findByEmail(email.trim()))
       }).pipe(Effect.withSpan("Accounts.emailHasAccount"))
 
-    /** Sign-in rules: lockout after repeated failures, then password, then account state. */
-    const signIn = (email: string, password: string) =>
+    /**
+     * Sign-in rules: the per-address limit and the per-email back-off are decided (and the attempt
+     * counted) before the password is checked; then password, then account state.
+     */
+    const signIn = (clientAddress: string, email: string, password: string) =>
       Effect.gen(function*() {
-        const key = emailKey(email)
-        const since = new Date((yield* now).getTime() - Duration.toMillis(signInLockout.window))
-        const [counted] = yield* sql<{ failures: number }>`SELECT count(*)::int AS failures FROM sign_in_failures
-          WHERE email_hash = ${key} AND created_at > ${since}`.pipe(Effect.orDie)
-        const failures = counted?.failures ?? 0
-        if (failures >= signInLockout.failures) {
-          yield* audit.record({ actorId: null, action: "user.sign_in_locked", targetType: "user", targetId: null })
-          return yield* Effect.fail(tooManyRequests(accountMessages.lockedOut))
-        }
-        const row = yield* users.findByEmail(email.trim())
+        const throttled = (message: string) =>
+          audit.record({ actorId: null, action: "user.sign_in_locked", targetType: "user", targetId: null }).pipe(
+            Effect.zipRight(Effect.fail(tooManyRequests(message)))
+          )
+        const address = yield* limiter.take(`sign_in:${clientAddress}`, accountLimits.signInPerAddress)
+        if (!address.allowed) return yield* throttled(accountMessages.tooManyRequests)
+        const wait = yield* signInThrottle.claim(email)
+        if (Option.isSome(wait)) return yield* throttled(accountMessages.lockedOut(waitText(wait.value)))
+        const row = yield* users.findByEmail(email)
         const matches = yield* verifyPassword(password, Option.match(row, { onNone: () => dummyHash, onSome: (r) => r.password_hash }))
         if (Option.isNone(row) || !matches) {
-          yield* sql`INSERT INTO sign_in_failures (email_hash, created_at) VALUES (${key}, ${yield* now})`.pipe(Effect.orDie)
+          // The attempt stays counted by the address limit and the back-off.
           yield* audit.record({
             actorId: null,
             action: "user.sign_in_failed",
@@ -219,6 +240,9 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
           })
           return yield* Effect.fail(unauthorized(messages.invalidCredentials))
         }
+        // The right password: not a guess, so it neither slows the account nor uses up the address.
+        yield* signInThrottle.succeeded(email)
+        yield* address.giveBack
         const user = row.value
         if (user.status === "archived") return yield* Effect.fail(forbidden(accountMessages.archived))
         if (user.status !== "active") return yield* Effect.fail(forbidden(accountMessages.notActive))
@@ -227,7 +251,6 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         const signedInAt = yield* now
         const updated = yield* sql.withTransaction(Effect.gen(function*() {
           yield* sessions.start(hashToken(token), user.id)
-          yield* sql`DELETE FROM sign_in_failures WHERE email_hash = ${key}`
           const [updatedRow] = yield* sql<UserRow>`UPDATE users SET last_login = ${signedInAt} WHERE id = ${user.id} RETURNING ${columns}`
           yield* audit.record({ actorId: user.id, action: "user.sign_in", targetType: "user", targetId: user.id })
           return updatedRow!
@@ -338,8 +361,8 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         }
         const phone = yield* phoneField(fields.phone)
         const ownAccount = caller.id === userId
-        const newEmail = fields.email?.trim()
-        const emailChanges = newEmail !== undefined && newEmail.toLowerCase() !== current.value.email.toLowerCase()
+        const newEmail = fields.email === undefined ? undefined : normalizeEmail(fields.email)
+        const emailChanges = newEmail !== undefined && newEmail !== normalizeEmail(current.value.email)
         // Before any other answer about the email, so a stolen token cannot even probe for accounts.
         if (ownAccount && (emailChanges || fields.password !== undefined)) {
           yield* credentials.checkCurrentPassword(current.value, fields.current_password)
@@ -388,7 +411,10 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
             yield* audit.record({ actorId: caller.id, action: "user.active_change", targetType: "user", targetId: userId })
           }
           return updated!
-        })).pipe(Effect.catchIf(isUniqueViolation, () => Effect.fail(emailTaken)), Effect.orDie)
+        })).pipe(
+          // A concurrent change took the email after the check above: still a 422, not a defect.
+          Effect.catchTag("SqlError", (error) => isUniqueViolation(error) ? Effect.fail(emailTaken) : Effect.die(error))
+        )
         if (pendingEmail !== undefined) yield* credentials.requestEmailChange(row, pendingEmail)
         if (!ownAccount && emailChanges) yield* credentials.announceEmailChanged(userId, current.value.email)
         return { user: toUser(row), pendingEmail: Option.fromNullable(pendingEmail) }
@@ -424,6 +450,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     } as const satisfies Record<string, unknown>
   }),
   dependencies: [
-    UsersRepo.Default, AuditLog.Default, UserLifecycle.Default, RateLimiter.Default, Sessions.Default, CredentialChanges.Default
+    UsersRepo.Default, AuditLog.Default, UserLifecycle.Default, RateLimiter.Default, Sessions.Default, CredentialChanges.Default,
+    ConfirmationCodes.Default, SignInThrottle.Default
   ]
 }) {}

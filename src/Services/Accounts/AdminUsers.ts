@@ -15,6 +15,7 @@ import {
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { Role, UserStatus } from "../../Domain/Accounts/User.js"
+import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import { AuditLog } from "../AuditLog.js"
 import { CredentialChanges } from "./CredentialChanges.js"
 import { UserLifecycle } from "./UserLifecycle.js"
@@ -213,7 +214,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
         if (actorId === id && changes.active === false) {
           return yield* new UserRejected({ field: "active", message: rejectionMessages.ownActive })
         }
-        const email = changes.email?.trim()
+        const email = changes.email === undefined ? undefined : normalizeEmail(changes.email)
         const phone = yield* phoneOf(changes.phone)
         const row = yield* sql.withTransaction(Effect.gen(function*() {
           const current = yield* findLive(id, true)

@@ -2,6 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { UserId } from "../../Domain/Ids.js"
+import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import { type Role, User, type UserStatus } from "../../Domain/Accounts/User.js"
 
 export interface UserRow {
@@ -72,7 +73,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
       )
 
     const findByEmail = (email: string) =>
-      sql<UserRow>`SELECT ${columns} FROM users WHERE lower(email) = lower(${email}) AND deleted_at IS NULL`.pipe(
+      sql<UserRow>`SELECT ${columns} FROM users WHERE lower(email) = ${normalizeEmail(email)} AND deleted_at IS NULL`.pipe(
         Effect.map((rows) => Option.fromNullable(rows[0])),
         Effect.orDie,
         Effect.withSpan("UsersRepo.findByEmail")
@@ -82,7 +83,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
     const insertIfAbsent = (user: NewUser) =>
       sql<UserRow>`INSERT INTO users ${
         sql.insert({
-          email: user.email,
+          email: normalizeEmail(user.email),
           password_hash: user.passwordHash,
           first_name: user.firstName,
           last_name: user.lastName,

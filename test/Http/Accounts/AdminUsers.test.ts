@@ -281,7 +281,7 @@ layer(TestApp())("admin users", (it) => {
       expect(response.status).toBe(200)
       const user = userOf(response.body)
       expect(user).toMatchObject({
-        id, first_name: "New", last_name: "Name", email: "After@Update.test", phone: "+14155552671",
+        id, first_name: "New", last_name: "Name", email: "after@update.test", phone: "+14155552671",
         role: "provider", active: false, status: "inactive", clinical: true
       })
       expect(Date.parse(String(user.updated_at))).toBeGreaterThan(before.getTime())
@@ -321,7 +321,8 @@ layer(TestApp())("admin users", (it) => {
       expect(response.body).toEqual({ errors: { email: ["has already been taken"] } })
       const same = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { email: "MINE@email.test" } } })
       expect(same.status).toBe(200)
-      expect(userOf(same.body).email).toBe("MINE@email.test")
+      // Emails are stored trimmed and lower-cased (docs/spec-decisions.md).
+      expect(userOf(same.body).email).toBe("mine@email.test")
 
       // A racing transaction takes the address after the pre-check passed: the unique index decides
       // and the violation becomes the same 422.

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option, Redacted } from "effect"
 import { Api } from "../../../Api/Api.js"
 import { pageRequest, paginationOf } from "../../../Api/Pagination.js"
@@ -10,12 +10,7 @@ import {
 import { Message } from "../../../Api/Schemas.js"
 import { Accounts } from "../../../Services/Accounts/Accounts.js"
 import { Auth } from "../../../Services/Auth.js"
-
-/** The client's address, for per-address rate limits. */
-const clientAddress = Effect.map(
-  HttpServerRequest.HttpServerRequest,
-  (request) => Option.getOrElse(request.remoteAddress, () => "unknown")
-)
+import { clientAddress } from "../Forwarded.js"
 
 export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
   Effect.gen(function*() {
@@ -23,7 +18,9 @@ export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
     const auth = yield* Auth
     return handlers
       .handle("signIn", ({ payload }) =>
-        Effect.map(accounts.signIn(payload.user.email, payload.user.password), (r) => new SignInResponse(r)))
+        Effect.flatMap(clientAddress, (address) => accounts.signIn(address, payload.user.email, payload.user.password)).pipe(
+          Effect.map((r) => new SignInResponse(r))
+        ))
       .handle("signOut", ({ urlParams }) => Effect.flatMap(CurrentUser, (caller) => accounts.signOut(caller, urlParams.all === true)))
       .handle("list", ({ urlParams }) =>
         Effect.gen(function*() {
@@ -31,7 +28,10 @@ export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
           const { total, users } = yield* accounts.list(yield* CurrentUser, page)
           return new UserList({ users, pagination: paginationOf(page, total) })
         }))
-      .handle("register", ({ payload }) => Effect.map(accounts.register(payload), (user) => new UserResponse({ user })))
+      .handle("register", ({ payload }) =>
+        Effect.flatMap(clientAddress, (address) => accounts.register(address, payload)).pipe(
+          Effect.map((user) => new UserResponse({ user }))
+        ))
       .handle("update", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, (caller) => accounts.update(caller, path.id, payload)).pipe(
           Effect.map(({ pendingEmail, user }) =>
@@ -56,7 +56,8 @@ export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
           const token = headers["x-user-token"]
           const caller = token === undefined ? Option.none() : yield* auth.authenticate(Redacted.make(token))
           if (token !== undefined && Option.isNone(caller)) return yield* Effect.fail(unauthorized())
-          return new Message({ message: yield* accounts.resendConfirmation(caller, payload) })
+          const address = yield* clientAddress
+          return new Message({ message: yield* accounts.resendConfirmation(address, caller, payload) })
         }))
       .handle("emailHasAccount", ({ payload }) =>
         Effect.flatMap(clientAddress, (address) => accounts.emailHasAccount(address, payload.email)).pipe(

