@@ -53,7 +53,7 @@ layer(TestApp())("response headers over http", (it) => {
         expect(directives["script-src"]).toContain(`'sha256-${createHash("sha256").update(body!).digest("base64")}'`)
       }
       // Beside the hashes only WebAssembly compilation (Scalar's xxhash-wasm), never JavaScript eval.
-      expect(directives["script-src"]!.filter((s) => !s.startsWith("'sha256-"))).toEqual(["'wasm-unsafe-eval'"])
+      expect(directives["script-src"]!.filter((s: string) => !s.startsWith("'sha256-"))).toEqual(["'wasm-unsafe-eval'"])
       expect(directives["script-src"]!.length).toBe(executable.length + 1)
       expect(csp.replace("'wasm-unsafe-eval'", "")).not.toMatch(/unsafe-eval|\*|https:/)
       // The page really compiles WebAssembly: drop the allowance only when this stops holding.
