@@ -96,4 +96,24 @@ describe("npm start", () => {
       await rm(dataDir, { recursive: true, force: true })
     }
   })
+
+  it("stops at once, before PostgreSQL, when BOOTSTRAP_ADMIN_PASSWORD could never sign in", { timeout: 60_000 }, async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), "cc-api-start-"))
+    const password = "z".repeat(129)
+    try {
+      const started = start({
+        DATA_DIR: dataDir,
+        PORT: String(await freePort()),
+        BOOTSTRAP_ADMIN_EMAIL: "boot@example.test",
+        BOOTSTRAP_ADMIN_PASSWORD: password
+      })
+      const code = await new Promise<number | null>((resolve) => started.child.once("exit", resolve))
+      expect(code, started.output()).toBe(1)
+      expect(started.output()).toMatch(/BOOTSTRAP_ADMIN_PASSWORD.*is too long \(maximum is 128 characters\)/)
+      expect(started.output()).not.toContain(password)
+      expect(existsSync(path.join(dataDir, "pg")), "embedded PostgreSQL was initialised").toBe(false)
+    } finally {
+      await rm(dataDir, { recursive: true, force: true })
+    }
+  })
 })

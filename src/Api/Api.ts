@@ -57,6 +57,37 @@ const allowUnknownRequestFields = (spec: Record<string, any>): Record<string, an
   return spec
 }
 
+/**
+ * The platform writes only bodies for error responses (HttpApiSchema has no response headers), so
+ * the `Retry-After` header that every 429 and 503 carries (src/Api/Errors.ts `RetryAfter`) is
+ * declared here, once, as a shared component.
+ */
+const declareRetryAfter = (spec: Record<string, any>): Record<string, any> => {
+  let used = false
+  for (const path of Object.values<Record<string, any>>(spec.paths ?? {})) {
+    for (const operation of Object.values<Record<string, any>>(path)) {
+      for (const status of ["429", "503"]) {
+        const response = operation?.responses?.[status]
+        if (response === undefined) continue
+        response.headers = { ...response.headers, "Retry-After": { $ref: "#/components/headers/RetryAfter" } }
+        used = true
+      }
+    }
+  }
+  if (used) {
+    spec.components = { ...spec.components }
+    spec.components.headers = {
+      ...spec.components.headers,
+      RetryAfter: {
+        description: "Seconds to wait before retrying: the time left in the limit's window, or the back-off the throttle computed.",
+        required: true,
+        schema: { type: "integer", minimum: 1 }
+      }
+    }
+  }
+  return spec
+}
+
 export class Api extends HttpApi.make("care-coordination-api")
   .add(UsersApi)
   .add(AdminUsersApi)
@@ -75,6 +106,6 @@ export class Api extends HttpApi.make("care-coordination-api")
       `spec; request bodies are JSON of at most ${smallBodyBytes / 1024} KiB unless an operation says otherwise.`,
     // Relative: the document describes the server that serves it, wherever that is deployed.
     servers: [{ url: "/", description: "This server" }],
-    transform: (spec) => allowUnknownRequestFields(dropDefaultDecodeError(spec))
+    transform: (spec) => declareRetryAfter(allowUnknownRequestFields(dropDefaultDecodeError(spec)))
   }))
 {}

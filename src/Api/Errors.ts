@@ -5,7 +5,7 @@
  * Handlers and middleware build bodies only through these classes and helpers.
  */
 import { HttpApiSchema } from "@effect/platform"
-import { Data, Schema } from "effect"
+import { Data, Duration, Schema } from "effect"
 
 const StringErrors = Schema.String
 const ListErrors = Schema.Array(Schema.String)
@@ -51,8 +51,18 @@ export class ValidationFailed extends Data.TaggedError("ValidationFailed")<{
   static readonly schema = errorSchema(ValidationFailed, FieldErrors, 422, "ValidationFailed", "Validation failed: field name to messages")
 }
 
-export class TooManyRequests extends Data.TaggedError("TooManyRequests")<{ readonly errors: string }> {
-  static readonly schema = errorSchema(TooManyRequests, StringErrors, 429, "TooManyRequests")
+/**
+ * How long a client should wait before trying again, in whole seconds. Not part of the body: the
+ * server sends it as the `Retry-After` header of the response (src/Layers/Http/Errors.ts
+ * `errorResponse`), so every throttle that builds its error with `tooManyRequests` gets the header.
+ * A client decoding a response finds it unset here (read the header instead).
+ */
+export interface RetryAfter {
+  readonly retryAfterSeconds?: number | undefined
+}
+
+export class TooManyRequests extends Data.TaggedError("TooManyRequests")<{ readonly errors: string } & RetryAfter> {
+  static readonly schema = errorSchema(TooManyRequests, StringErrors, 429, "TooManyRequests", "Too many requests; retry after the Retry-After seconds")
 }
 
 export class EcmForbidden extends Data.TaggedError("EcmForbidden")<{ readonly errors: ReadonlyArray<string> }> {
@@ -77,11 +87,11 @@ export class InternalServerError extends Data.TaggedError("InternalServerError")
 }
 
 /** A dependency (PostgreSQL) is unreachable: sent with `Retry-After`. */
-export class ServiceUnavailable extends Data.TaggedError("ServiceUnavailable")<{ readonly errors: string }> {
+export class ServiceUnavailable extends Data.TaggedError("ServiceUnavailable")<{ readonly errors: string } & RetryAfter> {
   static readonly schema = errorSchema(ServiceUnavailable, StringErrors, 503, "ServiceUnavailable", "Temporarily unavailable (database unreachable); retry after the Retry-After seconds")
 }
 
-export class EcmServiceUnavailable extends Data.TaggedError("EcmServiceUnavailable")<{ readonly errors: ReadonlyArray<string> }> {
+export class EcmServiceUnavailable extends Data.TaggedError("EcmServiceUnavailable")<{ readonly errors: ReadonlyArray<string> } & RetryAfter> {
   static readonly schema = errorSchema(EcmServiceUnavailable, ListErrors, 503, "EcmServiceUnavailable", "Temporarily unavailable (database unreachable); retry after the Retry-After seconds")
 }
 
@@ -93,6 +103,17 @@ export const apiErrorClasses = [
 ] as const
 export type ApiError = InstanceType<(typeof apiErrorClasses)[number]>
 export const isApiError = (u: unknown): u is ApiError => apiErrorClasses.some((c) => u instanceof c)
+
+/** The `Retry-After` seconds an error carries, if any. */
+export const retryAfterOf = (error: ApiError): number | undefined =>
+  "retryAfterSeconds" in error && typeof error.retryAfterSeconds === "number" ? error.retryAfterSeconds : undefined
+
+/** A wait as `Retry-After` seconds: rounded up (retrying early is refused again), at least 1. */
+export const retryAfterSeconds = (wait: Duration.DurationInput): number =>
+  Math.max(1, Math.ceil(Duration.toMillis(Duration.decode(wait)) / 1000))
+
+/** Seconds a client should wait before retrying a 503: a restarting database is back in seconds. */
+export const unavailableRetryAfterSeconds = 5
 
 export const messages = {
   unauthorized: "You are not authorized to perform this action.",
@@ -114,13 +135,19 @@ export const notFound = (thing: string) => new NotFound({ errors: `${thing} not 
 export const conflict = (message: string) => new Conflict({ errors: message })
 export const invalid = (fields: FieldMessages) => new ValidationFailed({ errors: fields })
 export const invalidField = (field: string, message: string) => invalid({ [field]: [message] })
-export const tooManyRequests = (message: string) => new TooManyRequests({ errors: message })
+/** 429 with the wait the throttle computed: the response carries it as `Retry-After`. */
+export const tooManyRequests = (message: string, wait: Duration.DurationInput) =>
+  new TooManyRequests({ errors: message, retryAfterSeconds: retryAfterSeconds(wait) })
 export const ecmForbidden = (message: string) => new EcmForbidden({ errors: [message] })
 export const ecmNotFound = (thing: string) => new EcmNotFound({ errors: [`${thing} not found`] })
 export const ecmInvalid = (list: ReadonlyArray<string>) => new EcmValidationFailed({ errors: list })
 export const internalServerError = () => new InternalServerError({ errors: [messages.internal] })
-export const serviceUnavailable = (area: Area): ServiceUnavailable | EcmServiceUnavailable =>
-  area === "ecm" ? new EcmServiceUnavailable({ errors: [messages.unavailable] }) : new ServiceUnavailable({ errors: messages.unavailable })
+export const serviceUnavailable = (area: Area): ServiceUnavailable | EcmServiceUnavailable => {
+  const retryAfterSeconds = unavailableRetryAfterSeconds
+  return area === "ecm"
+    ? new EcmServiceUnavailable({ errors: [messages.unavailable], retryAfterSeconds })
+    : new ServiceUnavailable({ errors: messages.unavailable, retryAfterSeconds })
+}
 export const payloadTooLarge = () => new PayloadTooLarge({ errors: [messages.payloadTooLarge] })
 
 /** "first_name" -> "First name", "user.email" -> "Email": the ECM area's field labels. */

@@ -94,7 +94,8 @@ export const EmailLookup = RequiredString(maxLengths.email)
 export const minimumPasswordLength = 8
 /** A new password (registration, update, reset). */
 export const Password = atMostCharacters(maxLengths.password).pipe(
-  Schema.filter((s) => s.length > 0, { message: () => "can't be blank" }),
+  // Sign-in refuses a blank password (RequiredString), so an all-space one could never be used.
+  Schema.filter((s) => s.trim().length > 0, { message: () => "can't be blank" }),
   Schema.filter((s) => s.length >= minimumPasswordLength, {
     message: () => `is too short (minimum is ${minimumPasswordLength} characters)`,
     jsonSchema: { minLength: minimumPasswordLength }

@@ -3,9 +3,10 @@
  * Nothing is required: without DATABASE_URL an embedded PostgreSQL starts under DATA_DIR, and
  * without Twilio/S3/SMTP settings the local outbox and disk layers are used.
  */
-import { Config, ConfigError, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+import { Config, ConfigError, Effect, Either, Layer, LogLevel, Option, ParseResult, Redacted, Schema } from "effect"
 import ipaddr from "ipaddr.js"
 import * as path from "node:path"
+import { Password, PasswordAttempt } from "../Api/Schemas.js"
 import { AppConfig, type AppSettings, type TrustedProxies } from "../Services/AppConfig.js"
 
 /** An optional setting; set-but-empty (`DATABASE_URL=`) counts as unset, as in most deploy tools. */
@@ -75,6 +76,31 @@ const parsed = <A>(name: string, parse: (text: string) => Either.Either<A, strin
     onSome: (text) => Either.mapLeft(parse(text), (message) => ConfigError.InvalidData([name], message))
   })))
 
+/**
+ * `BOOTSTRAP_ADMIN_PASSWORD` must be a password the Api accepts, both as a new password and at
+ * sign-in (8 to 128 characters, no NUL; a blank value counts as unset): otherwise the admin it creates could never
+ * sign in, and the service would start without a usable admin. The message names the rule,
+ * never the value.
+ */
+const bootstrapAdminPassword = optional(Config.redacted("BOOTSTRAP_ADMIN_PASSWORD")).pipe(
+  Config.mapOrFail(Option.match({
+    onNone: () => Either.right(Option.none<Redacted.Redacted>()),
+    onSome: (secret) => {
+      const value = Redacted.value(secret)
+      const refused = Either.flatMap(
+        Schema.decodeUnknownEither(Password)(value),
+        () => Schema.decodeUnknownEither(PasswordAttempt)(value)
+      )
+      if (Either.isRight(refused)) return Either.right(Option.some(secret))
+      const [issue] = ParseResult.ArrayFormatter.formatErrorSync(refused.left)
+      return Either.left(ConfigError.InvalidData(
+        ["BOOTSTRAP_ADMIN_PASSWORD"],
+        `${issue?.message ?? "is invalid"}: the bootstrap admin could never sign in with it`
+      ))
+    }
+  }))
+)
+
 /** A whole number of at least 1 (a session limit of 0 would sign everyone out at once). */
 const positiveInteger = (name: string, fallback: number) =>
   Config.withDefault(
@@ -112,7 +138,7 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
       Config.validate({ message: "must be 0 or more seconds", validation: (n) => n >= 0 })
     ),
     bootstrapAdminEmail: yield* optional(Config.string("BOOTSTRAP_ADMIN_EMAIL")),
-    bootstrapAdminPassword: yield* optional(Config.redacted("BOOTSTRAP_ADMIN_PASSWORD")),
+    bootstrapAdminPassword: yield* bootstrapAdminPassword,
     signingSecret: yield* optional(Config.redacted("SIGNING_SECRET")),
     twilio: yield* twilio,
     s3: yield* s3,

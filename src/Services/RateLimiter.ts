@@ -9,6 +9,9 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect } from "effect"
 import { createHash } from "node:crypto"
+import { tooManyRequests } from "../Api/Errors.js"
+
+export const limitMessage = "Too many requests; try again later"
 
 /** At most `limit` hits per fixed `window`. */
 export interface Limit {
@@ -19,6 +22,8 @@ export interface Limit {
 export interface Taken {
   /** Whether this hit was within the limit. */
   readonly allowed: boolean
+  /** When the bucket has room again: the end of the current window. */
+  readonly retryAfter: Duration.Duration
   /** Gives the hit back (e.g. a sign-in that turned out to be the owner's). */
   readonly giveBack: Effect.Effect<void>
 }
@@ -46,13 +51,17 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("app/RateLimiter"
           Effect.orDie,
           Effect.withSpan("RateLimiter.giveBack")
         )
-        return { allowed: (rows[0]?.hits ?? 0) <= limit, giveBack } satisfies Taken
+        const retryAfter = Duration.millis(windowStart.getTime() + windowMs - now)
+        return { allowed: (rows[0]?.hits ?? 0) <= limit, retryAfter, giveBack } satisfies Taken
       }).pipe(Effect.orDie, Effect.withSpan("RateLimiter.take"))
 
-    /** Counts one hit; true while the bucket is within `limit` hits per `window`. */
-    const hit = (bucket: string, limit: number, window: Duration.DurationInput) =>
-      Effect.map(take(bucket, { limit, window }), (taken) => taken.allowed)
+    /**
+     * Counts one hit; beyond the limit fails with 429 and the time left in the window (sent as
+     * `Retry-After`).
+     */
+    const enforce = (bucket: string, rule: Limit, message: string = limitMessage) =>
+      Effect.filterOrFail(take(bucket, rule), (taken) => taken.allowed, (taken) => tooManyRequests(message, taken.retryAfter))
 
-    return { take, hit } as const
+    return { take, enforce } as const
   })
 }) {}

@@ -102,4 +102,33 @@ layer(TestApp({}, Observability))("tracing", (it) => {
         expect(hits.map((h) => h.slice(0, 600)), `telemetry holds ${secret}`).toEqual([])
       }
     }))
+
+  it.effect("a body refused before routing (413, wrong media type) is spanned and logged with its endpoint's route", () =>
+    Effect.gen(function*() {
+      exporter.reset()
+      logLines.length = 0
+      const big = JSON.stringify({ user: { first_name: "x".repeat(20_000) } })
+      expect((yield* request("PUT", "/v1/users/123", { body: big })).status).toBe(413)
+      expect((yield* request("POST", "/v1/users/sign_in", { body: "<user/>", headers: { "content-type": "application/xml" } })).status)
+        .toBe(422)
+      // No endpoint at that path: the route stays unknown.
+      expect((yield* request("POST", "/v1/no/such/route", { body: big })).status).toBe(413)
+
+      const served = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER)
+        .map((s) => [s.name, s.attributes["http.route"], s.attributes["http.response.status_code"]])
+      expect(served).toEqual([
+        ["PUT /v1/users/{id}", "/v1/users/{id}", 413],
+        ["POST /v1/users/sign_in", "/v1/users/sign_in", 422],
+        ["POST", undefined, 413]
+      ])
+      const logged = logLines.map((l) => JSON.parse(l) as { message: unknown; annotations: Array<[string, unknown]> })
+        .filter((l) => JSON.stringify(l.message) === JSON.stringify(["request"]) || l.message === "request")
+        .map((l) => Object.fromEntries(l.annotations))
+        .map((a) => [a["http.request.method"], a["http.route"], a["http.response.status_code"]])
+      expect(logged).toEqual([
+        ["PUT", "/v1/users/{id}", 413],
+        ["POST", "/v1/users/sign_in", 422],
+        ["POST", "unmatched", 413]
+      ])
+    }))
 })

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { checkExchange, errorShapeProblem, leaks, type Received } from "./checks.js"
-import { syntheticApi } from "./synthetic.js"
+import { securityHeaders, syntheticApi } from "./synthetic.js"
 import { type OpenApiDocument, operationsOf } from "./document.js"
 import { noPatientsYet, patientParameter, patients, runBola } from "./bola.js"
 import { generateCase, planCase } from "./campaign.js"
@@ -18,8 +18,8 @@ import { emptyInbox } from "./inbox.js"
 import { describeLocation, requestFields, runOversize } from "./oversize.js"
 import { runRace } from "./race.js"
 
-const received = (status: number, json: unknown): Received =>
-  ({ status, headers: { "content-type": "application/json" }, text: JSON.stringify(json), json })
+const received = (status: number, json: unknown, headers: Record<string, string> = securityHeaders): Received =>
+  ({ status, headers: { ...headers, "content-type": "application/json" }, text: JSON.stringify(json), json })
 
 describe("harness machinery", () => {
   it("reads operations, admin-only rules, areas and patient scoping from a document", () => {
@@ -129,6 +129,40 @@ describe("harness machinery", () => {
     expect(leaked(200, "{\"password\":\"pw-zorvathquil-123\"}")).toEqual(["leak: secret"])
     expect(leaked(200, "{\"hash\":\"scrypt$16384$8$1$abc\"}")).toEqual(["leak: secret"])
   })
+
+  it("checks the security headers of every response, and the headers the document declares for its status", () => {
+    const document = syntheticApi.document as OpenApiDocument
+    const contract = makeContract(document)
+    const [notes, , , invites] = operationsOf(document)
+    expect(invites!.responseHeaders.get(429)).toEqual([{ name: "retry-after", required: true, schema: { type: "integer", minimum: 1 } }])
+    const checks = (operation: typeof notes, r: Received) =>
+      checkExchange({ operation: operation!, draft: { pathParams: {}, query: [], headers: {}, body: { kind: "none" } }, mustBeRefused: false, received: r }, contract, new Secrets())
+        .map((v) => `${v.check}: ${v.message}`)
+    const { "x-content-type-options": _nosniff, ...withoutNosniff } = securityHeaders
+    expect(checks(notes, received(200, { notes: [] }))).toEqual([])
+    expect(checks(notes, received(404, { errors: "Patient not found" }, withoutNosniff)))
+      .toEqual(["missing security header: no x-content-type-options (expected nosniff) on a 404"])
+    expect(checks(notes, received(200, { notes: [] }, { ...securityHeaders, "cache-control": "public, max-age=600" })))
+      .toEqual(["wrong security header: cache-control: public, max-age=600 on a 200 (expected no-store)"])
+    expect(checks(notes, received(200, { notes: [] }, { ...securityHeaders, "referrer-policy": "unsafe-url" })))
+      .toEqual(["wrong security header: referrer-policy: unsafe-url on a 200 (expected no-referrer)"])
+    const throttled = { errors: "Too many requests; try again later" }
+    expect(checks(invites, received(429, throttled, { ...securityHeaders, "retry-after": "30" }))).toEqual([])
+    expect(checks(invites, received(429, throttled))).toEqual(["missing declared header: no retry-after on a 429; the document requires it"])
+    expect(checks(invites, received(429, throttled, { ...securityHeaders, "retry-after": "0" })))
+      .toEqual(["declared header invalid: retry-after: \"0\" is not an integer of at least 1"])
+  })
+
+  it.effect("a run against a server that leaves a security header off reports it on every response", () =>
+    Effect.gen(function*() {
+      for (const bare of [true, false]) {
+        const server = syntheticApi.server({ leaky: false, bare })
+        const harness = yield* makeHarness(server.send, new Telemetry())
+        const report = yield* runRace({ harness, seeder: server.seeder, inbox: emptyInbox, seed: 7, operations: ["invites.create"], fixtures: {} })
+        const checks = new Set(report.failures.map((f) => f.check))
+        expect([...checks]).toEqual(bare ? ["missing security header"] : [])
+      }
+    }))
 
   it.effect("race mode: flags a single-use rule broken under concurrency (check, then write) and independent requests that block each other; passes an atomic server", () =>
     Effect.gen(function*() {

@@ -1,8 +1,9 @@
 /**
  * Properties every response must have, whatever was sent: no 5xx; a status the document declares
  * for the operation; a body valid against the document's schema for that status; error bodies in
- * the spec's shape for the area; nothing that looks like a stack trace, SQL, a file path or a
- * secret; and no success for a request the document itself calls invalid.
+ * the spec's shape for the area; the security headers of every response and the headers the
+ * document declares for the status (`Retry-After` on 429); nothing that looks like a stack trace,
+ * SQL, a file path or a secret; and no success for a request the document itself calls invalid.
  */
 import type { Contract } from "./contract.js"
 import type { Area, Operation } from "./document.js"
@@ -47,6 +48,46 @@ export const errorShapeProblem = (area: Area, status: number, body: unknown): st
     return ok ? undefined : "general area 422: errors must map each field to a non-empty list of messages"
   }
   return isMessage ? undefined : "general area: errors must be a non-empty string"
+}
+
+/**
+ * Headers every response of the API carries, error or success (issue 7 point 7; what the app
+ * sends is pinned in test/Http/ResponseHeaders.test.ts): personal health data is not cached, not
+ * MIME-sniffed, and no referrer leaks the URL. The document cannot declare them on every response.
+ */
+export const securityHeaders = {
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer"
+} as const
+
+/** Comma-separated header directives, lower-cased: `no-store, max-age=0` -> ["no-store", "max-age=0"]. */
+const directives = (value: string) => value.split(",").map((d) => d.trim().toLowerCase())
+
+/** The security headers, and the headers the document declares required for the response's status. */
+export const headerProblems = (operation: Operation, received: Received): Array<Violation> => {
+  const found: Array<Violation> = []
+  for (const [name, expected] of Object.entries(securityHeaders)) {
+    const value = received.headers[name]
+    if (value === undefined) found.push({ check: "missing security header", message: `no ${name} (expected ${expected}) on a ${received.status}` })
+    else if (!directives(value).includes(expected)) {
+      found.push({ check: "wrong security header", message: `${name}: ${value} on a ${received.status} (expected ${expected})` })
+    }
+  }
+  for (const header of operation.responseHeaders.get(received.status) ?? []) {
+    const value = received.headers[header.name]
+    if (value === undefined) {
+      if (header.required) found.push({ check: "missing declared header", message: `no ${header.name} on a ${received.status}; the document requires it` })
+      continue
+    }
+    if (header.schema.type === "integer") {
+      const minimum = typeof header.schema.minimum === "number" ? header.schema.minimum : -Infinity
+      if (!/^\d+$/.test(value) || Number(value) < minimum) {
+        found.push({ check: "declared header invalid", message: `${header.name}: ${JSON.stringify(value)} is not an integer of at least ${minimum}` })
+      }
+    }
+  }
+  return found
 }
 
 /** Stack frames, raw or inside a JSON string (where the newline is written `\n`). */
@@ -116,6 +157,7 @@ export const checkExchange = (exchange: Exchange, contract: Contract, secrets: S
     const problem = errorShapeProblem(operation.area, received.status, received.json)
     if (problem) violations.push({ check: "error body shape", message: `${operation.area} area, ${received.status}: ${problem}` })
   }
+  violations.push(...headerProblems(operation, received))
   if (exchange.mustBeRefused && received.status < 400) {
     violations.push({ check: "invalid request accepted", message: `status ${received.status} for a request the document says is invalid` })
   }

@@ -28,7 +28,18 @@ interface RawOperation {
   readonly parameters?: ReadonlyArray<Parameter>
   readonly security?: ReadonlyArray<Record<string, ReadonlyArray<string>>>
   readonly requestBody?: { readonly required?: boolean; readonly content?: Record<string, { readonly schema?: JsonSchema }> }
-  readonly responses?: Record<string, { readonly content?: Record<string, { readonly schema?: JsonSchema }> }>
+  readonly responses?: Record<string, {
+    readonly content?: Record<string, { readonly schema?: JsonSchema }>
+    readonly headers?: Record<string, JsonSchema>
+  }>
+}
+
+/** A header a response declares (`responses.429.headers.Retry-After`), `$ref` resolved. */
+export interface ResponseHeader {
+  /** Lower-cased, as received headers are keyed. */
+  readonly name: string
+  readonly required: boolean
+  readonly schema: JsonSchema
 }
 
 /** Which spec document governs an endpoint, and so which error body shapes it uses. */
@@ -48,6 +59,8 @@ export interface Operation {
   readonly bodyRequired: boolean
   /** Declared response statuses and the JSON schema of each (undefined: no content). */
   readonly responses: ReadonlyMap<number, JsonSchema | undefined>
+  /** Headers declared per response status (`Retry-After` on 429 and 503). */
+  readonly responseHeaders: ReadonlyMap<number, ReadonlyArray<ResponseHeader>>
   /** The header carrying the user token, when the operation requires one. */
   readonly tokenHeader: string | undefined
   /** Admin role required: spec rules "Endpoints under /v1/admin require the admin role" and "DELETE /v1/users/{id} needs admin". */
@@ -96,8 +109,14 @@ export const operationsOf = (document: OpenApiDocument): ReadonlyArray<Operation
       const raw = item[method.toLowerCase()]
       if (raw === undefined) return []
       const responses = new Map<number, JsonSchema | undefined>()
+      const responseHeaders = new Map<number, ReadonlyArray<ResponseHeader>>()
       for (const [status, response] of Object.entries(raw.responses ?? {})) {
         responses.set(Number(status), jsonSchemaOf(response.content))
+        const headers = Object.entries(response.headers ?? {}).map(([name, declared]): ResponseHeader => {
+          const header = resolve(document, declared)
+          return { name: name.toLowerCase(), required: header.required === true, schema: (header.schema ?? {}) as JsonSchema }
+        })
+        if (headers.length > 0) responseHeaders.set(Number(status), headers)
       }
       return [{
         id: raw.operationId ?? `${method} ${path}`,
@@ -107,6 +126,7 @@ export const operationsOf = (document: OpenApiDocument): ReadonlyArray<Operation
         body: jsonSchemaOf(raw.requestBody?.content),
         bodyRequired: raw.requestBody?.required ?? false,
         responses,
+        responseHeaders,
         tokenHeader: tokenHeaderOf(document, raw),
         adminOnly: isAdminOnly(method, path),
         area: areaOf(path),

@@ -3,8 +3,8 @@
  * ECM, admin-only operations and a single-use one with bounded fields, and an in-memory server
  * for it that can be made to leak one family's patients to another (`leaky`), to check then
  * write so that concurrent invites of one email all succeed (`racy`), to refuse an invite while
- * another is being written (`exclusive`), and to skip its length
- * checks, failing or stalling on oversized values instead (`lax`).
+ * another is being written (`exclusive`), to skip its length checks, failing or stalling on
+ * oversized values instead (`lax`), and to leave a security header off its responses (`bare`).
  */
 import { Effect } from "effect"
 import type { Wire } from "./cases.js"
@@ -90,7 +90,8 @@ const document = {
         responses: {
           "201": json({ type: "object", required: ["id"], properties: { id: { type: "integer" } }, additionalProperties: false }),
           "401": errorString,
-          "422": fieldErrors
+          "422": fieldErrors,
+          "429": { ...errorString, headers: { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } }
         }
       }
     },
@@ -103,7 +104,10 @@ const document = {
       }
     }
   },
-  components: { securitySchemes: { userToken: { type: "apiKey", name: "X-User-Token", in: "header" } } }
+  components: {
+    securitySchemes: { userToken: { type: "apiKey", name: "X-User-Token", in: "header" } },
+    headers: { RetryAfter: { required: true, schema: { type: "integer", minimum: 1 } } }
+  }
 }
 
 interface Patient {
@@ -111,9 +115,12 @@ interface Patient {
   readonly name: string
 }
 
-const respond = (status: number, body?: unknown): Received => ({
+/** What the real app puts on every response (test/harness/checks.ts `securityHeaders`). */
+export const securityHeaders = { "cache-control": "no-store", "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" }
+
+const respondWith = (headers: Record<string, string>) => (status: number, body?: unknown): Received => ({
   status,
-  headers: body === undefined ? {} : { "content-type": "application/json" },
+  headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
   text: body === undefined ? "" : JSON.stringify(body),
   json: body
 })
@@ -127,6 +134,8 @@ export interface SyntheticOptions {
   readonly exclusive?: boolean
   /** No length checks: a long email is accepted, a long note stalls 5 s, 3 tags crash, a long tag is blamed on `base`. */
   readonly lax?: boolean
+  /** Responses without `X-Content-Type-Options`. */
+  readonly bare?: boolean
 }
 
 /** The server. */
@@ -136,6 +145,8 @@ const server = (options: SyntheticOptions) => {
   const invited = new Set<string>()
   let writing = 0
   let lastId = 0
+  const { "x-content-type-options": _nosniff, ...bareHeaders } = securityHeaders
+  const respond = respondWith(options.bare ? bareHeaders : securityHeaders)
 
   const newPrincipal = (role: Role) => Effect.sync((): Principal => {
     const id = ++lastId

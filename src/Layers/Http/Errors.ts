@@ -15,6 +15,7 @@ import {
   isApiError,
   notFound,
   payloadTooLarge,
+  retryAfterOf,
   serviceUnavailable,
   validationFailure
 } from "../../Api/Errors.js"
@@ -66,18 +67,21 @@ export const fieldMessages = (issues: ReadonlyArray<Pick<ArrayIssue, "_tag" | "m
   return fields
 }
 
-/** The one place an error value becomes a response outside the typed handlers. */
+/**
+ * The one place an error value becomes a response outside the builder's encoding. An error that
+ * carries a wait (429 from any throttle, 503) gets it as `Retry-After`: the builder encodes only
+ * bodies, so `ErrorHandlingLive` sends those errors through here.
+ */
 export const errorResponse = (error: ApiError) => {
   const schema = (error.constructor as unknown as { readonly schema: Schema.Schema<ApiError, unknown> }).schema
-  return HttpServerResponse.json(Schema.encodeSync(schema)(error), { status: HttpApiSchema.getStatusErrorAST(schema.ast) })
-    .pipe(Effect.orDie)
+  const retryAfter = retryAfterOf(error)
+  return HttpServerResponse.json(Schema.encodeSync(schema)(error), {
+    status: HttpApiSchema.getStatusErrorAST(schema.ast),
+    ...(retryAfter === undefined ? {} : { headers: { "retry-after": String(retryAfter) } })
+  }).pipe(Effect.orDie)
 }
 
-/** Seconds a client should wait before retrying a 503: a restarting database is back in seconds. */
-export const retryAfterSeconds = 5
-
-export const unavailableResponse = (area: Area) =>
-  Effect.map(errorResponse(serviceUnavailable(area)), HttpServerResponse.setHeader("retry-after", String(retryAfterSeconds)))
+export const unavailableResponse = (area: Area) => errorResponse(serviceUnavailable(area))
 
 const isBodyTooLarge = (error: HttpServerError.RequestError) =>
   /too large|maxBytes|exceed/i.test(`${error.description ?? ""} ${String(error.cause ?? "")}`)
@@ -109,8 +113,12 @@ export const ErrorHandlingLive = HttpApiBuilder.middleware((app) =>
       if (Option.isSome(failure) && failure.value instanceof HttpApiError.HttpApiDecodeError) {
         return yield* errorResponse(validationFailure(area, fieldMessages(failure.value.issues)))
       }
-      // A declared error of the Api: the builder encodes it with its status.
-      if (Option.isSome(failure) && isApiError(failure.value)) return yield* Effect.failCause(cause)
+      if (Option.isSome(failure) && isApiError(failure.value)) {
+        // A wait to announce (429, 503): the builder would send the body without the header.
+        if (retryAfterOf(failure.value) !== undefined) return yield* errorResponse(failure.value)
+        // Any other declared error of the Api: the builder encodes it with its status.
+        return yield* Effect.failCause(cause)
+      }
       const squashed = Cause.squash(cause)
       if (squashed instanceof HttpServerError.RequestError) {
         if (isBodyTooLarge(squashed)) return yield* errorResponse(payloadTooLarge())

@@ -5,8 +5,9 @@
  * `url.scheme`, `server.address`, `server.port`, `user_agent.original`. The access-log line
  * carries the same names. Replaces the platform's tracer, which records the query string and
  * every header: queries can carry search terms and emails, and span attributes hold ids only.
- * The route is known once the router matched (it sets `http.route` on the span), so the span is
- * renamed when the request ends.
+ * The route is known once the router matched (it sets `http.route` on the span), or once the
+ * body checks refused a body for a known endpoint (./RequestBody.ts sets it the same way), so the
+ * span is renamed when the request ends.
  */
 import { HttpMiddleware, HttpServerError, HttpServerRequest, type HttpApp } from "@effect/platform"
 import * as OtelTracer from "@effect/opentelemetry/Tracer"

@@ -43,6 +43,8 @@ export const declaredMediaTypes: ReadonlySet<string> = mediaTypesOf(Api)
 
 interface RouteLimit {
   readonly method: string
+  /** The router's form, `/v1/users/:id`: what it puts in the span's `http.route`. */
+  readonly path: string
   readonly pattern: RegExp
   /** Literal segments: the router prefers `/users/passwords` to `/users/:id`, and so do we. */
   readonly literalSegments: number
@@ -56,17 +58,27 @@ const routeLimit = (method: string, path: string, limit: Option.Option<BodyLimit
   const pattern = segments.map((s) => (s.startsWith(":") ? "[^/]+" : escapeRegExp(s))).join("/")
   return {
     method,
+    path,
     pattern: new RegExp(`^/${pattern}/?$`),
     literalSegments: segments.filter((s) => !s.startsWith(":")).length,
     limit
   }
 }
 
+/** The endpoint a request goes to, as far as the body checks need it. */
+export interface BodyRoute {
+  /** Bytes the body may have. */
+  readonly limit: number
+  /** The endpoint's path as the router writes it (`/v1/users/:id`); undefined when none matches. */
+  readonly route: string | undefined
+}
+
 /**
- * The body limit of a request to an Api, in bytes: the limit its endpoint declares (`BodyLimit`
- * on the endpoint or its group), else `smallBodyBytes`; never above MAX_BODY_BYTES.
+ * The endpoint of a request to an Api and its body limit in bytes: the limit the endpoint
+ * declares (`BodyLimit` on the endpoint or its group), else `smallBodyBytes`; never above
+ * MAX_BODY_BYTES.
  */
-export const bodyLimitsOf = (api: HttpApi.HttpApi.Any) => {
+export const bodyRoutesOf = (api: HttpApi.HttpApi.Any) => {
   const routes: Array<RouteLimit> = []
   HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
     onGroup: () => {},
@@ -74,7 +86,7 @@ export const bodyLimitsOf = (api: HttpApi.HttpApi.Any) => {
       routes.push(routeLimit(endpoint.method, endpoint.path, Context.getOption(mergedAnnotations, BodyLimit)))
     }
   })
-  return (method: string, url: string, maxBodyBytes: number): number => {
+  return (method: string, url: string, maxBodyBytes: number): BodyRoute => {
     const path = url.split("?")[0] ?? url
     let best: RouteLimit | undefined
     for (const route of routes) {
@@ -82,9 +94,25 @@ export const bodyLimitsOf = (api: HttpApi.HttpApi.Any) => {
       if (best === undefined || route.literalSegments > best.literalSegments) best = route
     }
     const declared = Option.getOrElse(best?.limit ?? Option.none(), (): BodyLimitValue => smallBodyBytes)
-    return declared === "files" ? maxBodyBytes : Math.min(declared, maxBodyBytes)
+    return { limit: declared === "files" ? maxBodyBytes : Math.min(declared, maxBodyBytes), route: best?.path }
   }
 }
+
+/** The body limit alone (see `bodyRoutesOf`). */
+export const bodyLimitsOf = (api: HttpApi.HttpApi.Any) => {
+  const routeOf = bodyRoutesOf(api)
+  return (method: string, url: string, maxBodyBytes: number): number => routeOf(method, url, maxBodyBytes).limit
+}
+
+/**
+ * A refusal answered here, before the router: the request span gets the endpoint's route as the
+ * router would have set it, so the span name and access log say which endpoint was refused
+ * (src/Layers/Http/Observability.ts reads it), not "unmatched".
+ */
+const withRoute = (route: string | undefined) => <E, R>(answer: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  route === undefined
+    ? answer
+    : Effect.zipLeft(answer, Effect.ignore(Effect.map(Effect.currentSpan, (span) => span.attribute("http.route", route))))
 
 /** Far deeper than any payload of the Api; far shallower than what exhausts the stack. */
 export const maxJsonDepth = 64
@@ -193,15 +221,16 @@ const withReadBody = (
  */
 export const checkRequestBody = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
-  limit: number,
+  { limit, route }: BodyRoute,
   mediaTypes: ReadonlySet<string>,
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
   if (!hasBody(request)) return app
-  if (Number(request.headers["content-length"] ?? 0) > limit) return tooLarge
+  const answer = withRoute(route)
+  if (Number(request.headers["content-length"] ?? 0) > limit) return answer(tooLarge)
   // Without a Content-Type the platform reads JSON.
   const mediaType = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase()
-  if (!mediaTypes.has(mediaType)) return refuse(request, `must be sent as ${[...mediaTypes].join(" or ")}`)
+  if (!mediaTypes.has(mediaType)) return answer(refuse(request, `must be sent as ${[...mediaTypes].join(" or ")}`))
   // Other media types (multipart uploads, one day) stream through the platform's reader.
   if (mediaType !== "application/json") return HttpIncomingMessage.withMaxBodySize(app, Option.some(limit))
   const read = readBody(request, NodeHttpServerRequest.toIncomingMessage(request), limit).pipe(
@@ -209,10 +238,10 @@ export const checkRequestBody = <E, R>(
     Effect.catchAll(() => Effect.succeed({ _tag: "Unreadable" } as const))
   )
   return Effect.flatMap(read, (outcome) => {
-    if (outcome._tag === "Unreadable") return refuse(request, "could not be read")
-    if (outcome._tag === "TooLarge") return tooLarge
+    if (outcome._tag === "Unreadable") return answer(refuse(request, "could not be read"))
+    if (outcome._tag === "TooLarge") return answer(tooLarge)
     const text = outcome.bytes.toString("utf8")
-    if (jsonDepth(text) > maxJsonDepth) return refuse(request, `is nested too deeply (more than ${maxJsonDepth} levels)`)
+    if (jsonDepth(text) > maxJsonDepth) return answer(refuse(request, `is nested too deeply (more than ${maxJsonDepth} levels)`))
     return app.pipe(
       Effect.provideService(HttpServerRequest.HttpServerRequest, withReadBody(request, outcome.bytes, text)),
       HttpIncomingMessage.withMaxBodySize(Option.some(limit))
@@ -225,14 +254,14 @@ export const checkRequestBody = <E, R>(
  * limit (MAX_BODY_BYTES at most), in a media type the Api takes, not nested absurdly deep.
  */
 export const bodyChecksFor = (api: HttpApi.HttpApi.Any) => {
-  const limitOf = bodyLimitsOf(api)
+  const routeOf = bodyRoutesOf(api)
   const mediaTypes = mediaTypesOf(api)
   return HttpApiBuilder.middleware(
     Effect.map(AppConfig, (config) => (app) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
         // Most requests carry no body: leave them untouched (this runs on every request).
         hasBody(request)
-          ? checkRequestBody(request, limitOf(request.method, request.url, config.maxBodyBytes), mediaTypes, app)
+          ? checkRequestBody(request, routeOf(request.method, request.url, config.maxBodyBytes), mediaTypes, app)
           : app))
   )
 }

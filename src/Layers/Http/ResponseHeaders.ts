@@ -3,8 +3,9 @@
  * - `Cache-Control: no-store`: responses hold personal health data, which must not sit in shared
  *   or browser caches; `X-Content-Type-Options: nosniff`; `Referrer-Policy: no-referrer`;
  * - `Content-Security-Policy`: JSON needs no capabilities (`default-src 'none'`); the docs page
- *   gets exactly what the Scalar page needs: its own inline scripts by hash, inline styles,
- *   same-origin requests ("try it"), data: images;
+ *   gets exactly what the Scalar page needs: its own inline scripts by hash, WebAssembly (its
+ *   bundled xxhash; JavaScript eval stays off), inline styles, same-origin requests ("try it"),
+ *   data: images;
  * - `Strict-Transport-Security` when PUBLIC_BASE_URL is https;
  * - `Connection: close` while the server drains for shutdown, so keep-alive clients reconnect
  *   to another instance instead of sending more requests here.
@@ -33,7 +34,10 @@ export const inlineScriptHashes = (html: string): Array<string> =>
 export const docsCspFor = (html: string) =>
   [
     "default-src 'none'",
-    `script-src ${inlineScriptHashes(html).join(" ")}`,
+    // Scalar hashes the document with xxhash-wasm: without 'wasm-unsafe-eval' the page never
+    // renders past its loading skeleton (checked in headless Chromium). It allows compiling
+    // WebAssembly only, not eval() or new Function().
+    `script-src ${inlineScriptHashes(html).join(" ")} 'wasm-unsafe-eval'`,
     "style-src 'unsafe-inline'",
     "img-src 'self' data:",
     "font-src 'self' data:",

@@ -2,7 +2,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { retryAfterSeconds } from "./Errors.js"
+import { unavailableRetryAfterSeconds } from "../../Api/Errors.js"
 
 /** `GET /health`: 200 when the database answers, 503 otherwise. */
 export const HealthLive = HttpApiBuilder.Router.use((router) =>
@@ -16,7 +16,7 @@ export const HealthLive = HttpApiBuilder.Router.use((router) =>
         Effect.orElse(() =>
           HttpServerResponse.json(
             { status: "unavailable", database: "unreachable" },
-            { status: 503, headers: { "retry-after": String(retryAfterSeconds) } }
+            { status: 503, headers: { "retry-after": String(unavailableRetryAfterSeconds) } }
           ))
       )
     )

@@ -3,7 +3,7 @@
  * password resets, profile updates, and the sign-in rules (lockout, unconfirmed, archived).
  */
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Clock, Duration, Effect, Option } from "effect"
+import { Clock, Duration, Effect, Either, Option } from "effect"
 import {
   forbidden, invalid, invalidField, messages, notFound, tooManyRequests, unauthorized
 } from "../../Api/Errors.js"
@@ -79,10 +79,9 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const codes = yield* ConfirmationCodes
     const signInThrottle = yield* SignInThrottle
 
-    /** A per-address or per-phone limit: one hit counted, 429 beyond it. */
+    /** A per-address or per-phone limit: one hit counted, 429 (with Retry-After) beyond it. */
     const limit = (bucket: string, rule: (typeof accountLimits)[keyof typeof accountLimits]) =>
-      Effect.flatMap(limiter.hit(bucket, rule.limit, rule.window), (allowed) =>
-        allowed ? Effect.void : Effect.fail(tooManyRequests(accountMessages.tooManyRequests)))
+      Effect.asVoid(limiter.enforce(bucket, rule, accountMessages.tooManyRequests))
 
     /**
      * Counts a code about to be texted against the phone's limit. Called inside the transaction
@@ -192,7 +191,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         const code = yield* sql.withTransaction(Effect.gen(function*() {
           // Only the request whose upsert returns a row sends: one code a minute, however many ask.
           const fresh = yield* codes.replace(targetId)
-          if (Option.isNone(fresh)) return yield* Effect.fail(tooManyRequests(accountMessages.resendTooSoon))
+          if (Either.isLeft(fresh)) return yield* Effect.fail(tooManyRequests(accountMessages.resendTooSoon, fresh.left))
           yield* limitTexts(row.value.phone)
           yield* audit.record({
             actorId: Option.getOrNull(Option.map(caller, (c) => c.id)),
@@ -200,7 +199,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
             targetType: "user",
             targetId
           })
-          return fresh.value
+          return fresh.right
         })).pipe(Effect.catchTag("SqlError", Effect.die))
         yield* deliverCode(row.value, code)
         return accountMessages.codeSent
@@ -208,9 +207,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
 
     const emailHasAccount = (clientAddress: string, email: string) =>
       Effect.gen(function*() {
-        if (!(yield* limiter.hit(`email_has_account:${clientAddress}`, 10, "1 minute"))) {
-          return yield* Effect.fail(tooManyRequests(accountMessages.tooManyRequests))
-        }
+        yield* limit(`email_has_account:${clientAddress}`, accountLimits.emailCheckPerAddress)
         return Option.isSome(yield* users.findByEmail(email.trim()))
       }).pipe(Effect.withSpan("Accounts.emailHasAccount"))
 
@@ -220,14 +217,14 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      */
     const signIn = (clientAddress: string, email: string, password: string) =>
       Effect.gen(function*() {
-        const throttled = (message: string) =>
+        const throttled = (message: string, wait: Duration.Duration) =>
           audit.record({ actorId: null, action: "user.sign_in_locked", targetType: "user", targetId: null }).pipe(
-            Effect.zipRight(Effect.fail(tooManyRequests(message)))
+            Effect.zipRight(Effect.fail(tooManyRequests(message, wait)))
           )
         const address = yield* limiter.take(`sign_in:${clientAddress}`, accountLimits.signInPerAddress)
-        if (!address.allowed) return yield* throttled(accountMessages.tooManyRequests)
+        if (!address.allowed) return yield* throttled(accountMessages.tooManyRequests, address.retryAfter)
         const wait = yield* signInThrottle.claim(email)
-        if (Option.isSome(wait)) return yield* throttled(accountMessages.lockedOut(waitText(wait.value)))
+        if (Option.isSome(wait)) return yield* throttled(accountMessages.lockedOut(waitText(wait.value)), Duration.millis(wait.value))
         const row = yield* users.findByEmail(email)
         const matches = yield* verifyPassword(password, Option.match(row, { onNone: () => dummyHash, onSome: (r) => r.password_hash }))
         if (Option.isNone(row) || !matches) {
@@ -267,9 +264,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
 
     const requestPasswordReset = (clientAddress: string, email: string) =>
       Effect.gen(function*() {
-        if (!(yield* limiter.hit(`password_reset:${clientAddress}`, 10, "1 minute"))) {
-          return yield* Effect.fail(tooManyRequests(accountMessages.tooManyRequests))
-        }
+        yield* limit(`password_reset:${clientAddress}`, accountLimits.passwordResetPerAddress)
         const row = yield* users.findByEmail(email.trim())
         if (Option.isNone(row)) return accountMessages.resetRequested
         const token = newToken()

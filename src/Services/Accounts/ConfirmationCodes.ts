@@ -4,7 +4,7 @@
  * requests cannot check more codes, or confirm or send more often, than the rules allow.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Option } from "effect"
+import { Clock, Duration, Effect, Either } from "effect"
 import { createHash, randomInt } from "node:crypto"
 
 export const confirmationRules = {
@@ -44,20 +44,27 @@ export class ConfirmationCodes extends Effect.Service<ConfirmationCodes>()("app/
       }).pipe(Effect.orDie, Effect.withSpan("ConfirmationCodes.create", { attributes: { "user.id": userId } }))
 
     /**
-     * A fresh code unless the last one was sent less than `resendInterval` ago (None). Only the
-     * request whose upsert returns a row may send; the wrong-try count is kept.
+     * A fresh code (Right) unless the last one was sent less than `resendInterval` ago (Left: how
+     * long until one may be sent). Only the request whose upsert returns a row may send; the
+     * wrong-try count is kept.
      */
     const replace = (userId: number) =>
       Effect.gen(function*() {
         const now = yield* clock
         const code = newCode()
+        const interval = Duration.toMillis(confirmationRules.resendInterval)
         const rows = yield* sql`INSERT INTO confirmation_codes AS c (user_id, code_hash, expires_at, failed_attempts, created_at)
           VALUES (${userId}, ${codeHash(userId, code)}, ${new Date(now.ms + Duration.toMillis(confirmationRules.lifetime))}, 0, ${now.date})
           ON CONFLICT (user_id) DO UPDATE SET
             code_hash = EXCLUDED.code_hash, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
-          WHERE c.created_at <= ${new Date(now.ms - Duration.toMillis(confirmationRules.resendInterval))}
+          WHERE c.created_at <= ${new Date(now.ms - interval)}
           RETURNING c.user_id`
-        return rows.length > 0 ? Option.some(code) : Option.none()
+        if (rows.length > 0) return Either.right(code)
+        // Only names the wait: the upsert above has already decided. A code deleted meanwhile
+        // (confirmed) leaves the full interval, which errs on the side of waiting.
+        const [last] = yield* sql<{ created_at: Date }>`SELECT created_at FROM confirmation_codes WHERE user_id = ${userId}`
+        const sentAt = last?.created_at.getTime() ?? now.ms
+        return Either.left(Duration.millis(Math.max(0, sentAt + interval - now.ms)))
       }).pipe(Effect.orDie, Effect.withSpan("ConfirmationCodes.replace", { attributes: { "user.id": userId } }))
 
     /**

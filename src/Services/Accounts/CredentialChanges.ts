@@ -6,7 +6,7 @@
 import { SqlClient, SqlError } from "@effect/sql"
 import { Clock, Duration, Effect } from "effect"
 import { createHash, randomInt } from "node:crypto"
-import { invalidField, tooManyRequests } from "../../Api/Errors.js"
+import { invalidField } from "../../Api/Errors.js"
 import { AuditLog } from "../AuditLog.js"
 import { Mailer } from "../Mailer.js"
 import { RateLimiter } from "../RateLimiter.js"
@@ -67,8 +67,11 @@ export class CredentialChanges extends Effect.Service<CredentialChanges>()("app/
         if (currentPassword === undefined) {
           return yield* Effect.fail(invalidField("current_password", credentialMessages.currentPasswordMissing))
         }
-        const allowed = yield* limiter.hit(`credential_change:${user.id}`, emailChangeRules.attemptsPerWindow, emailChangeRules.attemptWindow)
-        if (!allowed) return yield* Effect.fail(tooManyRequests(credentialMessages.tooManyAttempts))
+        yield* limiter.enforce(
+          `credential_change:${user.id}`,
+          { limit: emailChangeRules.attemptsPerWindow, window: emailChangeRules.attemptWindow },
+          credentialMessages.tooManyAttempts
+        )
         if (!(yield* verifyPassword(currentPassword, user.password_hash))) {
           yield* audit.record({ actorId: user.id, action: "user.current_password_failed", targetType: "user", targetId: user.id })
           return yield* Effect.fail(invalidField("current_password", credentialMessages.currentPasswordInvalid))

@@ -20,7 +20,11 @@ export const accountLimits = {
   /** Resends without a token: each one tells whether an id goes with an email. */
   anonymousResendPerAddress: { limit: 10, window: "1 hour" },
   /** Confirmation codes texted to one phone number, by registration or resend. */
-  codesPerPhone: { limit: 5, window: "1 hour" }
+  codesPerPhone: { limit: 5, window: "1 hour" },
+  /** "Does this email have an account?" per client address: each answer reveals one. */
+  emailCheckPerAddress: { limit: 10, window: "1 minute" },
+  /** Password reset requests per client address: each one sends an email. */
+  passwordResetPerAddress: { limit: 10, window: "1 minute" }
 } as const satisfies Record<string, Limit>
 
 /**

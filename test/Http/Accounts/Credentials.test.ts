@@ -283,6 +283,20 @@ layer(TestApp())("cancel and registration rules", (it) => {
       expect(yield* put(user.id, user.token, { password: "long-enough\u0000pass", current_password: password }))
         .toMatchObject({ status: 422, body: { errors: { password: ["must not contain null characters"] } } })
     }))
+
+  it.effect("an all-space password is refused at registration and update (sign-in would call it blank)", () =>
+    Effect.gen(function*() {
+      const email = `blank.${++counter}@credentials.test`
+      const registered = yield* request("POST", "/v1/users", {
+        body: { user: { email, password: "          ", first_name: "Blank", last_name: "Pass" } }
+      })
+      expect(registered).toMatchObject({ status: 422, body: { errors: { password: ["can't be blank"] } } })
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT 1 FROM users WHERE lower(email) = ${email}`).toHaveLength(0)
+      const user = yield* member()
+      expect(yield* put(user.id, user.token, { password: "          ", current_password: password }))
+        .toMatchObject({ status: 422, body: { errors: { password: ["can't be blank"] } } })
+    }))
 })
 
 layer(TestApp())("GET /v1/users, least privilege", (it) => {

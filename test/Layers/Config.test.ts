@@ -1,0 +1,44 @@
+/**
+ * Settings refused at start-up: a BOOTSTRAP_ADMIN_PASSWORD the Api would refuse creates an admin
+ * who could never sign in, so it stops start-up with a config error naming the setting and the
+ * rule (never the value). The process-level check is in test/Startup.test.ts.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Either, Option, Redacted } from "effect"
+import { appConfig } from "../../src/Layers/Config.js"
+
+const read = (env: Record<string, string>) =>
+  Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+
+const refusal = (password: string) =>
+  Effect.map(read({ BOOTSTRAP_ADMIN_EMAIL: "boot@example.test", BOOTSTRAP_ADMIN_PASSWORD: password }), (result) =>
+    Either.isLeft(result) ? String(result.left) : "accepted")
+
+describe("BOOTSTRAP_ADMIN_PASSWORD", () => {
+  it.effect("a password the Api accepts, up to 128 characters, is kept", () =>
+    Effect.gen(function*() {
+      for (const password of ["boot-password-1", "x".repeat(128), "ünïcödé pässwörd", " padded passphrase "]) {
+        const settings = Either.getOrThrow(yield* read({ BOOTSTRAP_ADMIN_PASSWORD: password }))
+        expect(Option.map(settings.bootstrapAdminPassword, Redacted.value)).toEqual(Option.some(password))
+      }
+      // Unset, empty or blank (set-but-blank counts as unset, like every setting): no bootstrap admin.
+      for (const env of [{}, { BOOTSTRAP_ADMIN_PASSWORD: "" }, { BOOTSTRAP_ADMIN_PASSWORD: "          " }]) {
+        expect(Either.getOrThrow(yield* read(env)).bootstrapAdminPassword).toEqual(Option.none())
+      }
+    }))
+
+  it.effect("longer than 128 characters, shorter than 8 or holding NUL: a config error naming the rule, not the value", () =>
+    Effect.gen(function*() {
+      const cases: Array<[string, string]> = [
+        ["y".repeat(129), "is too long (maximum is 128 characters)"],
+        ["Qz7!kp", "is too short (minimum is 8 characters)"],
+        ["passw\u0000rd-1", "must not contain null characters"]
+      ]
+      for (const [password, rule] of cases) {
+        const message = yield* refusal(password)
+        expect(message).toContain("BOOTSTRAP_ADMIN_PASSWORD")
+        expect(message).toContain(`${rule}: the bootstrap admin could never sign in with it`)
+        expect(message).not.toContain(password)
+      }
+    }))
+})
