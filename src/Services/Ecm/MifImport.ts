@@ -29,6 +29,9 @@ export const stageBatchSize = 2000
 /** Most problems one failed import reports (and keeps in import_errors). */
 export const maxReportedProblems = 100
 
+/** work_mem of an import's transaction: its sorts and hashes of the staged rows fit in memory. */
+const importWorkMem = "64MB"
+
 /** Arbitrary constant: the advisory lock that serialises imports across instances. */
 const importLockKey = 7_340_914
 
@@ -111,6 +114,10 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
     const importRecords = (mifFileId: number, actorId: number, fileType: MifFileType, bytes: Uint8Array) =>
       Effect.gen(function*() {
         yield* sql`SELECT pg_advisory_xact_lock(${importLockKey})`
+        // For this transaction only: the planner's estimates for the matching statement cross the
+        // JIT threshold, and compiling it cost ~300 ms (more than it runs); sorts and hashes over
+        // 100,000 staged rows spilled to disk at the default 4 MB.
+        yield* sql`SELECT set_config('jit', 'off', true), set_config('work_mem', ${importWorkMem}, true)`
         yield* statements.createStaging
         const count = yield* stageRecords(fileType, bytes)
         const now = new Date(yield* Clock.currentTimeMillis)
