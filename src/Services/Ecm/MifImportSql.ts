@@ -92,13 +92,15 @@ export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
   const writeAll = (context: WriteContext) =>
     Effect.gen(function*() {
       const { actorId, mifFileId, now, today } = context
+      // Sequences are looked up once (a subquery): nextval(text) of pg_get_serial_sequence resolved
+      // the name through the catalogs for every row, ~2 µs each.
       yield* sql`CREATE TEMP TABLE mif_new ON COMMIT DROP AS
-        SELECT ident, nextval(pg_get_serial_sequence('patients', 'id'))::int AS patient_id
+        SELECT ident, nextval((SELECT pg_get_serial_sequence('patients', 'id'))::regclass)::int AS patient_id
         FROM (SELECT DISTINCT s.ident FROM mif_staging s
               WHERE NOT EXISTS (SELECT 1 FROM mif_match m WHERE m.line = s.line)) d`
       yield* sql`CREATE TEMP TABLE mif_rows ON COMMIT DROP AS
         SELECT s.*, COALESCE(m.patient_id, n.patient_id) AS patient_id, n.patient_id IS NOT NULL AS created,
-          nextval(pg_get_serial_sequence('ecm_eligibility_informations', 'id'))::int AS eligibility_id
+          nextval((SELECT pg_get_serial_sequence('ecm_eligibility_informations', 'id'))::regclass)::int AS eligibility_id
         FROM mif_staging s
         LEFT JOIN mif_match m ON m.line = s.line
         LEFT JOIN mif_new n ON m.line IS NULL AND n.ident = s.ident`
