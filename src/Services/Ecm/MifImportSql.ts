@@ -58,7 +58,8 @@ export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
    * records with another member id also claim. Nothing is written to patients here.
    */
   const matchPatients = Effect.gen(function*() {
-    yield* sql`ANALYZE mif_staging`
+    // Statistics for the columns the joins and groupings read (all 21 columns took twice as long).
+    yield* sql`ANALYZE mif_staging (line, ident, member_id, first_name, last_name, date_of_birth)`
     yield* sql`CREATE TEMP TABLE mif_match ON COMMIT DROP AS
       SELECT s.line, s.member_id, p.id AS patient_id, false AS by_name
       FROM mif_staging s JOIN patients p ON p.member_id = s.member_id
