@@ -16,6 +16,7 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { MemberRecord } from "../../Domain/Ecm/Mif.js"
+import { copyIn } from "./PgCopyIn.js"
 
 export interface WriteContext {
   readonly mifFileId: number
@@ -31,6 +32,34 @@ export const identityOf = (r: MemberRecord): string =>
     ? `m:${r.member_id}`
     : `n:${r.first_name.toLowerCase()}\u001f${r.last_name.toLowerCase()}\u001f${r.date_of_birth}`
 
+/** The staging table's columns in the order of a staging line. */
+const stagingColumns = [
+  "line", "ident", "member_id", "cin", "first_name", "last_name", "date_of_birth", "gender", "address", "city", "state",
+  "zip", "phone", "phone_e164", "ecm_service_auth_id", "ecm_provider_name", "ecm_npi", "ecm_benefit_auth_eff_date",
+  "ecm_benefit_auth_end_date", "acuity_level", "member_record_status"
+] as const
+
+const copySpecial = /[\\\t\n\r]/
+const copySpecials = /[\\\t\n\r]/g
+const copyEscapes: Readonly<Record<string, string>> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" }
+
+/** A value in COPY's text format: `\N` for null; backslash, tab and line ends escaped. */
+const copyValue = (value: string | null): string =>
+  value === null ? "\\N" : copySpecial.test(value) ? value.replace(copySpecials, (c) => copyEscapes[c]!) : value
+
+/**
+ * A record as one line of COPY text for the staging table (`stagingColumns`). Records become
+ * lines as soon as they are checked: a batch is then one buffer, not thousands of objects that
+ * live long enough to be promoted to the old generation.
+ */
+export const stagingLine = (r: MemberRecord): string =>
+  `${r.line}\t${copyValue(identityOf(r))}\t${copyValue(r.member_id)}\t${copyValue(r.cin)}\t${copyValue(r.first_name)}\t` +
+  `${copyValue(r.last_name)}\t${r.date_of_birth}\t${copyValue(r.gender)}\t${copyValue(r.address)}\t${copyValue(r.city)}\t` +
+  `${copyValue(r.state)}\t${copyValue(r.zip)}\t${copyValue(r.phone)}\t${copyValue(r.phone_e164)}\t` +
+  `${copyValue(r.ecm_service_auth_id)}\t${copyValue(r.ecm_provider_name)}\t${copyValue(r.ecm_npi)}\t` +
+  `${copyValue(r.ecm_benefit_auth_eff_date)}\t${copyValue(r.ecm_benefit_auth_end_date)}\t${copyValue(r.acuity_level)}\t` +
+  `${copyValue(r.member_record_status)}\n`
+
 export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
   const createStaging = sql`CREATE TEMP TABLE mif_staging (
       line integer NOT NULL,
@@ -42,14 +71,13 @@ export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
     ) ON COMMIT DROP`.pipe(Effect.orDie)
 
   /**
-   * One statement per batch: the records as one JSON array parameter, turned back into rows by
-   * PostgreSQL (JSON.stringify and PostgreSQL's JSON reader beat 21 array literals).
+   * One `COPY … FROM STDIN` per batch of staging lines (`stagingLine`): PostgreSQL's cheapest way
+   * in. It replaced one `json_populate_recordset` insert per 2,000 records, whose JSON text cost
+   * as much to build in JS as to read back in PostgreSQL (bench:mif: staging 1.4 → 0.8 s).
    */
-  const stage = (records: ReadonlyArray<MemberRecord>) =>
-    sql`INSERT INTO mif_staging
-      SELECT * FROM json_populate_recordset(NULL::mif_staging, ${JSON.stringify(records.map((r) => ({ ...r, ident: identityOf(r) })))}::json)`.pipe(
-      Effect.orDie,
-      Effect.withSpan("MifImport.stageBatch", { attributes: { "mif.batch_records": records.length } })
+  const stage = (lines: Buffer, records: number) =>
+    copyIn(`COPY mif_staging (${stagingColumns.join(", ")}) FROM STDIN`, lines).pipe(
+      Effect.withSpan("MifImport.stageBatch", { attributes: { "mif.batch_records": records } })
     )
 
   /**

@@ -160,6 +160,21 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
       expect(yield* patientByMemberId("T1")).toMatchObject({ first_name: "Tab", last_name: "Separated", date_of_birth: "1980-03-04", zip: "01234" })
     }))
 
+  it.effect("keeps text as written: quoted commas, line breaks, tabs, backslashes, \\N and non-ASCII", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      // Each of these is special to some layer on the way in (CSV, PostgreSQL's COPY text format).
+      const address = "12 \"Oak\", Apt 3\nBack\\slash\tTab\r\nEnd"
+      const csv = "MEMBER_ID,FIRST_NAME,LAST_NAME,DOB,ADDRESS,CITY\n" +
+        `E1,José,"O'Brien, Jr.",01-02-1980,"${address.replace(/"/g, "\"\"")}",\\N\n`
+      const response = yield* importMif(token, { file: dataUri("csv", csv) })
+      expect(response.status).toBe(200)
+      expect(yield* patientByMemberId("E1")).toMatchObject({ first_name: "José", last_name: "O'Brien, Jr.", address, city: "\\N" })
+      const [record] = yield* query<{ address: string; line: number }>(
+        `SELECT address, line FROM ecm_eligibility_informations WHERE member_id = 'E1'`)
+      expect(record).toEqual({ address, line: 2 })
+    }))
+
   it.effect("reads XML under any root with any-case field names; entities declared by the document are not expanded", () =>
     Effect.gen(function*() {
       const token = yield* signIn()
