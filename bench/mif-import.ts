@@ -13,9 +13,11 @@
  *
  * Database: DATABASE_URL's server (a fresh `cc_bench_mif_<random>` database, dropped at the end),
  * else an embedded PostgreSQL in a temp dir. Flags: --rows (100000), --large-mb (50, 0 to skip),
- * --node-flags="…" (the app's node flags, with `=` since they start with dashes; default those of `npm start`).
+ * --target (`tsx`, the default: the app as `npm start` runs it; `production`: `node dist/main.js`,
+ * built first, with the image's NODE_OPTIONS young generation `--max-semi-space-size=64`),
+ * --node-flags="…" (the app's node flags, with `=` since they start with dashes; replaces the target's).
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
@@ -32,12 +34,17 @@ const { values: flags } = parseArgs({
   options: {
     rows: { type: "string", default: process.env.BENCH_MIF_ROWS ?? "100000" },
     "large-mb": { type: "string", default: process.env.BENCH_MIF_LARGE_MB ?? "50" },
+    target: { type: "string", default: process.env.BENCH_MIF_TARGET ?? "tsx" },
     /** Node flags of the app; default: those of `npm start`. */
     "node-flags": { type: "string" }
   }
 })
 const rows = Number(flags.rows)
 const largeMb = Number(flags["large-mb"])
+const target = flags.target
+if (target !== "tsx" && target !== "production") throw new Error(`--target must be tsx or production, got ${target}`)
+/** The Dockerfile's NODE_OPTIONS. */
+const productionNodeFlags = ["--max-semi-space-size=64"]
 
 const header = "MEMBER_ID,CIN,FIRST_NAME,LAST_NAME,DOB,GENDER,ADDRESS,CITY,STATE,ZIP,PHONE,ECM_SERVICE_AUTH_ID," +
   "ECM_PROVIDER_NAME,ECM_NPI,ECM_BENEFIT_AUTH_EFF_DATE,ECM_BENEFIT_AUTH_END_DATE,ACUITY_LEVEL"
@@ -115,12 +122,16 @@ const main = async () => {
     const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: { start: string } }
     const nodeFlags = flags["node-flags"] !== undefined
       ? flags["node-flags"].split(/\s+/).filter((w) => w.length > 0)
+      : target === "production"
+      ? productionNodeFlags
       : pkg.scripts.start.split(/\s+/).filter((w) => w.startsWith("--") && !w.startsWith("--import"))
-    console.log(`app node flags: ${nodeFlags.join(" ") || "(none)"}`)
-    app = spawn(process.execPath, [...nodeFlags, "--import", "tsx", "src/main.ts"], {
+    if (target === "production") execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" })
+    console.log(`app: ${target === "production" ? "node dist/main.js" : "npm start (tsx)"}, node flags: ${nodeFlags.join(" ") || "(none)"}`)
+    const entry = target === "production" ? ["dist/main.js"] : ["--import", "tsx", "src/main.ts"]
+    app = spawn(process.execPath, [...nodeFlags, ...entry], {
       cwd: root,
       env: {
-        ...process.env, DATABASE_URL: url.toString(), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn",
+        ...process.env, ...(target === "production" ? { NODE_ENV: "production" } : {}), DATABASE_URL: url.toString(), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn",
         DATA_DIR: path.join(tmp, "data"), BOOTSTRAP_ADMIN_EMAIL: "bench@example.test", BOOTSTRAP_ADMIN_PASSWORD: "bench-password-1",
         OTEL_EXPORTER_OTLP_ENDPOINT: ""
       },

@@ -197,21 +197,23 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, incoming: Incomi
   })
 
 /**
- * The request with its body already read: the Api's decoders (`text`, `json`, `urlParamsBody`)
- * see these bytes. Everything else (headers, address, `modify`) is the original request's.
+ * The request with its JSON body already read: the Api's decoders (`text`, `json`,
+ * `urlParamsBody`) see this text. Everything else (headers, address, `modify`) is the original
+ * request's. Only the text is kept (the bytes are its UTF-8 again, made if ever asked for): the
+ * request lives as long as its handler, and a MIF import's 23 MB body was held twice.
  */
-const withReadBody = (
-  request: HttpServerRequest.HttpServerRequest,
-  bytes: Buffer,
-  text: string
-): HttpServerRequest.HttpServerRequest =>
+const withReadBody = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest =>
   Object.create(request, {
     text: { value: Effect.succeed(text) },
-    arrayBuffer: { value: Effect.sync(() => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) },
-    stream: { value: Stream.succeed(new Uint8Array(bytes)) },
+    arrayBuffer: {
+      value: Effect.sync(() => {
+        const bytes = Buffer.from(text, "utf8")
+        return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)
+      })
+    },
+    stream: { value: Stream.suspend(() => Stream.succeed(new Uint8Array(Buffer.from(text, "utf8")))) },
     modify: {
-      value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) =>
-        withReadBody(request.modify(options), bytes, text)
+      value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) => withReadBody(request.modify(options), text)
     }
   }) as HttpServerRequest.HttpServerRequest
 
@@ -243,7 +245,7 @@ export const checkRequestBody = <E, R>(
     const text = outcome.bytes.toString("utf8")
     if (jsonDepth(text) > maxJsonDepth) return answer(refuse(request, `is nested too deeply (more than ${maxJsonDepth} levels)`))
     return app.pipe(
-      Effect.provideService(HttpServerRequest.HttpServerRequest, withReadBody(request, outcome.bytes, text)),
+      Effect.provideService(HttpServerRequest.HttpServerRequest, withReadBody(request, text)),
       HttpIncomingMessage.withMaxBodySize(Option.some(limit))
     )
   })
