@@ -122,17 +122,21 @@ export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
     Effect.gen(function*() {
       const { actorId, mifFileId, now, today } = context
       // Sequences are looked up once (a subquery): nextval(text) of pg_get_serial_sequence resolved
-      // the name through the catalogs for every row, ~2 µs each.
+      // the name through the catalogs for every row, ~2 µs each. Ids are drawn in line order (the
+      // sorted subqueries), so rows reach the tables in the order of their indexes: btree inserts
+      // at the right edge cost ~25% less than at random places.
       yield* sql`CREATE TEMP TABLE mif_new ON COMMIT DROP AS
         SELECT ident, nextval((SELECT pg_get_serial_sequence('patients', 'id'))::regclass)::int AS patient_id
-        FROM (SELECT DISTINCT s.ident FROM mif_staging s
-              WHERE NOT EXISTS (SELECT 1 FROM mif_match m WHERE m.line = s.line)) d`
+        FROM (SELECT s.ident FROM mif_staging s
+              WHERE NOT EXISTS (SELECT 1 FROM mif_match m WHERE m.line = s.line)
+              GROUP BY s.ident ORDER BY min(s.line)) d`
       yield* sql`CREATE TEMP TABLE mif_rows ON COMMIT DROP AS
-        SELECT s.*, COALESCE(m.patient_id, n.patient_id) AS patient_id, n.patient_id IS NOT NULL AS created,
-          nextval((SELECT pg_get_serial_sequence('ecm_eligibility_informations', 'id'))::regclass)::int AS eligibility_id
-        FROM mif_staging s
-        LEFT JOIN mif_match m ON m.line = s.line
-        LEFT JOIN mif_new n ON m.line IS NULL AND n.ident = s.ident`
+        SELECT r.*, nextval((SELECT pg_get_serial_sequence('ecm_eligibility_informations', 'id'))::regclass)::int AS eligibility_id
+        FROM (SELECT s.*, COALESCE(m.patient_id, n.patient_id) AS patient_id, n.patient_id IS NOT NULL AS created
+              FROM mif_staging s
+              LEFT JOIN mif_match m ON m.line = s.line
+              LEFT JOIN mif_new n ON m.line IS NULL AND n.ident = s.ident
+              ORDER BY s.line) r`
       // The last line of each patient, with the member id any of its lines carries.
       yield* sql`CREATE TEMP TABLE mif_latest ON COMMIT DROP AS
         SELECT DISTINCT ON (patient_id) r.*, max(member_id) OVER (PARTITION BY patient_id) AS any_member_id
