@@ -7,12 +7,13 @@ import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServer } fr
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
+import fc from "fast-check"
 import * as http from "node:http"
 import { Api } from "../../src/Api/Api.js"
 import { BodyLimit, carriesFiles, smallBodyBytes } from "../../src/Api/BodyLimit.js"
 import { BoundedString } from "../../src/Api/Schemas.js"
 import { ErrorHandlingLive } from "../../src/Layers/Http/Errors.js"
-import { bodyChecksFor, bodyLimitsOf } from "../../src/Layers/Http/RequestBody.js"
+import { bodyChecksFor, bodyLimitsOf, jsonDepth } from "../../src/Layers/Http/RequestBody.js"
 import { request, TestApp, testConfig } from "../support/app.js"
 
 const Text = Schema.Struct({ text: BoundedString(10_000_000) })
@@ -159,4 +160,36 @@ layer(TestApp({ maxBodyBytes: 80 * 1024 * 1024 }))("the real Api's bodies", (it)
       const check = yield* request("POST", "/v1/users/email_has_account", { body: { email: user.email } })
       expect(check).toMatchObject({ status: 200, body: { has_account: false } })
     }))
+})
+
+describe("JSON depth", () => {
+  /** Character by character: what jsonDepth must agree with. */
+  const depthByCharacter = (text: string): number => {
+    let depth = 0
+    let deepest = 0
+    let inString = false
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i]
+      if (inString) {
+        if (c === "\\") i++
+        else if (c === "\"") inString = false
+      } else if (c === "\"") inString = true
+      else if (c === "[" || c === "{") deepest = Math.max(deepest, ++depth)
+      else if (c === "]" || c === "}") depth--
+    }
+    return deepest
+  }
+
+  it("counts nesting outside strings only, escaped quotes and backslash runs included", () => {
+    expect(jsonDepth(`{"a":[{"b":"[[[{{{"}]}`)).toBe(3)
+    expect(jsonDepth(`{"a\\"[[":"\\\\","b":[[1]]}`)).toBe(3)
+    expect(jsonDepth(`["\\\\\\"[" , [[ ]]]`)).toBe(3)
+    expect(jsonDepth(`{"unterminated [[[`)).toBe(1)
+    fc.assert(
+      fc.property(fc.oneof(fc.json(), fc.string({ unit: fc.constantFrom("[", "]", "{", "}", "\"", "\\", "a", ",") })), (text) => {
+        expect(jsonDepth(text)).toBe(depthByCharacter(text))
+      }),
+      { numRuns: 2000 }
+    )
+  })
 })

@@ -117,18 +117,27 @@ const withRoute = (route: string | undefined) => <E, R>(answer: Effect.Effect<Ht
 /** Far deeper than any payload of the Api; far shallower than what exhausts the stack. */
 export const maxJsonDepth = 64
 
-/** Deepest nesting of arrays and objects in a JSON text, read without parsing it. */
+/**
+ * Deepest nesting of arrays and objects in a JSON text, read without parsing it. Strings are
+ * skipped with `indexOf` (a 70 MB base64 file in a MIF import took 160 ms character by character,
+ * all of it holding the event loop; ~10 ms so).
+ */
 export const jsonDepth = (text: string): number => {
   let depth = 0
   let deepest = 0
-  let inString = false
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
-    if (inString) {
-      if (c === 0x5c) i++ // backslash: skip the escaped character
-      else if (c === 0x22) inString = false
-    } else if (c === 0x22) {
-      inString = true
+    if (c === 0x22) {
+      // The closing quote: the next one not escaped (preceded by an even run of backslashes).
+      let quote = text.indexOf("\"", i + 1)
+      while (quote !== -1) {
+        let backslashes = 0
+        while (text.charCodeAt(quote - 1 - backslashes) === 0x5c) backslashes++
+        if (backslashes % 2 === 0) break
+        quote = text.indexOf("\"", quote + 1)
+      }
+      if (quote === -1) break
+      i = quote
     } else if (c === 0x5b || c === 0x7b) {
       deepest = Math.max(deepest, ++depth)
     } else if (c === 0x5d || c === 0x7d) {
