@@ -91,11 +91,16 @@ export const maxFieldLength = 500
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0")
 
-/** YYYY-MM-DD of a real day (years 1000–9999), or undefined. */
+const daysInMonth = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+const isLeapYear = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
+
+/**
+ * YYYY-MM-DD of a real day (years 1000–9999, Gregorian), or undefined. Arithmetic rather than a
+ * `Date` per check: three dates a record, 300,000 objects for a 100,000-row file.
+ */
 const isoDay = (year: number, month: number, day: number): string | undefined => {
-  if (year < 1000 || year > 9999 || month < 1 || month > 12 || day < 1 || day > 31) return undefined
-  const date = new Date(Date.UTC(year, month - 1, day))
-  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return undefined
+  if (year < 1000 || year > 9999 || month < 1 || month > 12 || day < 1) return undefined
+  if (day > (month === 2 && isLeapYear(year) ? 29 : daysInMonth[month - 1]!)) return undefined
   return `${year}-${pad(month)}-${pad(day)}`
 }
 
@@ -178,8 +183,7 @@ const textFields = [
  */
 export const checkRecord = (raw: RawRecord, phoneFallback: (text: string) => string | undefined): Checked => {
   const problems: Array<string> = []
-  const where = raw.label ?? `Line ${raw.line}`
-  const at = (field: MifField, message: string) => problems.push(`${where}: ${labels[field]} ${message}`)
+  const at = (field: MifField, message: string) => problems.push(`${raw.label ?? `Line ${raw.line}`}: ${labels[field]} ${message}`)
   const text: Partial<Record<MifField, string | null>> = {}
   for (const field of textFields) {
     const value = cellText(raw.cells[field])

@@ -18,6 +18,15 @@ describe("MIF rules", () => {
       expect(parseMifDate(bad)).toBeUndefined()
     }
     expect(parseMifDate(36526)).toBeUndefined()
+    // Day 29–31 of every month of any year: a real day exactly when the calendar has it.
+    fc.assert(fc.property(fc.integer({ min: 1000, max: 9999 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 28, max: 31 }), (y, m, d) => {
+      const date = new Date(Date.UTC(y, m - 1, d))
+      const real = date.getUTCMonth() === m - 1
+      expect(parseMifDate(`${m}/${d}/${y}`)).toBe(real ? date.toISOString().slice(0, 10) : undefined)
+    }), { numRuns: 2000 })
+    for (const [day, real] of [["02-29-2000", true], ["02-29-1900", false], ["02-29-2024", true], ["02-29-2023", false]] as const) {
+      expect(parseMifDate(day) !== undefined).toBe(real)
+    }
   })
 
   it("maps column names in any case and spacing, DOB to date_of_birth", () => {
