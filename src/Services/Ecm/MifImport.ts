@@ -3,7 +3,7 @@
  * (pending), stored through `ObjectStore` (processing), then imported in ONE transaction:
  *
  * 1. records are read in batches (./MifParsers.ts), checked (Domain/Ecm/Mif.ts) and copied into a
- *    temporary staging table with one `unnest` insert per batch — never a statement per row;
+ *    temporary staging table with one `COPY … FROM STDIN` per batch — never a statement per row;
  * 2. matching, creating and updating patients, eligibility records, status history and case loads
  *    are a fixed handful of set-based statements over the staging table (./MifImportSql.ts).
  *
