@@ -7,6 +7,9 @@ import { AdminUsersApi } from "./Accounts/AdminUsers.js"
 import { smallBodyBytes } from "./BodyLimit.js"
 import { InternalServerError, PayloadTooLarge, ServiceUnavailable } from "./Errors.js"
 import { UsersApi } from "./Accounts/Users.js"
+import { ProviderInvitesApi } from "./Providers/Invites.js"
+import { ProvidersApi } from "./Providers/Providers.js"
+import { SupervisorsApi } from "./Providers/Supervisors.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -89,6 +92,9 @@ const declareRetryAfter = (spec: Record<string, any>): Record<string, any> => {
 export class Api extends HttpApi.make("care-coordination-api")
   .add(UsersApi)
   .add(AdminUsersApi)
+  .add(ProvidersApi)
+  .add(SupervisorsApi)
+  .add(ProviderInvitesApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.
