@@ -21,6 +21,13 @@ export class FixtureError {
   constructor(readonly message: string) {}
 }
 
+export interface CallOptions {
+  /** As the world's admin rather than anonymously. */
+  readonly asAdmin?: boolean
+  readonly pathParams?: Readonly<Record<string, string>>
+  readonly query?: ReadonlyArray<readonly [string, string]>
+}
+
 export interface FixtureTools {
   readonly harness: Harness
   readonly seeder: Seeder
@@ -33,7 +40,7 @@ export interface FixtureTools {
    * Sends `body` to another operation, throttles forgotten first, anonymously or as the world's
    * admin (`asAdmin`, for admin-only operations such as sending an invite); fails unless 2xx.
    */
-  readonly call: (operationId: string, body: unknown, options?: { readonly asAdmin?: boolean }) => Effect.Effect<Received, FixtureError>
+  readonly call: (operationId: string, body: unknown, options?: CallOptions) => Effect.Effect<Received, FixtureError>
 }
 
 export type Fixture = (tools: FixtureTools) => Effect.Effect<(draft: Draft) => Draft, FixtureError>
@@ -62,7 +69,12 @@ export const makeFixtureTools = (
         caller: options.asAdmin === true ? "admin" : "anonymous",
         badToken: "",
         variant: "fixture",
-        draft: { pathParams: {}, query: [], headers: {}, body: { kind: "json", value: body } },
+        draft: {
+          pathParams: options.pathParams ?? {},
+          query: options.query ?? [],
+          headers: {},
+          body: body === undefined ? { kind: "none" } : { kind: "json", value: body }
+        },
         refusedByConstruction: false
       }
       const sent = yield* Effect.either(harness.send(toWire(testCase, tokensOf(world), harness.tokenHeader)))
@@ -92,6 +104,20 @@ const inviteToken = ({ call, freshEmail, harness, inbox }: FixtureTools) =>
     const token = decodeURIComponent(yield* lastSecret(inbox, email, /[?&]token=([^\s&]+)/, "invite token"))
     harness.secrets.add("token", token)
     return token
+  })
+
+/**
+ * The world's parent made a provider by the world's admin (the role change creates the profile),
+ * and the profile's id, found through the provider list.
+ */
+const providerProfile = ({ call, world }: FixtureTools) =>
+  Effect.gen(function*() {
+    const target = world.principals.parent
+    yield* call("adminUsers.update", { user: { role: "provider" } }, { asAdmin: true, pathParams: { id: String(target.id) } })
+    const listed = yield* call("providers.list", undefined, { asAdmin: true, query: [["search", target.email]] })
+    const id = (listed.json as { providers?: Array<{ id: number; user_id: number }> }).providers?.find((p) => p.user_id === target.id)?.id
+    if (id === undefined) return yield* Effect.fail(new FixtureError("no provider profile after giving the provider role"))
+    return id
   })
 
 /** The draft with query parameter `name` set to `value` (replacing any). */
@@ -125,6 +151,18 @@ export const fixtures: Readonly<Record<string, Fixture>> = {
 
   /** The same, to accept: the copy creates the invitee's account. */
   "providerInvites.accept": (tools) => Effect.map(inviteToken(tools), (token) => (draft) => withBodyValue(draft, ["token"], token)),
+
+  /** The target as a provider with a profile: show it. */
+  "providers.show": (tools) => Effect.map(providerProfile(tools), (id) => (draft) => ({ ...draft, pathParams: { ...draft.pathParams, id: String(id) } })),
+
+  /** The target as a provider with a profile, and changes that pass the update rules. */
+  "providers.update": (tools) =>
+    Effect.map(providerProfile(tools), (id) => (draft) =>
+      withBodyValue({ ...draft, pathParams: { ...draft.pathParams, id: String(id) } }, ["provider"], {
+        roles: ["provider", "trainee"],
+        specialty: "counseling",
+        license_number: "LIC-1"
+      })),
 
   /** A reset token emailed after a reset request. */
   "users.resetPassword": ({ call, harness, inbox, seeder }) =>
