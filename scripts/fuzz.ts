@@ -18,7 +18,8 @@ import pg from "pg"
 import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
 import { formatAccessFailures, runAccessMatrix } from "../test/harness/access.js"
 import { HarnessApp } from "../test/harness/app.js"
-import { formatBolaFailures, noPatientsYet, patients, runBola, users } from "../test/harness/bola.js"
+import { formatBolaFailures, patients, runBola, users } from "../test/harness/bola.js"
+import { ecmPatientFamilies } from "../test/harness/patients.js"
 import { formatReport, runCampaign } from "../test/harness/campaign.js"
 import { serverHarness } from "../test/harness/harness.js"
 import { memoryInbox } from "../test/harness/inbox.js"
@@ -107,7 +108,7 @@ const campaign = (telemetry: Telemetry) =>
     console.log(`\naccess matrix: ${access.operations} operations × 5 callers, ${access.failures.length} failures`)
     if (access.failures.length > 0) console.log(formatAccessFailures(access.failures))
 
-    const bola = yield* runBola({ harness, kinds: [patients(noPatientsYet), users], newParent: seeder.user({ role: "parent" }), seed })
+    const bola = yield* runBola({ harness, kinds: [patients(ecmPatientFamilies(harness.pii, seed)), users], newParent: seeder.user({ role: "parent" }), seed })
     const scoped = [...bola.scoped].map(([kind, ops]) => `${kind}: ${ops.length}`).join(", ")
     console.log(`BOLA: scoped operations ${scoped}; ${bola.requests} requests, ${bola.failures.length} failures`)
     if (bola.failures.length > 0) console.log(formatBolaFailures(bola.failures))

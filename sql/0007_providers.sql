@@ -52,3 +52,7 @@ CREATE UNIQUE INDEX provider_invites_pending_email_key ON provider_invites (lowe
 CREATE INDEX provider_invites_supervisor_id_idx ON provider_invites (supervisor_id);
 CREATE INDEX provider_invites_invited_by_idx ON provider_invites (invited_by);
 CREATE INDEX provider_invites_user_id_idx ON provider_invites (user_id);
+
+-- ECM patients and case loads name providers (0005 left these without a foreign key until now).
+ALTER TABLE patients ADD CONSTRAINT patients_provider_id_fkey FOREIGN KEY (provider_id) REFERENCES providers (id);
+ALTER TABLE case_loads ADD CONSTRAINT case_loads_provider_id_fkey FOREIGN KEY (provider_id) REFERENCES providers (id);

@@ -9,7 +9,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { formatAccessFailures, runAccessMatrix } from "./harness/access.js"
 import { HarnessApp } from "./harness/app.js"
-import { formatBolaFailures, noPatientsYet, patients, runBola, users } from "./harness/bola.js"
+import { formatBolaFailures, patients, runBola, users } from "./harness/bola.js"
 import { formatReport, runCampaign } from "./harness/campaign.js"
 import { tokensOf } from "./harness/cases.js"
 import { exchange } from "./harness/exchange.js"
@@ -21,6 +21,7 @@ import { formatRaceFailures, formatRaceReport, runRace } from "./harness/race.js
 import { regressions } from "./harness/regressions.js"
 import { singleUseOf } from "./harness/singleUse.js"
 import { describeHits, Telemetry } from "./harness/telemetry.js"
+import { ecmPatientFamilies } from "./harness/patients.js"
 import { makeSeeder } from "./harness/world.js"
 import { freshDatabase } from "./support/database.js"
 
@@ -29,11 +30,10 @@ const seed = Number(process.env.HARNESS_SEED ?? 20_240_601)
 const runs = Number(process.env.HARNESS_RUNS ?? 700)
 
 /**
- * Patient-scoped operations the document has today. There is no patients table yet, so there are
- * none; when they land this fails: plug a `FamilySeeder` that links patients to a parent into
- * `patients(...)` below and update the count.
+ * Patient-scoped operations the document has today (`ecmPatients.show`); a new one changes the
+ * count, so whoever adds it sees the BOLA check cover it.
  */
-const expectedPatientScopedOperations = 0
+const expectedPatientScopedOperations = 1
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined
@@ -106,7 +106,7 @@ layer(HarnessApp({
       const seeder = yield* makeSeeder(h.pii, seed)
       const report = yield* runBola({
         harness: h,
-        kinds: [patients(noPatientsYet), users],
+        kinds: [patients(ecmPatientFamilies(h.pii, seed)), users],
         newParent: seeder.user({ role: "parent" }),
         seed
       })

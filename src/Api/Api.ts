@@ -10,6 +10,8 @@ import { UsersApi } from "./Accounts/Users.js"
 import { ProviderInvitesApi } from "./Providers/Invites.js"
 import { ProvidersApi } from "./Providers/Providers.js"
 import { SupervisorsApi } from "./Providers/Supervisors.js"
+import { EcmMifsApi } from "./Ecm/Mifs.js"
+import { EcmPatientsApi } from "./Ecm/Patients.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -95,6 +97,8 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(ProvidersApi)
   .add(SupervisorsApi)
   .add(ProviderInvitesApi)
+  .add(EcmMifsApi)
+  .add(EcmPatientsApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

@@ -119,6 +119,15 @@ const positiveInteger = (name: string, fallback: number) =>
     fallback
   )
 
+const mif = Config.all({
+  importDir: optional(Config.string("MIF_IMPORT_DIR")).pipe(Config.map(Option.map((dir) => path.resolve(dir)))),
+  maxFileBytes: positiveInteger("MIF_MAX_FILE_BYTES", 64 * 1024 * 1024),
+  urlTimeoutMs: positiveInteger("MIF_URL_TIMEOUT_MS", 30_000),
+  urlAllowedNetworks: Config.withDefault(Config.string("MIF_URL_ALLOWED_NETWORKS"), "").pipe(
+    Config.map((list) => list.split(",").map((s) => s.trim()).filter((s) => s.length > 0))
+  )
+})
+
 export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Effect.gen(function*() {
   const port = yield* Config.withDefault(Config.port("PORT"), 3000)
   const host = yield* Config.withDefault(Config.string("HOST"), "0.0.0.0")
@@ -151,6 +160,7 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     otelServiceName: yield* Config.withDefault(Config.string("OTEL_SERVICE_NAME"), "care-coordination-api"),
     logLevel: yield* Config.withDefault(Config.logLevel("LOG_LEVEL"), LogLevel.Info),
     logFormat: yield* Config.withDefault(Config.literal("json", "pretty")("LOG_FORMAT"), "json"),
+    mif: yield* mif,
     // Automatic log-off for health data: docs/spec-decisions.md "Sessions" gives the reasons.
     sessionIdleMinutes: yield* positiveInteger("SESSION_IDLE_MINUTES", 30),
     sessionMaxHours: yield* positiveInteger("SESSION_MAX_HOURS", 12)

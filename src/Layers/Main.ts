@@ -22,6 +22,11 @@ import { AppConfig } from "../Services/AppConfig.js"
 import { AppConfigLive } from "./Config.js"
 import { DatabaseLive } from "./Database.js"
 import { HttpAdminUsersLive } from "./Http/Accounts/AdminUsers.js"
+import { HttpEcmMifsLive } from "./Http/Ecm/Mifs.js"
+import { HttpEcmPatientsLive } from "./Http/Ecm/Patients.js"
+import { EcmPatients } from "../Services/Ecm/EcmPatients.js"
+import { MifFiles } from "../Services/Ecm/MifFiles.js"
+import { MifImport } from "../Services/Ecm/MifImport.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
 import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
 import { corsFor, docsPath, withResponseHeaders } from "./Http/ResponseHeaders.js"
@@ -38,12 +43,18 @@ import { TracingLive } from "./Tracing.js"
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
   Providers.Default, ProviderInvites.Default)
 
+/** ECM: patients and member information file imports. */
+const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmPatients.Default).pipe(
+  Layer.provide(AuditLog.Default)
+)
+
 const BootstrapLive = Layer.effectDiscard(
   Effect.flatMap(AppConfig, (config) => ensureBootstrapAdmin(config.bootstrapAdminEmail, config.bootstrapAdminPassword))
 ).pipe(Layer.provide(UsersRepo.Default))
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([HttpUsersLive, HttpAdminUsersLive, HttpProvidersLive, HttpSupervisorsLive, HttpProviderInvitesLive]),
+  Layer.provide([HttpUsersLive, HttpAdminUsersLive, HttpProvidersLive, HttpSupervisorsLive, HttpProviderInvitesLive,
+    HttpEcmMifsLive, HttpEcmPatientsLive]),
   Layer.provide(SecurityLive)
 )
 
@@ -80,7 +91,7 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Everything but config, adapters and the HTTP server: what the app needs to serve requests. */
-export const backendLayer = Layer.mergeAll(ServicesLive, BootstrapLive).pipe(
+export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, BootstrapLive).pipe(
   Layer.provideMerge(DatabaseLive)
 )
 

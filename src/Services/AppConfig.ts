@@ -21,6 +21,18 @@ export interface TwilioSettings {
   readonly apiBaseUrl: Option.Option<string>
 }
 
+/** Member information file imports (ECM §4.6). */
+export interface MifSettings {
+  /** Directory `path` imports may read from; None → path imports are refused. */
+  readonly importDir: Option.Option<string>
+  /** Largest file accepted from any source. */
+  readonly maxFileBytes: number
+  /** Time allowed for a `url` import to be fetched, redirects included. */
+  readonly urlTimeoutMs: number
+  /** CIDR ranges a `url` may reach although private (an internal file server); metadata never. */
+  readonly urlAllowedNetworks: ReadonlyArray<string>
+}
+
 /**
  * Which proxies in front of the service may say who the client is (`X-Forwarded-For`) and how it
  * was reached (`X-Forwarded-Proto`/`-Host`): none (the socket peer is the client), a number of
@@ -60,6 +72,7 @@ export interface AppSettings {
   readonly otelServiceName: string
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "json" | "pretty"
+  readonly mif: MifSettings
   /** A session token unused for this long stops working (automatic log-off). */
   readonly sessionIdleMinutes: number
   /** A session token stops working this long after sign-in, however busy. */

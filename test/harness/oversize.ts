@@ -9,6 +9,7 @@
  * mode tests it); path parameters, enums, formats with a fixed shape (dates) and numbers sent as
  * strings are bounded otherwise and exempt.
  */
+import { fieldLabel } from "../../src/Api/Errors.js"
 import { Effect } from "effect"
 import fc from "fast-check"
 import type { Case } from "./cases.js"
@@ -125,8 +126,9 @@ const withValue = (draft: Draft, location: FieldLocation, value: unknown): Draft
 const namesField = (json: unknown, leaf: string): boolean => {
   const errors = (json as { errors?: unknown } | undefined)?.errors
   if (Array.isArray(errors)) {
-    const label = leaf.replace(/_/g, " ").toLowerCase()
-    return errors.some((m) => typeof m === "string" && m.toLowerCase().includes(label))
+    // The ECM area labels fields Rails-style (`provider_id` → "Provider": src/Api/Errors.ts).
+    const labels = [leaf.replace(/_/g, " ").toLowerCase(), fieldLabel(leaf).toLowerCase()]
+    return errors.some((m) => typeof m === "string" && labels.some((label) => m.toLowerCase().includes(label)))
   }
   if (typeof errors === "object" && errors !== null) {
     return Object.keys(errors).some((key) => key.split(/[.[\]]+/).includes(leaf))

@@ -116,7 +116,9 @@ layer(TestApp())("bounded inputs", (it) => {
           const url = path.replace("{id}", spelling)
           const response = yield* request(method, url, { token: admin, ...(method === "PUT" ? { body: { user: {} } } : {}) })
           expect(response.status, `${method} ${url}`).toBe(422)
-          expect(response.body, `${method} ${url}`).toEqual({ errors: { id: ["is invalid"] } })
+          // The ECM area lists sentences (ECM §7).
+          const invalidId = path.includes("/ecm/") ? { errors: ["Id is invalid"] } : { errors: { id: ["is invalid"] } }
+          expect(response.body, `${method} ${url}`).toEqual(invalidId)
         }
       }
       // Nothing happened to user 1 on the way.

@@ -1,0 +1,222 @@
+/**
+ * `npm run bench:mif`: MIF import throughput, memory and event-loop responsiveness.
+ *
+ * 1. Generates a 100,000-row CSV (~17 MB) and a ~50 MB one (same shape, more rows).
+ * 2. Starts the app as `npm start` runs it (child process, fresh database, logs at warn) and signs in.
+ * 3. Imports the 100,000-row file through `POST /v1/admin/clinic/ecm/mifs` as a base64 data URI
+ *    (what a client sends), timing the request; peak RSS is the process's VmHWM (reset after
+ *    start-up through /proc/<pid>/clear_refs) minus its idle RSS.
+ * 4. The floor: a plain `COPY` of the same file into a scratch table of text columns (psql
+ *    `\copy`), and the ratio import / COPY.
+ * 5. Imports the ~50 MB file while another client polls `GET /health` back to back: the longest
+ *    wait for an answer is the longest the event loop was held (plus one round trip).
+ *
+ * Database: DATABASE_URL's server (a fresh `cc_bench_mif_<random>` database, dropped at the end),
+ * else an embedded PostgreSQL in a temp dir. Flags: --rows (100000), --large-mb (50, 0 to skip),
+ * --node-flags="…" (the app's node flags, with `=` since they start with dashes; default those of `npm start`).
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { readFileSync } from "node:fs"
+import * as fs from "node:fs/promises"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import pg from "pg"
+import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const { values: flags } = parseArgs({
+  options: {
+    rows: { type: "string", default: process.env.BENCH_MIF_ROWS ?? "100000" },
+    "large-mb": { type: "string", default: process.env.BENCH_MIF_LARGE_MB ?? "50" },
+    /** Node flags of the app; default: those of `npm start`. */
+    "node-flags": { type: "string" }
+  }
+})
+const rows = Number(flags.rows)
+const largeMb = Number(flags["large-mb"])
+
+const header = "MEMBER_ID,CIN,FIRST_NAME,LAST_NAME,DOB,GENDER,ADDRESS,CITY,STATE,ZIP,PHONE,ECM_SERVICE_AUTH_ID," +
+  "ECM_PROVIDER_NAME,ECM_NPI,ECM_BENEFIT_AUTH_EFF_DATE,ECM_BENEFIT_AUTH_END_DATE,ACUITY_LEVEL"
+const firstNames = ["Ana", "Ben", "Carla", "Dmitri", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jamal", "Keiko", "Luis"]
+const lastNames = ["Lopez", "Kim", "Nguyen", "Smith", "Garcia", "Patel", "Okafor", "Rossi", "Cohen", "Silva", "Haddad"]
+const cities = ["Oakland", "Fresno", "San Jose", "Sacramento", "Los Angeles", "San Diego", "Stockton"]
+const pad = (n: number, w = 2) => String(n).padStart(w, "0")
+
+/** Row i of the generated file (deterministic): ~170 bytes, every mapped column filled. */
+const rowOf = (i: number) => {
+  const first = firstNames[i % firstNames.length]!
+  const last = lastNames[(i * 7) % lastNames.length]!
+  const dob = `${pad((i % 12) + 1)}-${pad((i % 28) + 1)}-${1940 + (i % 70)}`
+  return `9${pad(i, 8)}A,C${pad(i, 9)},${first},${last},${dob},${i % 2 ? "F" : "M"},${100 + (i % 9000)} Main Street Apt ${i % 40},` +
+    `${cities[i % cities.length]},CA,${pad(90000 + (i % 6000), 5)},(${510 + (i % 300)}) 555-${pad(i % 10000, 4)},` +
+    `AUTH${pad(i, 8)},Good Care Partners,1234567893,01-01-2026,12-31-2026,${i % 3 ? "Standard" : "High"}`
+}
+
+const writeCsv = async (file: string, count: number) => {
+  const handle = await fs.open(file, "w")
+  await handle.write(header + "\n")
+  for (let i = 0; i < count; i += 10_000) {
+    const lines: Array<string> = []
+    for (let j = i; j < Math.min(count, i + 10_000); j++) lines.push(rowOf(j))
+    await handle.write(lines.join("\n") + "\n")
+  }
+  await handle.close()
+  return (await fs.stat(file)).size
+}
+
+const children = new Set<ChildProcess>()
+process.on("exit", () => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")))
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.on("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+const status = (pid: number, key: "VmRSS" | "VmHWM") => {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(key))
+  return Number(line?.replace(/\D/g, "") ?? 0) / 1024
+}
+
+const mb = (n: number) => `${n.toFixed(0)} MB`
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+
+const main = async () => {
+  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-mif-"))
+  await fs.chmod(tmp, 0o755)
+  let serverUrl = process.env.DATABASE_URL
+  let stopEmbedded: (() => Promise<void>) | undefined
+  if (!serverUrl) {
+    const server = await startEmbeddedPostgres({ dataDir: path.join(tmp, "pg"), persistent: false })
+    serverUrl = server.url
+    stopEmbedded = server.stop
+  }
+  const database = `cc_bench_mif_${randomBytes(4).toString("hex")}`
+  const admin = new pg.Client({ connectionString: serverUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${database}`)
+  const url = new URL(serverUrl)
+  url.pathname = `/${database}`
+  let app: ChildProcess | undefined
+  try {
+    const small = path.join(tmp, "mif-100k.csv")
+    const smallBytes = await writeCsv(small, rows)
+    console.log(`generated ${rows} rows: ${mb(smallBytes / 1024 / 1024)}`)
+
+    const port = await freePort()
+    const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: { start: string } }
+    const nodeFlags = flags["node-flags"] !== undefined
+      ? flags["node-flags"].split(/\s+/).filter((w) => w.length > 0)
+      : pkg.scripts.start.split(/\s+/).filter((w) => w.startsWith("--") && !w.startsWith("--import"))
+    console.log(`app node flags: ${nodeFlags.join(" ") || "(none)"}`)
+    app = spawn(process.execPath, [...nodeFlags, "--import", "tsx", "src/main.ts"], {
+      cwd: root,
+      env: {
+        ...process.env, DATABASE_URL: url.toString(), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn",
+        DATA_DIR: path.join(tmp, "data"), BOOTSTRAP_ADMIN_EMAIL: "bench@example.test", BOOTSTRAP_ADMIN_PASSWORD: "bench-password-1",
+        OTEL_EXPORTER_OTLP_ENDPOINT: ""
+      },
+      stdio: ["ignore", "inherit", "inherit"]
+    })
+    children.add(app)
+    const base = `http://127.0.0.1:${port}`
+    for (let i = 0; ; i++) {
+      if (i > 300) throw new Error("app did not start")
+      try {
+        if ((await fetch(`${base}/health`)).ok) break
+      } catch { /* not yet */ }
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    const signIn = await fetch(`${base}/v1/users/sign_in`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ user: { email: "bench@example.test", password: "bench-password-1" } })
+    })
+    const token = ((await signIn.json()) as { token: string }).token
+    const post = async (file: string) => {
+      const body = JSON.stringify({ mif: { file: "data:text/csv;base64," + (await fs.readFile(file)).toString("base64") } })
+      const started = performance.now()
+      const response = await fetch(`${base}/v1/admin/clinic/ecm/mifs`, {
+        method: "POST", headers: { "content-type": "application/json", "x-user-token": token }, body
+      })
+      const result = await response.json()
+      const elapsed = performance.now() - started
+      if (response.status !== 200) throw new Error(`import failed: ${response.status} ${JSON.stringify(result).slice(0, 500)}`)
+      return { elapsed, result }
+    }
+
+    // Idle: settled after start-up and one sign-in.
+    await new Promise((r) => setTimeout(r, 2000))
+    const pid = app.pid!
+    const idle = status(pid, "VmRSS")
+    await fs.writeFile(`/proc/${pid}/clear_refs`, "5").catch(() => console.log("(could not reset VmHWM: peak includes start-up)"))
+    const first = await post(small)
+    const peak = status(pid, "VmHWM")
+    console.log(`import ${rows} rows (new patients): ${seconds(first.elapsed)}  ${JSON.stringify(first.result)}`)
+    console.log(`RSS: idle ${mb(idle)}, peak ${mb(peak)}, peak above idle ${mb(peak - idle)} (target ≤ 200 MB)`)
+    const again = await post(small)
+    console.log(`re-import ${rows} rows (all matched, updated): ${seconds(again.elapsed)}`)
+    console.log(`RSS peak after re-import: ${mb(status(pid, "VmHWM"))} (${mb(status(pid, "VmHWM") - idle)} above idle)`)
+
+    // Floor: plain COPY of the same rows into a scratch table.
+    const scratch = new pg.Client({ connectionString: url.toString() })
+    await scratch.connect()
+    await scratch.query(`CREATE TABLE copy_floor (${header.split(",").map((c) => `${c.toLowerCase()} text`).join(", ")})`)
+    await scratch.end()
+    const copyStarted = performance.now()
+    const copy = spawnSync("psql", [url.toString(), "-q", "-c", `\\copy copy_floor FROM '${small}' WITH (FORMAT csv, HEADER)`], { encoding: "utf8" })
+    const copyMs = performance.now() - copyStarted
+    if (copy.status !== 0) throw new Error(`psql \\copy failed: ${copy.stderr}`)
+    console.log(`floor: plain COPY of the same rows: ${seconds(copyMs)}; import / COPY = ${(first.elapsed / copyMs).toFixed(1)}× (target ≤ 3×; ` +
+      `re-import ${(again.elapsed / copyMs).toFixed(1)}×)`)
+    console.log(`target: ≤ 8 s → ${first.elapsed <= 8000 && again.elapsed <= 8000 ? "met" : "MISSED"}`)
+
+    if (largeMb > 0) {
+      const large = path.join(tmp, "mif-large.csv")
+      const largeRows = Math.round((largeMb * 1024 * 1024) / (smallBytes / rows))
+      const largeBytes = await writeCsv(large, largeRows)
+      // Other requests during the import: /health back to back, each wait recorded.
+      let polling = true
+      const waits: Array<number> = []
+      const poller = (async () => {
+        while (polling) {
+          const started = performance.now()
+          await fetch(`${base}/health`).then((r) => r.arrayBuffer())
+          waits.push(performance.now() - started)
+        }
+      })()
+      const big = await post(large)
+      polling = false
+      await poller
+      waits.sort((a, b) => a - b)
+      const pct = (p: number) => waits[Math.min(waits.length - 1, Math.floor(waits.length * p))]!
+      console.log(`import ${largeRows} rows (${mb(largeBytes / 1024 / 1024)}): ${seconds(big.elapsed)}; peak RSS ${mb(status(pid, "VmHWM"))} ` +
+        `(${mb(status(pid, "VmHWM") - idle)} above idle)`)
+      console.log(`/health during it: ${waits.length} answered, p50 ${pct(0.5).toFixed(0)} ms, p99 ${pct(0.99).toFixed(0)} ms, ` +
+        `longest ${waits[waits.length - 1]!.toFixed(0)} ms`)
+    }
+  } finally {
+    if (app && app.exitCode === null) {
+      const exited = new Promise((r) => app!.once("exit", r))
+      app.kill("SIGTERM")
+      await exited
+    }
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    await admin.end()
+    await stopEmbedded?.()
+    await fs.rm(tmp, { recursive: true, force: true })
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

@@ -1,0 +1,163 @@
+/**
+ * The set-based statements of a MIF import, run inside its transaction (./MifImport.ts). Records
+ * are staged in a temporary table (dropped at commit or rollback); everything after staging is a
+ * fixed number of statements whatever the file's size.
+ *
+ * Matching (docs/spec-decisions.md, "ECM patients and MIF"):
+ * - a record with a MEMBER_ID matches the patient with that member id; failing that, the one
+ *   patient without a member id who has the same first name, last name and date of birth (any
+ *   case), who then takes the member id;
+ * - a record without a MEMBER_ID matches the one patient with the same first name, last name and
+ *   date of birth;
+ * - two or more such patients: the record fails (never guess between namesakes); no match: a new
+ *   patient. Records of one file with the same member id (or, without one, the same name and date
+ *   of birth) are one patient; the last line wins for its fields.
+ */
+import type { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { MemberRecord } from "../../Domain/Ecm/Mif.js"
+
+export interface WriteContext {
+  readonly mifFileId: number
+  readonly actorId: number
+  readonly now: Date
+  /** The import day (UTC): the effective date of `new_member` status entries. */
+  readonly today: string
+}
+
+/** The key records of one patient share within a file. */
+export const identityOf = (r: MemberRecord): string =>
+  r.member_id !== null
+    ? `m:${r.member_id}`
+    : `n:${r.first_name.toLowerCase()}\u001f${r.last_name.toLowerCase()}\u001f${r.date_of_birth}`
+
+export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
+  const createStaging = sql`CREATE TEMP TABLE mif_staging (
+      line integer NOT NULL,
+      ident text NOT NULL,
+      member_id text, cin text, first_name text NOT NULL, last_name text NOT NULL, date_of_birth date NOT NULL,
+      gender text, address text, city text, state text, zip text, phone text, phone_e164 text,
+      ecm_service_auth_id text, ecm_provider_name text, ecm_npi text,
+      ecm_benefit_auth_eff_date date, ecm_benefit_auth_end_date date, acuity_level text, member_record_status text
+    ) ON COMMIT DROP`.pipe(Effect.orDie)
+
+  /**
+   * One statement per batch: the records as one JSON array parameter, turned back into rows by
+   * PostgreSQL (JSON.stringify and PostgreSQL's JSON reader beat 21 array literals).
+   */
+  const stage = (records: ReadonlyArray<MemberRecord>) =>
+    sql`INSERT INTO mif_staging
+      SELECT * FROM json_populate_recordset(NULL::mif_staging, ${JSON.stringify(records.map((r) => ({ ...r, ident: identityOf(r) })))}::json)`.pipe(
+      Effect.orDie,
+      Effect.withSpan("MifImport.stageBatch", { attributes: { "mif.batch_records": records.length } })
+    )
+
+  /**
+   * Finds the patient of every staged record that matches one (`mif_match`: line → patient);
+   * returns a message for each record that matches several, or claims by name a patient that
+   * records with another member id also claim. Nothing is written to patients here.
+   */
+  const matchPatients = Effect.gen(function*() {
+    yield* sql`ANALYZE mif_staging`
+    yield* sql`CREATE TEMP TABLE mif_match ON COMMIT DROP AS
+      SELECT s.line, s.member_id, p.id AS patient_id, false AS by_name
+      FROM mif_staging s JOIN patients p ON p.member_id = s.member_id
+      UNION ALL
+      SELECT s.line, s.member_id, p.id, true
+      FROM mif_staging s
+      JOIN patients p ON lower(p.last_name) = lower(s.last_name) AND lower(p.first_name) = lower(s.first_name)
+        AND p.date_of_birth = s.date_of_birth
+      WHERE (s.member_id IS NULL OR (p.member_id IS NULL
+        AND NOT EXISTS (SELECT 1 FROM patients taken WHERE taken.member_id = s.member_id)))`
+    const ambiguous = yield* sql<{ line: number; matches: number }>`
+      SELECT line, count(*)::int AS matches FROM mif_match GROUP BY line HAVING count(*) > 1 ORDER BY line LIMIT 100`
+    const contested = yield* sql<{ line: number }>`
+      SELECT m.line FROM mif_match m
+      JOIN (SELECT patient_id FROM mif_match WHERE by_name AND member_id IS NOT NULL
+            GROUP BY patient_id HAVING count(DISTINCT member_id) > 1) x ON x.patient_id = m.patient_id
+      WHERE m.by_name AND m.member_id IS NOT NULL ORDER BY m.line LIMIT 100`
+    return [
+      ...ambiguous.map((r) =>
+        `Line ${r.line}: matches ${r.matches} patients with the same name and date of birth; add MEMBER_ID to say which`),
+      ...contested.map((r) =>
+        `Line ${r.line}: matches by name and date of birth a patient that other records of this file, with other member ids, also match; check MEMBER_ID`)
+    ]
+  }).pipe(Effect.orDie, Effect.withSpan("MifImport.match"))
+
+  /**
+   * Creates and updates patients, then writes eligibility, status history and case loads. Ids of
+   * new patients and of the eligibility records are drawn up front, so each row is written once:
+   * a patient already points at its latest record when it is inserted or updated.
+   */
+  const writeAll = (context: WriteContext) =>
+    Effect.gen(function*() {
+      const { actorId, mifFileId, now, today } = context
+      yield* sql`CREATE TEMP TABLE mif_new ON COMMIT DROP AS
+        SELECT ident, nextval(pg_get_serial_sequence('patients', 'id'))::int AS patient_id
+        FROM (SELECT DISTINCT s.ident FROM mif_staging s
+              WHERE NOT EXISTS (SELECT 1 FROM mif_match m WHERE m.line = s.line)) d`
+      yield* sql`CREATE TEMP TABLE mif_rows ON COMMIT DROP AS
+        SELECT s.*, COALESCE(m.patient_id, n.patient_id) AS patient_id, n.patient_id IS NOT NULL AS created,
+          nextval(pg_get_serial_sequence('ecm_eligibility_informations', 'id'))::int AS eligibility_id
+        FROM mif_staging s
+        LEFT JOIN mif_match m ON m.line = s.line
+        LEFT JOIN mif_new n ON m.line IS NULL AND n.ident = s.ident`
+      // The last line of each patient, with the member id any of its lines carries.
+      yield* sql`CREATE TEMP TABLE mif_latest ON COMMIT DROP AS
+        SELECT DISTINCT ON (patient_id) r.*, max(member_id) OVER (PARTITION BY patient_id) AS any_member_id
+        FROM mif_rows r ORDER BY patient_id, line DESC`
+      yield* sql`INSERT INTO patients (id, member_id, cin, first_name, last_name, date_of_birth, gender, address, city,
+          state, zip, phone, ecm_eligibility_information_id, created_at, updated_at)
+        OVERRIDING SYSTEM VALUE
+        SELECT patient_id, any_member_id, cin, first_name, last_name, date_of_birth, gender, address, city, state, zip,
+          phone_e164, eligibility_id, ${now}, ${now}
+        FROM mif_latest WHERE created`
+      // A blank cell never erases what a patient has.
+      yield* sql`UPDATE patients p SET
+          member_id = COALESCE(p.member_id, l.any_member_id),
+          cin = COALESCE(l.cin, p.cin),
+          first_name = l.first_name,
+          last_name = l.last_name,
+          date_of_birth = l.date_of_birth,
+          gender = COALESCE(l.gender, p.gender),
+          address = COALESCE(l.address, p.address),
+          city = COALESCE(l.city, p.city),
+          state = COALESCE(l.state, p.state),
+          zip = COALESCE(l.zip, p.zip),
+          phone = COALESCE(l.phone_e164, p.phone),
+          ecm_eligibility_information_id = l.eligibility_id,
+          updated_at = ${now}
+        FROM mif_latest l WHERE NOT l.created AND p.id = l.patient_id`
+      yield* sql`INSERT INTO ecm_eligibility_informations (id, patient_id, mif_file_id, line, member_id, cin, first_name,
+          last_name, date_of_birth, gender, address, city, state, zip, phone, ecm_service_auth_id, ecm_provider_name,
+          ecm_npi, ecm_benefit_auth_eff_date, ecm_benefit_auth_end_date, acuity_level, member_record_status,
+          created_at, updated_at)
+        OVERRIDING SYSTEM VALUE
+        SELECT eligibility_id, patient_id, ${mifFileId}, line, member_id, cin, first_name, last_name, date_of_birth,
+          gender, address, city, state, zip, phone, ecm_service_auth_id, ecm_provider_name, ecm_npi,
+          ecm_benefit_auth_eff_date, ecm_benefit_auth_end_date, acuity_level,
+          COALESCE(member_record_status, CASE WHEN created THEN 'new_member' ELSE 'existing_member' END),
+          ${now}, ${now}
+        FROM mif_rows`
+      yield* sql`INSERT INTO ecm_status_histories (patient_id, status, effective_date, source, reason, actor_id,
+          created_at, updated_at)
+        SELECT patient_id, 'new_member', ${today}::date, 'mif', 'Created by MIF import', ${actorId}, ${now}, ${now}
+        FROM mif_latest WHERE created`
+      // The ECM provider's case load. Providers do not exist yet: the file's NPI and name are
+      // recorded and provider_id stays null; the providers issue resolves them (NPI, then name).
+      yield* sql`INSERT INTO case_loads (patient_id, provider_npi, provider_name, provider_assigned_at, created_at, updated_at)
+        SELECT patient_id, ecm_npi, ecm_provider_name, ${now}, ${now}, ${now}
+        FROM mif_latest WHERE ecm_npi IS NOT NULL OR ecm_provider_name IS NOT NULL
+        ON CONFLICT (patient_id) DO UPDATE SET
+          provider_npi = EXCLUDED.provider_npi,
+          provider_name = EXCLUDED.provider_name,
+          provider_assigned_at = EXCLUDED.provider_assigned_at,
+          updated_at = EXCLUDED.updated_at
+        WHERE case_loads.provider_npi IS DISTINCT FROM EXCLUDED.provider_npi
+           OR case_loads.provider_name IS DISTINCT FROM EXCLUDED.provider_name`
+    }).pipe(Effect.withSpan("MifImport.write"))
+
+  return { createStaging, stage, matchPatients, writeAll } as const
+}
+
+export type MifImportSql = ReturnType<typeof makeMifImportSql>

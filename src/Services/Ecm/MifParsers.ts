@@ -1,0 +1,340 @@
+/**
+ * Readers of member information files: each turns the file's bytes into batches of raw records
+ * (`RawRecord`), yielding to the event loop between batches so a large file never holds it for
+ * long. A file that cannot be read as its type fails with `MalformedFile` naming the line.
+ *
+ * - CSV (papaparse): header row; comma or tab; UTF-8 with or without BOM. The text is cut into
+ *   64 KB pieces at record boundaries (a newline outside quotes) and each piece parsed on its own,
+ *   so memory holds one piece of rows at a time.
+ * - XML (fast-xml-parser): any root; one `Member` element per member; entities are not expanded.
+ *   The document is parsed whole (fast-xml-parser has no streaming mode).
+ * - XLSX (exceljs streaming reader): the first worksheet; first row headers; number and date cells
+ *   read back as the spreadsheet shows them.
+ */
+import ExcelJS from "exceljs"
+import { XMLParser, XMLValidator } from "fast-xml-parser"
+import Papa from "papaparse"
+import { Readable } from "node:stream"
+import { setImmediate as yieldToEventLoop } from "node:timers/promises"
+import { type Cell, fieldOfColumn, type MifField, type MifFileType, type RawRecord } from "../../Domain/Ecm/Mif.js"
+
+export class MalformedFile extends Error {
+  override readonly name = "MalformedFile"
+}
+
+export type RecordBatches = AsyncGenerator<ReadonlyArray<RawRecord>, void, undefined>
+
+/** Columns a file must have (by any of their accepted names). */
+const requiredFields: ReadonlyArray<readonly [MifField, string]> = [
+  ["first_name", "FIRST_NAME"], ["last_name", "LAST_NAME"], ["date_of_birth", "DOB"]
+]
+
+/** Column index → field, from a header row; fails when a required column is missing. */
+const headerFields = (header: ReadonlyArray<unknown>, format: string): Array<MifField | undefined> => {
+  const seen = new Set<MifField>()
+  const fields = header.map((name) => {
+    const field = typeof name === "string" ? fieldOfColumn(name) : undefined
+    // A repeated column: the first one counts.
+    if (field === undefined || seen.has(field)) return undefined
+    seen.add(field)
+    return field
+  })
+  const missing = requiredFields.filter(([field]) => !seen.has(field)).map(([, column]) => column)
+  if (missing.length > 0) throw new MalformedFile(`Invalid ${format} format: line 1: missing column${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`)
+  return fields
+}
+
+export interface ReadOptions {
+  /**
+   * Bytes of CSV text parsed at once (default 64 KiB). Kept under V8's large-object size (128 KiB),
+   * so a piece's strings are young-generation garbage; larger pieces land in large-object space,
+   * which only a full collection frees, and peak memory grew by hundreds of MB on large files.
+   */
+  readonly pieceBytes?: number
+}
+
+const decoderFor = (format: string) => {
+  const decoder = new TextDecoder("utf-8", { fatal: true })
+  return (bytes: Uint8Array, stream: boolean) => {
+    try {
+      return decoder.decode(bytes, { stream })
+    } catch {
+      throw new MalformedFile(`Invalid ${format} format: the file is not UTF-8 text`)
+    }
+  }
+}
+
+/** Index just past the last newline that lies outside quotes, or -1. */
+const lastRecordEnd = (text: string): number => {
+  let inQuotes = false
+  let end = -1
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) inQuotes = !inQuotes
+    else if (c === 0x0a && !inQuotes) end = i + 1
+  }
+  return end
+}
+
+/** Comma unless the header line has more tabs than commas (outside quotes). */
+const delimiterOf = (firstLine: string): "," | "\t" => {
+  let commas = 0
+  let tabs = 0
+  let inQuotes = false
+  for (const ch of firstLine) {
+    if (ch === "\"") inQuotes = !inQuotes
+    else if (!inQuotes && ch === ",") commas++
+    else if (!inQuotes && ch === "\t") tabs++
+  }
+  return tabs > commas ? "\t" : ","
+}
+
+const newlinesIn = (row: ReadonlyArray<string>) => {
+  let count = 0
+  for (const field of row) {
+    for (let i = field.indexOf("\n"); i !== -1; i = field.indexOf("\n", i + 1)) count++
+  }
+  return count
+}
+
+const isBlankRow = (row: ReadonlyArray<string>) => row.every((field) => field.trim() === "")
+
+export async function* readCsv(bytes: Uint8Array, options: ReadOptions = {}): RecordBatches {
+  const pieceBytes = options.pieceBytes ?? 64 * 1024
+  const decode = decoderFor("CSV")
+  let carry = ""
+  let delimiter: "," | "\t" | undefined
+  let newline: "\r\n" | "\n" | undefined
+  let fields: Array<MifField | undefined> | undefined
+  /** Physical line of the next row (the header is line 1). */
+  let line = 1
+
+  const parsePiece = (text: string): Array<RawRecord> => {
+    if (text.length === 0) return []
+    if (delimiter === undefined) {
+      const firstLine = text.slice(0, text.search(/\n|$/))
+      delimiter = delimiterOf(firstLine)
+      newline = firstLine.endsWith("\r") ? "\r\n" : "\n"
+    }
+    const parsed = Papa.parse<Array<string>>(text, { delimiter, newline: newline!, header: false, skipEmptyLines: false })
+    // A piece ends with a newline, after which papaparse reads one more (empty) row.
+    if (text.endsWith("\n") && parsed.data.length > 0 && isBlankRow(parsed.data[parsed.data.length - 1]!)) parsed.data.pop()
+    const error = parsed.errors[0]
+    if (error !== undefined) {
+      // Rows before the failing one may span several lines: count them.
+      let errorLine = line
+      for (let r = 0; r < (error.row ?? 0) && r < parsed.data.length; r++) errorLine += 1 + newlinesIn(parsed.data[r]!)
+      throw new MalformedFile(`Invalid CSV format: line ${errorLine}: ${error.message}`)
+    }
+    const records: Array<RawRecord> = []
+    for (const row of parsed.data) {
+      const rowLine = line
+      line += 1 + newlinesIn(row)
+      if (isBlankRow(row)) continue
+      if (fields === undefined) {
+        fields = headerFields(row, "CSV")
+        continue
+      }
+      if (row.length > fields.length) {
+        throw new MalformedFile(`Invalid CSV format: line ${rowLine}: ${row.length} fields, but the header has ${fields.length}`)
+      }
+      const cells: Partial<Record<MifField, Cell>> = {}
+      for (let c = 0; c < row.length; c++) {
+        const field = fields[c]
+        if (field !== undefined) cells[field] = row[c]
+      }
+      records.push({ line: rowLine, cells })
+    }
+    return records
+  }
+
+  for (let offset = 0; offset < bytes.length; offset += pieceBytes) {
+    const last = offset + pieceBytes >= bytes.length
+    const text = carry + decode(bytes.subarray(offset, offset + pieceBytes), !last)
+    // Papaparse reads a trailing `\r` of the piece as a line end: cut after `\n` only.
+    const end = last ? text.length : lastRecordEnd(text)
+    if (end === -1) {
+      carry = text
+      continue
+    }
+    carry = text.slice(end)
+    const records = parsePiece(text.slice(0, end))
+    if (records.length > 0) yield records
+    await yieldToEventLoop()
+  }
+  if (carry.length > 0) {
+    const records = parsePiece(carry)
+    if (records.length > 0) yield records
+  }
+  if (fields === undefined) throw new MalformedFile("Invalid CSV format: line 1: the file has no header row")
+}
+
+/** The array of `Member` elements, at any depth under any root. */
+const findMembers = (node: unknown, depth = 0): Array<unknown> | undefined => {
+  if (typeof node !== "object" || node === null || depth > 8) return undefined
+  const members = Object.entries(node).filter(([key]) => key.toLowerCase() === "member")
+  if (members.length > 0) return members.flatMap(([, value]) => (Array.isArray(value) ? value : [value]))
+  for (const value of Object.values(node)) {
+    const found = Array.isArray(value) ? value.map((v) => findMembers(v, depth + 1)).find((m) => m !== undefined) : findMembers(value, depth + 1)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+const predefinedEntities: Readonly<Record<string, string>> = { lt: "<", gt: ">", amp: "&", quot: "\"", apos: "'" }
+
+/**
+ * XML's five predefined entities and character references, decoded by hand: the parser's entity
+ * processing would also expand entities a DOCTYPE declares (billion laughs), so it is off.
+ */
+export const decodeXmlText = (text: string): string =>
+  text.includes("&")
+    ? text.replace(/&(?:#(\d{1,7})|#x([0-9a-fA-F]{1,6})|(lt|gt|amp|quot|apos));/g, (whole, dec: string | undefined, hex: string | undefined, name: string | undefined) => {
+      if (name !== undefined) return predefinedEntities[name]!
+      const code = dec !== undefined ? Number(dec) : parseInt(hex!, 16)
+      return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : whole
+    })
+    : text
+
+const xmlCell = (value: unknown): Cell => {
+  if (typeof value === "string") return decodeXmlText(value)
+  if (typeof value === "number") return String(value)
+  // `<CIN/>` parses as "" and nested elements as objects: neither is a value.
+  return null
+}
+
+export async function* readXml(bytes: Uint8Array, batchSize = 5000): RecordBatches {
+  const text = decoderFor("XML")(bytes, false)
+  const validation = XMLValidator.validate(text)
+  if (validation !== true) {
+    throw new MalformedFile(`Invalid XML format: line ${validation.err.line}: ${validation.err.msg}`)
+  }
+  await yieldToEventLoop()
+  const parser = new XMLParser({
+    ignoreAttributes: true,
+    // Values stay text: `00123` is a ZIP code, not 123.
+    parseTagValue: false,
+    processEntities: false,
+    htmlEntities: false,
+    ignoreDeclaration: true,
+    ignorePiTags: true,
+    isArray: (name) => name.toLowerCase() === "member"
+  })
+  let document: unknown
+  try {
+    document = parser.parse(text)
+  } catch {
+    throw new MalformedFile("Invalid XML format: the document could not be read")
+  }
+  const members = findMembers(document)
+  if (members === undefined) throw new MalformedFile("Invalid XML format: no Member elements found")
+  let batch: Array<RawRecord> = []
+  for (let i = 0; i < members.length; i++) {
+    const member = members[i]
+    const cells: Partial<Record<MifField, Cell>> = {}
+    if (typeof member === "object" && member !== null) {
+      for (const [key, value] of Object.entries(member)) {
+        const field = fieldOfColumn(key)
+        if (field !== undefined && !(field in cells)) cells[field] = xmlCell(value)
+      }
+    }
+    batch.push({ line: i + 1, label: `Member ${i + 1}`, cells })
+    if (batch.length >= batchSize) {
+      yield batch
+      batch = []
+      await yieldToEventLoop()
+    }
+  }
+  if (batch.length > 0) yield batch
+}
+
+/** A number cell formatted with zeros only (`00000`): a ZIP code or id the sheet pads. */
+const zeroPadded = (value: number, numFmt: string | undefined): string | undefined => {
+  const format = numFmt?.replace(/^"|"$/g, "")
+  return format !== undefined && /^0+$/.test(format) && Number.isInteger(value) && value >= 0
+    ? String(value).padStart(format.length, "0")
+    : undefined
+}
+
+/** A worksheet cell as the sheet shows it. */
+const xlsxCell = (cell: ExcelJS.Cell): Cell => {
+  const value = cell.value as unknown
+  if (value === null || value === undefined) return null
+  if (value instanceof Date) return value
+  if (typeof value === "number") return zeroPadded(value, cell.numFmt) ?? value
+  if (typeof value === "string") return value
+  if (typeof value === "boolean") return String(value)
+  if (typeof value === "object") {
+    const v = value as { richText?: Array<{ text: string }>; result?: unknown; text?: unknown; error?: unknown }
+    if (Array.isArray(v.richText)) return v.richText.map((r) => r.text).join("")
+    if ("result" in v) {
+      const result = v.result
+      if (result instanceof Date || typeof result === "string") return result
+      if (typeof result === "number") return zeroPadded(result, cell.numFmt) ?? result
+      return null
+    }
+    if (typeof v.text === "string") return v.text
+  }
+  return null
+}
+
+export async function* readXlsx(bytes: Uint8Array, batchSize = 5000): RecordBatches {
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]), {
+    sharedStrings: "cache",
+    styles: "cache",
+    hyperlinks: "ignore",
+    worksheets: "emit"
+  })
+  let fields: Array<MifField | undefined> | undefined
+  let batch: Array<RawRecord> = []
+  try {
+    for await (const worksheet of reader) {
+      for await (const row of worksheet) {
+        const cells = (row as ExcelJS.Row)
+        if (fields === undefined) {
+          const header: Array<unknown> = []
+          cells.eachCell({ includeEmpty: false }, (cell, column) => {
+            header[column - 1] = typeof cell.value === "string" ? cell.value : cell.text
+          })
+          if (header.length === 0) continue
+          fields = headerFields(Array.from(header, (h) => h ?? ""), "XLSX")
+          continue
+        }
+        const record: Partial<Record<MifField, Cell>> = {}
+        let blank = true
+        cells.eachCell({ includeEmpty: false }, (cell, column) => {
+          const field = fields![column - 1]
+          if (field === undefined) return
+          const value = xlsxCell(cell)
+          if (value !== null && value !== "") blank = false
+          record[field] = value
+        })
+        if (blank) continue
+        batch.push({ line: cells.number, cells: record })
+        if (batch.length >= batchSize) {
+          yield batch
+          batch = []
+          await yieldToEventLoop()
+        }
+      }
+      // Only the first worksheet holds members.
+      break
+    }
+  } catch (error) {
+    if (error instanceof MalformedFile) throw error
+    throw new MalformedFile("Invalid XLSX format: the file is not a readable Excel 2007+ workbook")
+  }
+  if (fields === undefined) throw new MalformedFile("Invalid XLSX format: line 1: the first worksheet has no header row")
+  if (batch.length > 0) yield batch
+}
+
+export const readMif = (fileType: MifFileType, bytes: Uint8Array): RecordBatches => {
+  switch (fileType) {
+    case "csv":
+      return readCsv(bytes)
+    case "xml":
+      return readXml(bytes)
+    case "xlsx":
+      return readXlsx(bytes)
+  }
+}
