@@ -11,7 +11,8 @@ import { SupervisorList } from "../../Api/Providers/Supervisors.js"
 import type { ProviderId, UserId } from "../../Domain/Ids.js"
 import { isProfileRole, type ProviderRole, Supervisee, Supervisor } from "../../Domain/Providers/Provider.js"
 import { AuditLog } from "../AuditLog.js"
-import { blankToNull, likePattern, providerColumns, type ProviderRow, toProvider } from "./ProvidersRepo.js"
+import { likePattern } from "../Accounts/AdminUsers.js"
+import { blankToNull, providerColumns, type ProviderRow, toProvider } from "./ProvidersRepo.js"
 
 export const providerMessages = {
   supervisorMissing: "must exist",

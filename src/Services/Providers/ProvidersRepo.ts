@@ -45,9 +45,6 @@ export const toProvider = (row: ProviderRow): Provider =>
     updated_at: row.updated_at
   }, true)
 
-/** `%`, `_` and `\` match themselves in the LIKE pattern built from search text. */
-export const likePattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-
 export const blankToNull = (s: string | null | undefined): string | null => {
   const trimmed = s?.trim() ?? ""
   return trimmed.length === 0 ? null : trimmed
