@@ -131,7 +131,7 @@ layer(HarnessApp({
       // The fixture table names operations that exist: a renamed operation must not silently drop out.
       expect([...Object.keys(fixtures)].filter((id) => !ids.includes(id)), "table entries for unknown operations").toEqual([])
       expect(h.operations.filter((o) => singleUseOf(o) !== undefined).map((o) => o.id))
-        .toEqual(expect.arrayContaining(["users.register", "users.confirm", "users.resendConfirmation", "users.resetPassword"]))
+        .toEqual(expect.arrayContaining(["users.register", "users.confirm", "users.resendConfirmation", "users.resetPassword", "providerInvites.accept"]))
       expect(formatRaceFailures(report.failures)).toBe("")
       yield* expectCleanTelemetry(h)
     }), 120_000)

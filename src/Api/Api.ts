@@ -7,6 +7,9 @@ import { AdminUsersApi } from "./Accounts/AdminUsers.js"
 import { smallBodyBytes } from "./BodyLimit.js"
 import { InternalServerError, PayloadTooLarge, ServiceUnavailable } from "./Errors.js"
 import { UsersApi } from "./Accounts/Users.js"
+import { ProviderInvitesApi } from "./Providers/Invites.js"
+import { ProvidersApi } from "./Providers/Providers.js"
+import { SupervisorsApi } from "./Providers/Supervisors.js"
 import { EcmMifsApi } from "./Ecm/Mifs.js"
 import { EcmPatientsApi } from "./Ecm/Patients.js"
 
@@ -91,6 +94,9 @@ const declareRetryAfter = (spec: Record<string, any>): Record<string, any> => {
 export class Api extends HttpApi.make("care-coordination-api")
   .add(UsersApi)
   .add(AdminUsersApi)
+  .add(ProvidersApi)
+  .add(SupervisorsApi)
+  .add(ProviderInvitesApi)
   .add(EcmMifsApi)
   .add(EcmPatientsApi)
   .addError(PayloadTooLarge.schema)

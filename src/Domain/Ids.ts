@@ -39,3 +39,10 @@ export const idFromText = <A, R>(id: Schema.Schema<A, number, R>): Schema.Schema
   Schema.compose(Schema.compose(IdText, Schema.NumberFromString), id)
 
 export const UserIdFromText = idFromText(UserId)
+
+export const ProviderId = positiveId("ProviderId")
+export type ProviderId = typeof ProviderId.Type
+export const ProviderIdFromText = idFromText(ProviderId)
+
+export const ProviderInviteId = positiveId("ProviderInviteId")
+export type ProviderInviteId = typeof ProviderInviteId.Type

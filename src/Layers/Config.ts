@@ -101,6 +101,17 @@ const bootstrapAdminPassword = optional(Config.redacted("BOOTSTRAP_ADMIN_PASSWOR
   }))
 )
 
+/** `INVITE_URL_BASE`: an absolute http(s) URL (a query string of its own is kept). */
+export const parseInviteUrlBase = (text: string): Either.Either<string, string> => {
+  try {
+    const url = new URL(text.trim())
+    if (url.protocol === "https:" || url.protocol === "http:") return Either.right(url.href)
+  } catch {
+    // Reported below.
+  }
+  return Either.left(`${JSON.stringify(text)} is not an http(s) URL such as https://app.example.org/accept-invite`)
+}
+
 /** A whole number of at least 1 (a session limit of 0 would sign everyone out at once). */
 const positiveInteger = (name: string, fallback: number) =>
   Config.withDefault(
@@ -129,6 +140,7 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     dbPoolSize: yield* Config.withDefault(Config.integer("DB_POOL_SIZE"), 10),
     publicBaseUrl: (yield* Config.withDefault(Config.string("PUBLIC_BASE_URL"), `http://localhost:${port}`))
       .replace(/\/+$/, ""),
+    inviteUrlBase: yield* parsed("INVITE_URL_BASE", (text) => Either.map(parseInviteUrlBase(text), Option.some), Option.none<string>()),
     // A 50 MB file sent as base64 JSON is ~67 MB; leave room for the rest of the body.
     maxBodyBytes: yield* Config.withDefault(Config.integer("MAX_BODY_BYTES"), 80 * 1024 * 1024),
     corsOrigins: yield* parsed("CORS_ORIGINS", parseCorsOrigins, []),

@@ -15,6 +15,8 @@ import { Auth } from "../Services/Auth.js"
 import { UserLifecycle } from "../Services/Accounts/UserLifecycle.js"
 import { ensureBootstrapAdmin } from "../Services/Accounts/Bootstrap.js"
 import { UsersRepo } from "../Services/Accounts/UsersRepo.js"
+import { ProviderInvites } from "../Services/Providers/Invites.js"
+import { Providers } from "../Services/Providers/Providers.js"
 import { AdaptersLive, ObjectDownloadLive } from "./Adapters.js"
 import { AppConfig } from "../Services/AppConfig.js"
 import { AppConfigLive } from "./Config.js"
@@ -32,10 +34,14 @@ import { currentTracker, GracefulDrainLive, NodeServer, ShutdownReportLive } fro
 import { BodyLimitLive, HealthLive } from "./Http/Routes.js"
 import { SecurityLive } from "./Http/Security.js"
 import { HttpUsersLive } from "./Http/Accounts/Users.js"
+import { HttpProviderInvitesLive } from "./Http/Providers/Invites.js"
+import { HttpProvidersLive } from "./Http/Providers/Providers.js"
+import { HttpSupervisorsLive } from "./Http/Providers/Supervisors.js"
 import { LoggingLive } from "./Logging.js"
 import { TracingLive } from "./Tracing.js"
 
-export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default)
+export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
+  Providers.Default, ProviderInvites.Default)
 
 /** ECM: patients and member information file imports. */
 const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmPatients.Default).pipe(
@@ -47,7 +53,8 @@ const BootstrapLive = Layer.effectDiscard(
 ).pipe(Layer.provide(UsersRepo.Default))
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([HttpUsersLive, HttpAdminUsersLive, HttpEcmMifsLive, HttpEcmPatientsLive]),
+  Layer.provide([HttpUsersLive, HttpAdminUsersLive, HttpProvidersLive, HttpSupervisorsLive, HttpProviderInvitesLive,
+    HttpEcmMifsLive, HttpEcmPatientsLive]),
   Layer.provide(SecurityLive)
 )
 

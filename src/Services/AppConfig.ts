@@ -50,6 +50,11 @@ export interface AppSettings {
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   readonly dbPoolSize: number
   readonly publicBaseUrl: string
+  /**
+   * The frontend page that accepts provider invites (`https://app.example.org/accept-invite`): invite
+   * emails link to it with `?token=…`. None: the API's own validate URL under `publicBaseUrl`.
+   */
+  readonly inviteUrlBase: Option.Option<string>
   readonly maxBodyBytes: number
   /** Browser origins allowed to call the API (`https://app.example.org`); empty: none. */
   readonly corsOrigins: ReadonlyArray<string>

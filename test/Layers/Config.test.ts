@@ -42,3 +42,24 @@ describe("BOOTSTRAP_ADMIN_PASSWORD", () => {
       }
     }))
 })
+
+describe("INVITE_URL_BASE", () => {
+  it.effect("unset or empty: none (invite links use the API's validate URL); an http(s) URL is kept", () =>
+    Effect.gen(function*() {
+      for (const env of [{}, { INVITE_URL_BASE: "" }]) {
+        const result = yield* read(env)
+        expect(Either.isRight(result) && Option.isNone(result.right.inviteUrlBase)).toBe(true)
+      }
+      const set = yield* read({ INVITE_URL_BASE: "https://app.example.org/accept-invite" })
+      expect(Either.isRight(set) && Option.getOrNull(set.right.inviteUrlBase)).toBe("https://app.example.org/accept-invite")
+    }))
+
+  it.effect("anything but an absolute http(s) URL stops start-up naming the setting", () =>
+    Effect.gen(function*() {
+      for (const value of ["app.example.org/accept", "ftp://example.org/x", "javascript:alert(1)"]) {
+        const result = yield* read({ INVITE_URL_BASE: value })
+        expect(Either.isLeft(result), value).toBe(true)
+        if (Either.isLeft(result)) expect(String(result.left)).toContain("INVITE_URL_BASE")
+      }
+    }))
+})

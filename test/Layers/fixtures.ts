@@ -12,6 +12,7 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   databaseUrl: Option.none(),
   dbPoolSize: 1,
   publicBaseUrl: "http://api.test",
+  inviteUrlBase: Option.none(),
   maxBodyBytes: 1024 * 1024,
   corsOrigins: [],
   trustedProxies: { _tag: "None" },

@@ -37,6 +37,19 @@ describe("harness machinery", () => {
     expect(operations.map((o) => o.singleUse)).toEqual([undefined, undefined, undefined, "an email is invited once", undefined])
   })
 
+  it("a public operation under /v1/admin (provider invite validate and accept) is not admin-only", () => {
+    const [secured, open] = operationsOf({
+      openapi: "3.1.0",
+      components: { securitySchemes: { token: { type: "apiKey", in: "header", name: "X-User-Token" } } },
+      paths: {
+        "/v1/admin/clinic/providers/invites": { post: { operationId: "invites.create", security: [{ token: [] }], responses: {} } },
+        "/v1/admin/clinic/providers/invites/accept": { post: { operationId: "invites.accept", responses: {} } }
+      }
+    })
+    expect([secured?.adminOnly, secured?.tokenHeader]).toEqual([true, "X-User-Token"])
+    expect([open?.adminOnly, open?.tokenHeader]).toEqual([false, undefined])
+  })
+
   it.effect("generates a valid and a hostile case for every operation", () =>
     Effect.gen(function*() {
       const harness = yield* makeHarness(syntheticApi.server({ leaky: false }).send, new Telemetry())

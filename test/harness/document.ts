@@ -63,7 +63,11 @@ export interface Operation {
   readonly responseHeaders: ReadonlyMap<number, ReadonlyArray<ResponseHeader>>
   /** The header carrying the user token, when the operation requires one. */
   readonly tokenHeader: string | undefined
-  /** Admin role required: spec rules "Endpoints under /v1/admin require the admin role" and "DELETE /v1/users/{id} needs admin". */
+  /**
+   * Admin role required: spec rules "Endpoints under /v1/admin require the admin role" and "DELETE
+   * /v1/users/{id} needs admin", for operations that require a token (the public invite steps under
+   * /v1/admin/clinic/providers/invites require none).
+   */
   readonly adminOnly: boolean
   readonly area: Area
   /**
@@ -128,7 +132,8 @@ export const operationsOf = (document: OpenApiDocument): ReadonlyArray<Operation
         responses,
         responseHeaders,
         tokenHeader: tokenHeaderOf(document, raw),
-        adminOnly: isAdminOnly(method, path),
+        // A public operation under /v1/admin (provider invite validate and accept) admits anyone.
+        adminOnly: tokenHeaderOf(document, raw) !== undefined && isAdminOnly(method, path),
         area: areaOf(path),
         singleUse: typeof raw["x-single-use"] === "string" ? raw["x-single-use"] : raw["x-single-use"] === true ? "single use" : undefined
       }]

@@ -9,7 +9,7 @@
  */
 import { Effect } from "effect"
 import type { Case } from "./cases.js"
-import { toWire } from "./cases.js"
+import { tokensOf, toWire } from "./cases.js"
 import type { Received } from "./checks.js"
 import { type Draft, withBodyValue } from "./generate.js"
 import type { Harness } from "./harness.js"
@@ -21,6 +21,13 @@ export class FixtureError {
   constructor(readonly message: string) {}
 }
 
+export interface CallOptions {
+  /** As the world's admin rather than anonymously. */
+  readonly asAdmin?: boolean
+  readonly pathParams?: Readonly<Record<string, string>>
+  readonly query?: ReadonlyArray<readonly [string, string]>
+}
+
 export interface FixtureTools {
   readonly harness: Harness
   readonly seeder: Seeder
@@ -29,8 +36,11 @@ export interface FixtureTools {
   readonly world: World
   /** An email no user has. */
   readonly freshEmail: Effect.Effect<string>
-  /** Sends `body` to another operation, anonymously and throttles forgotten first; fails unless 2xx. */
-  readonly call: (operationId: string, body: unknown) => Effect.Effect<Received, FixtureError>
+  /**
+   * Sends `body` to another operation, throttles forgotten first, anonymously or as the world's
+   * admin (`asAdmin`, for admin-only operations such as sending an invite); fails unless 2xx.
+   */
+  readonly call: (operationId: string, body: unknown, options?: CallOptions) => Effect.Effect<Received, FixtureError>
 }
 
 export type Fixture = (tools: FixtureTools) => Effect.Effect<(draft: Draft) => Draft, FixtureError>
@@ -49,20 +59,25 @@ export const makeFixtureTools = (
   inbox,
   world,
   freshEmail: Effect.sync(() => harness.secrets.add("email", `fixture.${process.pid}.${++freshEmails}@example.test`)),
-  call: (operationId, body) =>
+  call: (operationId, body, options = {}) =>
     Effect.gen(function*() {
       const operation = harness.operations.find((o) => o.id === operationId)
       if (operation === undefined) return yield* Effect.fail(new FixtureError(`${operationId} is not in the document`))
       yield* seeder.resetThrottles
       const testCase: Case = {
         operation,
-        caller: "anonymous",
+        caller: options.asAdmin === true ? "admin" : "anonymous",
         badToken: "",
         variant: "fixture",
-        draft: { pathParams: {}, query: [], headers: {}, body: { kind: "json", value: body } },
+        draft: {
+          pathParams: options.pathParams ?? {},
+          query: options.query ?? [],
+          headers: {},
+          body: body === undefined ? { kind: "none" } : { kind: "json", value: body }
+        },
         refusedByConstruction: false
       }
-      const sent = yield* Effect.either(harness.send(toWire(testCase, () => "", harness.tokenHeader)))
+      const sent = yield* Effect.either(harness.send(toWire(testCase, tokensOf(world), harness.tokenHeader)))
       if (sent._tag === "Left") return yield* Effect.fail(new FixtureError(`${operationId}: ${sent.left.message}`))
       if (sent.right.status >= 300) {
         return yield* Effect.fail(new FixtureError(`${operationId} answered ${sent.right.status} ${sent.right.text.slice(0, 200)}`))
@@ -80,6 +95,34 @@ const lastSecret = (inbox: Inbox, address: string, pattern: RegExp, what: string
       ? Effect.fail(new FixtureError(`no ${what} in the ${messages.length} messages sent to the user`))
       : Effect.succeed(last)
   })
+
+/** Sends a provider invite (as the world's admin) to a fresh address; the token of the emailed link. */
+const inviteToken = ({ call, freshEmail, harness, inbox }: FixtureTools) =>
+  Effect.gen(function*() {
+    const email = yield* freshEmail
+    yield* call("providerInvites.create", { invite: { email, first_name: "Invited", last_name: "Provider", role: "provider" } }, { asAdmin: true })
+    const token = decodeURIComponent(yield* lastSecret(inbox, email, /[?&]token=([^\s&]+)/, "invite token"))
+    harness.secrets.add("token", token)
+    return token
+  })
+
+/**
+ * The world's parent made a provider by the world's admin (the role change creates the profile),
+ * and the profile's id, found through the provider list.
+ */
+const providerProfile = ({ call, world }: FixtureTools) =>
+  Effect.gen(function*() {
+    const target = world.principals.parent
+    yield* call("adminUsers.update", { user: { role: "provider" } }, { asAdmin: true, pathParams: { id: String(target.id) } })
+    const listed = yield* call("providers.list", undefined, { asAdmin: true, query: [["search", target.email]] })
+    const id = (listed.json as { providers?: Array<{ id: number; user_id: number }> }).providers?.find((p) => p.user_id === target.id)?.id
+    if (id === undefined) return yield* Effect.fail(new FixtureError("no provider profile after giving the provider role"))
+    return id
+  })
+
+/** The draft with query parameter `name` set to `value` (replacing any). */
+const withQueryValue = (draft: Draft, name: string, value: string): Draft =>
+  ({ ...draft, query: [...draft.query.filter(([key]) => key !== name), [name, value]] })
 
 export const fixtures: Readonly<Record<string, Fixture>> = {
   /** The copy's own parent signs in: existing credentials. */
@@ -102,6 +145,24 @@ export const fixtures: Readonly<Record<string, Fixture>> = {
       const code = yield* lastSecret(inbox, user.phone, /\b(\d{6})\b/, "confirmation code")
       return (draft) => withBodyValue(withBodyValue(draft, ["user_id"], user.id), ["confirmation_code"], code)
     }),
+
+  /** The token of a provider invite an admin sent to a fresh address, read from the email. */
+  "providerInvites.validate": (tools) => Effect.map(inviteToken(tools), (token) => (draft) => withQueryValue(draft, "token", token)),
+
+  /** The same, to accept: the copy creates the invitee's account. */
+  "providerInvites.accept": (tools) => Effect.map(inviteToken(tools), (token) => (draft) => withBodyValue(draft, ["token"], token)),
+
+  /** The target as a provider with a profile: show it. */
+  "providers.show": (tools) => Effect.map(providerProfile(tools), (id) => (draft) => ({ ...draft, pathParams: { ...draft.pathParams, id: String(id) } })),
+
+  /** The target as a provider with a profile, and changes that pass the update rules. */
+  "providers.update": (tools) =>
+    Effect.map(providerProfile(tools), (id) => (draft) =>
+      withBodyValue({ ...draft, pathParams: { ...draft.pathParams, id: String(id) } }, ["provider"], {
+        roles: ["provider", "trainee"],
+        specialty: "counseling",
+        license_number: "LIC-1"
+      })),
 
   /** A reset token emailed after a reset request. */
   "users.resetPassword": ({ call, harness, inbox, seeder }) =>

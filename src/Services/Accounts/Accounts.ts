@@ -15,6 +15,7 @@ import { isStaff, seesContactDetails, UserSummary } from "../../Domain/Accounts/
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
+import { ProviderProfiles } from "../Providers/Profiles.js"
 import { Mailer, type MailError } from "../Mailer.js"
 import { dummyHash, hashPassword, verifyPassword } from "./Passwords.js"
 import { RateLimiter } from "../RateLimiter.js"
@@ -73,6 +74,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const config = yield* AppConfig
     const sessions = yield* Sessions
     const credentials = yield* CredentialChanges
+    const profiles = yield* ProviderProfiles
     const columns = sql.literal(userColumns)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -398,6 +400,9 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
           } else if ((activeChanges && fields.active === false) || roleChanges) {
             yield* lifecycle.revokeSessions(userId)
           }
+          // The provider profile follows the role in this transaction; idempotent, so a role read
+          // before a concurrent change cannot leave the profile behind the committed role.
+          if (fields.role !== undefined) yield* profiles.followRole(caller.id, userId, updated!.role)
           yield* audit.record({ actorId: caller.id, action: "user.update", targetType: "user", targetId: userId })
           if (fields.role !== undefined && fields.role !== current.value.role) {
             yield* audit.record({ actorId: caller.id, action: "user.role_change", targetType: "user", targetId: userId })
@@ -446,6 +451,6 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
   }),
   dependencies: [
     UsersRepo.Default, AuditLog.Default, UserLifecycle.Default, RateLimiter.Default, Sessions.Default, CredentialChanges.Default,
-    ConfirmationCodes.Default, SignInThrottle.Default
+    ConfirmationCodes.Default, SignInThrottle.Default, ProviderProfiles.Default
   ]
 }) {}

@@ -17,6 +17,7 @@ import { normalizePhone } from "../../Domain/Phone.js"
 import { Role, UserStatus } from "../../Domain/Accounts/User.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import { AuditLog } from "../AuditLog.js"
+import { ProviderProfiles } from "../Providers/Profiles.js"
 import { CredentialChanges } from "./CredentialChanges.js"
 import { UserLifecycle } from "./UserLifecycle.js"
 import { userColumns, userFields, type UserRow } from "./UsersRepo.js"
@@ -111,6 +112,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
     const audit = yield* AuditLog
     const lifecycle = yield* UserLifecycle
     const credentials = yield* CredentialChanges
+    const profiles = yield* ProviderProfiles
     const columns = sql.literal(userColumns)
 
     /** Sort keys: the only SQL a request can choose, from this fixed record. */
@@ -245,6 +247,8 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
             WHERE id = ${id} RETURNING ${columns}`
           // A role change ends the user's sessions: new rights start with a fresh sign-in.
           if ((activeChanged && !changes.active) || role !== current.role) yield* lifecycle.revokeSessions(id)
+          // The provider profile follows the role in this transaction (created, reactivated or deactivated).
+          if (changes.role !== undefined) yield* profiles.followRole(actorId, id, role)
           const record = (action: string) => audit.record({ actorId, action, targetType: "user", targetId: id })
           yield* record("user.update")
           if (role !== current.role) yield* record("user.role_change")
@@ -314,5 +318,5 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
 
     return { list, filter, archived, filters, show, update, remove, archive, unarchive, dashboard } as const
   }),
-  dependencies: [UserLifecycle.Default, AuditLog.Default, CredentialChanges.Default]
+  dependencies: [UserLifecycle.Default, AuditLog.Default, CredentialChanges.Default, ProviderProfiles.Default]
 }) {}

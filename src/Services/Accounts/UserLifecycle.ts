@@ -7,6 +7,7 @@ import { Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import type { UserStatus } from "../../Domain/Accounts/User.js"
 import { AuditLog } from "../AuditLog.js"
+import { ProviderProfiles } from "../Providers/Profiles.js"
 import { hashPassword } from "./Passwords.js"
 import { Sessions } from "./Sessions.js"
 import { userColumns, type UserRow } from "./UsersRepo.js"
@@ -19,6 +20,7 @@ export class UserLifecycle extends Effect.Service<UserLifecycle>()("app/UserLife
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
     const sessions = yield* Sessions
+    const profiles = yield* ProviderProfiles
     const columns = sql.literal(userColumns)
 
     /** Ends every session of the user (deactivation, archive, role change, deletion …). */
@@ -112,6 +114,8 @@ export class UserLifecycle extends Effect.Service<UserLifecycle>()("app/UserLife
           yield* sql`DELETE FROM confirmation_codes WHERE user_id = ${userId}`
           yield* sql`DELETE FROM password_reset_tokens WHERE user_id = ${userId}`
           yield* sql`DELETE FROM email_changes WHERE user_id = ${userId}`
+          // The profile stays for the records that name the provider, inactive (and hidden with the user).
+          yield* profiles.deactivate(actorId, userId)
           yield* audit.record({ actorId, action: "user.delete", targetType: "user", targetId: userId })
           return true
         }))
@@ -119,5 +123,5 @@ export class UserLifecycle extends Effect.Service<UserLifecycle>()("app/UserLife
 
     return { revokeSessions, revokeCredentials, cancel, archive, unarchive, erase } as const
   }),
-  dependencies: [AuditLog.Default, Sessions.Default]
+  dependencies: [AuditLog.Default, Sessions.Default, ProviderProfiles.Default]
 }) {}

@@ -178,17 +178,30 @@ export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
           created_at, updated_at)
         SELECT patient_id, 'new_member', ${today}::date, 'mif', 'Created by MIF import', ${actorId}, ${now}, ${now}
         FROM mif_latest WHERE created`
-      // The ECM provider's case load. Providers do not exist yet: the file's NPI and name are
-      // recorded and provider_id stays null; the providers issue resolves them (NPI, then name).
-      yield* sql`INSERT INTO case_loads (patient_id, provider_npi, provider_name, provider_assigned_at, created_at, updated_at)
-        SELECT patient_id, ecm_npi, ecm_provider_name, ${now}, ${now}, ${now}
-        FROM mif_latest WHERE ecm_npi IS NOT NULL OR ecm_provider_name IS NOT NULL
+      // The ECM provider's case load: the file names the provider by NPI and name; the provider
+      // record is the active one with that NPI, else the one active provider with that name
+      // (none, or several namesakes: provider_id stays null, NPI and name are kept). Resolved once
+      // per distinct provider of the file, not per row.
+      yield* sql`CREATE TEMP TABLE mif_providers ON COMMIT DROP AS
+        SELECT k.ecm_npi, k.ecm_provider_name, COALESCE(
+          (SELECT p.id FROM providers p WHERE p.npi = k.ecm_npi AND p.active),
+          (SELECT min(p.id) FROM providers p JOIN users u ON u.id = p.user_id
+            WHERE p.active AND lower(u.first_name || ' ' || u.last_name) = lower(k.ecm_provider_name)
+            HAVING count(*) = 1)) AS provider_id
+        FROM (SELECT DISTINCT ecm_npi, ecm_provider_name FROM mif_latest
+              WHERE ecm_npi IS NOT NULL OR ecm_provider_name IS NOT NULL) k`
+      yield* sql`INSERT INTO case_loads (patient_id, provider_id, provider_npi, provider_name, provider_assigned_at, created_at, updated_at)
+        SELECT l.patient_id, m.provider_id, l.ecm_npi, l.ecm_provider_name, ${now}, ${now}, ${now}
+        FROM mif_latest l JOIN mif_providers m
+          ON m.ecm_npi IS NOT DISTINCT FROM l.ecm_npi AND m.ecm_provider_name IS NOT DISTINCT FROM l.ecm_provider_name
         ON CONFLICT (patient_id) DO UPDATE SET
+          provider_id = EXCLUDED.provider_id,
           provider_npi = EXCLUDED.provider_npi,
           provider_name = EXCLUDED.provider_name,
           provider_assigned_at = EXCLUDED.provider_assigned_at,
           updated_at = EXCLUDED.updated_at
-        WHERE case_loads.provider_npi IS DISTINCT FROM EXCLUDED.provider_npi
+        WHERE case_loads.provider_id IS DISTINCT FROM EXCLUDED.provider_id
+           OR case_loads.provider_npi IS DISTINCT FROM EXCLUDED.provider_npi
            OR case_loads.provider_name IS DISTINCT FROM EXCLUDED.provider_name`
     }).pipe(Effect.withSpan("MifImport.write"))
 

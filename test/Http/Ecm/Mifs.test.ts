@@ -389,6 +389,34 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
       expect(yield* patientByMemberId("U10")).toMatchObject({ first_name: "UNA", city: "Stockton", zip: "94612", phone: "+15105550100" })
     }))
 
+  it.effect("puts patients on the case load of the provider the file names: by NPI, else by a unique name", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const byNpi = yield* insertUser({ email: "npi.provider@mif.test", role: "provider", first_name: "Nia", last_name: "Pi" })
+      const byName = yield* insertUser({ email: "named.provider@mif.test", role: "provider", first_name: "Nora", last_name: "Named" })
+      const twinA = yield* insertUser({ email: "twin.a@mif.test", role: "provider", first_name: "Tam", last_name: "Twin" })
+      const twinB = yield* insertUser({ email: "twin.b@mif.test", role: "provider", first_name: "Tam", last_name: "Twin" })
+      const [npiProvider] = yield* query<{ id: number }>(
+        `INSERT INTO providers (user_id, roles, npi) VALUES ($1, '{provider}', '1245319599') RETURNING id`, byNpi.id)
+      const [namedProvider] = yield* query<{ id: number }>(`INSERT INTO providers (user_id, roles) VALUES ($1, '{provider}') RETURNING id`, byName.id)
+      yield* query(`INSERT INTO providers (user_id, roles) VALUES ($1, '{provider}'), ($2, '{provider}')`, twinA.id, twinB.id)
+      const members = [
+        { member_id: "CL1", first_name: "Ann", last_name: "Linked", dob: "01-02-1980", npi: "1245319599", provider: "Some Org" },
+        { member_id: "CL2", first_name: "Ben", last_name: "Linked", dob: "01-02-1981", npi: "", provider: "nora named" },
+        { member_id: "CL3", first_name: "Cy", last_name: "Linked", dob: "01-02-1982", npi: "", provider: "Tam Twin" },
+        { member_id: "CL4", first_name: "Di", last_name: "Linked", dob: "01-02-1983", npi: "1093817462", provider: "Unknown Org" }
+      ]
+      expect((yield* importMif(token, { file: dataUri("csv", membersCsv(members)) })).status).toBe(200)
+      const caseLoads = yield* query<{ member_id: string; provider_id: number | null }>(`SELECT p.member_id, c.provider_id
+        FROM case_loads c JOIN patients p ON p.id = c.patient_id WHERE p.last_name = 'Linked' ORDER BY p.member_id`)
+      expect(caseLoads).toEqual([
+        { member_id: "CL1", provider_id: npiProvider!.id },
+        { member_id: "CL2", provider_id: namedProvider!.id },
+        { member_id: "CL3", provider_id: null },
+        { member_id: "CL4", provider_id: null }
+      ])
+    }))
+
   it.effect("two members who share a name stay two patients; a record naming only them fails", () =>
     Effect.gen(function*() {
       const token = yield* signIn()

@@ -41,6 +41,8 @@ layer(TestApp())("admin ECM patients", (it) => {
       // A clinic patient without eligibility records is not an ECM patient.
       yield* query(`INSERT INTO patients (first_name, last_name) VALUES ('Clinic', 'Only')`)
       const olcm = yield* insertUser({ email: "olcm@patients.test", role: "provider", first_name: "Olive", last_name: "Lead" })
+      // Case loads name a provider profile (foreign key since the providers migration): provider 77.
+      yield* query(`INSERT INTO providers (id, user_id, roles) OVERRIDING SYSTEM VALUE VALUES (77, $1, '{provider}')`, olcm.id)
       yield* query(`UPDATE case_loads SET olcm_user_id = $1, provider_id = 77 WHERE patient_id = (SELECT id FROM patients WHERE member_id = 'L1')`, olcm.id)
 
       const listed = yield* list(token)

@@ -1,0 +1,51 @@
+/** SQL shared by the provider services: a profile row with its user's names, email and flags. */
+import type { ProviderId, UserId } from "../../Domain/Ids.js"
+import type { Role } from "../../Domain/Accounts/User.js"
+import { Provider, type ProviderRole } from "../../Domain/Providers/Provider.js"
+
+export interface ProviderRow {
+  readonly id: number
+  readonly user_id: number
+  readonly first_name: string
+  readonly last_name: string
+  readonly email: string
+  readonly roles: ReadonlyArray<ProviderRole>
+  readonly specialty: string | null
+  readonly license_number: string | null
+  readonly npi: string | null
+  readonly supervisor_id: number | null
+  readonly active: boolean
+  readonly created_at: Date
+  readonly updated_at: Date
+  /** The user's: a clinical provider keeps a license number. */
+  readonly clinical: boolean
+  readonly user_role: Role
+}
+
+/** `FROM providers p JOIN users u` columns of a `ProviderRow`. */
+export const providerColumns = `p.id, p.user_id, u.first_name, u.last_name, u.email, p.roles, p.specialty,
+  p.license_number, p.npi, p.supervisor_id, p.active, p.created_at, p.updated_at, u.clinical, u.role AS user_role`
+
+/** Rows are trusted (typed and checked by the database); the encoder still checks them on the way out. */
+export const toProvider = (row: ProviderRow): Provider =>
+  Provider.make({
+    id: row.id as ProviderId,
+    user_id: row.user_id as UserId,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    email: row.email,
+    roles: row.roles,
+    specialty: row.specialty,
+    license_number: row.license_number,
+    npi: row.npi,
+    has_supervisor: row.supervisor_id !== null,
+    supervisor_id: row.supervisor_id as ProviderId | null,
+    active: row.active,
+    created_at: row.created_at,
+    updated_at: row.updated_at
+  }, true)
+
+export const blankToNull = (s: string | null | undefined): string | null => {
+  const trimmed = s?.trim() ?? ""
+  return trimmed.length === 0 ? null : trimmed
+}
