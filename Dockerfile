@@ -37,10 +37,10 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 
 # ---- runtime -------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
-# NODE_OPTIONS: a 64 MB young generation cuts garbage-collection time per request under load and
-# costs nothing at idle; override it (e.g. `-e NODE_OPTIONS=` for V8's default) to trade
-# throughput for memory under load (README "Production build").
-ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0 DATA_DIR=/data NODE_OPTIONS=--max-semi-space-size=64
+# NODE_OPTIONS: a 32 MB young generation: fewer scavenges per request than V8's default, while a
+# 100,000-member MIF import stays within 200 MB above idle (64 MB took it to 240 MB for no
+# measurable throughput gain); override it per deployment (README "Production build").
+ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0 DATA_DIR=/data NODE_OPTIONS=--max-semi-space-size=32
 WORKDIR /app
 # Code and dependencies stay owned by root: the `node` user can read them, not change them.
 COPY --from=deps /app/node_modules ./node_modules

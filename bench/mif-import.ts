@@ -14,7 +14,7 @@
  * Database: DATABASE_URL's server (a fresh `cc_bench_mif_<random>` database, dropped at the end),
  * else an embedded PostgreSQL in a temp dir. Flags: --rows (100000), --large-mb (50, 0 to skip),
  * --target (`tsx`, the default: the app as `npm start` runs it; `production`: `node dist/main.js`,
- * built first, with the image's NODE_OPTIONS young generation `--max-semi-space-size=64`),
+ * built first, with the image's NODE_OPTIONS young generation `--max-semi-space-size=32`),
  * --node-flags="…" (the app's node flags, with `=` since they start with dashes; replaces the target's).
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
@@ -44,7 +44,7 @@ const largeMb = Number(flags["large-mb"])
 const target = flags.target
 if (target !== "tsx" && target !== "production") throw new Error(`--target must be tsx or production, got ${target}`)
 /** The Dockerfile's NODE_OPTIONS. */
-const productionNodeFlags = ["--max-semi-space-size=64"]
+const productionNodeFlags = ["--max-semi-space-size=32"]
 
 const header = "MEMBER_ID,CIN,FIRST_NAME,LAST_NAME,DOB,GENDER,ADDRESS,CITY,STATE,ZIP,PHONE,ECM_SERVICE_AUTH_ID," +
   "ECM_PROVIDER_NAME,ECM_NPI,ECM_BENEFIT_AUTH_EFF_DATE,ECM_BENEFIT_AUTH_END_DATE,ACUITY_LEVEL"

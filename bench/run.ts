@@ -12,7 +12,7 @@
  * Flags (or env): --duration (BENCH_DURATION, s per run, default 5), --rounds (BENCH_ROUNDS, 3),
  * --connections (BENCH_CONNECTIONS, 50), --warmup (BENCH_WARMUP, s, 15: the app's JIT keeps improving for a while), --users (BENCH_USERS,
  * 10000), --pool (DB_POOL_SIZE, 10), --target (BENCH_TARGET: `production`, the default, or `tsx`),
- * --semi-space (BENCH_SEMI_SPACE_MB, 64 like the image's NODE_OPTIONS; 0 = V8's default), --profile
+ * --semi-space (BENCH_SEMI_SPACE_MB, 32 like the image's NODE_OPTIONS; 0 = V8's default), --profile
  * (BENCH_PROFILE=1: run the app under `--cpu-prof` and print where its CPU time went; the
  * .cpuprofile is kept for Chrome DevTools / speedscope. Use it with `--target tsx`: in the bundle
  * every frame belongs to dist/main.js, so the per-package summary says little).
@@ -42,7 +42,7 @@ const { values: flags } = parseArgs({
     users: { type: "string", default: process.env.BENCH_USERS ?? "10000" },
     pool: { type: "string", default: process.env.DB_POOL_SIZE ?? "10" },
     target: { type: "string", default: process.env.BENCH_TARGET ?? "production" },
-    "semi-space": { type: "string", default: process.env.BENCH_SEMI_SPACE_MB ?? "64" },
+    "semi-space": { type: "string", default: process.env.BENCH_SEMI_SPACE_MB ?? "32" },
     profile: { type: "boolean", default: process.env.BENCH_PROFILE === "1" }
   }
 })

