@@ -21,13 +21,13 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_pr
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import pg from "pg"
 import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
+import { freePort } from "../src/Layers/FreePort.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const { values: flags } = parseArgs({
@@ -77,16 +77,6 @@ const writeCsv = async (file: string, count: number) => {
 
 const children = new Set<ChildProcess>()
 process.on("exit", () => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")))
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.on("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))))
-    })
-  })
 
 const status = (pid: number, key: "VmRSS" | "VmHWM") => {
   const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(key))

@@ -22,7 +22,6 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -30,6 +29,7 @@ import { parseArgs } from "node:util"
 import pg from "pg"
 import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
 import { generateUsers } from "./generate.js"
+import { freePort } from "../src/Layers/FreePort.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 
@@ -100,16 +100,6 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 // Helpers
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.on("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")))
-    })
-  })
 
 interface Child {
   readonly name: string

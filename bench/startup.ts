@@ -20,13 +20,13 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import pg from "pg"
 import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
+import { freePort } from "../src/Layers/FreePort.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 
@@ -64,14 +64,6 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 // Processes
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer().on("error", reject).listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 /** The node arguments of package.json's `start` script (`node <args…>`), run without npm in between. */
 const npmStartArgs = (): Array<string> => {

@@ -16,14 +16,14 @@ import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import { createRequire } from "node:module"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import pg from "pg"
 import { inject } from "vitest"
+import { adminQuery } from "./support/database.js"
 import { withDatabase } from "./support/databaseUrl.js"
+import { freePort } from "../src/Layers/FreePort.js"
 
 const root = fileURLToPath(new URL("../", import.meta.url))
 const run = promisify(execFile)
@@ -85,23 +85,6 @@ const tsconfig = {
   files: ["client.ts", "main.ts"]
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer().on("error", reject).listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-
-const adminQuery = async (text: string) => {
-  const client = new pg.Client({ connectionString: inject("databaseUrl") })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
 
 let work: string
 let project: string

@@ -12,16 +12,9 @@ import * as net from "node:net"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { freshDatabase } from "./support/database.js"
+import { freePort } from "../src/Layers/FreePort.js"
 
 const root = fileURLToPath(new URL("../", import.meta.url))
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 interface Server {
   readonly child: ChildProcess

@@ -7,20 +7,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { chmod, mkdtemp, rm } from "node:fs/promises"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { freePort } from "../src/Layers/FreePort.js"
 
 const root = fileURLToPath(new URL("../", import.meta.url))
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 const start = (env: Record<string, string>) => {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {

@@ -80,9 +80,6 @@ export const BoundedArray = <A, I, R>(item: Schema.Schema<A, I, R>, max: number)
     })
   )
 
-/** Earlier name of `BoundedString`. */
-export const ShortText = BoundedString
-
 const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 export const Email = RequiredString(maxLengths.email).pipe(
   Schema.filter((s) => emailPattern.test(s.trim()), { message: () => "is invalid" })

@@ -6,8 +6,8 @@
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as fs from "node:fs/promises"
-import * as net from "node:net"
 import * as path from "node:path"
+import { freePort } from "./FreePort.js"
 
 export interface RunningPostgres {
   /** Connection URL for the `postgres` database. */
@@ -15,17 +15,6 @@ export interface RunningPostgres {
   readonly port: number
   readonly stop: () => Promise<void>
 }
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.unref()
-    server.on("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")))
-    })
-  })
 
 const isAlive = (pid: number) => {
   try {

@@ -13,8 +13,14 @@ import { Api } from "../../src/Api/Api.js"
 import { BodyLimit, carriesFiles, smallBodyBytes } from "../../src/Api/BodyLimit.js"
 import { BoundedString } from "../../src/Api/Schemas.js"
 import { ErrorHandlingLive } from "../../src/Layers/Http/Errors.js"
-import { bodyChecksFor, bodyLimitsOf, jsonDepth } from "../../src/Layers/Http/RequestBody.js"
+import { bodyChecksFor, bodyRoutesOf, jsonDepth } from "../../src/Layers/Http/RequestBody.js"
 import { request, TestApp, testConfig } from "../support/app.js"
+
+/** Just the body limit of a request to `api` (`bodyRoutesOf` also names the endpoint). */
+const limitsOf = (api: Parameters<typeof bodyRoutesOf>[0]) => {
+  const routeOf = bodyRoutesOf(api)
+  return (method: string, url: string, maxBodyBytes: number) => routeOf(method, url, maxBodyBytes).limit
+}
 
 const Text = Schema.Struct({ text: BoundedString(10_000_000) })
 const Ok = Schema.Struct({ length: Schema.Int })
@@ -126,7 +132,7 @@ layer(ProbeLive)("body limits per endpoint", (it) => {
 
 describe("body limit lookup", () => {
   it("a literal route wins over a parameter, as in the router; methods and query strings are respected", () => {
-    const limitOf = bodyLimitsOf(ProbeApi)
+    const limitOf = limitsOf(ProbeApi)
     expect(limitOf("POST", "/v1/things/import?x=1", maxBodyBytes)).toBe(maxBodyBytes)
     expect(limitOf("POST", "/v1/things/import/", maxBodyBytes)).toBe(maxBodyBytes)
     expect(limitOf("POST", "/v1/things/8", maxBodyBytes)).toBe(smallBodyBytes)
@@ -136,7 +142,7 @@ describe("body limit lookup", () => {
   })
 
   it("only endpoints that carry files (the MIF import) take large bodies; every other body is small", () => {
-    const limitOf = bodyLimitsOf(Api)
+    const limitOf = limitsOf(Api)
     const operations: Array<[string, string]> = []
     HttpApi.reflect(Api, {
       onGroup: () => {},

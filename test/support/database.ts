@@ -6,26 +6,26 @@ import { inject } from "vitest"
 import { pgClientLayer } from "../../src/Layers/Database.js"
 import { withDatabase } from "./databaseUrl.js"
 
-const adminQuery = (text: string) =>
-  Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: inject("databaseUrl") })
-    await client.connect()
-    try {
-      await client.query(text)
-    } finally {
-      await client.end()
-    }
-  })
+/** One statement on the server's maintenance connection (CREATE/DROP DATABASE cannot run in a pool's transaction). */
+export const adminQuery = async (text: string): Promise<void> => {
+  const client = new pg.Client({ connectionString: inject("databaseUrl") })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
 
 /** Creates an empty (`template: false`) or migrated database; yields its URL; drops it on release. */
 export const freshDatabase = (options: { readonly migrated: boolean } = { migrated: true }) =>
   Effect.acquireRelease(
     Effect.gen(function*() {
       const name = `cc_test_${randomBytes(6).toString("hex")}`
-      yield* adminQuery(`CREATE DATABASE ${name}${options.migrated ? ` TEMPLATE ${inject("templateDatabase")}` : ""}`)
+      yield* Effect.promise(() => adminQuery(`CREATE DATABASE ${name}${options.migrated ? ` TEMPLATE ${inject("templateDatabase")}` : ""}`))
       return { name, url: withDatabase(inject("databaseUrl"), name) }
     }),
-    ({ name }) => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    ({ name }) => Effect.promise(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
   )
 
 /** SqlClient on a fresh migrated database. */

@@ -98,12 +98,6 @@ export const bodyRoutesOf = (api: HttpApi.HttpApi.Any) => {
   }
 }
 
-/** The body limit alone (see `bodyRoutesOf`). */
-export const bodyLimitsOf = (api: HttpApi.HttpApi.Any) => {
-  const routeOf = bodyRoutesOf(api)
-  return (method: string, url: string, maxBodyBytes: number): number => routeOf(method, url, maxBodyBytes).limit
-}
-
 /**
  * A refusal answered here, before the router: the request span gets the endpoint's route as the
  * router would have set it, so the span name and access log say which endpoint was refused

@@ -2,7 +2,7 @@
  * Self-service accounts (general §4.1): registration with a confirmation code, confirmation,
  * password resets, profile updates, and the sign-in rules (lockout, unconfirmed, archived).
  */
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Either, Option } from "effect"
 import {
   forbidden, invalid, invalidField, messages, notFound, tooManyRequests, unauthorized
@@ -27,6 +27,7 @@ import { Sessions } from "./Sessions.js"
 import { accountLimits, SignInThrottle, waitText } from "./Throttles.js"
 import { UserLifecycle } from "./UserLifecycle.js"
 import { toUser, UsersRepo, userColumns, type UserRow } from "./UsersRepo.js"
+import { isUniqueViolation } from "../SqlErrors.js"
 
 export const passwordResetLifetime = Duration.hours(1)
 
@@ -46,8 +47,6 @@ export const accountMessages = {
 } as const
 
 const emailTaken = invalidField("email", "has already been taken")
-
-const isUniqueViolation = (error: SqlError.SqlError) => (error.cause as { code?: string } | undefined)?.code === "23505"
 
 /** Phone as E.164, or a 422 naming the field. */
 const phoneField = (phone: string | null | undefined) => {

@@ -3,7 +3,7 @@
  * moves and the dashboard. Status moves and erasure go through `UserLifecycle`; every change is
  * written to the audit trail. Deleted users (`deleted_at` set) are invisible here.
  */
-import { SqlClient, type SqlError, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
 import {
   AdminUser,
@@ -21,6 +21,7 @@ import { ProviderProfiles } from "../Providers/Profiles.js"
 import { CredentialChanges } from "./CredentialChanges.js"
 import { UserLifecycle } from "./UserLifecycle.js"
 import { userColumns, userFields, type UserRow } from "./UsersRepo.js"
+import { isUniqueViolation } from "../SqlErrors.js"
 
 /** Default page size of the admin user lists: as GET /v1/users (general §8). */
 export const adminUsersPageSize = 50
@@ -81,11 +82,6 @@ export interface UserChanges {
 
 /** `%`, `_` and `\` match themselves in the LIKE pattern built from search text. */
 export const likePattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-
-const isUniqueViolation = (error: SqlError.SqlError): boolean => {
-  const cause = error.cause
-  return typeof cause === "object" && cause !== null && (cause as { code?: unknown }).code === "23505"
-}
 
 const startOfDay = (day: string) => new Date(`${day}T00:00:00.000Z`)
 const startOfNextDay = (day: string) => new Date(startOfDay(day).getTime() + 24 * 60 * 60 * 1000)

@@ -5,7 +5,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Either } from "effect"
-import { createHash, randomInt } from "node:crypto"
+import { randomInt } from "node:crypto"
+import { hashToken } from "../Tokens.js"
 
 export const confirmationRules = {
   lifetime: Duration.minutes(15),
@@ -25,7 +26,7 @@ export type CodeCheck =
   | { readonly _tag: "Expired" }
   | { readonly _tag: "TooManyTries"; readonly retryInMs: number }
 
-const codeHash = (userId: number, code: string) => createHash("sha256").update(`${userId}:${code}`).digest()
+const codeHash = (userId: number, code: string) => hashToken(`${userId}:${code}`)
 const newCode = () => String(randomInt(0, 1_000_000)).padStart(6, "0")
 
 export class ConfirmationCodes extends Effect.Service<ConfirmationCodes>()("app/ConfirmationCodes", {

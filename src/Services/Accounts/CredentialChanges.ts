@@ -3,15 +3,17 @@
  * take the account over. Changing one's own email or password needs the current password; a new
  * email takes effect only when the code sent to it comes back, and the old address is told.
  */
-import { SqlClient, SqlError } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect } from "effect"
-import { createHash, randomInt } from "node:crypto"
+import { randomInt } from "node:crypto"
+import { hashToken } from "../Tokens.js"
 import { invalidField } from "../../Api/Errors.js"
 import { AuditLog } from "../AuditLog.js"
 import { Mailer } from "../Mailer.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { verifyPassword } from "./Passwords.js"
 import { userColumns, type UserRow } from "./UsersRepo.js"
+import { isUniqueViolation } from "../SqlErrors.js"
 
 /** docs/spec-decisions.md "Credential changes". */
 export const emailChangeRules = {
@@ -33,16 +35,13 @@ export const credentialMessages = {
   tooManyAttempts: "Too many changes of email or password; try again later"
 } as const
 
-const codeHash = (userId: number, code: string) => createHash("sha256").update(`email-change:${userId}:${code}`).digest()
+const codeHash = (userId: number, code: string) => hashToken(`email-change:${userId}:${code}`)
 
 type ConfirmOutcome =
   | { readonly changed: UserRow }
   | { readonly refused: { readonly field: string; readonly message: string } }
 
 const refused = (field: string, message: string): ConfirmOutcome => ({ refused: { field, message } })
-
-const isUniqueViolation = (error: unknown) =>
-  error instanceof SqlError.SqlError && (error.cause as { code?: string } | undefined)?.code === "23505"
 
 export class CredentialChanges extends Effect.Service<CredentialChanges>()("app/CredentialChanges", {
   effect: Effect.gen(function*() {
@@ -148,7 +147,7 @@ export class CredentialChanges extends Effect.Service<CredentialChanges>()("app/
             : refused("confirmation_code", credentialMessages.codeExpired)
         })).pipe(
           // Someone else took the address meanwhile: the transaction rolled back, the request stays.
-          Effect.catchIf(isUniqueViolation, () => Effect.succeed(refused("email", credentialMessages.emailTaken))),
+          Effect.catchIf((error) => isUniqueViolation(error), () => Effect.succeed(refused("email", credentialMessages.emailTaken))),
           Effect.orDie
         )
         if ("refused" in outcome) return yield* Effect.fail(invalidField(outcome.refused.field, outcome.refused.message))

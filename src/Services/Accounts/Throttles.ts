@@ -7,7 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Option } from "effect"
-import { createHash } from "node:crypto"
+import { hashToken } from "../Tokens.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import type { Limit } from "../RateLimiter.js"
 
@@ -54,7 +54,7 @@ export const waitText = (ms: number): string => {
   return ms <= 60_000 ? plural(Math.max(1, Math.ceil(ms / 1000)), "second") : plural(Math.ceil(ms / 60_000), "minute")
 }
 
-const emailHash = (email: string) => createHash("sha256").update(normalizeEmail(email)).digest()
+const emailHash = (email: string) => hashToken(normalizeEmail(email))
 
 export class SignInThrottle extends Effect.Service<SignInThrottle>()("app/SignInThrottle", {
   effect: Effect.gen(function*() {

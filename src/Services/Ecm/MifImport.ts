@@ -11,7 +11,7 @@
  * import remains but the `mif_files` row, marked `failed` with its `import_errors`. Imports are
  * serialised by a transaction-level advisory lock: matching reads patients and then writes them.
  */
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, DateTime, Effect, Option } from "effect"
 import { ecmInvalid, type EcmValidationFailed } from "../../Api/Errors.js"
 import { checkRecord, contentTypes, type MifFileType } from "../../Domain/Ecm/Mif.js"
@@ -22,6 +22,7 @@ import { ObjectStore } from "../ObjectStore.js"
 import { type MifImportSql, makeMifImportSql, stagingLine } from "./MifImportSql.js"
 import { MalformedFile, readMif } from "./MifParsers.js"
 import { type MifInput, obtainMifFile } from "./MifSources.js"
+import { isUniqueViolation } from "../SqlErrors.js"
 
 /**
  * Bytes of staging lines copied per COPY statement (~2,500 records of a typical file). Under 1 MB
@@ -57,9 +58,6 @@ const capped = (problems: ReadonlyArray<string>, total: number): Array<string> =
 
 const filenameOf = (id: number, fileType: MifFileType, now: Date) =>
   `MIF_${now.toISOString().slice(0, 10).replace(/-/g, "")}_${id}.${fileType}`
-
-const isUniqueViolation = (error: SqlError.SqlError): boolean =>
-  (error.cause as { code?: unknown } | undefined)?.code === "23505"
 
 export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
   effect: Effect.gen(function*() {

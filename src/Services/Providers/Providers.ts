@@ -2,7 +2,7 @@
  * Admin providers and supervisors (general §4.9, §4.15): lists, one profile, and updates with the
  * supervision rules. Profiles of deleted users are hidden (404), like the users themselves.
  */
-import { SqlClient, type SqlError, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { invalid, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
@@ -13,6 +13,7 @@ import { isProfileRole, type ProviderRole, Supervisee, Supervisor } from "../../
 import { AuditLog } from "../AuditLog.js"
 import { likePattern } from "../Accounts/AdminUsers.js"
 import { blankToNull, providerColumns, type ProviderRow, toProvider } from "./ProvidersRepo.js"
+import { isUniqueViolation } from "../SqlErrors.js"
 
 export const providerMessages = {
   supervisorMissing: "must exist",
@@ -38,11 +39,6 @@ export const providerMessages = {
  * cycle, so they do not take it.
  */
 const supervisionLockKey = 0x5355_5056
-
-const isNpiTaken = (error: SqlError.SqlError) => {
-  const cause = error.cause as { code?: string; constraint?: string } | undefined
-  return cause?.code === "23505" && cause.constraint === "providers_npi_key"
-}
 
 export interface ProviderCriteria {
   readonly search?: string | null | undefined
@@ -181,7 +177,7 @@ export class Providers extends Effect.Service<Providers>()("app/Providers", {
           return yield* find(id, false)
         })).pipe(
           Effect.catchTag("SqlError", (error) =>
-            isNpiTaken(error) ? Effect.fail(invalid({ npi: [providerMessages.npiTaken] })) : Effect.die(error))
+            isUniqueViolation(error, "providers_npi_key") ? Effect.fail(invalid({ npi: [providerMessages.npiTaken] })) : Effect.die(error))
         )
         return toProvider(row)
       }).pipe(Effect.withSpan("Providers.update", { attributes: { "provider.id": id, "actor.id": actorId } }))
