@@ -12,6 +12,9 @@ import { ProvidersApi } from "./Providers/Providers.js"
 import { SupervisorsApi } from "./Providers/Supervisors.js"
 import { EcmMifsApi } from "./Ecm/Mifs.js"
 import { EcmPatientsApi } from "./Ecm/Patients.js"
+// Scheduling (issue 15)
+import { AvailabilityApi } from "./Scheduling/Availability.js"
+import { AppointmentsApi, ClinicAppointmentsApi, ProviderAppointmentsApi } from "./Scheduling/Appointments.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -99,6 +102,11 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(ProviderInvitesApi)
   .add(EcmMifsApi)
   .add(EcmPatientsApi)
+  // Scheduling (issue 15)
+  .add(AvailabilityApi)
+  .add(AppointmentsApi)
+  .add(ProviderAppointmentsApi)
+  .add(ClinicAppointmentsApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

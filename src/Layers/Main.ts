@@ -38,6 +38,13 @@ import { HttpProviderInvitesLive } from "./Http/Providers/Invites.js"
 import { HttpProvidersLive } from "./Http/Providers/Providers.js"
 import { HttpSupervisorsLive } from "./Http/Providers/Supervisors.js"
 import { LoggingLive } from "./Logging.js"
+// Scheduling (issue 15)
+import { Appointments } from "../Services/Scheduling/Appointments.js"
+import { Books } from "../Services/Scheduling/Books.js"
+import { Slots } from "../Services/Scheduling/Slots.js"
+import { VideoTokensLive } from "./Adapters.js"
+import { HttpAppointmentsLive, HttpClinicAppointmentsLive, HttpProviderAppointmentsLive } from "./Http/Scheduling/Appointments.js"
+import { HttpAvailabilityLive } from "./Http/Scheduling/Availability.js"
 import { TracingLive } from "./Tracing.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
@@ -48,6 +55,12 @@ const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmP
   Layer.provide(AuditLog.Default)
 )
 
+/** Scheduling (issue 15): availability, books, appointments and their video tokens. */
+const SchedulingServicesLive = Layer.mergeAll(Slots.Default, Books.Default, Appointments.Default).pipe(
+  Layer.provide(AuditLog.Default),
+  Layer.provide(VideoTokensLive)
+)
+
 const BootstrapLive = Layer.effectDiscard(
   Effect.flatMap(AppConfig, (config) => ensureBootstrapAdmin(config.bootstrapAdminEmail, config.bootstrapAdminPassword))
 ).pipe(Layer.provide(UsersRepo.Default))
@@ -55,6 +68,8 @@ const BootstrapLive = Layer.effectDiscard(
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpUsersLive, HttpAdminUsersLive, HttpProvidersLive, HttpSupervisorsLive, HttpProviderInvitesLive,
     HttpEcmMifsLive, HttpEcmPatientsLive]),
+  // Scheduling (issue 15)
+  Layer.provide([HttpAvailabilityLive, HttpAppointmentsLive, HttpProviderAppointmentsLive, HttpClinicAppointmentsLive]),
   Layer.provide(SecurityLive)
 )
 
@@ -91,7 +106,7 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Everything but config, adapters and the HTTP server: what the app needs to serve requests. */
-export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, BootstrapLive).pipe(
+export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, BootstrapLive, SchedulingServicesLive).pipe(
   Layer.provideMerge(DatabaseLive)
 )
 

@@ -31,6 +31,8 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   sessionIdleMinutes: 30,
   sessionMaxHours: 12,
   mif: { importDir: Option.none(), maxFileBytes: 64 * 1024 * 1024, urlTimeoutMs: 30_000, urlAllowedNetworks: [] },
+  video: Option.none(),
+  clinicTimeZone: "America/Los_Angeles",
   ...overrides
 })
 

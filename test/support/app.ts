@@ -44,6 +44,7 @@ export const testConfig = (overrides: Partial<AppSettings> = {}) =>
         s3: Option.none(),
         smtpUrl: Option.none(),
         twilio: Option.none(),
+        video: Option.none(),
         ...overrides
       } satisfies AppSettings
     })
