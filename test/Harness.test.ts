@@ -33,7 +33,8 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
  * Patient-scoped operations the document has today (`ecmPatients.show`); a new one changes the
  * count, so whoever adds it sees the BOLA check cover it.
  */
-const expectedPatientScopedOperations = 1
+// Issue 15 adds availability.listBooks, appointments.list (admin: a parent is refused) and clinicAppointments.list.
+const expectedPatientScopedOperations = 4
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

@@ -120,6 +120,23 @@ const providerProfile = ({ call, world }: FixtureTools) =>
     return id
   })
 
+/**
+ * A free future slot of a fresh provider (the world's parent given the provider role), made by the
+ * world's admin through the Api (issue 15): what a booking needs.
+ */
+const hourMs = 3_600_000
+const futureHour = (days: number) => new Date(Math.ceil(Date.now() / hourMs) * hourMs + days * 24 * hourMs)
+const freeSlot = (tools: FixtureTools) =>
+  Effect.gen(function*() {
+    const providerId = yield* providerProfile(tools)
+    const created = yield* tools.call("availability.createSlot", {
+      available_slot: { provider_id: providerId, start_time: futureHour(30).toISOString(), end_time: futureHour(30.04).toISOString() }
+    }, { asAdmin: true })
+    const id = (created.json as { available_slot?: { id: number } }).available_slot?.id
+    if (id === undefined) return yield* Effect.fail(new FixtureError("no slot after creating one"))
+    return id
+  })
+
 /** The draft with query parameter `name` set to `value` (replacing any). */
 const withQueryValue = (draft: Draft, name: string, value: string): Draft =>
   ({ ...draft, query: [...draft.query.filter(([key]) => key !== name), [name, value]] })
@@ -163,6 +180,24 @@ export const fixtures: Readonly<Record<string, Fixture>> = {
         specialty: "counseling",
         license_number: "LIC-1"
       })),
+
+  /** A provider of the copy's own and a future time: the slot is created once (overlaps are 409). */
+  "availability.createSlot": (tools) =>
+    Effect.map(providerProfile(tools), (providerId) => (draft) =>
+      withBodyValue(draft, ["available_slot"], {
+        provider_id: providerId,
+        start_time: futureHour(40).toISOString(),
+        end_time: futureHour(40.5).toISOString(),
+        appointment_type: "therapy"
+      })),
+
+  /** A free slot and a patient of the copy's own: the slot is booked once. */
+  "availability.createBook": (tools) =>
+    Effect.gen(function*() {
+      const slotId = yield* freeSlot(tools)
+      const patientId = yield* tools.seeder.patient(tools.world.principals.parent.id)
+      return (draft) => withBodyValue(draft, ["book"], { available_slot_id: slotId, patient_id: patientId, notes: "Harness booking" })
+    }),
 
   /** A reset token emailed after a reset request. */
   "users.resetPassword": ({ call, harness, inbox, seeder }) =>

@@ -167,7 +167,8 @@ const server = (options: SyntheticOptions) => {
       })),
     others: Effect.succeed([]),
     password: "pw-synthetic-0000",
-    resetThrottles: Effect.void
+    resetThrottles: Effect.void,
+    patient: () => Effect.sync(() => ++lastId)
   }
 
   const invite = (body: unknown): Effect.Effect<Received> =>

@@ -88,7 +88,7 @@ export class UpdateAppointmentRequest extends Schema.Class<UpdateAppointmentRequ
   })
 }, requestBody(
   { appointment: { status: "confirmed", notes: "Parent confirmed by phone" } },
-  { appointment: { scheduled_at: "2030-03-05T10:00:00-08:00", provider_id: 3, duration_minutes: 50 } }
+  { appointment: { scheduled_at: new Date("2030-03-05T10:00:00-08:00"), provider_id: 3, duration_minutes: 50 } }
 )) {}
 
 const NoShowQuery = Schema.Struct({

@@ -100,9 +100,9 @@ export class CreateSlotRequest extends Schema.Class<CreateSlotRequest>("CreateSl
     })))
   })
 }, requestBody(
-  { available_slot: { provider_id: 3, start_time: "2030-03-04T09:00:00-08:00", end_time: "2030-03-04T10:00:00-08:00", appointment_type: "therapy" } },
-  { available_slot: { provider_id: 3, start_time: "2030-03-04T09:00:00-08:00", end_time: "2030-03-04T09:50:00-08:00", recurring: true, recurrence_pattern: "weekly" } },
-  { available_slot: { provider_id: 3, start_time: "2030-03-04T09:00:00-08:00", end_time: "2030-03-04T09:50:00-08:00", recurring: true, recurrence_pattern: "custom", recurrence_rule: "FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10" } }
+  { available_slot: { provider_id: 3, start_time: new Date("2030-03-04T09:00:00-08:00"), end_time: new Date("2030-03-04T10:00:00-08:00"), appointment_type: "therapy" } },
+  { available_slot: { provider_id: 3, start_time: new Date("2030-03-04T09:00:00-08:00"), end_time: new Date("2030-03-04T09:50:00-08:00"), recurring: true, recurrence_pattern: "weekly" } },
+  { available_slot: { provider_id: 3, start_time: new Date("2030-03-04T09:00:00-08:00"), end_time: new Date("2030-03-04T09:50:00-08:00"), recurring: true, recurrence_pattern: "custom", recurrence_rule: "FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10" } }
 )) {}
 
 export class UpdateSlotRequest extends Schema.Class<UpdateSlotRequest>("UpdateSlotRequest")({
@@ -112,7 +112,7 @@ export class UpdateSlotRequest extends Schema.Class<UpdateSlotRequest>("UpdateSl
     appointment_type: Schema.optional(Schema.NullOr(AppointmentType)),
     available: Schema.optional(Schema.Boolean)
   })
-}, requestBody({ available_slot: { start_time: "2030-03-04T10:00:00-08:00", end_time: "2030-03-04T11:00:00-08:00", available: true } })) {}
+}, requestBody({ available_slot: { start_time: new Date("2030-03-04T10:00:00-08:00"), end_time: new Date("2030-03-04T11:00:00-08:00"), available: true } })) {}
 
 export class BatchCreateRequest extends Schema.Class<BatchCreateRequest>("BatchCreateRequest")({
   provider_id: ProviderId,
@@ -124,8 +124,8 @@ export class BatchCreateRequest extends Schema.Class<BatchCreateRequest>("BatchC
 }, requestBody({
   provider_id: 3,
   slots: [
-    { start_time: "2030-03-04T09:00:00-08:00", end_time: "2030-03-04T10:00:00-08:00", appointment_type: "therapy" },
-    { start_time: "2030-03-04T10:00:00-08:00", end_time: "2030-03-04T11:00:00-08:00" }
+    { start_time: new Date("2030-03-04T09:00:00-08:00"), end_time: new Date("2030-03-04T10:00:00-08:00"), appointment_type: "therapy" },
+    { start_time: new Date("2030-03-04T10:00:00-08:00"), end_time: new Date("2030-03-04T11:00:00-08:00") }
   ]
 })) {}
 
@@ -207,7 +207,8 @@ export class AvailabilityApi extends HttpApiGroup.make("availability")
           "9:00 slot stays at 9:00 across daylight saving changes. Monthly on the 29th–31st skips months without that day. " +
           "Occurrences that would overlap are skipped and listed in `skipped_occurrences`.",
         access: Access.admin,
-        spec: "general §2.5, §4.5"
+        spec: "general §2.5, §4.5",
+        singleUse: "a provider's time is offered by one slot (overlaps are 409)"
       }))
   )
   .add(
