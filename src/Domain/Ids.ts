@@ -46,3 +46,8 @@ export const ProviderIdFromText = idFromText(ProviderId)
 
 export const ProviderInviteId = positiveId("ProviderInviteId")
 export type ProviderInviteId = typeof ProviderInviteId.Type
+
+/** A patient (ECM member or clinic patient: the one `patients` table). */
+export const PatientId = positiveId("PatientId")
+export type PatientId = typeof PatientId.Type
+export const PatientIdFromText = idFromText(PatientId)
