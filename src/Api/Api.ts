@@ -12,6 +12,12 @@ import { ProvidersApi } from "./Providers/Providers.js"
 import { SupervisorsApi } from "./Providers/Supervisors.js"
 import { EcmMifsApi } from "./Ecm/Mifs.js"
 import { EcmPatientsApi } from "./Ecm/Patients.js"
+// Clinic patients and their records (issue 13).
+import { ClinicPatientsApi } from "./Patients/Patients.js"
+import { PatientDocumentsApi } from "./Patients/Documents.js"
+import { HelpRequestsApi } from "./Patients/HelpRequests.js"
+import { SpotsApi } from "./Patients/Spots.js"
+import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -99,6 +105,12 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(ProviderInvitesApi)
   .add(EcmMifsApi)
   .add(EcmPatientsApi)
+  // Clinic patients and their records (issue 13).
+  .add(ClinicPatientsApi)
+  .add(HelpRequestsApi)
+  .add(TreatmentPlansApi)
+  .add(SpotsApi)
+  .add(PatientDocumentsApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

@@ -38,6 +38,14 @@ import { HttpProviderInvitesLive } from "./Http/Providers/Invites.js"
 import { HttpProvidersLive } from "./Http/Providers/Providers.js"
 import { HttpSupervisorsLive } from "./Http/Providers/Supervisors.js"
 import { LoggingLive } from "./Logging.js"
+// Clinic patients and their records (issue 13).
+import { HttpPatientsAreaLive } from "./Http/Patients/Patients.js"
+import { ClinicPatients } from "../Services/Patients/ClinicPatients.js"
+import { HelpRequests } from "../Services/Patients/HelpRequests.js"
+import { PatientAccess } from "../Services/Patients/PatientAccess.js"
+import { PatientDocuments } from "../Services/Patients/PatientDocuments.js"
+import { Spots } from "../Services/Patients/Spots.js"
+import { TreatmentPlans } from "../Services/Patients/TreatmentPlans.js"
 import { TracingLive } from "./Tracing.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
@@ -48,6 +56,11 @@ const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmP
   Layer.provide(AuditLog.Default)
 )
 
+/** Clinic patients and their records (issue 13). */
+const PatientServicesLive = Layer.mergeAll(
+  PatientAccess.Default, ClinicPatients.Default, HelpRequests.Default, TreatmentPlans.Default, Spots.Default, PatientDocuments.Default
+)
+
 const BootstrapLive = Layer.effectDiscard(
   Effect.flatMap(AppConfig, (config) => ensureBootstrapAdmin(config.bootstrapAdminEmail, config.bootstrapAdminPassword))
 ).pipe(Layer.provide(UsersRepo.Default))
@@ -55,6 +68,7 @@ const BootstrapLive = Layer.effectDiscard(
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpUsersLive, HttpAdminUsersLive, HttpProvidersLive, HttpSupervisorsLive, HttpProviderInvitesLive,
     HttpEcmMifsLive, HttpEcmPatientsLive]),
+  Layer.provide(HttpPatientsAreaLive),
   Layer.provide(SecurityLive)
 )
 
@@ -91,7 +105,7 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Everything but config, adapters and the HTTP server: what the app needs to serve requests. */
-export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, BootstrapLive).pipe(
+export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, PatientServicesLive, BootstrapLive).pipe(
   Layer.provideMerge(DatabaseLive)
 )
 
