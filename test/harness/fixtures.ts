@@ -164,6 +164,18 @@ export const fixtures: Readonly<Record<string, Fixture>> = {
         license_number: "LIC-1"
       })),
 
+  /**
+   * A clinic patient the copy's admin creates: the waitlist's one-open-spot rule is about a patient
+   * that exists (issue 13).
+   */
+  "spots.create": ({ call }) =>
+    Effect.gen(function*() {
+      const created = yield* call("clinicPatients.create", { patient: { first_name: "Waitlist", last_name: "Fixture", date_of_birth: "2015-06-01" } }, { asAdmin: true })
+      const id = (created.json as { patient?: { id?: number } }).patient?.id
+      if (id === undefined) return yield* Effect.fail(new FixtureError("no patient id in the create response"))
+      return (draft) => ({ ...draft, pathParams: { ...draft.pathParams, patient_id: String(id) } })
+    }),
+
   /** A reset token emailed after a reset request. */
   "users.resetPassword": ({ call, harness, inbox, seeder }) =>
     Effect.gen(function*() {
