@@ -178,7 +178,9 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     clinicTimeZone: yield* clinicTimeZone,
     // Automatic log-off for health data: docs/spec-decisions.md "Sessions" gives the reasons.
     sessionIdleMinutes: yield* positiveInteger("SESSION_IDLE_MINUTES", 30),
-    sessionMaxHours: yield* positiveInteger("SESSION_MAX_HOURS", 12)
+    sessionMaxHours: yield* positiveInteger("SESSION_MAX_HOURS", 12),
+    // Clinic patients (issue 13): the inbox help requests are emailed to.
+    clinicSupportEmail: yield* Config.withDefault(Config.string("CLINIC_SUPPORT_EMAIL"), "support@localhost")
   }
 })
 

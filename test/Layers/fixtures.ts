@@ -30,6 +30,7 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   logFormat: "json",
   sessionIdleMinutes: 30,
   sessionMaxHours: 12,
+  clinicSupportEmail: "support@clinic.test",
   mif: { importDir: Option.none(), maxFileBytes: 64 * 1024 * 1024, urlTimeoutMs: 30_000, urlAllowedNetworks: [] },
   video: Option.none(),
   clinicTimeZone: "America/Los_Angeles",
