@@ -183,7 +183,9 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
       enabled: yield* Config.withDefault(Config.boolean("JOBS_ENABLED"), true),
       concurrency: yield* positiveInteger("JOBS_CONCURRENCY", 4),
       pollIntervalMs: yield* positiveInteger("JOBS_POLL_INTERVAL_MS", 2000)
-    }
+    },
+    // Clinic patients (issue 13): the inbox help requests are emailed to.
+    clinicSupportEmail: yield* Config.withDefault(Config.string("CLINIC_SUPPORT_EMAIL"), "support@localhost")
   }
 })
 

@@ -48,6 +48,14 @@ import { Slots } from "../Services/Scheduling/Slots.js"
 import { VideoTokensLive } from "./Adapters.js"
 import { HttpAppointmentsLive, HttpClinicAppointmentsLive, HttpProviderAppointmentsLive } from "./Http/Scheduling/Appointments.js"
 import { HttpAvailabilityLive } from "./Http/Scheduling/Availability.js"
+// Clinic patients and their records (issue 13).
+import { HttpPatientsAreaLive } from "./Http/Patients/Patients.js"
+import { ClinicPatients } from "../Services/Patients/ClinicPatients.js"
+import { HelpRequests } from "../Services/Patients/HelpRequests.js"
+import { PatientAccess } from "../Services/Patients/PatientAccess.js"
+import { PatientDocuments } from "../Services/Patients/PatientDocuments.js"
+import { Spots } from "../Services/Patients/Spots.js"
+import { TreatmentPlans } from "../Services/Patients/TreatmentPlans.js"
 import { TracingLive } from "./Tracing.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
@@ -58,9 +66,15 @@ const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmP
   Layer.provide(AuditLog.Default)
 )
 
+/** Clinic patients and their records (issue 13). */
+const PatientServicesLive = Layer.mergeAll(
+  PatientAccess.Default, ClinicPatients.Default, HelpRequests.Default, TreatmentPlans.Default, Spots.Default, PatientDocuments.Default
+)
+
 /** Scheduling (issue 15): availability, books, appointments and their video tokens. */
 const SchedulingServicesLive = Layer.mergeAll(Slots.Default, Books.Default, Appointments.Default).pipe(
   Layer.provide(AuditLog.Default),
+  Layer.provide(PatientAccess.Default),
   Layer.provide(VideoTokensLive)
 )
 
@@ -73,6 +87,7 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
     HttpEcmMifsLive, HttpEcmPatientsLive]),
   // Scheduling (issue 15)
   Layer.provide([HttpAvailabilityLive, HttpAppointmentsLive, HttpProviderAppointmentsLive, HttpClinicAppointmentsLive]),
+  Layer.provide(HttpPatientsAreaLive),
   Layer.provide(SecurityLive)
 )
 
@@ -123,6 +138,7 @@ export const backendLayer = Layer.mergeAll(
   ServicesLive,
   EcmServicesLive,
   BootstrapLive,
+  PatientServicesLive,
   SchedulingServicesLive,
   JobWorkerWithTasksLive
 ).pipe(

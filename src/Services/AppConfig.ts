@@ -102,6 +102,8 @@ export interface AppSettings {
   /** A session token stops working this long after sign-in, however busy. */
   readonly sessionMaxHours: number
   readonly jobs: JobSettings
+  /** Where help requests of clinic patients' families are emailed (CLINIC_SUPPORT_EMAIL). */
+  readonly clinicSupportEmail: string
 }
 
 export class AppConfig extends Context.Tag("app/AppConfig")<AppConfig, AppSettings>() {}
