@@ -63,3 +63,12 @@ export type BookId = typeof BookId.Type
 export const AppointmentId = positiveId("AppointmentId")
 export type AppointmentId = typeof AppointmentId.Type
 export const AppointmentIdFromText = idFromText(AppointmentId)
+
+// Reminders and push devices (issue 17)
+export const AppointmentReminderId = positiveId("AppointmentReminderId")
+export type AppointmentReminderId = typeof AppointmentReminderId.Type
+export const AppointmentReminderIdFromText = idFromText(AppointmentReminderId)
+
+export const DeviceId = positiveId("DeviceId")
+export type DeviceId = typeof DeviceId.Type
+export const DeviceIdFromText = idFromText(DeviceId)

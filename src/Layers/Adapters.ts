@@ -14,6 +14,8 @@ import { AppConfig } from "../Services/AppConfig.js"
 import { DiskObjectStoreLive, ObjectDownloadRouteLive } from "./DiskObjectStore.js"
 import { OutboxMailerLive } from "./OutboxMailer.js"
 import { OutboxTelephonyLive } from "./OutboxTelephony.js"
+import { OutboxPushLive } from "./OutboxPush.js"
+import type { Push } from "../Services/Push.js"
 import { SigningSecretLive } from "./SigningSecret.js"
 
 /** The layer a module exports, imported when the layer is built. */
@@ -56,4 +58,15 @@ export const VideoTokensLive: Layer.Layer<VideoTokens, never, AppConfig> = Layer
         configured: false,
         issue: () => Effect.dieMessage("video tokens are not configured")
       }))
+)
+
+/**
+ * Push notifications (issue 17): FCM, with firebase-admin, only when FCM_SERVICE_ACCOUNT_FILE is
+ * set; otherwise the outbox (DATA_DIR/outbox/push.jsonl).
+ */
+export const PushLive: Layer.Layer<Push, never, AppConfig> = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Option.isSome(config.fcm)
+      ? importLayer(() => import("./FcmPush.js").then((module) => module.FcmPushLive))
+      : OutboxPushLive)
 )

@@ -185,7 +185,9 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
       pollIntervalMs: yield* positiveInteger("JOBS_POLL_INTERVAL_MS", 2000)
     },
     // Clinic patients (issue 13): the inbox help requests are emailed to.
-    clinicSupportEmail: yield* Config.withDefault(Config.string("CLINIC_SUPPORT_EMAIL"), "support@localhost")
+    clinicSupportEmail: yield* Config.withDefault(Config.string("CLINIC_SUPPORT_EMAIL"), "support@localhost"),
+    // Push reminders (issue 17): FCM when a service account key is given, else the push outbox.
+    fcm: Option.map(yield* optional(Config.string("FCM_SERVICE_ACCOUNT_FILE")), (serviceAccountFile) => ({ serviceAccountFile }))
   }
 })
 

@@ -19,7 +19,7 @@ import { Sessions } from "../Services/Accounts/Sessions.js"
 import { sweepExpiredSessions } from "../Services/Accounts/SessionTasks.js"
 import { ProviderInvites } from "../Services/Providers/Invites.js"
 import { Providers } from "../Services/Providers/Providers.js"
-import { AdaptersLive, ObjectDownloadLive } from "./Adapters.js"
+import { AdaptersLive, ObjectDownloadLive, PushLive } from "./Adapters.js"
 import { AppConfig } from "../Services/AppConfig.js"
 import { AppConfigLive } from "./Config.js"
 import { DatabaseLive } from "./Database.js"
@@ -167,6 +167,7 @@ export const MainLive = GracefulDrainLive.pipe(
   Layer.provide(announceDocs),
   Layer.provide(backendLayer),
   Layer.provide(AdaptersLive),
+  Layer.provide(PushLive),
   Layer.provide(ShutdownReportLive),
   Layer.provide(TracingLive),
   Layer.provide(LoggingLive),

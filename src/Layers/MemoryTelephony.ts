@@ -43,7 +43,7 @@ export class MemoryTelephony extends Context.Tag("app/MemoryTelephony")<MemoryTe
 
     return Context.make(Telephony, {
       sendSms: (sms) => record("send_sms", "sms", sms.to, sms.from, sms.body),
-      placeCall: (call) => record("place_call", "call", call.to, call.from)
+      placeCall: (call) => record("place_call", "call", call.to, call.from, call.say)
     }).pipe(Context.add(MemoryTelephony, {
       sent: Ref.get(sent),
       failNext: (reason) => Ref.set(failure, Option.some(reason)),

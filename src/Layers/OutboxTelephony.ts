@@ -63,7 +63,7 @@ export const makeOutboxTelephony = (settings: Pick<AppSettings, "dataDir" | "twi
     sendSms: (sms: OutboundSms) =>
       record("send_sms", "sms", sms.to, sms.from, sms.body).pipe(Effect.withSpan("Telephony.sendSms")),
     placeCall: (call: OutboundCall) =>
-      record("place_call", "call", call.to, call.from).pipe(Effect.withSpan("Telephony.placeCall"))
+      record("place_call", "call", call.to, call.from, call.say).pipe(Effect.withSpan("Telephony.placeCall"))
   })
 }
 

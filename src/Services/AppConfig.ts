@@ -104,6 +104,13 @@ export interface AppSettings {
   readonly jobs: JobSettings
   /** Where help requests of clinic patients' families are emailed (CLINIC_SUPPORT_EMAIL). */
   readonly clinicSupportEmail: string
+  /** Firebase Cloud Messaging for push reminders (issue 17); None → the push outbox. */
+  readonly fcm: Option.Option<FcmSettings>
+}
+
+export interface FcmSettings {
+  /** Path of the Firebase service account's JSON key (FCM_SERVICE_ACCOUNT_FILE); its project is the FCM project. */
+  readonly serviceAccountFile: string
 }
 
 export class AppConfig extends Context.Tag("app/AppConfig")<AppConfig, AppSettings>() {}

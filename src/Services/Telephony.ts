@@ -12,6 +12,8 @@ export interface OutboundSms {
 export interface OutboundCall {
   readonly to: string
   readonly from?: string
+  /** What the call says when answered (TwiML `<Say>` with Twilio): an appointment reminder's text. */
+  readonly say?: string
 }
 
 export interface TelephonyReceipt {

@@ -32,6 +32,7 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   sessionMaxHours: 12,
   jobs: { enabled: false, concurrency: 2, pollIntervalMs: 2000 },
   clinicSupportEmail: "support@clinic.test",
+  fcm: Option.none(),
   mif: { importDir: Option.none(), maxFileBytes: 64 * 1024 * 1024, urlTimeoutMs: 30_000, urlAllowedNetworks: [] },
   video: Option.none(),
   clinicTimeZone: "America/Los_Angeles",

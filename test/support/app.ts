@@ -15,6 +15,7 @@ import { backendLayer, httpLayer } from "../../src/Layers/Main.js"
 import { MemoryMailer } from "../../src/Layers/MemoryMailer.js"
 import { MemoryObjectStore } from "../../src/Layers/MemoryObjectStore.js"
 import { MemoryTelephony } from "../../src/Layers/MemoryTelephony.js"
+import { MemoryPush } from "../../src/Layers/MemoryPush.js"
 import { freshDatabase } from "./database.js"
 
 export const admin = { email: "admin@example.test", password: "admin-password-1" } as const
@@ -52,7 +53,7 @@ export const testConfig = (overrides: Partial<AppSettings> = {}) =>
     })
   )
 
-export const MemoryAdapters = Layer.mergeAll(MemoryTelephony.layer, MemoryObjectStore.layer, MemoryMailer.layer)
+export const MemoryAdapters = Layer.mergeAll(MemoryTelephony.layer, MemoryObjectStore.layer, MemoryMailer.layer, MemoryPush.layer)
 
 /**
  * The app on a test server; also exposes the backend services for assertions. Logs below Error

@@ -1,0 +1,119 @@
+/**
+ * Appointment reminders (general §2.14, §4.16): the representation, the default schedule and the
+ * rendering of a reminder's texts from the catalogue (`ReminderCatalogue.ts`). Pure.
+ */
+import { Schema } from "effect"
+import { AppointmentId, AppointmentReminderId } from "../Ids.js"
+import { IsoTimestamp } from "../Time.js"
+import { type CatalogueLanguage, reminderCatalogue, type ReminderTexts } from "./ReminderCatalogue.js"
+
+const inList = { message: () => "is not included in the list" }
+
+export const ReminderType = Schema.Literal("sms", "email", "push", "voice", "all").annotations(inList)
+export type ReminderType = typeof ReminderType.Type
+/** A channel a single reminder goes through (`all` becomes one reminder per channel). */
+export type ReminderChannel = Exclude<ReminderType, "all">
+export const reminderChannels: ReadonlyArray<ReminderChannel> = ["sms", "email", "push", "voice"]
+/** What `all` and a booking expand to, in this order: voice calls are made only when asked for. */
+export const everyDayChannels: ReadonlyArray<ReminderChannel> = ["email", "sms", "push"]
+
+export const ReminderStatus = Schema.Literal("scheduled", "sent", "delivered", "failed", "cancelled").annotations(inList)
+export type ReminderStatus = typeof ReminderStatus.Type
+export const DeliveryStatus = Schema.Literal("pending", "sending", "delivered", "failed", "bounced", "unsubscribed").annotations(inList)
+export type DeliveryStatus = typeof DeliveryStatus.Type
+
+/**
+ * The default schedule (§4.16): email 24 hours before the appointment, SMS 2 hours, push 30
+ * minutes; voice (not in the spec) 2 hours, as SMS.
+ */
+export const defaultLeadMinutes: Readonly<Record<ReminderChannel, number>> = {
+  email: 24 * 60,
+  sms: 2 * 60,
+  push: 30,
+  voice: 2 * 60
+}
+
+/**
+ * When a reminder of this lead goes out for an appointment at `scheduledAt`: the lead before it,
+ * or right away (`now`) when that moment has passed — a booking made an hour ahead still gets its
+ * SMS and email.
+ */
+export const sendTimeFor = (scheduledAt: Date, leadSeconds: number, now: Date): Date =>
+  new Date(Math.max(scheduledAt.getTime() - leadSeconds * 1000, now.getTime()))
+
+/** §2.14 appointment reminder, plus `status_reason` (why it failed or was cancelled). */
+export class AppointmentReminder extends Schema.Class<AppointmentReminder>("AppointmentReminder")({
+  id: AppointmentReminderId,
+  appointment_id: AppointmentId,
+  reminder_type: ReminderType,
+  status: ReminderStatus,
+  send_at: IsoTimestamp,
+  sent_at: Schema.NullOr(IsoTimestamp),
+  message: Schema.NullOr(Schema.String),
+  language: Schema.String,
+  delivery_status: DeliveryStatus,
+  status_reason: Schema.NullOr(Schema.String).annotations({
+    description: "Why the reminder failed or was cancelled (e.g. `patient opted out of SMS`); null otherwise"
+  }),
+  created_at: IsoTimestamp,
+  updated_at: IsoTimestamp
+}) {}
+
+/** The catalogue's texts of a language, English for one it has none of. */
+export const textsFor = (language: string): ReminderTexts =>
+  language in reminderCatalogue ? reminderCatalogue[language as CatalogueLanguage] : reminderCatalogue.en
+
+export interface ReminderContext {
+  readonly scheduledAt: Date
+  /** IANA zone of the clinic. */
+  readonly timeZone: string
+  readonly providerName: string
+  /** The caller's own message, if any. */
+  readonly message: string | null
+  readonly language: string
+}
+
+export interface RenderedReminder {
+  readonly sms: string
+  readonly voice: string
+  readonly pushTitle: string
+  readonly pushBody: string
+  readonly emailSubject: string
+  readonly emailText: string
+  readonly emailHtml: string
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
+
+const fill = (template: string, values: Readonly<Record<string, string>>) =>
+  template.replace(/\{(\w+)\}/g, (whole, key: string) => values[key] ?? whole)
+
+/** Every text of a reminder, in its language, with the appointment's time in the clinic's zone. */
+export const renderReminder = (context: ReminderContext): RenderedReminder => {
+  const texts = textsFor(context.language)
+  const zoned = (options: Intl.DateTimeFormatOptions) =>
+    new Intl.DateTimeFormat(texts.locale, { timeZone: context.timeZone, ...options }).format(context.scheduledAt)
+  const date = zoned({ weekday: "long", year: "numeric", month: "long", day: "numeric" })
+  const time = zoned({ hour: "numeric", minute: "2-digit" })
+  const zone = new Intl.DateTimeFormat(texts.locale, { timeZone: context.timeZone, timeZoneName: "short" })
+    .formatToParts(context.scheduledAt).find((part) => part.type === "timeZoneName")?.value ?? context.timeZone
+  const message = context.message?.trim() ?? ""
+  const plain = { date, time, zone, provider: context.providerName, note: message === "" ? "" : fill(texts.note, { message }) }
+  const html = {
+    date: escapeHtml(date),
+    time: escapeHtml(time),
+    zone: escapeHtml(zone),
+    provider: escapeHtml(context.providerName),
+    note: message === "" ? "" : fill(texts.noteHtml, { message: escapeHtml(message) })
+  }
+  return {
+    sms: fill(texts.sms, plain),
+    voice: fill(texts.voice, plain),
+    pushTitle: fill(texts.pushTitle, plain),
+    pushBody: fill(texts.pushBody, plain),
+    emailSubject: fill(texts.emailSubject, plain),
+    emailText: fill(texts.emailText, plain),
+    emailHtml: fill(texts.emailHtml, html)
+  }
+}
