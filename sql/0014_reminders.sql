@@ -17,7 +17,7 @@ CREATE TABLE appointment_reminders (
                      CHECK (delivery_status IN ('pending', 'sending', 'delivered', 'failed', 'bounced', 'unsubscribed')),
   send_at          timestamptz NOT NULL,
   -- How long before the appointment it goes out: a rescheduled appointment moves it by this lead.
-  lead_seconds     integer NOT NULL,
+  lead_seconds     bigint NOT NULL,
   sent_at          timestamptz,
   -- The caller's own text (null: the catalogue's message in `language`).
   message          text,
@@ -27,6 +27,8 @@ CREATE TABLE appointment_reminders (
   -- When a send claimed it: a claim older than the send timeout is taken again (a crash between
   -- claim and send), never one that is fresh.
   claimed_at       timestamptz,
+  -- The job run (graphile job id) holding the claim: a retry of that same job may take it over.
+  claimed_by       text,
   attempts         integer NOT NULL DEFAULT 0,
   -- The provider's id of the message or call (Twilio SID, SMTP message id, FCM message name).
   provider_message_id text,

@@ -15,6 +15,9 @@ import { EcmPatientsApi } from "./Ecm/Patients.js"
 // Scheduling (issue 15)
 import { AvailabilityApi } from "./Scheduling/Availability.js"
 import { AppointmentsApi, ClinicAppointmentsApi, ProviderAppointmentsApi } from "./Scheduling/Appointments.js"
+// Reminders and push devices (issue 17)
+import { DevicesApi } from "./Accounts/Devices.js"
+import { RemindersApi } from "./Scheduling/Reminders.js"
 // Clinic patients and their records (issue 13).
 import { ClinicPatientsApi } from "./Patients/Patients.js"
 import { PatientDocumentsApi } from "./Patients/Documents.js"
@@ -119,6 +122,9 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(TreatmentPlansApi)
   .add(SpotsApi)
   .add(PatientDocumentsApi)
+  // Reminders and push devices (issue 17)
+  .add(RemindersApi)
+  .add(DevicesApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

@@ -25,7 +25,18 @@ export const importLayer = <ROut, E, RIn>(load: () => Promise<Layer.Layer<ROut, 
 const S3ObjectStoreLive = importLayer(() => import("./S3ObjectStore.js").then((module) => module.S3ObjectStoreLive))
 const SmtpMailerLive = importLayer(() => import("./SmtpMailer.js").then((module) => module.SmtpMailerLive))
 
-export const AdaptersLive: Layer.Layer<Telephony | ObjectStore | Mailer, never, AppConfig> = Layer.unwrapEffect(
+/**
+ * Push notifications (issue 17): FCM, with firebase-admin, only when FCM_SERVICE_ACCOUNT_FILE is
+ * set; otherwise the outbox (DATA_DIR/outbox/push.jsonl).
+ */
+export const PushLive: Layer.Layer<Push, never, AppConfig> = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Option.isSome(config.fcm)
+      ? importLayer(() => import("./FcmPush.js").then((module) => module.FcmPushLive))
+      : OutboxPushLive)
+)
+
+export const AdaptersLive: Layer.Layer<Telephony | ObjectStore | Mailer | Push, never, AppConfig> = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Layer.mergeAll(
       // Seam for Twilio: when `config.twilio` is Some, select TwilioTelephonyLive here, imported
@@ -33,7 +44,9 @@ export const AdaptersLive: Layer.Layer<Telephony | ObjectStore | Mailer, never, 
       // the outbox records every message.
       OutboxTelephonyLive,
       Option.isSome(config.s3) ? S3ObjectStoreLive : DiskObjectStoreLive.pipe(Layer.provide(SigningSecretLive)),
-      Option.isSome(config.smtpUrl) ? SmtpMailerLive : OutboxMailerLive
+      Option.isSome(config.smtpUrl) ? SmtpMailerLive : OutboxMailerLive,
+      // Issue 17: FCM when FCM_SERVICE_ACCOUNT_FILE is set, else the push outbox.
+      PushLive
     ))
 )
 
@@ -60,13 +73,3 @@ export const VideoTokensLive: Layer.Layer<VideoTokens, never, AppConfig> = Layer
       }))
 )
 
-/**
- * Push notifications (issue 17): FCM, with firebase-admin, only when FCM_SERVICE_ACCOUNT_FILE is
- * set; otherwise the outbox (DATA_DIR/outbox/push.jsonl).
- */
-export const PushLive: Layer.Layer<Push, never, AppConfig> = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
-    Option.isSome(config.fcm)
-      ? importLayer(() => import("./FcmPush.js").then((module) => module.FcmPushLive))
-      : OutboxPushLive)
-)

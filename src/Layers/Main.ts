@@ -19,11 +19,12 @@ import { Sessions } from "../Services/Accounts/Sessions.js"
 import { sweepExpiredSessions } from "../Services/Accounts/SessionTasks.js"
 import { ProviderInvites } from "../Services/Providers/Invites.js"
 import { Providers } from "../Services/Providers/Providers.js"
-import { AdaptersLive, ObjectDownloadLive, PushLive } from "./Adapters.js"
+import { AdaptersLive, ObjectDownloadLive } from "./Adapters.js"
 import { AppConfig } from "../Services/AppConfig.js"
 import { AppConfigLive } from "./Config.js"
 import { DatabaseLive } from "./Database.js"
 import { type JobSchedule, JobWorkerLive, PgJobsLive } from "./Jobs.js"
+import type { AnyJobTask } from "../Services/Jobs.js"
 import { HttpAdminUsersLive } from "./Http/Accounts/AdminUsers.js"
 import { HttpEcmMifsLive } from "./Http/Ecm/Mifs.js"
 import { HttpEcmPatientsLive } from "./Http/Ecm/Patients.js"
@@ -48,6 +49,14 @@ import { Slots } from "../Services/Scheduling/Slots.js"
 import { VideoTokensLive } from "./Adapters.js"
 import { HttpAppointmentsLive, HttpClinicAppointmentsLive, HttpProviderAppointmentsLive } from "./Http/Scheduling/Appointments.js"
 import { HttpAvailabilityLive } from "./Http/Scheduling/Availability.js"
+// Reminders and push devices (issue 17)
+import { Devices } from "../Services/Accounts/Devices.js"
+import { ReminderSchedule } from "../Services/Scheduling/ReminderSchedule.js"
+import { Reminders } from "../Services/Scheduling/Reminders.js"
+import { ReminderSender } from "../Services/Scheduling/ReminderSender.js"
+import { sendReminderTask } from "../Services/Scheduling/ReminderTasks.js"
+import { HttpDevicesLive } from "./Http/Accounts/Devices.js"
+import { HttpRemindersLive } from "./Http/Scheduling/Reminders.js"
 // Clinic patients and their records (issue 13).
 import { HttpPatientsAreaLive } from "./Http/Patients/Patients.js"
 import { ClinicPatients } from "../Services/Patients/ClinicPatients.js"
@@ -72,11 +81,15 @@ const PatientServicesLive = Layer.mergeAll(
 )
 
 /** Scheduling (issue 15): availability, books, appointments and their video tokens. */
-const SchedulingServicesLive = Layer.mergeAll(Slots.Default, Books.Default, Appointments.Default).pipe(
+const SchedulingServicesLive = Layer.mergeAll(Slots.Default, Books.Default, Appointments.Default, Reminders.Default).pipe(
+  Layer.provide(ReminderSchedule.Default),
   Layer.provide(AuditLog.Default),
   Layer.provide(PatientAccess.Default),
   Layer.provide(VideoTokensLive)
 )
+
+/** Push devices of user accounts (issue 17). */
+const DeviceServicesLive = Devices.Default.pipe(Layer.provide(AuditLog.Default))
 
 const BootstrapLive = Layer.effectDiscard(
   Effect.flatMap(AppConfig, (config) => ensureBootstrapAdmin(config.bootstrapAdminEmail, config.bootstrapAdminPassword))
@@ -88,6 +101,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   // Scheduling (issue 15)
   Layer.provide([HttpAvailabilityLive, HttpAppointmentsLive, HttpProviderAppointmentsLive, HttpClinicAppointmentsLive]),
   Layer.provide(HttpPatientsAreaLive),
+  // Reminders and push devices (issue 17)
+  Layer.provide([HttpRemindersLive, HttpDevicesLive]),
   Layer.provide(SecurityLive)
 )
 
@@ -124,11 +139,14 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks = [sweepExpiredSessions]
+export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | ReminderSender>> = [sweepExpiredSessions, sendReminderTask]
 const jobSchedules: ReadonlyArray<JobSchedule> = [{ task: sweepExpiredSessions, pattern: "17 * * * *" }]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
-const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(Layer.provide(Sessions.Default))
+const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
+  Layer.provide(Sessions.Default),
+  Layer.provide(ReminderSender.Default)
+)
 
 /**
  * Everything but config, adapters and the HTTP server: what the app needs to serve requests, and
@@ -140,6 +158,7 @@ export const backendLayer = Layer.mergeAll(
   BootstrapLive,
   PatientServicesLive,
   SchedulingServicesLive,
+  DeviceServicesLive,
   JobWorkerWithTasksLive
 ).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
@@ -167,7 +186,6 @@ export const MainLive = GracefulDrainLive.pipe(
   Layer.provide(announceDocs),
   Layer.provide(backendLayer),
   Layer.provide(AdaptersLive),
-  Layer.provide(PushLive),
   Layer.provide(ShutdownReportLive),
   Layer.provide(TracingLive),
   Layer.provide(LoggingLive),

@@ -14,6 +14,7 @@ import { backendLayer, httpLayer } from "../../src/Layers/Main.js"
 import { MemoryMailer } from "../../src/Layers/MemoryMailer.js"
 import { MemoryObjectStore } from "../../src/Layers/MemoryObjectStore.js"
 import { MemoryTelephony } from "../../src/Layers/MemoryTelephony.js"
+import { MemoryPush } from "../../src/Layers/MemoryPush.js"
 
 const dataDirectory = Effect.acquireRelease(
   Effect.promise(() => mkdtemp(path.join(os.tmpdir(), "cc-harness-data-"))),
@@ -58,7 +59,7 @@ export const HarnessApp = (options: HarnessAppOptions) => {
   const clocked = options.underTestClock ? app.pipe(Layer.provide(Layer.effectDiscard(TestClock.setTime(Date.now())))) : app
   return clocked.pipe(
     Layer.provideMerge(backendLayer),
-    Layer.provideMerge(Layer.mergeAll(MemoryTelephony.layer, MemoryObjectStore.layer, MemoryMailer.layer)),
+    Layer.provideMerge(Layer.mergeAll(MemoryTelephony.layer, MemoryObjectStore.layer, MemoryMailer.layer, MemoryPush.layer)),
     Layer.provideMerge(harnessConfig(options.databaseUrl)),
     Layer.provide(options.observability)
   )

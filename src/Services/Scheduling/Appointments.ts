@@ -23,6 +23,7 @@ import { isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
 import { appointmentColumns, appointmentFrom, type AppointmentRow, blankToNull, toAppointment } from "./SchedulingRepo.js"
 import { PatientAccess } from "../Patients/PatientAccess.js"
 import { VideoTokens } from "./VideoTokens.js"
+import { ReminderSchedule } from "./ReminderSchedule.js"
 
 export interface AppointmentCriteria {
   readonly search?: string | null | undefined
@@ -53,6 +54,7 @@ export class Appointments extends Effect.Service<Appointments>()("app/Appointmen
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
     const video = yield* VideoTokens
+    const reminders = yield* ReminderSchedule
     const access = yield* PatientAccess
     const zone = (yield* AppConfig).clinicTimeZone
     const columns = sql.literal(appointmentColumns)
@@ -180,6 +182,8 @@ export class Appointments extends Effect.Service<Appointments>()("app/Appointmen
           yield* record("appointment.update")
           if (moves) yield* record("appointment.reschedule")
           if (status !== current.status) yield* record(`appointment.${status}`)
+          // Issue 17: pending reminders follow a move, and stop with a cancel or the end.
+          if (moves || status !== current.status) yield* reminders.appointmentChanged(id)
         })).pipe(
           Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | ValidationFailed> =>
             isExclusionViolation(error, "appointments_provider_no_overlap")

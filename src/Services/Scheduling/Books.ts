@@ -14,6 +14,7 @@ import type { AppointmentType } from "../../Domain/Scheduling/Scheduling.js"
 import { AuditLog } from "../AuditLog.js"
 import { isExclusionViolation, isForeignKeyViolation, isUniqueViolation } from "../SqlErrors.js"
 import { blankToNull, bookColumns, type BookRow, toBook } from "./SchedulingRepo.js"
+import { ReminderSchedule } from "./ReminderSchedule.js"
 
 export interface BookCriteria {
   readonly patientId?: number | undefined
@@ -24,6 +25,7 @@ export class Books extends Effect.Service<Books>()("app/Books", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
+    const reminders = yield* ReminderSchedule
     const columns = sql.literal(bookColumns)
 
     const list = (criteria: BookCriteria, request: PageRequest) =>
@@ -69,6 +71,8 @@ export class Books extends Effect.Service<Books>()("app/Books", {
             VALUES (${slot.id}, ${input.patient_id}, ${appointment!.id}, ${type}, ${notes}) RETURNING id`
           yield* audit.record({ actorId, action: "book.create", targetType: "book", targetId: book!.id })
           yield* audit.record({ actorId, action: "appointment.create", targetType: "appointment", targetId: appointment!.id })
+          // Issue 17: its default reminders, committed with the booking.
+          yield* reminders.scheduleForBooking(appointment!.id, actorId)
           return book!.id
         })).pipe(
           Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | ValidationFailed> =>

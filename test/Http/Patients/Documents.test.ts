@@ -6,6 +6,7 @@ import { backendLayer, httpLayer } from "../../../src/Layers/Main.js"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
+import { MemoryPush } from "../../../src/Layers/MemoryPush.js"
 import { SigningSecretLive } from "../../../src/Layers/SigningSecret.js"
 import { maxDocumentBytes } from "../../../src/Domain/Patients/Records.js"
 import { documentMessages, parseDocument } from "../../../src/Services/Patients/PatientDocuments.js"
@@ -129,7 +130,7 @@ layer(TestApp())("patient documents, memory store", (it) => {
 const DiskApp = httpLayer(NodeHttpServer.layerTest).pipe(
   Layer.provide(Layer.effectDiscard(TestClock.setTime(Date.now()))),
   Layer.provideMerge(backendLayer),
-  Layer.provideMerge(Layer.mergeAll(MemoryTelephony.layer, MemoryMailer.layer, DiskObjectStoreLive.pipe(Layer.provide(SigningSecretLive)))),
+  Layer.provideMerge(Layer.mergeAll(MemoryPush.layer, MemoryTelephony.layer, MemoryMailer.layer, DiskObjectStoreLive.pipe(Layer.provide(SigningSecretLive)))),
   Layer.provideMerge(testConfig({ signingSecret: Option.none() })),
   Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
 )

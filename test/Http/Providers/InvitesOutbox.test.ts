@@ -10,6 +10,7 @@ import * as path from "node:path"
 import { backendLayer, httpLayer } from "../../../src/Layers/Main.js"
 import { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
+import { MemoryPush } from "../../../src/Layers/MemoryPush.js"
 import { mailOutboxDir, OutboxMailerLive } from "../../../src/Layers/OutboxMailer.js"
 import { AppConfig } from "../../../src/Services/AppConfig.js"
 import { request, testConfig } from "../../support/app.js"
@@ -20,7 +21,7 @@ const frontend = "https://app.example.test/accept-invite?source=email"
 const OutboxApp = httpLayer(NodeHttpServer.layerTest).pipe(
   Layer.provide(Layer.effectDiscard(TestClock.setTime(Date.now()))),
   Layer.provideMerge(backendLayer),
-  Layer.provideMerge(Layer.mergeAll(MemoryTelephony.layer, MemoryObjectStore.layer, OutboxMailerLive)),
+  Layer.provideMerge(Layer.mergeAll(MemoryPush.layer, MemoryTelephony.layer, MemoryObjectStore.layer, OutboxMailerLive)),
   Layer.provideMerge(testConfig({ inviteUrlBase: Option.some(frontend) }))
 )
 

@@ -1,0 +1,132 @@
+/**
+ * Appointment reminders through the API (general §4.16, issue 17): who may schedule, see and
+ * cancel them, and the rules of a new reminder. The rows and jobs are `ReminderSchedule`'s.
+ */
+import { SqlClient, type Statement } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import { forbidden, invalidField, messages, notFound } from "../../Api/Errors.js"
+import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import { type CreateReminderRequest, CreatedReminders, ReminderList, reminderMessages } from "../../Api/Scheduling/Reminders.js"
+import type { Caller } from "../../Api/Security.js"
+import { isStaff } from "../../Domain/Accounts/User.js"
+import { everyDayChannels, type ReminderChannel } from "../../Domain/Scheduling/Reminders.js"
+import { AuditLog } from "../AuditLog.js"
+import { isReachable, type Reachability, remindableStatuses, ReminderSchedule } from "./ReminderSchedule.js"
+import { reminderColumns, reminderReasons, type ReminderRow, toReminder } from "./RemindersRepo.js"
+
+const notAuthorized = () => forbidden(messages.unauthorized)
+const unreachable: Record<ReminderChannel, string> = {
+  sms: reminderMessages.noPhone,
+  voice: reminderMessages.noPhone,
+  email: reminderMessages.noEmail,
+  push: reminderMessages.noDevice
+}
+
+export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const schedule = yield* ReminderSchedule
+    const audit = yield* AuditLog
+    const columns = sql.literal(reminderColumns)
+
+    /** The appointment, if the caller may act on it: 404 unknown, 403 another family's (§5.4). */
+    const appointmentFor = (caller: Caller, appointmentId: number) =>
+      Effect.gen(function*() {
+        const reach = yield* schedule.reachabilityOf(appointmentId)
+        if (reach === undefined) return yield* Effect.fail(notFound("Appointment"))
+        if (!isStaff(caller.role) && reach.patient_user_id !== caller.id) return yield* Effect.fail(notAuthorized())
+        return reach
+      })
+
+    const reminderFor = (caller: Caller, id: number) =>
+      Effect.gen(function*() {
+        const [row] = yield* sql<ReminderRow & { readonly patient_user_id: number | null }>`
+          SELECT ${columns}, pa.user_id AS patient_user_id FROM appointment_reminders r
+          JOIN appointments a ON a.id = r.appointment_id JOIN patients pa ON pa.id = a.patient_id
+          WHERE r.id = ${id}`.pipe(Effect.orDie)
+        if (row === undefined) return yield* Effect.fail(notFound("Appointment reminder"))
+        if (!isStaff(caller.role) && row.patient_user_id !== caller.id) return yield* Effect.fail(notAuthorized())
+        return row
+      })
+
+    const channelsFor = (reach: Reachability, type: CreateReminderRequest["appointment_reminder"]["reminder_type"]) =>
+      Effect.gen(function*() {
+        if (type === "all") {
+          const channels = everyDayChannels.filter((channel) => isReachable(reach, channel))
+          if (channels.length === 0) return yield* Effect.fail(invalidField("reminder_type", reminderMessages.noChannel))
+          return channels
+        }
+        if (!isReachable(reach, type)) return yield* Effect.fail(invalidField("reminder_type", unreachable[type]))
+        return [type]
+      })
+
+    const create = (caller: Caller, input: CreateReminderRequest["appointment_reminder"]) =>
+      Effect.gen(function*() {
+        const reach = yield* appointmentFor(caller, input.appointment_id)
+        if (!remindableStatuses.includes(reach.status)) {
+          return yield* Effect.fail(invalidField("appointment_id", `is ${reach.status}: no reminder can be scheduled`))
+        }
+        const now = yield* Clock.currentTimeMillis
+        if (input.send_at !== undefined) {
+          if (input.send_at.getTime() <= now) return yield* Effect.fail(invalidField("send_at", reminderMessages.inFuture))
+          if (input.send_at.getTime() >= reach.scheduled_at.getTime()) {
+            return yield* Effect.fail(invalidField("send_at", reminderMessages.beforeAppointment))
+          }
+        } else if (reach.scheduled_at.getTime() <= now) {
+          return yield* Effect.fail(invalidField("appointment_id", "is in the past: no reminder can be scheduled"))
+        }
+        const channels = yield* channelsFor(reach, input.reminder_type)
+        const message = input.message?.trim() ? input.message.trim() : null
+        const language = input.language ?? reach.language
+        const rows = yield* sql.withTransaction(Effect.gen(function*() {
+          const rows = yield* schedule.insert(
+            input.appointment_id,
+            reach,
+            channels.map((channel) => ({ channel, sendAt: input.send_at, message, language })),
+            { automatic: false, actorId: caller.id }
+          )
+          for (const row of rows) {
+            yield* audit.record({ actorId: caller.id, action: "appointment_reminder.create", targetType: "appointment_reminder", targetId: row.id })
+          }
+          return rows
+        })).pipe(Effect.orDie)
+        const reminders = rows.map(toReminder)
+        return CreatedReminders.make({ appointment_reminder: reminders[0]!, reminders })
+      }).pipe(Effect.withSpan("Reminders.create", { attributes: { "appointment.id": input.appointment_id } }))
+
+    const list = (caller: Caller, appointmentId: number | undefined, request: PageRequest) =>
+      Effect.gen(function*() {
+        const clauses: Array<Statement.Fragment> = []
+        if (appointmentId !== undefined) {
+          yield* appointmentFor(caller, appointmentId)
+          clauses.push(sql`r.appointment_id = ${appointmentId}`)
+        }
+        if (!isStaff(caller.role)) clauses.push(sql`pa.user_id = ${caller.id}`)
+        const where = clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
+        const from = sql`appointment_reminders r JOIN appointments a ON a.id = r.appointment_id JOIN patients pa ON pa.id = a.patient_id`
+        const rows = yield* sql<ReminderRow>`SELECT ${columns} FROM ${from} WHERE ${where}
+          ORDER BY r.send_at, r.id LIMIT ${request.perPage} OFFSET ${request.offset}`.pipe(Effect.orDie)
+        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM ${from} WHERE ${where}`.pipe(Effect.orDie)
+        return ReminderList.make({ appointment_reminders: rows.map(toReminder), pagination: paginationOf(request, counted?.count ?? 0) })
+      }).pipe(Effect.withSpan("Reminders.list"))
+
+    const show = (caller: Caller, id: number) =>
+      Effect.map(reminderFor(caller, id), toReminder).pipe(Effect.withSpan("Reminders.show", { attributes: { "reminder.id": id } }))
+
+    /** Cancels a scheduled reminder not yet being sent; a cancelled one again is harmless. */
+    const cancel = (caller: Caller, id: number) =>
+      Effect.gen(function*() {
+        const row = yield* reminderFor(caller, id)
+        if (row.status === "cancelled") return toReminder(row)
+        const cancelled = yield* sql.withTransaction(Effect.gen(function*() {
+          const done = yield* schedule.cancelOne(id, reminderReasons.cancelledByUser)
+          if (done) yield* audit.record({ actorId: caller.id, action: "appointment_reminder.cancel", targetType: "appointment_reminder", targetId: id })
+          return done
+        })).pipe(Effect.orDie)
+        if (!cancelled) return yield* Effect.fail(invalidField("status", reminderMessages.notScheduled))
+        return toReminder(yield* reminderFor(caller, id))
+      }).pipe(Effect.withSpan("Reminders.cancel", { attributes: { "reminder.id": id } }))
+
+    return { create, list, show, cancel } as const
+  })
+}) {}
