@@ -55,6 +55,8 @@ import { ReminderSchedule } from "../Services/Scheduling/ReminderSchedule.js"
 import { Reminders } from "../Services/Scheduling/Reminders.js"
 import { ReminderSender } from "../Services/Scheduling/ReminderSender.js"
 import { sendReminderTask } from "../Services/Scheduling/ReminderTasks.js"
+import { extendRecurringSlotsTask } from "../Services/Scheduling/SlotHorizon.js"
+import type { SqlClient } from "@effect/sql"
 import { HttpDevicesLive } from "./Http/Accounts/Devices.js"
 import { HttpRemindersLive } from "./Http/Scheduling/Reminders.js"
 // Clinic patients and their records (issue 13).
@@ -139,8 +141,16 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | ReminderSender>> = [sweepExpiredSessions, sendReminderTask]
-const jobSchedules: ReadonlyArray<JobSchedule> = [{ task: sweepExpiredSessions, pattern: "17 * * * *" }]
+export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | ReminderSender | AppConfig | SqlClient.SqlClient>> = [
+  sweepExpiredSessions,
+  sendReminderTask,
+  extendRecurringSlotsTask
+]
+const jobSchedules: ReadonlyArray<JobSchedule> = [
+  { task: sweepExpiredSessions, pattern: "17 * * * *" },
+  // Issue 17: recurring slots keep 90 days of availability ahead.
+  { task: extendRecurringSlotsTask, pattern: "23 3 * * *" }
+]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
 const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
