@@ -89,15 +89,29 @@ const escapeHtml = (text: string) =>
 const fill = (template: string, values: Readonly<Record<string, string>>) =>
   template.replace(/\{(\w+)\}/g, (whole, key: string) => values[key] ?? whole)
 
+/** Building an `Intl.DateTimeFormat` costs far more than using one: one set per locale and zone. */
+const formats = new Map<string, { date: Intl.DateTimeFormat; time: Intl.DateTimeFormat; zone: Intl.DateTimeFormat }>()
+const formatsFor = (locale: string, timeZone: string) => {
+  const key = `${locale} ${timeZone}`
+  let found = formats.get(key)
+  if (found === undefined) {
+    found = {
+      date: new Intl.DateTimeFormat(locale, { timeZone, weekday: "long", year: "numeric", month: "long", day: "numeric" }),
+      time: new Intl.DateTimeFormat(locale, { timeZone, hour: "numeric", minute: "2-digit" }),
+      zone: new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: "short" })
+    }
+    formats.set(key, found)
+  }
+  return found
+}
+
 /** Every text of a reminder, in its language, with the appointment's time in the clinic's zone. */
 export const renderReminder = (context: ReminderContext): RenderedReminder => {
   const texts = textsFor(context.language)
-  const zoned = (options: Intl.DateTimeFormatOptions) =>
-    new Intl.DateTimeFormat(texts.locale, { timeZone: context.timeZone, ...options }).format(context.scheduledAt)
-  const date = zoned({ weekday: "long", year: "numeric", month: "long", day: "numeric" })
-  const time = zoned({ hour: "numeric", minute: "2-digit" })
-  const zone = new Intl.DateTimeFormat(texts.locale, { timeZone: context.timeZone, timeZoneName: "short" })
-    .formatToParts(context.scheduledAt).find((part) => part.type === "timeZoneName")?.value ?? context.timeZone
+  const { date: dateFormat, time: timeFormat, zone: zoneFormat } = formatsFor(texts.locale, context.timeZone)
+  const date = dateFormat.format(context.scheduledAt)
+  const time = timeFormat.format(context.scheduledAt)
+  const zone = zoneFormat.formatToParts(context.scheduledAt).find((part) => part.type === "timeZoneName")?.value ?? context.timeZone
   const message = context.message?.trim() ?? ""
   const plain = { date, time, zone, provider: context.providerName, note: message === "" ? "" : fill(texts.note, { message }) }
   const html = {
