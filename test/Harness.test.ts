@@ -35,8 +35,9 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
  * spots and documents — 15); a new one changes the count, so whoever adds it sees the BOLA check
  * cover it.
  */
-// Issue 15 adds availability.listBooks, appointments.list (admin: a parent is refused) and clinicAppointments.list.
-const expectedPatientScopedOperations = 16 + 3
+// Issue 15 adds availability.listBooks, availability.createBook, appointments.list, appointments.update (admin
+// only: a parent is refused) and clinicAppointments.list.
+const expectedPatientScopedOperations = 16 + 5
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined
