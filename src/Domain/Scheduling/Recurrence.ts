@@ -18,7 +18,13 @@ import { addDays, daysInMonth, instantOf, type WallClock, wallClockAt, weekdayOf
 export const recurrencePatterns = ["daily", "weekly", "biweekly", "monthly", "custom"] as const
 export type RecurrencePattern = (typeof recurrencePatterns)[number]
 
-/** Occurrences are generated this far ahead; a daily job extends series as time passes. */
+/**
+ * Occurrences are generated this far ahead of now. Extending series as time passes is a daily job
+ * of the job-queue issue (#17): for each series (`available_slots.series_id`, with its pattern or
+ * rule) it inserts the occurrences between its last slot and the new horizon with the same
+ * `laterOccurrences` and `ON CONFLICT DO NOTHING` insert as creation. Not built here: there is no
+ * job queue yet, and an in-process timer would run once per instance and not survive restarts.
+ */
 export const recurrenceHorizonDays = 90
 export const maxRuleCount = 500
 export const maxRuleLength = 200
