@@ -24,6 +24,7 @@ import { AppConfig } from "../Services/AppConfig.js"
 import { AppConfigLive } from "./Config.js"
 import { DatabaseLive } from "./Database.js"
 import { type JobSchedule, JobWorkerLive, PgJobsLive } from "./Jobs.js"
+import type { AnyJobTask } from "../Services/Jobs.js"
 import { HttpAdminUsersLive } from "./Http/Accounts/AdminUsers.js"
 import { HttpEcmMifsLive } from "./Http/Ecm/Mifs.js"
 import { HttpEcmPatientsLive } from "./Http/Ecm/Patients.js"
@@ -44,6 +45,7 @@ import { LoggingLive } from "./Logging.js"
 // Scheduling (issue 15)
 import { Appointments } from "../Services/Scheduling/Appointments.js"
 import { Books } from "../Services/Scheduling/Books.js"
+import { extendSlotSeries } from "../Services/Scheduling/SlotTasks.js"
 import { Slots } from "../Services/Scheduling/Slots.js"
 import { VideoTokensLive } from "./Adapters.js"
 import { HttpAppointmentsLive, HttpClinicAppointmentsLive, HttpProviderAppointmentsLive } from "./Http/Scheduling/Appointments.js"
@@ -124,11 +126,18 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks = [sweepExpiredSessions]
-const jobSchedules: ReadonlyArray<JobSchedule> = [{ task: sweepExpiredSessions, pattern: "17 * * * *" }]
+export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots>> = [sweepExpiredSessions, extendSlotSeries]
+const jobSchedules: ReadonlyArray<JobSchedule> = [
+  { task: sweepExpiredSessions, pattern: "17 * * * *" },
+  // Scheduling (issue 15): recurring availability kept 90 days ahead, nightly in the Americas.
+  { task: extendSlotSeries, pattern: "23 10 * * *" }
+]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
-const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(Layer.provide(Sessions.Default))
+const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
+  Layer.provide(Sessions.Default),
+  Layer.provide(Slots.Default.pipe(Layer.provide(AuditLog.Default)))
+)
 
 /**
  * Everything but config, adapters and the HTTP server: what the app needs to serve requests, and

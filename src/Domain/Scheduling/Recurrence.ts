@@ -19,11 +19,8 @@ export const recurrencePatterns = ["daily", "weekly", "biweekly", "monthly", "cu
 export type RecurrencePattern = (typeof recurrencePatterns)[number]
 
 /**
- * Occurrences are generated this far ahead of now. Extending series as time passes is a daily job
- * of the job-queue issue (#17): for each series (`available_slots.series_id`, with its pattern or
- * rule) it inserts the occurrences between its last slot and the new horizon with the same
- * `laterOccurrences` and `ON CONFLICT DO NOTHING` insert as creation. Not built here: there is no
- * job queue yet, and an in-process timer would run once per instance and not survive restarts.
+ * Occurrences are generated this far ahead of now; the daily job `availability.extend_series`
+ * (src/Services/Scheduling/SlotTasks.ts) keeps every series that far ahead as time passes.
  */
 export const recurrenceHorizonDays = 90
 export const maxRuleCount = 500
