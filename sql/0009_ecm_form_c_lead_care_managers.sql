@@ -21,7 +21,8 @@ CREATE INDEX form_c_submissions_user_id_idx ON form_c_submissions (user_id);
 
 -- Who assigned or removed which lead care manager of a patient, from whom to whom: the audit trail
 -- (audit_events) keeps ids and an action only, so the before/after of each role change lives here.
--- Append-only like audit_events.
+-- Rows are never edited (like audit_events); they go only with their patient or case load
+-- (ON DELETE CASCADE), so the trigger refuses UPDATE alone.
 CREATE TABLE case_load_changes (
   id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   case_load_id  integer NOT NULL REFERENCES case_loads (id) ON DELETE CASCADE,
@@ -41,9 +42,9 @@ CREATE INDEX case_load_changes_from_user_idx ON case_load_changes (from_user_id)
 CREATE INDEX case_load_changes_to_user_idx ON case_load_changes (to_user_id) WHERE to_user_id IS NOT NULL;
 CREATE INDEX case_load_changes_actor_idx ON case_load_changes (actor_id) WHERE actor_id IS NOT NULL;
 
-CREATE FUNCTION case_load_changes_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION case_load_changes_unchangeable() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  RAISE EXCEPTION 'case_load_changes is append-only';
+  RAISE EXCEPTION 'case_load_changes rows are never updated';
 END $$;
-CREATE TRIGGER case_load_changes_no_update BEFORE UPDATE OR DELETE ON case_load_changes
-  FOR EACH ROW EXECUTE FUNCTION case_load_changes_append_only();
+CREATE TRIGGER case_load_changes_no_update BEFORE UPDATE ON case_load_changes
+  FOR EACH ROW EXECUTE FUNCTION case_load_changes_unchangeable();

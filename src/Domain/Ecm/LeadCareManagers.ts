@@ -51,7 +51,7 @@ export const userIdOf = (assignment: Assignment, role: LeadCareManagerRole): num
 
 /**
  * Every problem of one assignment, in ECM §7 sentences; empty when it can be applied.
- * `seenBefore`: an earlier assignment of the same request names the same patient.
+ * `seenBefore`: an earlier assignment of the same request for the same patient was accepted.
  */
 export const assignmentProblems = (assignment: Assignment, lookup: Lookup, seenBefore: boolean): ReadonlyArray<string> => {
   const problems: Array<string> = []

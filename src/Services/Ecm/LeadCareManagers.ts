@@ -143,7 +143,8 @@ export class LeadCareManagers extends Effect.Service<LeadCareManagers>()("app/Le
         const seen = new Set<number>()
         const outcomes: Array<Outcome> = assignments.map((assignment) => {
           const problems = assignmentProblems(assignment, lookup, seen.has(assignment.patient_id))
-          if (existing.has(assignment.patient_id)) seen.add(assignment.patient_id)
+          // A patient's first applied assignment wins; later ones would overwrite it silently.
+          if (problems.length === 0) seen.add(assignment.patient_id)
           return { patientId: assignment.patient_id, problems }
         })
         const accepted = assignments.filter((_, i) => outcomes[i]!.problems.length === 0)
