@@ -30,8 +30,14 @@ export const FormDataInput = Schema.Unknown.annotations({
 })
 
 /** `form_data` as answered: the stored object. */
-export const FormData = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
-  description: "The Form C answers keyed by section name (ECM §2.5)"
+const isJsonObject = (u: unknown): u is { readonly [key: string]: unknown } =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** `form_data` as answered: the stored object, keyed by section name. */
+export const FormData = Schema.declare(isJsonObject, {
+  identifier: "FormCFormDataStored",
+  description: "The Form C answers keyed by section name (ECM §2.5), as submitted",
+  jsonSchema: { type: "object", properties: Object.fromEntries(formCSections.map((section) => [section, { type: "object" }])) }
 })
 
 export class CreateFormCRequest extends Schema.Class<CreateFormCRequest>("CreateFormCRequest")({
