@@ -319,6 +319,18 @@ export class LeadCareManagers extends Effect.Service<LeadCareManagers>()("app/Le
         }, true)
       }).pipe(Effect.orDie, Effect.withSpan("LeadCareManagers.list"))
 
-    return { list, assign, bulkAssign, remove, forPatient } as const
+    /**
+     * Who an inbound SMS or call about the patient goes to (communications issue): the oLCM and
+     * iLCM user ids, null where the role is empty or the patient has no case load.
+     */
+    const assigneesOf = (patientId: number) =>
+      sql<{ olcm_user_id: number | null; ilcm_user_id: number | null }>`
+        SELECT olcm_user_id, ilcm_user_id FROM case_loads WHERE patient_id = ${patientId}`.pipe(
+        Effect.orDie,
+        Effect.map(([row]) => ({ olcm: row?.olcm_user_id ?? null, ilcm: row?.ilcm_user_id ?? null })),
+        Effect.withSpan("LeadCareManagers.assigneesOf", { attributes: { "patient.id": patientId } })
+      )
+
+    return { list, assign, bulkAssign, remove, forPatient, assigneesOf } as const
   })
 }) {}

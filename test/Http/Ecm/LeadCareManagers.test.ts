@@ -1,6 +1,7 @@
 /** Lead care managers: list and counts, assign / update / remove, a patient's managers, bulk assign. */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { LeadCareManagers } from "../../../src/Services/Ecm/LeadCareManagers.js"
 import { request, signIn, TestApp } from "../../support/app.js"
 import { query } from "./support.js"
 import { insertUser } from "./users.js"
@@ -88,6 +89,10 @@ layer(TestApp())("lead care managers", (it) => {
       expect(statusAndBody(again)).toEqual({ status: 200, body: { message: "Lead care manager removed successfully" } })
       const after = yield* request("GET", `/v1/admin/clinic/ecm/patients/${patientId}/lead_care_managers`, { token })
       expect(after.body).toMatchObject({ case_load: { olcm: null, ilcm: { user_id: ivan.id } } })
+      // Inbound SMS and calls route to the assignees.
+      const managers = yield* LeadCareManagers
+      expect(yield* managers.assigneesOf(patientId)).toEqual({ olcm: null, ilcm: ivan.id })
+      expect(yield* managers.assigneesOf(999999)).toEqual({ olcm: null, ilcm: null })
 
       const admin = adminRow!.id
       expect(yield* changes(patientId)).toEqual([
