@@ -115,6 +115,9 @@ layer(TestApp())("Form C submissions", (it) => {
         const refused = yield* submit(token, patientId, body)
         expect({ sent: body, ...errorsOf(refused) }).toEqual({ sent: body, status: 422, body: { errors } })
       }
+      // A body past the endpoint's limit is refused before it is parsed.
+      const huge = yield* submit(token, patientId, { form_c_submission: { form_data: { priorities: { notes: "x".repeat(2 * maxFormDataBytes) } } } })
+      expect(errorsOf(huge)).toEqual({ status: 413, body: { errors: ["Request body is too large"] } })
       // The member id matches with surrounding spaces; blank or null means "not given".
       for (const memberId of [" V1 ", "", null]) {
         const accepted = yield* submit(token, patientId, { form_c_submission: { form_data: { background_information: { member_id: memberId } } } })

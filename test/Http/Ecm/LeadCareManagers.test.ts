@@ -264,4 +264,35 @@ layer(TestApp())("lead care managers", (it) => {
         expect((yield* request("POST", `${base}/bulk_assign`, { token, body })).status).toBe(422)
       }
     }))
+
+  it.effect("concurrent bulk requests over the same patients in opposite orders all succeed (no deadlock)", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const x = yield* insertUser({ email: "x@race.test", role: "provider" })
+      const y = yield* insertUser({ email: "y@race.test", role: "provider" })
+      const ids: Array<number> = []
+      for (let i = 0; i < 20; i++) ids.push(yield* insertPatient("Race", `P${i}`))
+      const bodies = Array.from({ length: 8 }, (_, n) => {
+        const order = n % 2 === 0 ? ids : [...ids].reverse()
+        const [olcm, ilcm] = n % 4 < 2 ? [x.id, y.id] : [y.id, x.id]
+        return { assignments: order.map((id) => ({ patient_id: id, olcm_user_id: olcm, ilcm_user_id: ilcm })) }
+      })
+      const responses = yield* Effect.forEach(bodies, (body) => request("POST", `${base}/bulk_assign`, { token, body }), { concurrency: "unbounded" })
+      expect(responses.map((r) => [r.status, (r.body as { successful_count: number }).successful_count])).toEqual(bodies.map(() => [200, 20]))
+      // The history chains: each change starts from where the previous one of its role ended.
+      const history = yield* query<{ patient_id: number; role: string; from_user_id: number | null; to_user_id: number }>(
+        `SELECT patient_id, role, from_user_id, to_user_id FROM case_load_changes WHERE patient_id = ANY($1::int[]) ORDER BY id`, ids)
+      const last = new Map<string, number | null>()
+      for (const change of history) {
+        const key = `${change.patient_id}/${change.role}`
+        expect(change.from_user_id).toBe(last.get(key) ?? null)
+        last.set(key, change.to_user_id)
+      }
+      const final = yield* query<{ patient_id: number; olcm_user_id: number; ilcm_user_id: number }>(
+        `SELECT patient_id, olcm_user_id, ilcm_user_id FROM case_loads WHERE patient_id = ANY($1::int[])`, ids)
+      for (const row of final) {
+        expect(last.get(`${row.patient_id}/olcm`)).toBe(row.olcm_user_id)
+        expect(last.get(`${row.patient_id}/ilcm`)).toBe(row.ilcm_user_id)
+      }
+    }))
 })
