@@ -11,6 +11,7 @@ import fc from "fast-check"
 import * as http from "node:http"
 import { Api } from "../../src/Api/Api.js"
 import { BodyLimit, carriesFiles, smallBodyBytes } from "../../src/Api/BodyLimit.js"
+import { bulkBodyBytes } from "../../src/Api/Ecm/LeadCareManagers.js"
 import { BoundedString } from "../../src/Api/Schemas.js"
 import { formCBodyBytes } from "../../src/Domain/Ecm/FormC.js"
 import { ErrorHandlingLive } from "../../src/Layers/Http/Errors.js"
@@ -154,7 +155,7 @@ describe("body limit lookup", () => {
     // Endpoints with a limit of their own (issue 12: a Form C document, 1,000 bulk assignments).
     const ownLimits = new Map<string, number>([
       ["POST /v1/clinic/patients/ecm/form_c_submissions", formCBodyBytes],
-      ["POST /v1/admin/clinic/ecm/lead_care_managers/bulk_assign", 256 * 1024]
+      ["POST /v1/admin/clinic/ecm/lead_care_managers/bulk_assign", bulkBodyBytes]
     ])
     for (const [method, path] of operations) {
       const name = `${method} ${path}`

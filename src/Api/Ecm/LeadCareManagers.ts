@@ -127,7 +127,7 @@ export const LeadCareManagerListQuery = Schema.Struct({
 }).annotations(reportAllErrors)
 
 /** Bulk bodies: 1,000 assignments of three 10-digit ids each, with room for whitespace. */
-const bulkBodyBytes = 256 * 1024
+export const bulkBodyBytes = 256 * 1024
 
 const spec = "ECM §4.8, §2.8"
 
