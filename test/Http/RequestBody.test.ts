@@ -11,7 +11,9 @@ import fc from "fast-check"
 import * as http from "node:http"
 import { Api } from "../../src/Api/Api.js"
 import { BodyLimit, carriesFiles, smallBodyBytes } from "../../src/Api/BodyLimit.js"
+import { bulkBodyBytes } from "../../src/Api/Ecm/LeadCareManagers.js"
 import { BoundedString } from "../../src/Api/Schemas.js"
+import { formCBodyBytes } from "../../src/Domain/Ecm/FormC.js"
 import { ErrorHandlingLive } from "../../src/Layers/Http/Errors.js"
 import { bodyChecksFor, bodyRoutesOf, jsonDepth } from "../../src/Layers/Http/RequestBody.js"
 import { request, TestApp, testConfig } from "../support/app.js"
@@ -154,16 +156,18 @@ describe("body limit lookup", () => {
       // Clinic patients (issue 13): document uploads.
       "POST /v1/clinic/patients/1/documents"
     ])
-    /** Endpoints that name their own limit (long free text), with it. */
-    const namedLimits = new Map([
-      // Clinic patients (issue 13): a help request's 5000-character message; a treatment plan's goals and interventions.
+    // Endpoints with a limit of their own (issue 12: a Form C document, 1,000 bulk assignments).
+    const ownLimits = new Map<string, number>([
+      ["POST /v1/clinic/patients/ecm/form_c_submissions", formCBodyBytes],
+      ["POST /v1/admin/clinic/ecm/lead_care_managers/bulk_assign", bulkBodyBytes],
+      // Issue 13: a help request's 5000-character message; a treatment plan's goals and interventions.
       ["POST /v1/clinic/patients/help_requests", 64 * 1024],
       ["POST /v1/clinic/patients/treatment_plans", 256 * 1024],
       ["PUT /v1/clinic/patients/treatment_plans/1", 256 * 1024]
     ])
     for (const [method, path] of operations) {
-      const key = `${method} ${path}`
-      expect(limitOf(method, path, 80 * 1024 * 1024), key).toBe(carryFiles.has(key) ? 80 * 1024 * 1024 : namedLimits.get(key) ?? smallBodyBytes)
+      const name = `${method} ${path}`
+      expect(limitOf(method, path, 80 * 1024 * 1024), name).toBe(carryFiles.has(name) ? 80 * 1024 * 1024 : ownLimits.get(name) ?? smallBodyBytes)
     }
   })
 })
