@@ -30,13 +30,15 @@ const seed = Number(process.env.HARNESS_SEED ?? 20_240_601)
 const runs = Number(process.env.HARNESS_RUNS ?? 700)
 
 /**
- * Patient-scoped operations the document has today (`ecmPatients.show`; clinic patients, issue 13:
- * show, update, and the list/create/show/update/last operations of help requests, treatment plans,
- * spots and documents — 15); a new one changes the count, so whoever adds it sees the BOLA check
- * cover it.
+ * Patient-scoped operations the document has today (`ecmPatients.show`; issue 12: `ecmFormC.create`,
+ * `.list`, `.show`, `ecmAdminFormC.list`, `ecmLeadCareManagers.assign`, `.update`, `.remove`,
+ * `.forPatient`; issue 13, clinic patients: show, update, and the list/create/show/update/last
+ * operations of help requests, treatment plans, spots and documents — 15); a new one changes the
+ * count, so whoever adds it sees the BOLA check cover it.
  */
-// Issue 15 adds availability.listBooks, appointments.list (admin: a parent is refused) and clinicAppointments.list.
-const expectedPatientScopedOperations = 16 + 3
+// Issue 15 adds availability.listBooks, availability.createBook, appointments.list, appointments.update (admin
+// only: a parent is refused) and clinicAppointments.list.
+const expectedPatientScopedOperations = 1 + 8 + 15 + 5
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

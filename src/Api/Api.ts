@@ -15,6 +15,9 @@ import { EcmPatientsApi } from "./Ecm/Patients.js"
 // Scheduling (issue 15)
 import { AvailabilityApi } from "./Scheduling/Availability.js"
 import { AppointmentsApi, ClinicAppointmentsApi, ProviderAppointmentsApi } from "./Scheduling/Appointments.js"
+// Issue 12: Form C and lead care managers.
+import { EcmAdminFormCApi, EcmFormCApi } from "./Ecm/FormC.js"
+import { EcmLeadCareManagersApi } from "./Ecm/LeadCareManagers.js"
 // Reminders and push devices (issue 17)
 import { DevicesApi } from "./Accounts/Devices.js"
 import { RemindersApi } from "./Scheduling/Reminders.js"
@@ -116,6 +119,10 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(AppointmentsApi)
   .add(ProviderAppointmentsApi)
   .add(ClinicAppointmentsApi)
+  // Issue 12: Form C and lead care managers.
+  .add(EcmFormCApi)
+  .add(EcmAdminFormCApi)
+  .add(EcmLeadCareManagersApi)
   // Clinic patients and their records (issue 13).
   .add(ClinicPatientsApi)
   .add(HelpRequestsApi)

@@ -31,6 +31,11 @@ import { HttpEcmPatientsLive } from "./Http/Ecm/Patients.js"
 import { EcmPatients } from "../Services/Ecm/EcmPatients.js"
 import { MifFiles } from "../Services/Ecm/MifFiles.js"
 import { MifImport } from "../Services/Ecm/MifImport.js"
+// Issue 12: Form C and lead care managers.
+import { HttpEcmAdminFormCLive, HttpEcmFormCLive } from "./Http/Ecm/FormC.js"
+import { HttpEcmLeadCareManagersLive } from "./Http/Ecm/LeadCareManagers.js"
+import { FormCSubmissions } from "../Services/Ecm/FormCSubmissions.js"
+import { LeadCareManagers } from "../Services/Ecm/LeadCareManagers.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
 import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
 import { corsFor, docsPath, withResponseHeaders } from "./Http/ResponseHeaders.js"
@@ -45,6 +50,7 @@ import { LoggingLive } from "./Logging.js"
 // Scheduling (issue 15)
 import { Appointments } from "../Services/Scheduling/Appointments.js"
 import { Books } from "../Services/Scheduling/Books.js"
+import { extendSlotSeries } from "../Services/Scheduling/SlotTasks.js"
 import { Slots } from "../Services/Scheduling/Slots.js"
 import { VideoTokensLive } from "./Adapters.js"
 import { HttpAppointmentsLive, HttpClinicAppointmentsLive, HttpProviderAppointmentsLive } from "./Http/Scheduling/Appointments.js"
@@ -55,8 +61,6 @@ import { ReminderSchedule } from "../Services/Scheduling/ReminderSchedule.js"
 import { Reminders } from "../Services/Scheduling/Reminders.js"
 import { ReminderSender } from "../Services/Scheduling/ReminderSender.js"
 import { sendReminderTask } from "../Services/Scheduling/ReminderTasks.js"
-import { extendRecurringSlotsTask } from "../Services/Scheduling/SlotHorizon.js"
-import type { SqlClient } from "@effect/sql"
 import { HttpDevicesLive } from "./Http/Accounts/Devices.js"
 import { HttpRemindersLive } from "./Http/Scheduling/Reminders.js"
 // Clinic patients and their records (issue 13).
@@ -73,7 +77,9 @@ export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Acco
   Providers.Default, ProviderInvites.Default)
 
 /** ECM: patients and member information file imports. */
-const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmPatients.Default).pipe(
+const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmPatients.Default,
+  // Issue 12: Form C and lead care managers.
+  FormCSubmissions.Default, LeadCareManagers.Default).pipe(
   Layer.provide(AuditLog.Default)
 )
 
@@ -99,7 +105,9 @@ const BootstrapLive = Layer.effectDiscard(
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpUsersLive, HttpAdminUsersLive, HttpProvidersLive, HttpSupervisorsLive, HttpProviderInvitesLive,
-    HttpEcmMifsLive, HttpEcmPatientsLive]),
+    HttpEcmMifsLive, HttpEcmPatientsLive,
+    // Issue 12: Form C and lead care managers.
+    HttpEcmFormCLive, HttpEcmAdminFormCLive, HttpEcmLeadCareManagersLive]),
   // Scheduling (issue 15)
   Layer.provide([HttpAvailabilityLive, HttpAppointmentsLive, HttpProviderAppointmentsLive, HttpClinicAppointmentsLive]),
   Layer.provide(HttpPatientsAreaLive),
@@ -141,20 +149,21 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | ReminderSender | AppConfig | SqlClient.SqlClient>> = [
+export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender>> = [
   sweepExpiredSessions,
-  sendReminderTask,
-  extendRecurringSlotsTask
+  extendSlotSeries,
+  sendReminderTask
 ]
 const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: sweepExpiredSessions, pattern: "17 * * * *" },
-  // Issue 17: recurring slots keep 90 days of availability ahead.
-  { task: extendRecurringSlotsTask, pattern: "23 3 * * *" }
+  // Scheduling (issue 15): recurring availability kept 90 days ahead, nightly in the Americas.
+  { task: extendSlotSeries, pattern: "23 10 * * *" }
 ]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
 const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
   Layer.provide(Sessions.Default),
+  Layer.provide(Slots.Default.pipe(Layer.provide(AuditLog.Default))),
   Layer.provide(ReminderSender.Default)
 )
 
@@ -162,15 +171,8 @@ const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
  * Everything but config, adapters and the HTTP server: what the app needs to serve requests, and
  * the job worker. `Jobs` adds jobs through the app's own database connection.
  */
-export const backendLayer = Layer.mergeAll(
-  ServicesLive,
-  EcmServicesLive,
-  BootstrapLive,
-  PatientServicesLive,
-  SchedulingServicesLive,
-  DeviceServicesLive,
-  JobWorkerWithTasksLive
-).pipe(
+export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, PatientServicesLive, BootstrapLive, SchedulingServicesLive,
+  DeviceServicesLive, JobWorkerWithTasksLive).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
 )
 

@@ -101,9 +101,9 @@ export interface AppSettings {
   readonly sessionIdleMinutes: number
   /** A session token stops working this long after sign-in, however busy. */
   readonly sessionMaxHours: number
-  readonly jobs: JobSettings
   /** Where help requests of clinic patients' families are emailed (CLINIC_SUPPORT_EMAIL). */
   readonly clinicSupportEmail: string
+  readonly jobs: JobSettings
   /** Firebase Cloud Messaging for push reminders (issue 17); None → the push outbox. */
   readonly fcm: Option.Option<FcmSettings>
 }
