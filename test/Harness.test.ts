@@ -38,7 +38,8 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
  */
 // Issue 15 adds availability.listBooks, availability.createBook, appointments.list, appointments.update (admin
 // only: a parent is refused) and clinicAppointments.list.
-const expectedPatientScopedOperations = 1 + 8 + 15 + 5
+// Issue 17 adds the appointment reminders: create and list (by the patient's appointment), show and cancel.
+const expectedPatientScopedOperations = 1 + 8 + 15 + 5 + 4
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

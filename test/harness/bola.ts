@@ -58,8 +58,16 @@ const parameterAfter = (path: string, segment: string): string | undefined =>
 const patientRecordPaths: ReadonlyArray<readonly [RegExp, string]> = [
   [/\/treatment_plans\/\{id\}$/, "treatment_plan"],
   [/\/spot\/\{id\}$/, "spot"],
-  [/\/documents\/\{id\}$/, "document"]
+  [/\/documents\/\{id\}$/, "document"],
+  // Issue 17: a reminder of the patient's appointment.
+  [/\/appointment_reminders\/\{id\}$/, "appointment_reminder"]
 ]
+
+/**
+ * Operations naming the patient's appointment by `appointment_id` (query or body, a level down):
+ * the appointment reminders (issue 17; general §5.4 answers another family's with 403).
+ */
+const appointmentScoped = /\/appointment_reminders$/
 
 /**
  * Patient-scoped operations: a `{patient_id}` path parameter, a path under `/patients/{…}`, a
@@ -75,6 +83,16 @@ export const patientParameter = (operation: Operation, document?: OpenApiDocumen
   }
   if (record !== undefined) return { in: "path", name: "id", record }
   if (operation.parameters.some((p) => p.in === "query" && p.name === "patient_id")) return { in: "query", name: "patient_id" }
+  if (appointmentScoped.test(operation.path)) {
+    if (operation.parameters.some((p) => p.in === "query" && p.name === "appointment_id")) return { in: "query", name: "appointment_id", record: "appointment" }
+    const body = operation.body === undefined || document === undefined ? undefined : resolve(document, operation.body)
+    for (const [key, schema] of Object.entries((body?.properties ?? {}) as Record<string, unknown>)) {
+      const inner = resolve(document!, schema as Record<string, unknown>)
+      if ("appointment_id" in ((inner.properties ?? {}) as Record<string, unknown>)) {
+        return { in: "body", name: "appointment_id", within: key, record: "appointment" }
+      }
+    }
+  }
   const body = operation.body === undefined ? undefined : document === undefined ? operation.body : resolve(document, operation.body)
   const bodyProperties = (body?.properties ?? {}) as Record<string, unknown>
   if ("patient_id" in bodyProperties) return { in: "body", name: "patient_id" }

@@ -22,7 +22,7 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
   const draw = sampler(seed)
   return {
     description: "one ECM member per family, linked to the parent's account, with an eligibility record and one clinic " +
-      "record of each kind (help request, treatment plan, offered spot, document)",
+      "record of each kind (help request, treatment plan, offered spot, document), an appointment and a reminder of it",
     patientsOf: (parent) =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -46,7 +46,18 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
           VALUES (${patient!.id}, ${`program-${n}`}, ${draw(pii.name)}, 'offered', now()) RETURNING id`
         const [document] = yield* sql<{ id: number }>`INSERT INTO patient_documents (patient_id, name, content_type, size, object_key)
           VALUES (${patient!.id}, ${draw(pii.name)}, 'text/plain', 0, ${`harness/${seed & 0xffff}/${n}`}) RETURNING id`
-        recordsByPatient.set(patient!.id, { help_request: help!.id, treatment_plan: plan!.id, spot: spot!.id, document: document!.id })
+        // Issue 17: an appointment with a provider of the family's own, and a reminder of it.
+        const [providerUser] = yield* sql<{ id: number }>`INSERT INTO users (email, password_hash, first_name, last_name, role, status, confirmed)
+          VALUES (${`harness-provider-${seed & 0xffff}-${n}@bola.test`}, 'x', ${draw(pii.name)}, ${draw(pii.name)}, 'provider', 'active', true) RETURNING id`
+        const [provider] = yield* sql<{ id: number }>`INSERT INTO providers (user_id, roles) VALUES (${providerUser!.id}, '{provider}') RETURNING id`
+        const [appointment] = yield* sql<{ id: number }>`INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes)
+          VALUES (${patient!.id}, ${provider!.id}, now() + interval '30 days', 50) RETURNING id`
+        const [reminder] = yield* sql<{ id: number }>`INSERT INTO appointment_reminders (appointment_id, reminder_type, send_at, lead_seconds, message)
+          VALUES (${appointment!.id}, 'email', now() + interval '29 days', 86400, ${draw(pii.name)}) RETURNING id`
+        recordsByPatient.set(patient!.id, {
+          help_request: help!.id, treatment_plan: plan!.id, spot: spot!.id, document: document!.id,
+          appointment: appointment!.id, appointment_reminder: reminder!.id
+        })
         return [patient!.id]
       }).pipe(Effect.orDie, Effect.withTracerEnabled(false)),
     snapshot: (patientId) =>
@@ -59,7 +70,10 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
             (SELECT json_agg(h ORDER BY h.id) FROM help_requests h WHERE h.patient_id = p.id) AS help_requests,
             (SELECT json_agg(t ORDER BY t.id) FROM treatment_plans t WHERE t.patient_id = p.id) AS treatment_plans,
             (SELECT json_agg(s ORDER BY s.id) FROM spots s WHERE s.patient_id = p.id) AS spots,
-            (SELECT json_agg(d ORDER BY d.id) FROM patient_documents d WHERE d.patient_id = p.id) AS documents
+            (SELECT json_agg(d ORDER BY d.id) FROM patient_documents d WHERE d.patient_id = p.id) AS documents,
+            -- Issue 17: the patient's appointment reminders.
+            (SELECT json_agg(r ORDER BY r.id) FROM appointment_reminders r JOIN appointments a ON a.id = r.appointment_id
+              WHERE a.patient_id = p.id) AS appointment_reminders
           FROM patients p WHERE p.id = ${patientId}`).pipe(
         Effect.map((rows) => JSON.stringify(rows)),
         Effect.orDie,
