@@ -9,7 +9,7 @@ ALTER TABLE patients ADD COLUMN IF NOT EXISTS sms_opted_out boolean NOT NULL DEF
 -- compare-and-swap on (status, delivery_status): a retry or a second worker sends nothing twice.
 CREATE TABLE appointment_reminders (
   id               integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  appointment_id   integer NOT NULL REFERENCES appointments (id),
+  appointment_id   integer NOT NULL REFERENCES appointments (id) ON DELETE CASCADE,
   reminder_type    text NOT NULL CHECK (reminder_type IN ('sms', 'email', 'push', 'voice')),
   status           text NOT NULL DEFAULT 'scheduled'
                      CHECK (status IN ('scheduled', 'sent', 'delivered', 'failed', 'cancelled')),

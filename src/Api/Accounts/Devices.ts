@@ -39,7 +39,7 @@ export class DevicesApi extends HttpApiGroup.make("devices")
           "belongs to one account: registering it again (on this or another account) moves it and answers the " +
           "same device id. The token is never returned, only its last 8 characters.",
         access,
-        spec: "not in the spec (issue 17: push reminders)"
+        spec: "general §4.16 (push reminders need a device; not in the spec)"
       }))
   )
   .add(
@@ -52,7 +52,7 @@ export class DevicesApi extends HttpApiGroup.make("devices")
         summary: "Remove a push device",
         description: "Forgets the device: no more push notifications to it. 404 `Device not found` for a device the user does not have.",
         access,
-        spec: "not in the spec (issue 17: push reminders)"
+        spec: "general §4.16 (push reminders need a device; not in the spec)"
       }))
   )
   .middleware(Authentication)
