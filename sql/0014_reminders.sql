@@ -1,8 +1,13 @@
 -- Appointment reminders (issue 17, general §2.14, §4.16) and the push devices they reach.
 
--- SMS opt-out (STOP/START): the communications issue records it; reminders read it. Added here too
--- (IF NOT EXISTS) so either migration may land first.
-ALTER TABLE patients ADD COLUMN IF NOT EXISTS sms_opted_out boolean NOT NULL DEFAULT false;
+-- SMS opt-outs (STOP/START) are the communications issue's (migration 0012: numbers that answered
+-- STOP, keyed by E.164 number); reminders only read them. Created here, in its shape, only where
+-- that migration is not applied, so either branch may land first.
+CREATE TABLE IF NOT EXISTS sms_opt_outs (
+  phone_number    text PRIMARY KEY,
+  sms_message_id  integer,
+  created_at      timestamptz NOT NULL DEFAULT now()
+);
 
 -- One row per reminder and channel (`all` is expanded when it is created). A row is sent by its
 -- job (`reminders.send`, job key `appointment_reminder:<id>`), which first claims it with a

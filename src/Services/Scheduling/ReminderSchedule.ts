@@ -47,7 +47,7 @@ export class ReminderSchedule extends Effect.Service<ReminderSchedule>()("app/Re
           coalesce(nullif(pa.phone, ''), nullif(u.phone, '')) IS NOT NULL AS has_phone,
           coalesce(nullif(pa.email, ''), nullif(u.email, '')) IS NOT NULL AS has_email,
           EXISTS (SELECT 1 FROM user_devices d WHERE d.user_id = u.id) AS has_device,
-          pa.sms_opted_out
+          EXISTS (SELECT 1 FROM sms_opt_outs o WHERE o.phone_number IN (pa.phone, u.phone)) AS sms_opted_out
         FROM appointments a JOIN patients pa ON pa.id = a.patient_id
         LEFT JOIN users u ON u.id = pa.user_id AND u.deleted_at IS NULL
         WHERE a.id = ${appointmentId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)

@@ -84,7 +84,7 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
         SELECT r.reminder_type, r.message, r.language, a.id AS appointment_id, a.scheduled_at,
           a.status AS appointment_status, pu.first_name || ' ' || pu.last_name AS provider_name,
           coalesce(nullif(pa.phone, ''), nullif(u.phone, '')) AS phone, coalesce(nullif(pa.email, ''), nullif(u.email, '')) AS email,
-          pa.sms_opted_out, u.id AS user_id
+          EXISTS (SELECT 1 FROM sms_opt_outs o WHERE o.phone_number IN (pa.phone, u.phone)) AS sms_opted_out, u.id AS user_id
         FROM claimed r
         JOIN appointments a ON a.id = r.appointment_id
         JOIN patients pa ON pa.id = a.patient_id

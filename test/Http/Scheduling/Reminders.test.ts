@@ -52,9 +52,11 @@ const family = (options: { phone?: string | null; email?: string | null; languag
     const email = options.email === undefined ? `family${++emailCounter}.${Date.now()}@reminders.test` : options.email
     // Without the patient's own contact the parent's account is used: keep the account's out of the way.
     yield* sql`UPDATE users SET phone = NULL WHERE id = ${parentId}`
-    const [patient] = yield* sql<{ id: number }>`INSERT INTO patients (first_name, last_name, date_of_birth, user_id, phone, email, language, sms_opted_out)
-      VALUES ('Robin', 'Vale', '2015-06-01', ${parentId}, ${phone}, ${email}, ${options.language ?? "en"}, ${options.optedOut ?? false})
+    const [patient] = yield* sql<{ id: number }>`INSERT INTO patients (first_name, last_name, date_of_birth, user_id, phone, email, language)
+      VALUES ('Robin', 'Vale', '2015-06-01', ${parentId}, ${phone}, ${email}, ${options.language ?? "en"})
       RETURNING id`
+    // The number answered STOP (the communications issue records it in sms_opt_outs).
+    if (options.optedOut === true && phone !== null) yield* sql`INSERT INTO sms_opt_outs (phone_number) VALUES (${phone})`
     // Unlinked: no parent account, so no account email or device to fall back on.
     if (options.linked === false) yield* sql`UPDATE patients SET user_id = NULL WHERE id = ${patient!.id}`
     const parentEmail = (yield* sql<{ email: string }>`SELECT email FROM users WHERE id = ${parentId}`)[0]!.email
@@ -383,7 +385,7 @@ layer(TestApp())("appointment reminders", (it) => {
       const later = yield* family()
       const other = yield* appointmentIn(later, 30)
       const [, laterSms] = yield* listOf(later.token, other.id)
-      yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE patients SET sms_opted_out = true WHERE id = ${later.patientId}`).pipe(Effect.orDie)
+      yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO sms_opt_outs (phone_number) VALUES (${later.phone})`).pipe(Effect.orDie)
       yield* advanceAndRun(29 * hourMs)
       expect(yield* smsTo(later.phone)).toHaveLength(0)
       expect(yield* smsTo(out.phone)).toHaveLength(0)
