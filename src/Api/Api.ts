@@ -12,6 +12,9 @@ import { ProvidersApi } from "./Providers/Providers.js"
 import { SupervisorsApi } from "./Providers/Supervisors.js"
 import { EcmMifsApi } from "./Ecm/Mifs.js"
 import { EcmPatientsApi } from "./Ecm/Patients.js"
+// Issue 11: ECM activities and events.
+import { EcmActivitiesApi } from "./Ecm/Activities.js"
+import { EcmEventsApi } from "./Ecm/Events.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -99,6 +102,9 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(ProviderInvitesApi)
   .add(EcmMifsApi)
   .add(EcmPatientsApi)
+  // Issue 11: ECM activities and events.
+  .add(EcmActivitiesApi)
+  .add(EcmEventsApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

@@ -27,6 +27,11 @@ import { HttpEcmPatientsLive } from "./Http/Ecm/Patients.js"
 import { EcmPatients } from "../Services/Ecm/EcmPatients.js"
 import { MifFiles } from "../Services/Ecm/MifFiles.js"
 import { MifImport } from "../Services/Ecm/MifImport.js"
+// Issue 11: ECM activities and events.
+import { HttpEcmActivitiesLive } from "./Http/Ecm/Activities.js"
+import { HttpEcmEventsLive } from "./Http/Ecm/Events.js"
+import { Activities } from "../Services/Ecm/Activities.js"
+import { Events } from "../Services/Ecm/Events.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
 import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
 import { corsFor, docsPath, withResponseHeaders } from "./Http/ResponseHeaders.js"
@@ -48,6 +53,11 @@ const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmP
   Layer.provide(AuditLog.Default)
 )
 
+/** ECM activities, comments and events (issue 11). */
+const EcmActivitiesServicesLive = Layer.mergeAll(Activities.Default, Events.Default).pipe(
+  Layer.provide(AuditLog.Default)
+)
+
 const BootstrapLive = Layer.effectDiscard(
   Effect.flatMap(AppConfig, (config) => ensureBootstrapAdmin(config.bootstrapAdminEmail, config.bootstrapAdminPassword))
 ).pipe(Layer.provide(UsersRepo.Default))
@@ -55,6 +65,8 @@ const BootstrapLive = Layer.effectDiscard(
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpUsersLive, HttpAdminUsersLive, HttpProvidersLive, HttpSupervisorsLive, HttpProviderInvitesLive,
     HttpEcmMifsLive, HttpEcmPatientsLive]),
+  // Issue 11: ECM activities and events.
+  Layer.provide([HttpEcmActivitiesLive, HttpEcmEventsLive]),
   Layer.provide(SecurityLive)
 )
 
@@ -91,7 +103,7 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Everything but config, adapters and the HTTP server: what the app needs to serve requests. */
-export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, BootstrapLive).pipe(
+export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, EcmActivitiesServicesLive, BootstrapLive).pipe(
   Layer.provideMerge(DatabaseLive)
 )
 

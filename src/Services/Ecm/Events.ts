@@ -1,0 +1,161 @@
+/**
+ * ECM events (ECM §4.2), read-only: the list, the detail and the counts. Counts group the range's
+ * events in SQL by everything the PRTF rule reads (type, status, duration, and whether the member
+ * was enrolled at `occurred_at`), then categorise each group with `prtfCategoryOf`: the rule has
+ * one implementation, in TypeScript, and the database still does the set-based work.
+ */
+import { SqlClient, type Statement } from "@effect/sql"
+import { Effect } from "effect"
+import {
+  Event,
+  EventActivity,
+  EventCounts,
+  EventCountsByType,
+  EventCountsSummary,
+  EventDetail,
+  PrtfCategoryCounts
+} from "../../Api/Ecm/Events.js"
+import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
+import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import { type EventStatus, type EventType, eventTypes } from "../../Domain/Ecm/Activity.js"
+import { enrolledStatus, prtfCategories, prtfCategoryOf } from "../../Domain/Ecm/Prtf.js"
+
+export interface EventCriteria {
+  readonly eventType?: EventType | undefined
+  readonly startDate?: string | undefined
+  readonly endDate?: string | undefined
+}
+
+/** One group of the counts query. */
+export interface EventGroup {
+  readonly event_type: EventType
+  readonly status: EventStatus
+  readonly duration: number | null
+  readonly enrolled: boolean
+  readonly count: number
+}
+
+/** The counts response's `counts` from grouped events: every key present, zeros included. */
+export const countsOf = (groups: ReadonlyArray<EventGroup>) => {
+  const byType = Object.fromEntries(eventTypes.map((t) => [t, 0])) as Record<EventType, number>
+  const categories = Object.fromEntries(prtfCategories.map((c) => [c, 0])) as Record<(typeof prtfCategories)[number], number>
+  let total = 0
+  for (const group of groups) {
+    total += group.count
+    byType[group.event_type] += group.count
+    const category = prtfCategoryOf(group)
+    if (category !== null) categories[category] += group.count
+  }
+  return EventCountsSummary.make({
+    total,
+    by_type: EventCountsByType.make(byType, true),
+    prtf_categories: PrtfCategoryCounts.make(categories, true)
+  }, true)
+}
+
+/** The day after a `YYYY-MM-DD` day: ranges are [start 00:00 UTC, end + 1 day 00:00 UTC). */
+const dayAfter = (day: string) => {
+  const d = new Date(`${day}T00:00:00.000Z`)
+  d.setUTCDate(d.getUTCDate() + 1)
+  return d
+}
+const dayStart = (day: string) => new Date(`${day}T00:00:00.000Z`)
+
+export class Events extends Effect.Service<Events>()("app/EcmEvents", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const requirePatient = (patientId: number) =>
+      Effect.flatMap(
+        sql<{ name: string }>`SELECT first_name || ' ' || last_name AS name FROM patients WHERE id = ${patientId}`.pipe(Effect.orDie),
+        ([row]) => (row === undefined ? Effect.fail(ecmNotFound("Patient")) : Effect.succeed(row.name))
+      )
+
+    const rangeClauses = (criteria: EventCriteria): Array<Statement.Fragment> => [
+      ...(criteria.startDate === undefined ? [] : [sql`e.occurred_at >= ${dayStart(criteria.startDate)}`]),
+      ...(criteria.endDate === undefined ? [] : [sql`e.occurred_at < ${dayAfter(criteria.endDate)}`])
+    ]
+
+    const list = (patientId: number, criteria: EventCriteria, page: PageRequest) =>
+      Effect.gen(function*() {
+        const patientName = yield* requirePatient(patientId)
+        const where = sql.and([
+          sql`e.patient_id = ${patientId}`,
+          ...(criteria.eventType === undefined ? [] : [sql`e.event_type = ${criteria.eventType}`]),
+          ...rangeClauses(criteria)
+        ])
+        const rows = yield* sql<Omit<Event, "patient_name">>`SELECT e.id, e.event_type, e.occurred_at, e.subject, e.body, e.duration,
+            e.status, e.patient_id, e.activity_id, e.created_at, e.updated_at
+          FROM ecm_events e WHERE ${where} ORDER BY e.occurred_at DESC, e.id DESC LIMIT ${page.perPage} OFFSET ${page.offset}`.pipe(Effect.orDie)
+        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM ecm_events e WHERE ${where}`.pipe(Effect.orDie)
+        const totalCount = counted?.count ?? 0
+        yield* Effect.annotateCurrentSpan({ "events.count": rows.length, "events.total_count": totalCount })
+        return {
+          events: rows.map((row) => Event.make({ ...row, patient_name: patientName }, true)),
+          pagination: paginationOf(page, totalCount)
+        }
+      }).pipe(Effect.withSpan("Events.list", { attributes: { "patient.id": patientId } }))
+
+    const show = (patientId: number, id: number) =>
+      Effect.gen(function*() {
+        const patientName = yield* requirePatient(patientId)
+        const [row] = yield* sql<Omit<Event, "patient_name"> & {
+          a_activity_type: EventActivity["activity_type"]
+          a_status: EventActivity["status"]
+          performed_by_id: number | null
+          performed_by_name: string | null
+          assigned_to_id: number
+          assigned_to_name: string
+        }>`SELECT e.id, e.event_type, e.occurred_at, e.subject, e.body, e.duration, e.status, e.patient_id, e.activity_id,
+            e.created_at, e.updated_at, a.activity_type AS a_activity_type, a.status AS a_status,
+            a.performed_by_id, CASE WHEN pb.id IS NULL THEN NULL ELSE pb.first_name || ' ' || pb.last_name END AS performed_by_name,
+            a.assigned_to_id, asg.first_name || ' ' || asg.last_name AS assigned_to_name
+          FROM ecm_events e
+          JOIN ecm_activities a ON a.id = e.activity_id
+          LEFT JOIN users pb ON pb.id = a.performed_by_id
+          JOIN users asg ON asg.id = a.assigned_to_id
+          WHERE e.id = ${id} AND e.patient_id = ${patientId}`.pipe(Effect.orDie)
+        if (row === undefined) return yield* Effect.fail(ecmNotFound("Event"))
+        const { a_activity_type, a_status, assigned_to_id, assigned_to_name, performed_by_id, performed_by_name, ...event } = row
+        return EventDetail.make({
+          ...event,
+          patient_name: patientName,
+          activity: EventActivity.make({
+            id: event.activity_id, activity_type: a_activity_type, status: a_status,
+            performed_by_id, performed_by_name, assigned_to_id, assigned_to_name
+          }, true)
+        }, true)
+      }).pipe(Effect.withSpan("Events.show", { attributes: { "patient.id": patientId, "event.id": id } }))
+
+    /**
+     * The patient's engagement-status spans (each entry holds from its effective day until the
+     * next entry's; entries of one day: the latest id wins), joined to the range's events by
+     * day (UTC): one pass over the patient's events index, whatever the number of entries.
+     */
+    const groupsOf = (patientId: number, startDate: string, endDate: string) =>
+      sql<EventGroup>`WITH spans AS (
+          SELECT status, effective_date AS from_day,
+            lead(effective_date) OVER (ORDER BY effective_date, id) AS to_day
+          FROM ecm_status_histories WHERE patient_id = ${patientId}
+        ), enrolled AS (
+          SELECT from_day, to_day FROM spans WHERE status = ${enrolledStatus} AND (to_day IS NULL OR to_day > from_day)
+        )
+        SELECT e.event_type, e.status, e.duration, (s.from_day IS NOT NULL) AS enrolled, count(*)::int AS count
+        FROM ecm_events e
+        LEFT JOIN enrolled s ON (e.occurred_at AT TIME ZONE 'UTC')::date >= s.from_day
+          AND (s.to_day IS NULL OR (e.occurred_at AT TIME ZONE 'UTC')::date < s.to_day)
+        WHERE e.patient_id = ${patientId} AND e.occurred_at >= ${dayStart(startDate)} AND e.occurred_at < ${dayAfter(endDate)}
+        GROUP BY 1, 2, 3, 4`.pipe(Effect.orDie)
+
+    const counts = (patientId: number, startDate: string | undefined, endDate: string | undefined) =>
+      Effect.gen(function*() {
+        yield* requirePatient(patientId)
+        if (startDate === undefined || endDate === undefined) return yield* Effect.fail(ecmInvalid(["Start date and end date are required"]))
+        if (endDate < startDate) return yield* Effect.fail(ecmInvalid(["End date must be on or after start date"]))
+        const groups = yield* groupsOf(patientId, startDate, endDate)
+        return EventCounts.make({ patient_id: patientId, start_date: startDate, end_date: endDate, counts: countsOf(groups) }, true)
+      }).pipe(Effect.withSpan("Events.counts", { attributes: { "patient.id": patientId } }))
+
+    return { list, show, counts } as const
+  })
+}) {}
