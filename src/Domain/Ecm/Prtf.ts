@@ -1,7 +1,8 @@
 /**
  * PRTF categories of an event (ECM §6; the rule that picks between the alternatives is ours:
- * docs/prtf.md). The single source of truth: the events counts endpoint and the PRTF report both
- * use `prtfCategoryOf`, and its SQL twin `prtfCategorySql` is checked against it by tests.
+ * docs/prtf.md). The single source of truth: the events counts endpoint (and the PRTF report after
+ * it) group events in SQL by what this rule reads and categorise each group with `prtfCategoryOf`,
+ * so the rule has no second implementation in SQL.
  *
  * DHCS counts an *outreach attempt* as a contact with a prospective enrollee, successful or not,
  * and an *encounter* as a service delivered to an enrolled member.
@@ -41,18 +42,3 @@ export const prtfCategoryOf = (event: CategorisableEvent): PrtfCategory | null =
       return null
   }
 }
-
-/**
- * The same rule as a SQL `CASE` over columns `event_type`, `status`, `duration` and a boolean
- * `enrolled`, for set-based counting. Kept next to `prtfCategoryOf`; a property test runs both
- * on the same events and requires the same answers.
- */
-export const prtfCategorySql = `CASE
-  WHEN event_type = 'call' THEN
-    CASE WHEN enrolled AND status = 'complete' AND coalesce(duration, 0) > 0 THEN 'telehealth_encounters' ELSE 'telehealth_outreach' END
-  WHEN event_type = 'appointment' THEN
-    CASE WHEN enrolled THEN 'in_person_encounters' ELSE 'in_person_outreach' END
-  WHEN event_type IN ('sms', 'email') THEN 'telehealth_outreach'
-  WHEN event_type = 'meeting' THEN 'in_person_encounters'
-  ELSE NULL
-END`
