@@ -33,7 +33,9 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
  * Patient-scoped operations the document has today (`ecmPatients.show`); a new one changes the
  * count, so whoever adds it sees the BOLA check cover it.
  */
-const expectedPatientScopedOperations = 1
+const expectedPatientScopedOperations = 1 +
+  // Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show).
+  9
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

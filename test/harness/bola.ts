@@ -172,7 +172,8 @@ export const runBola = <R>(options: BolaOptions<R>): Effect.Effect<BolaReport, n
         // refusal above was about whose record it is. (Admin-only operations refuse parents anyway.)
         const refusal = foreignOutcome
         const own = ownA[0]
-        if (!operation.adminOnly && refusal !== undefined && own !== undefined) {
+        // (Admin- and staff-only operations refuse every parent, their own record or not.)
+        if (!operation.adminOnly && !operation.staffOnly && refusal !== undefined && own !== undefined) {
           const outcome = yield* send(drafts[0]!, own)
           const status = outcome.received?.status ?? 0
           if (status === 401 || (status === refusal.status && outcome.received?.text === refusal.text)) {

@@ -124,6 +124,58 @@ const providerProfile = ({ call, world }: FixtureTools) =>
 const withQueryValue = (draft: Draft, name: string, value: string): Draft =>
   ({ ...draft, query: [...draft.query.filter(([key]) => key !== name), [name, value]] })
 
+/** Issue 11: one ECM member per harness (imported through the Api as a MIF file), shared by the activity fixtures. */
+const ecmPatients = new WeakMap<Harness, number>()
+const ecmPatient = ({ call, harness }: FixtureTools) =>
+  Effect.gen(function*() {
+    const known = ecmPatients.get(harness)
+    if (known !== undefined) return known
+    const csv = "MEMBER_ID,FIRST_NAME,LAST_NAME,DOB\nHRACE11,Race,Member,01-02-1990\n"
+    const imported = yield* call("ecmMifs.import", { mif: { file: `data:text/csv;base64,${Buffer.from(csv).toString("base64")}` } }, { asAdmin: true })
+    const fileId = (imported.json as { mif_file_id: number }).mif_file_id
+    const shown = yield* call("ecmMifs.show", undefined, { asAdmin: true, pathParams: { id: String(fileId) } })
+    const id = (shown.json as { mif_file?: { eligibility_informations?: Array<{ patient_id: number }> } }).mif_file?.eligibility_informations?.[0]?.patient_id
+    if (id === undefined) return yield* Effect.fail(new FixtureError("the MIF import made no patient"))
+    ecmPatients.set(harness, id)
+    return id
+  })
+
+/** Issue 11: a task of the member, created through the Api by the world's admin; its id and its event's. */
+const ecmActivity = (tools: FixtureTools) =>
+  Effect.gen(function*() {
+    const patient = yield* ecmPatient(tools)
+    const pathParams = { patient_id: String(patient) }
+    const created = yield* tools.call("ecmActivities.create", { activity: { activity_type: "task", message: "Race task", assigned_to_id: tools.world.principals.admin.id } }, { asAdmin: true, pathParams })
+    const id = (created.json as { activity: { id: number } }).activity.id
+    const shown = yield* tools.call("ecmActivities.show", undefined, { asAdmin: true, pathParams: { ...pathParams, id: String(id) } })
+    const eventId = (shown.json as { activity: { event: { id: number } } }).activity.event.id
+    return { patient, id, eventId }
+  })
+
+const withPath = (draft: Draft, params: Readonly<Record<string, number>>): Draft =>
+  ({ ...draft, pathParams: { ...draft.pathParams, ...Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])) } })
+
+/** Issue 11: ECM activities and events on a member that exists, with bodies that pass the rules. */
+const ecmActivityFixtures: Readonly<Record<string, Fixture>> = {
+  "ecmActivities.list": (tools) => Effect.map(ecmPatient(tools), (patient) => (draft) => withPath(draft, { patient_id: patient })),
+  "ecmActivities.create": (tools) =>
+    Effect.map(ecmPatient(tools), (patient) => (draft) =>
+      withBodyValue(withPath(draft, { patient_id: patient }), ["activity"], {
+        activity_type: "task", message: "Race task", assigned_to_id: tools.world.principals.admin.id
+      })),
+  "ecmActivities.show": (tools) => Effect.map(ecmActivity(tools), (a) => (draft) => withPath(draft, { patient_id: a.patient, id: a.id })),
+  "ecmActivities.update": (tools) =>
+    Effect.map(ecmActivity(tools), (a) => (draft) => withBodyValue(withPath(draft, { patient_id: a.patient, id: a.id }), ["activity"], { status: "complete", subject: "Raced" })),
+  "ecmActivities.delete": (tools) => Effect.map(ecmActivity(tools), (a) => (draft) => withPath(draft, { patient_id: a.patient, id: a.id })),
+  "ecmActivities.comment": (tools) =>
+    Effect.map(ecmActivity(tools), (a) => (draft) => withBodyValue(withPath(draft, { patient_id: a.patient, activity_id: a.id }), ["comment"], { body: "Race comment" })),
+  "ecmEvents.list": (tools) => Effect.map(ecmPatient(tools), (patient) => (draft) => withPath(draft, { patient_id: patient })),
+  "ecmEvents.counts": (tools) =>
+    Effect.map(ecmPatient(tools), (patient) => (draft) =>
+      withQueryValue(withQueryValue(withPath(draft, { patient_id: patient }), "start_date", "2000-01-01"), "end_date", "2100-12-31")),
+  "ecmEvents.show": (tools) => Effect.map(ecmActivity(tools), (a) => (draft) => withPath(draft, { patient_id: a.patient, id: a.eventId }))
+}
+
 export const fixtures: Readonly<Record<string, Fixture>> = {
   /** The copy's own parent signs in: existing credentials. */
   "users.signIn": ({ seeder, world }) =>
@@ -172,5 +224,7 @@ export const fixtures: Readonly<Record<string, Fixture>> = {
       const token = decodeURIComponent(yield* lastSecret(inbox, user.email, /[?&]token=([^\s&]+)/, "reset token"))
       harness.secrets.add("token", token)
       return (draft) => withBodyValue(draft, ["token"], token)
-    })
+    }),
+
+  ...ecmActivityFixtures
 }

@@ -142,6 +142,9 @@ export class ActivityEvent extends Schema.Class<ActivityEvent>("ActivityEvent")(
   status: EventStatus
 }) {}
 
+/** The telephony provider's record of a call or message (§2.2: "its fields: not shown"). */
+export const TelephonyRecord = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier: "TelephonyRecord" })
+
 /** §2.2 detail representation. */
 export class ActivityDetail extends Schema.Class<ActivityDetail>("ActivityDetail")({
   id: Schema.Int,
@@ -167,10 +170,10 @@ export class ActivityDetail extends Schema.Class<ActivityDetail>("ActivityDetail
   text_message_id: Id,
   comments: Schema.Array(Comment),
   subtasks: Schema.Array(ActivityListItem),
-  telephony_call: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
+  telephony_call: Schema.NullOr(TelephonyRecord).annotations({
     description: "The telephony provider's call record (communications); null until that lands"
   }),
-  telephony_sms: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
+  telephony_sms: Schema.NullOr(TelephonyRecord).annotations({
     description: "The telephony provider's message record (communications); null until that lands"
   }),
   event: Schema.NullOr(ActivityEvent).annotations({ description: "Null for a note (no event, ECM §6)" }),
