@@ -128,23 +128,30 @@ export class Events extends Effect.Service<Events>()("app/EcmEvents", {
       }).pipe(Effect.withSpan("Events.show", { attributes: { "patient.id": patientId, "event.id": id } }))
 
     /**
-     * The patient's engagement-status spans (each entry holds from its effective day until the
-     * next entry's; entries of one day: the latest id wins), joined to the range's events by
-     * day (UTC): one pass over the patient's events index, whatever the number of entries.
+     * The range cut at the patient's engagement-status changes into pieces, each enrolled or not
+     * (an entry holds from its effective day, 00:00 UTC, until the next entry's; of entries on one
+     * day the latest id wins; before the first entry nobody is enrolled), then each piece's events
+     * grouped by an index-only range scan of ecm_events_patient_idx: no per-event join, whatever
+     * the number of events or entries.
      */
     const groupsOf = (patientId: number, startDate: string, endDate: string) =>
       sql<EventGroup>`WITH spans AS (
-          SELECT status, effective_date AS from_day,
-            lead(effective_date) OVER (ORDER BY effective_date, id) AS to_day
+          SELECT status = ${enrolledStatus} AS enrolled,
+            effective_date::timestamp AT TIME ZONE 'UTC' AS from_at,
+            (lead(effective_date) OVER (ORDER BY effective_date, id))::timestamp AT TIME ZONE 'UTC' AS to_at
           FROM ecm_status_histories WHERE patient_id = ${patientId}
-        ), enrolled AS (
-          SELECT from_day, to_day FROM spans WHERE status = ${enrolledStatus} AND (to_day IS NULL OR to_day > from_day)
+        ), pieces AS (
+          SELECT false AS enrolled, '-infinity'::timestamptz AS from_at, coalesce((SELECT min(from_at) FROM spans), 'infinity') AS to_at
+          UNION ALL
+          SELECT enrolled, from_at, coalesce(to_at, 'infinity') FROM spans WHERE to_at IS NULL OR to_at > from_at
         )
-        SELECT e.event_type, e.status, e.duration, (s.from_day IS NOT NULL) AS enrolled, count(*)::int AS count
-        FROM ecm_events e
-        LEFT JOIN enrolled s ON (e.occurred_at AT TIME ZONE 'UTC')::date >= s.from_day
-          AND (s.to_day IS NULL OR (e.occurred_at AT TIME ZONE 'UTC')::date < s.to_day)
-        WHERE e.patient_id = ${patientId} AND e.occurred_at >= ${dayStart(startDate)} AND e.occurred_at < ${dayAfter(endDate)}
+        SELECT g.event_type, g.status, g.duration, p.enrolled, sum(g.count)::int AS count
+        FROM pieces p CROSS JOIN LATERAL (
+          SELECT e.event_type, e.status, e.duration, count(*) AS count FROM ecm_events e
+          WHERE e.patient_id = ${patientId}
+            AND e.occurred_at >= greatest(p.from_at, ${dayStart(startDate)}) AND e.occurred_at < least(p.to_at, ${dayAfter(endDate)})
+          GROUP BY 1, 2, 3
+        ) g
         GROUP BY 1, 2, 3, 4`.pipe(Effect.orDie)
 
     const counts = (patientId: number, startDate: string | undefined, endDate: string | undefined) =>
