@@ -76,19 +76,22 @@ export class Events extends Effect.Service<Events>()("app/EcmEvents", {
       ...(criteria.endDate === undefined ? [] : [sql`e.occurred_at < ${dayAfter(criteria.endDate)}`])
     ]
 
+    /** The page, its total and the patient's name at once (three connections): the count dominates a busy member's page. */
     const list = (patientId: number, criteria: EventCriteria, page: PageRequest) =>
       Effect.gen(function*() {
-        const patientName = yield* requirePatient(patientId)
         const where = sql.and([
           sql`e.patient_id = ${patientId}`,
           ...(criteria.eventType === undefined ? [] : [sql`e.event_type = ${criteria.eventType}`]),
           ...rangeClauses(criteria)
         ])
-        const rows = yield* sql<Omit<Event, "patient_name">>`SELECT e.id, e.event_type, e.occurred_at, e.subject, e.body, e.duration,
-            e.status, e.patient_id, e.activity_id, e.created_at, e.updated_at
-          FROM ecm_events e WHERE ${where} ORDER BY e.occurred_at DESC, e.id DESC LIMIT ${page.perPage} OFFSET ${page.offset}`.pipe(Effect.orDie)
-        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM ecm_events e WHERE ${where}`.pipe(Effect.orDie)
-        const totalCount = counted?.count ?? 0
+        const [patientName, rows, counted] = yield* Effect.all([
+          requirePatient(patientId),
+          sql<Omit<Event, "patient_name">>`SELECT e.id, e.event_type, e.occurred_at, e.subject, e.body, e.duration,
+              e.status, e.patient_id, e.activity_id, e.created_at, e.updated_at
+            FROM ecm_events e WHERE ${where} ORDER BY e.occurred_at DESC, e.id DESC LIMIT ${page.perPage} OFFSET ${page.offset}`.pipe(Effect.orDie),
+          sql<{ count: number }>`SELECT count(*)::int AS count FROM ecm_events e WHERE ${where}`.pipe(Effect.orDie)
+        ], { concurrency: "unbounded" })
+        const totalCount = counted[0]?.count ?? 0
         yield* Effect.annotateCurrentSpan({ "events.count": rows.length, "events.total_count": totalCount })
         return {
           events: rows.map((row) => Event.make({ ...row, patient_name: patientName }, true)),
@@ -156,10 +159,14 @@ export class Events extends Effect.Service<Events>()("app/EcmEvents", {
 
     const counts = (patientId: number, startDate: string | undefined, endDate: string | undefined) =>
       Effect.gen(function*() {
-        yield* requirePatient(patientId)
-        if (startDate === undefined || endDate === undefined) return yield* Effect.fail(ecmInvalid(["Start date and end date are required"]))
-        if (endDate < startDate) return yield* Effect.fail(ecmInvalid(["End date must be on or after start date"]))
-        const groups = yield* groupsOf(patientId, startDate, endDate)
+        if (startDate === undefined || endDate === undefined || endDate < startDate) {
+          // An unknown patient is a 404 before anything else is looked at.
+          yield* requirePatient(patientId)
+          return yield* Effect.fail(ecmInvalid([
+            startDate === undefined || endDate === undefined ? "Start date and end date are required" : "End date must be on or after start date"
+          ]))
+        }
+        const [, groups] = yield* Effect.all([requirePatient(patientId), groupsOf(patientId, startDate, endDate)], { concurrency: "unbounded" })
         return EventCounts.make({ patient_id: patientId, start_date: startDate, end_date: endDate, counts: countsOf(groups) }, true)
       }).pipe(Effect.withSpan("Events.counts", { attributes: { "patient.id": patientId } }))
 
