@@ -5,7 +5,7 @@
  * one implementation, in TypeScript, and the database still does the set-based work.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import {
   Event,
   EventActivity,
@@ -65,11 +65,15 @@ export class Events extends Effect.Service<Events>()("app/EcmEvents", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const requirePatient = (patientId: number) =>
-      Effect.flatMap(
+    /** The patient's name, if the patient exists; never fails, so it can run beside other queries. */
+    const patientName = (patientId: number) =>
+      Effect.map(
         sql<{ name: string }>`SELECT first_name || ' ' || last_name AS name FROM patients WHERE id = ${patientId}`.pipe(Effect.orDie),
-        ([row]) => (row === undefined ? Effect.fail(ecmNotFound("Patient")) : Effect.succeed(row.name))
+        ([row]) => Option.fromNullable(row?.name)
       )
+    const found = (name: Option.Option<string>) =>
+      Option.isSome(name) ? Effect.succeed(name.value) : Effect.fail(ecmNotFound("Patient"))
+    const requirePatient = (patientId: number) => Effect.flatMap(patientName(patientId), found)
 
     const rangeClauses = (criteria: EventCriteria): Array<Statement.Fragment> => [
       ...(criteria.startDate === undefined ? [] : [sql`e.occurred_at >= ${dayStart(criteria.startDate)}`]),
@@ -84,24 +88,28 @@ export class Events extends Effect.Service<Events>()("app/EcmEvents", {
           ...(criteria.eventType === undefined ? [] : [sql`e.event_type = ${criteria.eventType}`]),
           ...rangeClauses(criteria)
         ])
-        const [patientName, rows, counted] = yield* Effect.all([
-          requirePatient(patientId),
+        // Queries beside each other only when none can fail: a failure would interrupt the others,
+        // and @effect/sql-pg cancels an interrupted query with pg_cancel_backend, which can land on
+        // the next query of that connection.
+        const [name, rows, counted] = yield* Effect.all([
+          patientName(patientId),
           sql<Omit<Event, "patient_name">>`SELECT e.id, e.event_type, e.occurred_at, e.subject, e.body, e.duration,
               e.status, e.patient_id, e.activity_id, e.created_at, e.updated_at
             FROM ecm_events e WHERE ${where} ORDER BY e.occurred_at DESC, e.id DESC LIMIT ${page.perPage} OFFSET ${page.offset}`.pipe(Effect.orDie),
           sql<{ count: number }>`SELECT count(*)::int AS count FROM ecm_events e WHERE ${where}`.pipe(Effect.orDie)
         ], { concurrency: "unbounded" })
+        const patient = yield* found(name)
         const totalCount = counted[0]?.count ?? 0
         yield* Effect.annotateCurrentSpan({ "events.count": rows.length, "events.total_count": totalCount })
         return {
-          events: rows.map((row) => Event.make({ ...row, patient_name: patientName }, true)),
+          events: rows.map((row) => Event.make({ ...row, patient_name: patient }, true)),
           pagination: paginationOf(page, totalCount)
         }
       }).pipe(Effect.withSpan("Events.list", { attributes: { "patient.id": patientId } }))
 
     const show = (patientId: number, id: number) =>
       Effect.gen(function*() {
-        const patientName = yield* requirePatient(patientId)
+        const patient = yield* requirePatient(patientId)
         const [row] = yield* sql<Omit<Event, "patient_name"> & {
           a_activity_type: EventActivity["activity_type"]
           a_status: EventActivity["status"]
@@ -122,7 +130,7 @@ export class Events extends Effect.Service<Events>()("app/EcmEvents", {
         const { a_activity_type, a_status, assigned_to_id, assigned_to_name, performed_by_id, performed_by_name, ...event } = row
         return EventDetail.make({
           ...event,
-          patient_name: patientName,
+          patient_name: patient,
           activity: EventActivity.make({
             id: event.activity_id, activity_type: a_activity_type, status: a_status,
             performed_by_id, performed_by_name, assigned_to_id, assigned_to_name
@@ -166,7 +174,8 @@ export class Events extends Effect.Service<Events>()("app/EcmEvents", {
             startDate === undefined || endDate === undefined ? "Start date and end date are required" : "End date must be on or after start date"
           ]))
         }
-        const [, groups] = yield* Effect.all([requirePatient(patientId), groupsOf(patientId, startDate, endDate)], { concurrency: "unbounded" })
+        const [name, groups] = yield* Effect.all([patientName(patientId), groupsOf(patientId, startDate, endDate)], { concurrency: "unbounded" })
+        yield* found(name)
         return EventCounts.make({ patient_id: patientId, start_date: startDate, end_date: endDate, counts: countsOf(groups) }, true)
       }).pipe(Effect.withSpan("Events.counts", { attributes: { "patient.id": patientId } }))
 
