@@ -36,10 +36,11 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
  * operations of help requests, treatment plans, spots and documents — 15); a new one changes the
  * count, so whoever adds it sees the BOLA check cover it.
  */
+// Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show): 9.
 // Issue 15 adds availability.listBooks, availability.createBook, appointments.list, appointments.update (admin
 // only: a parent is refused) and clinicAppointments.list.
-// Issue 17 adds the appointment reminders: create and list (by the patient's appointment), show and cancel.
-const expectedPatientScopedOperations = 1 + 8 + 15 + 5 + 4
+// Issue 17: the appointment reminders' create and list (by the patient's appointment), show and cancel: 4.
+const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 4
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

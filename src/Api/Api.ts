@@ -15,6 +15,9 @@ import { EcmPatientsApi } from "./Ecm/Patients.js"
 // Scheduling (issue 15)
 import { AvailabilityApi } from "./Scheduling/Availability.js"
 import { AppointmentsApi, ClinicAppointmentsApi, ProviderAppointmentsApi } from "./Scheduling/Appointments.js"
+// Issue 11: ECM activities and events.
+import { EcmActivitiesApi } from "./Ecm/Activities.js"
+import { EcmEventsApi } from "./Ecm/Events.js"
 // Issue 12: Form C and lead care managers.
 import { EcmAdminFormCApi, EcmFormCApi } from "./Ecm/FormC.js"
 import { EcmLeadCareManagersApi } from "./Ecm/LeadCareManagers.js"
@@ -119,6 +122,9 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(AppointmentsApi)
   .add(ProviderAppointmentsApi)
   .add(ClinicAppointmentsApi)
+  // Issue 11: ECM activities and events.
+  .add(EcmActivitiesApi)
+  .add(EcmEventsApi)
   // Issue 12: Form C and lead care managers.
   .add(EcmFormCApi)
   .add(EcmAdminFormCApi)
