@@ -69,6 +69,16 @@ const startInstance = async (databaseUrl: string, dataDir: string, jobs: boolean
   return { process: child, dataDir }
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
+const cpuSeconds = async (pid: number | undefined) => {
+  try {
+    const fields = (await fs.readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ")
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return Number.NaN
+  }
+}
+
 const stopInstance = async (instance: Instance) => {
   if (instance.process.exitCode !== null) return
   const exited = new Promise((resolve) => instance.process.once("exit", resolve))
@@ -149,6 +159,7 @@ const main = async () => {
       for (let w = 0; w < workers; w++) started.push(await startInstance(databaseUrl, path.join(tmp, `round${roundIndex}-worker${w}`), true))
       instances.push(...started)
       // All due at the same moment T, a few seconds ahead: written (rows and jobs) in one transaction.
+      const cpuBefore = await Promise.all(started.map((i) => cpuSeconds(i.process.pid)))
       const { rows: [due] } = await db.query<{ at: Date }>(`SELECT now() + interval '4 seconds' AS at`)
       const seeding = performance.now()
       await db.query("BEGIN")
@@ -175,6 +186,10 @@ const main = async () => {
       const { rows: [timing] } = await db.query<{ first: Date; last: Date; claimed_twice: number }>(`SELECT min(sent_at) AS first, max(sent_at) AS last,
           count(*) FILTER (WHERE attempts > 1)::int AS claimed_twice FROM appointment_reminders WHERE id = ANY($1::int[])`, [idList])
       const seconds = (timing!.last.getTime() - dueFrom.getTime()) / 1000
+      const cpuAfter = await Promise.all(started.map((i) => cpuSeconds(i.process.pid)))
+      const cpu = cpuAfter.reduce((sum, after, i) => sum + after - cpuBefore[i]!, 0)
+      console.log(`${label}: worker CPU ${cpu.toFixed(1)} s in all, ${((cpu * 1000) / reminderCount).toFixed(2)} ms a reminder ` +
+        `(so ${(reminderCount / cpu).toFixed(0)} reminders per CPU-second of the worker process; PostgreSQL's CPU not included)`)
       const seen = await outboxes(instances)
       const pushUnique = new Set(seen.pushIds)
       const entries = seen.sms + seen.mail + seen.pushIds.length
