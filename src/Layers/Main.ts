@@ -183,8 +183,8 @@ const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
  * Everything but config, adapters and the HTTP server: what the app needs to serve requests, and
  * the job worker. `Jobs` adds jobs through the app's own database connection.
  */
-export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, EcmActivitiesServicesLive, PatientServicesLive, BootstrapLive,
-  SchedulingServicesLive, DeviceServicesLive, JobWorkerWithTasksLive).pipe(
+export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, EcmActivitiesServicesLive, PatientServicesLive,
+  BootstrapLive, SchedulingServicesLive, DeviceServicesLive, JobWorkerWithTasksLive).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
 )
 
