@@ -16,6 +16,10 @@ import { EcmPatientsApi } from "./Ecm/Patients.js"
 import { AvailabilityApi } from "./Scheduling/Availability.js"
 import { AppointmentsApi, ClinicAppointmentsApi, ProviderAppointmentsApi } from "./Scheduling/Appointments.js"
 
+// Billing (issue 19)
+import { ClaimsApi } from "./Billing/Claims.js"
+import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
+
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
 export * as Security from "./Security.js"
@@ -107,6 +111,10 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(AppointmentsApi)
   .add(ProviderAppointmentsApi)
   .add(ClinicAppointmentsApi)
+  // Billing (issue 19)
+  .add(ClaimsApi)
+  .add(InsurancePlansApi)
+  .add(CoverageApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

@@ -48,6 +48,13 @@ import { Slots } from "../Services/Scheduling/Slots.js"
 import { VideoTokensLive } from "./Adapters.js"
 import { HttpAppointmentsLive, HttpClinicAppointmentsLive, HttpProviderAppointmentsLive } from "./Http/Scheduling/Appointments.js"
 import { HttpAvailabilityLive } from "./Http/Scheduling/Availability.js"
+// Billing (issue 19)
+import { ClaimDocuments } from "../Services/Billing/ClaimDocuments.js"
+import { Claims } from "../Services/Billing/Claims.js"
+import { EdiBatches } from "../Services/Billing/EdiBatches.js"
+import { Insurance } from "../Services/Billing/Insurance.js"
+import { HttpClaimsLive } from "./Http/Billing/Claims.js"
+import { HttpCoverageLive, HttpInsurancePlansLive } from "./Http/Billing/Insurance.js"
 import { TracingLive } from "./Tracing.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
@@ -64,6 +71,11 @@ const SchedulingServicesLive = Layer.mergeAll(Slots.Default, Books.Default, Appo
   Layer.provide(VideoTokensLive)
 )
 
+/** Billing (issue 19): claims, documents, 837P batches, insurance plans and coverage. */
+const BillingServicesLive = Layer.mergeAll(Claims.Default, ClaimDocuments.Default, EdiBatches.Default, Insurance.Default).pipe(
+  Layer.provide(AuditLog.Default)
+)
+
 const BootstrapLive = Layer.effectDiscard(
   Effect.flatMap(AppConfig, (config) => ensureBootstrapAdmin(config.bootstrapAdminEmail, config.bootstrapAdminPassword))
 ).pipe(Layer.provide(UsersRepo.Default))
@@ -73,6 +85,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
     HttpEcmMifsLive, HttpEcmPatientsLive]),
   // Scheduling (issue 15)
   Layer.provide([HttpAvailabilityLive, HttpAppointmentsLive, HttpProviderAppointmentsLive, HttpClinicAppointmentsLive]),
+  // Billing (issue 19)
+  Layer.provide([HttpClaimsLive, HttpInsurancePlansLive, HttpCoverageLive]),
   Layer.provide(SecurityLive)
 )
 
@@ -124,6 +138,7 @@ export const backendLayer = Layer.mergeAll(
   EcmServicesLive,
   BootstrapLive,
   SchedulingServicesLive,
+  BillingServicesLive,
   JobWorkerWithTasksLive
 ).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
