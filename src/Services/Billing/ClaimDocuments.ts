@@ -27,7 +27,9 @@ interface DocumentRow {
   readonly updated_at: Date
 }
 
-const megabytes = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`
+/** `20 MB`, `1.5 MB`, `512 KB`. */
+const sizeText = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB` : `${Math.max(1, Math.round(bytes / 1024))} KB`
 
 const problemMessage = (problem: DataUriProblem, maxBytes: number): string => {
   switch (problem) {
@@ -40,7 +42,7 @@ const problemMessage = (problem: DataUriProblem, maxBytes: number): string => {
     case "empty":
       return "can't be blank"
     case "tooLarge":
-      return `is too large (maximum is ${megabytes(maxBytes)})`
+      return `is too large (maximum is ${sizeText(maxBytes)})`
     case "mismatch":
       return "content does not match its declared type"
   }

@@ -44,7 +44,7 @@ const independentLoops = (text: string): Promise<Record<string, number>> =>
       }
     }
     Readable.from([text]).pipe(new X12parser()).pipe(new X12grouper(schema))
-      .on("data", (node: never) => walk(node)).on("end", () => resolve(counts)).on("error", reject)
+      .on("data", (node: unknown) => walk(node as never)).on("end", () => resolve(counts)).on("error", reject)
   })
 
 describe("837P generator", () => {

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { request, TestApp } from "../../support/app.js"
 import { auditActions } from "../Providers/helpers.js"
 import {
-  adminToken, claimBody, claimsPath, createClaim, createPlan, insertAppointment, insertPatient, providerWithNpi, readyClaim, setup
+  adminToken, billingSettings, claimBody, claimsPath, createClaim, createPlan, insertAppointment, insertPatient, providerWithNpi, setup
 } from "./helpers.js"
 
 const claimKeys = [
@@ -197,7 +197,7 @@ layer(TestApp())("claims", (it) => {
     }))
 })
 
-layer(TestApp({ billing: { ...(defaultBilling()), extraCptCodes: ["H0004"] } }))("configured CPT codes", (it) => {
+layer(TestApp({ billing: billingSettings({ extraCptCodes: ["H0004"] }) }))("configured CPT codes", (it) => {
   it.effect("BILLING_CPT_CODES adds codes to the spec's list", () =>
     Effect.gen(function*() {
       const token = yield* adminToken
@@ -208,11 +208,3 @@ layer(TestApp({ billing: { ...(defaultBilling()), extraCptCodes: ["H0004"] } }))
       expect((yield* request("GET", `${claimsPath}/filters`, { token })).body).toMatchObject({ cpt_codes: expect.arrayContaining(["90837", "H0004"]) })
     }))
 })
-
-function defaultBilling() {
-  return {
-    npi: "1234567893", taxId: "123456789", name: "Care Coordination Clinic", address: "100 Main St", city: "Sacramento", state: "CA",
-    zip: "958140000", taxonomy: "101YM0800X", submitterId: "CCAPI", contactName: "Billing Office", contactPhone: "9165550100",
-    receiverId: "CLEARINGHOUSE", receiverName: "Clearinghouse", usage: "T" as const, extraCptCodes: [], maxDocumentBytes: 20 * 1024 * 1024
-  }
-}

@@ -2,11 +2,20 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { npiCheckDigit } from "../../../src/Domain/Providers/Npi.js"
+import type { BillingSettings } from "../../../src/Services/AppConfig.js"
 import { request } from "../../support/app.js"
-import { insertUser, makeProvider } from "../Providers/helpers.js"
+import { makeProvider } from "../Providers/helpers.js"
 
 export { adminToken, insertUser } from "../Providers/helpers.js"
 export { password } from "../Providers/helpers.js"
+
+/** The billing settings of `npm start` (the defaults of src/Layers/Config.ts), with changes. */
+export const billingSettings = (changes: Partial<BillingSettings> = {}): BillingSettings => ({
+  npi: "1234567893", taxId: "123456789", name: "Care Coordination Clinic", address: "100 Main St", city: "Sacramento", state: "CA",
+  zip: "958140000", taxonomy: "101YM0800X", submitterId: "CCAPI", contactName: "Billing Office", contactPhone: "9165550100",
+  receiverId: "CLEARINGHOUSE", receiverName: "Clearinghouse", usage: "T", extraCptCodes: [], maxDocumentBytes: 20 * 1024 * 1024,
+  ...changes
+})
 
 let counter = 0
 const dayMs = 86_400_000
