@@ -183,7 +183,7 @@ export class EdiBatches extends Effect.Service<EdiBatches>()("app/EdiBatches", {
               insurance_plan_id = cov.insurance_plan_id, updated_at = now()
             FROM patient_coverages cov
             WHERE c.id = ANY(${ids}::int[]) AND cov.patient_id = c.patient_id`
-          yield* Effect.forEach(ids, (id) => audit.record({ actorId, action: "claim.submitted", targetType: "claim", targetId: id }), { discard: true })
+          yield* audit.recordMany(ids.map((id) => ({ actorId, action: "claim.submitted", targetType: "claim", targetId: id })))
           return { batchId, key, count: claims.length, totalCents }
         })).pipe(Effect.catchTag("SqlError", Effect.die))
         yield* Effect.annotateCurrentSpan({ "edi.claim_count": result.count })
