@@ -34,7 +34,8 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
  * count, so whoever adds it sees the BOLA check cover it.
  */
 // Issue 15 adds availability.listBooks, appointments.list (admin: a parent is refused) and clinicAppointments.list.
-const expectedPatientScopedOperations = 4
+// Issue 19 adds claims.list (admin), coverage.show and coverage.update.
+const expectedPatientScopedOperations = 7
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined
