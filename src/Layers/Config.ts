@@ -6,6 +6,7 @@
 import { Config, ConfigError, Effect, Either, Layer, LogLevel, Option, ParseResult, Redacted, Schema } from "effect"
 import ipaddr from "ipaddr.js"
 import * as path from "node:path"
+import { maxDocumentBytesLimit } from "../Api/Billing/Claims.js"
 import { Password, PasswordAttempt } from "../Api/Schemas.js"
 import { isCptFormat } from "../Domain/Billing/Codes.js"
 import { isValidNpi } from "../Domain/Providers/Npi.js"
@@ -180,7 +181,9 @@ const billing = Config.all({
     Config.map((list) => list.split(",").map((s) => s.trim().toUpperCase()).filter((s) => s.length > 0)),
     Config.validate({ message: "must be comma-separated CPT/HCPCS codes (5 characters)", validation: (codes) => codes.every(isCptFormat) })
   ),
-  maxDocumentBytes: positiveInteger("BILLING_DOCUMENT_MAX_BYTES", 20 * 1024 * 1024)
+  maxDocumentBytes: positiveInteger("BILLING_DOCUMENT_MAX_BYTES", 20 * 1024 * 1024).pipe(
+    Config.validate({ message: `must be at most ${maxDocumentBytesLimit} (30 MiB)`, validation: (n) => n <= maxDocumentBytesLimit })
+  )
 })
 
 export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Effect.gen(function*() {
