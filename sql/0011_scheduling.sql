@@ -3,8 +3,25 @@
 -- "is this free?" at the same moment both see yes.
 CREATE EXTENSION IF NOT EXISTS btree_gist;
 
+-- A recurring series: its rule and first occurrence, and how far ahead its slots exist. The daily
+-- job `availability.extend_series` materialises the occurrences up to the 90-day horizon.
+CREATE TABLE slot_series (
+  id                  integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  provider_id         integer NOT NULL REFERENCES providers (id),
+  first_start_time    timestamptz NOT NULL,
+  first_end_time      timestamptz NOT NULL,
+  appointment_type    text,
+  recurrence_pattern  text NOT NULL CHECK (recurrence_pattern IN ('daily', 'weekly', 'biweekly', 'monthly', 'custom')),
+  recurrence_rule     text,
+  generated_until     timestamptz NOT NULL,
+  created_at          timestamptz NOT NULL DEFAULT now(),
+  updated_at          timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX slot_series_provider_id_idx ON slot_series (provider_id);
+CREATE INDEX slot_series_generated_until_idx ON slot_series (generated_until);
+
 -- One row per slot; a recurring series is materialised (the spec exposes slot ids), its rows
--- sharing `series_id` (the id of the first occurrence).
+-- sharing `series_id`.
 CREATE TABLE available_slots (
   id                  integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   provider_id         integer NOT NULL REFERENCES providers (id),
@@ -19,7 +36,7 @@ CREATE TABLE available_slots (
   recurring           boolean NOT NULL DEFAULT false,
   recurrence_pattern  text CHECK (recurrence_pattern IN ('daily', 'weekly', 'biweekly', 'monthly', 'custom')),
   recurrence_rule     text,
-  series_id           integer,
+  series_id           integer REFERENCES slot_series (id),
   created_at          timestamptz NOT NULL DEFAULT now(),
   updated_at          timestamptz NOT NULL DEFAULT now(),
   CONSTRAINT available_slots_end_after_start CHECK (end_time > start_time),

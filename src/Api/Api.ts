@@ -15,6 +15,12 @@ import { EcmPatientsApi } from "./Ecm/Patients.js"
 // Scheduling (issue 15)
 import { AvailabilityApi } from "./Scheduling/Availability.js"
 import { AppointmentsApi, ClinicAppointmentsApi, ProviderAppointmentsApi } from "./Scheduling/Appointments.js"
+// Clinic patients and their records (issue 13).
+import { ClinicPatientsApi } from "./Patients/Patients.js"
+import { PatientDocumentsApi } from "./Patients/Documents.js"
+import { HelpRequestsApi } from "./Patients/HelpRequests.js"
+import { SpotsApi } from "./Patients/Spots.js"
+import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 
 // Billing (issue 19)
 import { ClaimsApi } from "./Billing/Claims.js"
@@ -111,6 +117,12 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(AppointmentsApi)
   .add(ProviderAppointmentsApi)
   .add(ClinicAppointmentsApi)
+  // Clinic patients and their records (issue 13).
+  .add(ClinicPatientsApi)
+  .add(HelpRequestsApi)
+  .add(TreatmentPlansApi)
+  .add(SpotsApi)
+  .add(PatientDocumentsApi)
   // Billing (issue 19)
   .add(ClaimsApi)
   .add(InsurancePlansApi)

@@ -133,6 +133,8 @@ export interface AppSettings {
   readonly sessionIdleMinutes: number
   /** A session token stops working this long after sign-in, however busy. */
   readonly sessionMaxHours: number
+  /** Where help requests of clinic patients' families are emailed (CLINIC_SUPPORT_EMAIL). */
+  readonly clinicSupportEmail: string
   readonly jobs: JobSettings
   readonly billing: BillingSettings
 }

@@ -195,8 +195,22 @@ export const fixtures: Readonly<Record<string, Fixture>> = {
   "availability.createBook": (tools) =>
     Effect.gen(function*() {
       const slotId = yield* freeSlot(tools)
-      const patientId = yield* tools.seeder.patient(tools.world.principals.parent.id)
+      const created = yield* tools.call("clinicPatients.create", { patient: { first_name: "Booking", last_name: "Fixture", date_of_birth: "2015-06-01" } }, { asAdmin: true })
+      const patientId = (created.json as { patient?: { id?: number } }).patient?.id
+      if (patientId === undefined) return yield* Effect.fail(new FixtureError("no patient id in the create response"))
       return (draft) => withBodyValue(draft, ["book"], { available_slot_id: slotId, patient_id: patientId, notes: "Harness booking" })
+    }),
+
+  /**
+   * A clinic patient the copy's admin creates: the waitlist's one-open-spot rule is about a patient
+   * that exists (issue 13).
+   */
+  "spots.create": ({ call }) =>
+    Effect.gen(function*() {
+      const created = yield* call("clinicPatients.create", { patient: { first_name: "Waitlist", last_name: "Fixture", date_of_birth: "2015-06-01" } }, { asAdmin: true })
+      const id = (created.json as { patient?: { id?: number } }).patient?.id
+      if (id === undefined) return yield* Effect.fail(new FixtureError("no patient id in the create response"))
+      return (draft) => ({ ...draft, pathParams: { ...draft.pathParams, patient_id: String(id) } })
     }),
 
   /** A reset token emailed after a reset request. */

@@ -167,8 +167,7 @@ const server = (options: SyntheticOptions) => {
       })),
     others: Effect.succeed([]),
     password: "pw-synthetic-0000",
-    resetThrottles: Effect.void,
-    patient: () => Effect.sync(() => ++lastId)
+    resetThrottles: Effect.void
   }
 
   const invite = (body: unknown): Effect.Effect<Received> =>

@@ -64,11 +64,6 @@ export interface Seeder {
   readonly password: string
   /** Forgets rate-limit windows and failed sign-ins, so throttles do not hide the handlers behind 429s. */
   readonly resetThrottles: Effect.Effect<void>
-  /**
-   * A patient (linked to the account `userId` when given), names drawn from the generators: no
-   * operation creates patients, and bookings need one (issue 15).
-   */
-  readonly patient: (userId?: number) => Effect.Effect<number>
 }
 
 export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never, SqlClient.SqlClient> =>
@@ -119,12 +114,5 @@ export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never,
 
     const resetThrottles = untraced(Effect.asVoid(Effect.all([sql`DELETE FROM rate_limits`, sql`DELETE FROM sign_in_throttles`])))
 
-    const patient = (userId?: number) =>
-      untraced(Effect.map(
-        sql<{ id: number }>`INSERT INTO patients (first_name, last_name, date_of_birth, user_id)
-          VALUES (${draw(pii.name)}, ${draw(pii.name)}, '2016-04-01', ${userId ?? null}) RETURNING id`,
-        (rows) => rows[0]!.id
-      ))
-
-    return { user, world, others, password, resetThrottles, patient }
+    return { user, world, others, password, resetThrottles }
   }).pipe(Effect.withTracerEnabled(false))

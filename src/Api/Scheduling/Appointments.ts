@@ -219,7 +219,7 @@ export class AppointmentsApi extends HttpApiGroup.make("appointments")
       .annotateContext(operationDocs({
         summary: "Cancel an appointment",
         description: "Cancels the appointment (the record stays, status cancelled) and frees its slot; an appointment " +
-          "already completed or recorded as a no-show cannot be cancelled (422); cancelling twice is harmless.",
+          "in progress, completed or recorded as a no-show cannot be cancelled (422); cancelling twice is harmless.",
         access: Access.admin,
         spec: "general §4.14"
       }))

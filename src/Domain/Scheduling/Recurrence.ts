@@ -1,7 +1,7 @@
 /**
  * Recurring availability (general §2.5): the occurrences of a slot, expanded on the clinic's wall
  * clock. Patterns: daily, weekly, biweekly, monthly, and `custom` with an RRULE of this bounded
- * subset of RFC 5545 (no package: the well-kept `rrule` is not a dependency):
+ * subset of RFC 5545, parsed and expanded here (why not the `rrule` package: docs/spec-decisions.md, issue 15):
  *
  * - `FREQ=DAILY|WEEKLY|MONTHLY` (required), `INTERVAL=n` (1–366, default 1);
  * - `BYDAY=MO,TU,…` (plain weekdays, no ordinals) with FREQ=WEEKLY (days of each week, weeks start
@@ -18,7 +18,10 @@ import { addDays, daysInMonth, instantOf, type WallClock, wallClockAt, weekdayOf
 export const recurrencePatterns = ["daily", "weekly", "biweekly", "monthly", "custom"] as const
 export type RecurrencePattern = (typeof recurrencePatterns)[number]
 
-/** Occurrences are generated this far ahead; a daily job extends series as time passes. */
+/**
+ * Occurrences are generated this far ahead of now; the daily job `availability.extend_series`
+ * (src/Services/Scheduling/SlotTasks.ts) keeps every series that far ahead as time passes.
+ */
 export const recurrenceHorizonDays = 90
 export const maxRuleCount = 500
 export const maxRuleLength = 200

@@ -21,6 +21,7 @@ import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
 import { appointmentColumns, appointmentFrom, type AppointmentRow, blankToNull, toAppointment } from "./SchedulingRepo.js"
+import { PatientAccess } from "../Patients/PatientAccess.js"
 import { VideoTokens } from "./VideoTokens.js"
 
 export interface AppointmentCriteria {
@@ -52,6 +53,7 @@ export class Appointments extends Effect.Service<Appointments>()("app/Appointmen
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
     const video = yield* VideoTokens
+    const access = yield* PatientAccess
     const zone = (yield* AppConfig).clinicTimeZone
     const columns = sql.literal(appointmentColumns)
     const from = sql.literal(appointmentFrom)
@@ -231,26 +233,12 @@ export class Appointments extends Effect.Service<Appointments>()("app/Appointmen
         })
       }).pipe(Effect.withSpan("Appointments.refreshTokens", { attributes: { "appointment.id": id } }))
 
-    // Clinic (§4.2). The parent rule (ARCHITECTURE "People"): staff see every patient; a parent
+    // Clinic (§4.2). The parent rule (PatientAccess, issue 13): staff see every patient; a parent
     // only the patients linked to their account; anything else answers 404 as if it did not exist.
     const visibleTo = (viewer: Viewer) => isStaff(viewer.role) ? sql`TRUE` : sql`pa.user_id = ${viewer.id}`
 
-    const patientFor = (viewer: Viewer, patientId: number | undefined) =>
-      Effect.gen(function*() {
-        if (patientId !== undefined) {
-          const rows = isStaff(viewer.role)
-            ? yield* sql<{ id: number }>`SELECT id FROM patients WHERE id = ${patientId}`
-            : yield* sql<{ id: number }>`SELECT id FROM patients WHERE id = ${patientId} AND user_id = ${viewer.id}`
-          if (rows.length === 0) return yield* Effect.fail(notFound("Patient"))
-          return rows[0]!.id
-        }
-        const linked = isStaff(viewer.role) ? [] : yield* sql<{ id: number }>`SELECT id FROM patients WHERE user_id = ${viewer.id} ORDER BY id LIMIT 2`
-        if (linked.length !== 1) return yield* Effect.fail(invalidField("patient_id", "can't be blank"))
-        return linked[0]!.id
-      }).pipe(Effect.catchTag("SqlError", Effect.die))
-
     const clinicList = (viewer: Viewer, patientId: number | undefined, request: PageRequest) =>
-      Effect.flatMap(patientFor(viewer, patientId), (id) => list({ patientId: id }, request))
+      Effect.flatMap(access.defaultPatientFor(viewer, patientId), (id) => list({ patientId: id }, request))
 
     const clinicShow = (viewer: Viewer, id: number) => Effect.map(findRow(id, visibleTo(viewer)), toAppointment)
 

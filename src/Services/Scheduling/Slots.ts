@@ -13,7 +13,7 @@ import { type Conflict, conflict, invalid, type FieldMessages, notFound, type Va
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import type { AvailableSlotId } from "../../Domain/Ids.js"
 import {
-  laterOccurrences, parseRule, recurrenceHorizonDays, type Rule, ruleOfPattern
+  laterOccurrences, parseRule, recurrenceHorizonDays, type RecurrencePattern, type Rule, ruleOfPattern
 } from "../../Domain/Scheduling/Recurrence.js"
 import type { AppointmentType } from "../../Domain/Scheduling/Scheduling.js"
 import { AppConfig } from "../AppConfig.js"
@@ -136,8 +136,12 @@ export class Slots extends Effect.Service<Slots>()("app/Slots", {
           const skipped: Array<SkippedOccurrence> = []
           let created = 0
           if (rule !== undefined) {
-            yield* sql`UPDATE available_slots SET series_id = id WHERE id = ${first!.id}`
             const horizon = new Date(at.getTime() + recurrenceHorizonDays * dayMs)
+            const [series] = yield* sql<{ id: number }>`INSERT INTO slot_series
+              (provider_id, first_start_time, first_end_time, appointment_type, recurrence_pattern, recurrence_rule, generated_until)
+              VALUES (${input.provider_id}, ${input.start_time}, ${input.end_time}, ${type}, ${pattern}, ${ruleText}, ${horizon})
+              RETURNING id`
+            yield* sql`UPDATE available_slots SET series_id = ${series!.id} WHERE id = ${first!.id}`
             const occurrences = laterOccurrences({ start: input.start_time, end: input.end_time }, rule, zone, horizon)
             if (occurrences.length > 0) {
               const inserted = yield* sql<{ start_time: Date }>`INSERT INTO available_slots ${sql.insert(occurrences.map((o) => ({
@@ -148,7 +152,7 @@ export class Slots extends Effect.Service<Slots>()("app/Slots", {
                 recurring: true,
                 recurrence_pattern: pattern,
                 recurrence_rule: ruleText,
-                series_id: first!.id
+                series_id: series!.id
               })))} ON CONFLICT DO NOTHING RETURNING start_time`
               const made = new Set(inserted.map((r) => r.start_time.getTime()))
               created = inserted.length
@@ -299,6 +303,54 @@ export class Slots extends Effect.Service<Slots>()("app/Slots", {
         return BatchDeleteResponse.make({ deleted_slots: deleted.size, failed_slots: errors.length, errors })
       }).pipe(Effect.orDie, Effect.withSpan("Slots.destroyInBatch", { attributes: { "provider.id": providerId, "slots.count": slotIds.length } }))
 
-    return { list, search, show, create, update, remove, providerSlots, createInBatch, destroyInBatch } as const
+    /**
+     * The daily job (`availability.extend_series`): every series whose slots stop before the
+     * horizon gets its occurrences from where it stopped up to 90 days ahead, expanded from its
+     * first occurrence (so COUNT and UNTIL keep counting from there). Occurrences that overlap are
+     * skipped (`ON CONFLICT DO NOTHING`); ones already in the past are not made. Safe to run twice
+     * or on two instances at once: each series is locked and moves its `generated_until` in the
+     * same transaction.
+     */
+    const extendSeries = Effect.gen(function*() {
+      const at = yield* now
+      const horizon = new Date(at.getTime() + recurrenceHorizonDays * dayMs)
+      const due = yield* sql<{ id: number }>`SELECT id FROM slot_series WHERE generated_until < ${horizon} ORDER BY id`
+      let created = 0
+      for (const { id } of due) {
+        created += yield* sql.withTransaction(Effect.gen(function*() {
+          const [series] = yield* sql<{
+            provider_id: number
+            first_start_time: Date
+            first_end_time: Date
+            appointment_type: AppointmentType | null
+            recurrence_pattern: RecurrencePattern
+            recurrence_rule: string | null
+            generated_until: Date
+          }>`SELECT provider_id, first_start_time, first_end_time, appointment_type, recurrence_pattern, recurrence_rule, generated_until
+            FROM slot_series WHERE id = ${id} AND generated_until < ${horizon} FOR UPDATE SKIP LOCKED`
+          if (series === undefined) return 0
+          const parsed = series.recurrence_pattern === "custom" ? parseRule(series.recurrence_rule ?? "") : { rule: ruleOfPattern(series.recurrence_pattern) }
+          const occurrences = "error" in parsed ? [] : laterOccurrences(
+            { start: series.first_start_time, end: series.first_end_time }, parsed.rule, zone, horizon
+          ).filter((o) => o.start.getTime() >= series.generated_until.getTime() && o.start.getTime() > at.getTime())
+          const inserted = occurrences.length === 0 ? [] : yield* sql<{ id: number }>`INSERT INTO available_slots ${sql.insert(occurrences.map((o) => ({
+            provider_id: series.provider_id,
+            start_time: o.start,
+            end_time: o.end,
+            appointment_type: series.appointment_type,
+            recurring: true,
+            recurrence_pattern: series.recurrence_pattern,
+            recurrence_rule: series.recurrence_rule,
+            series_id: id
+          })))} ON CONFLICT DO NOTHING RETURNING id`
+          yield* sql`UPDATE slot_series SET generated_until = ${horizon}, updated_at = now() WHERE id = ${id}`
+          return inserted.length
+        }))
+      }
+      yield* Effect.annotateCurrentSpan({ "slot_series.count": due.length, "slots.created": created })
+      return created
+    }).pipe(Effect.orDie, Effect.withSpan("Slots.extendSeries"))
+
+    return { list, search, show, create, update, remove, providerSlots, createInBatch, destroyInBatch, extendSeries } as const
   })
 }) {}

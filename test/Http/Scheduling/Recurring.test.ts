@@ -1,5 +1,9 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
+import { SqlClient } from "@effect/sql"
+import { jobTasks } from "../../../src/Layers/Main.js"
+import { Slots } from "../../../src/Services/Scheduling/Slots.js"
+import { extendSlotSeries } from "../../../src/Services/Scheduling/SlotTasks.js"
 import { request, TestApp } from "../../support/app.js"
 import { adminToken, createSlot, makeProvider } from "./helpers.js"
 
@@ -79,5 +83,42 @@ layer(TestApp())("recurring slots", (it) => {
       expect(created.status).toBe(201)
       // Horizon: 15 April 2031. February has no 31st; 31 March is in daylight time.
       expect((yield* slotsOf(token, provider.id)).map((s) => s.start_time)).toEqual(["2031-01-31T18:00:00.000Z", "2031-03-31T17:00:00.000Z"])
+    }))
+
+  it.effect("the daily job extends a series to the new horizon, keeps 9:00, skips deleted and taken times, and is idempotent", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(new Date("2030-09-01T12:00:00Z").getTime())
+      const token = yield* adminToken
+      const provider = yield* makeProvider(token)
+      // Monday 2 September 2030, 9:00 PDT; the horizon is 30 November; clocks go back on 3 November.
+      yield* createSlot(token, {
+        provider_id: provider.id, start_time: "2030-09-02T09:00:00-07:00", end_time: "2030-09-02T10:00:00-07:00",
+        recurring: true, recurrence_pattern: "weekly"
+      })
+      const before = yield* slotsOf(token, provider.id)
+      expect(before).toHaveLength(13)
+      expect(before.at(-1)!.start_time).toBe("2030-11-25T17:00:00.000Z")
+      // An admin deletes one generated slot, and another slot takes a future week's time.
+      yield* request("DELETE", `${base}/available_slots/${before[3]!.id}`, { token })
+      yield* createSlot(token, { provider_id: provider.id, start_time: "2030-12-09T09:30:00-08:00", end_time: "2030-12-09T10:30:00-08:00" })
+
+      yield* TestClock.setTime(new Date("2030-10-01T12:00:00Z").getTime())
+      const slots = yield* Slots
+      // New horizon 30 December: 2, (9 taken), 16, 23 December (the series of the tests above grow too).
+      expect(yield* slots.extendSeries).toBeGreaterThanOrEqual(3)
+      expect(yield* slots.extendSeries).toBe(0)
+      // A month later the session has expired: sign in again.
+      const after = yield* slotsOf(yield* adminToken, provider.id)
+      expect(after).toHaveLength(16)
+      expect(after.map((s) => s.start_time).slice(10)).toEqual([
+        "2030-11-18T17:00:00.000Z", "2030-11-25T17:00:00.000Z", "2030-12-02T17:00:00.000Z", "2030-12-09T17:30:00.000Z",
+        "2030-12-16T17:00:00.000Z", "2030-12-23T17:00:00.000Z"
+      ])
+      expect(after.map((s) => s.id)).not.toContain(before[3]!.id)
+      const sql = yield* SqlClient.SqlClient
+      const [{ n }] = (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM available_slots WHERE start_time = ${before[3]!.start_time}::timestamptz`) as [{ n: number }]
+      expect(n).toBe(0)
+      // The job is registered with the worker.
+      expect(jobTasks.map((task) => task.name)).toContain(extendSlotSeries.name)
     }))
 })
