@@ -32,13 +32,14 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 /**
  * Patient-scoped operations the document has today (`ecmPatients.show`; clinic patients, issue 13:
  * show, update, and the list/create/show/update/last operations of help requests, treatment plans,
- * spots and documents — 15); a new one changes the count, so whoever adds it sees the BOLA check
- * cover it.
+ * spots and documents — 15; issue 12: `ecmFormC.create`, `.list`, `.show`, `ecmAdminFormC.list`,
+ * `ecmLeadCareManagers.assign`, `.update`, `.remove`, `.forPatient` — 8); a new one changes the
+ * count, so whoever adds it sees the BOLA check cover it.
  */
 // Issue 15 adds availability.listBooks, availability.createBook, appointments.list, appointments.update (admin
 // only: a parent is refused) and clinicAppointments.list.
 // Issue 19 adds claims.list (admin), coverage.show and coverage.update.
-const expectedPatientScopedOperations = 16 + 5 + 3
+const expectedPatientScopedOperations = 16 + 8 + 5 + 3
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

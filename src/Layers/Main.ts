@@ -31,6 +31,11 @@ import { HttpEcmPatientsLive } from "./Http/Ecm/Patients.js"
 import { EcmPatients } from "../Services/Ecm/EcmPatients.js"
 import { MifFiles } from "../Services/Ecm/MifFiles.js"
 import { MifImport } from "../Services/Ecm/MifImport.js"
+// Issue 12: Form C and lead care managers.
+import { HttpEcmAdminFormCLive, HttpEcmFormCLive } from "./Http/Ecm/FormC.js"
+import { HttpEcmLeadCareManagersLive } from "./Http/Ecm/LeadCareManagers.js"
+import { FormCSubmissions } from "../Services/Ecm/FormCSubmissions.js"
+import { LeadCareManagers } from "../Services/Ecm/LeadCareManagers.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
 import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
 import { corsFor, docsPath, withResponseHeaders } from "./Http/ResponseHeaders.js"
@@ -71,7 +76,9 @@ export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Acco
   Providers.Default, ProviderInvites.Default)
 
 /** ECM: patients and member information file imports. */
-const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmPatients.Default).pipe(
+const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmPatients.Default,
+  // Issue 12: Form C and lead care managers.
+  FormCSubmissions.Default, LeadCareManagers.Default).pipe(
   Layer.provide(AuditLog.Default)
 )
 
@@ -98,7 +105,9 @@ const BootstrapLive = Layer.effectDiscard(
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpUsersLive, HttpAdminUsersLive, HttpProvidersLive, HttpSupervisorsLive, HttpProviderInvitesLive,
-    HttpEcmMifsLive, HttpEcmPatientsLive]),
+    HttpEcmMifsLive, HttpEcmPatientsLive,
+    // Issue 12: Form C and lead care managers.
+    HttpEcmFormCLive, HttpEcmAdminFormCLive, HttpEcmLeadCareManagersLive]),
   // Scheduling (issue 15)
   Layer.provide([HttpAvailabilityLive, HttpAppointmentsLive, HttpProviderAppointmentsLive, HttpClinicAppointmentsLive]),
   Layer.provide(HttpPatientsAreaLive),

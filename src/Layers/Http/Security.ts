@@ -5,6 +5,7 @@ import {
   AdminAuthentication,
   type Caller,
   EcmAdminAuthentication,
+  EcmStaffAuthentication,
   Authentication,
   StaffAuthentication
 } from "../../Api/Security.js"
@@ -30,5 +31,7 @@ export const SecurityLive = Layer.mergeAll(
   Layer.effect(Authentication, withRule(() => true, unauthorized)),
   Layer.effect(StaffAuthentication, withRule((c) => isStaff(c.role), () => forbidden("Staff access required"))),
   Layer.effect(AdminAuthentication, withRule(isAdmin, () => forbidden(messages.adminRequired))),
-  Layer.effect(EcmAdminAuthentication, withRule(isAdmin, () => ecmForbidden(messages.adminRequired)))
+  Layer.effect(EcmAdminAuthentication, withRule(isAdmin, () => ecmForbidden(messages.adminRequired))),
+  // Issue 12: clinic ECM endpoints (Form C).
+  Layer.effect(EcmStaffAuthentication, withRule((c) => isStaff(c.role), () => ecmForbidden("Staff access required")))
 )
