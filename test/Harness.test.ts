@@ -38,8 +38,10 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
  */
 // Issue 15 adds availability.listBooks, availability.createBook, appointments.list, appointments.update (admin
 // only: a parent is refused) and clinicAppointments.list.
-// Issue 19 adds claims.list (admin), coverage.show and coverage.update.
-const expectedPatientScopedOperations = 16 + 8 + 5 + 3
+// Issue 19 adds claims.list (query patient_id), claims.create and .update (claim.patient_id),
+// claims.showDocument, .updateDocument, .deleteDocument (the `/documents/{id}` path rule; all admin-only:
+// a parent is refused), coverage.show and coverage.update.
+const expectedPatientScopedOperations = 16 + 8 + 5 + 8
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

@@ -181,8 +181,8 @@ const billing = Config.all({
     Config.map((list) => list.split(",").map((s) => s.trim().toUpperCase()).filter((s) => s.length > 0)),
     Config.validate({ message: "must be comma-separated CPT/HCPCS codes (5 characters)", validation: (codes) => codes.every(isCptFormat) })
   ),
-  maxDocumentBytes: positiveInteger("BILLING_DOCUMENT_MAX_BYTES", 20 * 1024 * 1024).pipe(
-    Config.validate({ message: `must be at most ${maxDocumentBytesLimit} (30 MiB)`, validation: (n) => n <= maxDocumentBytesLimit })
+  maxDocumentBytes: positiveInteger("BILLING_DOCUMENT_MAX_BYTES", maxDocumentBytesLimit).pipe(
+    Config.validate({ message: `must be at most ${maxDocumentBytesLimit} (10 MiB)`, validation: (n) => n <= maxDocumentBytesLimit })
   )
 })
 

@@ -27,8 +27,11 @@ export const maxClaimsPerBatch = 2000
 export const maxDenialReasonLength = 500
 export const maxDocumentNameLength = 255
 export const maxBatchNameLength = 100
-/** The largest claim document BILLING_DOCUMENT_MAX_BYTES may allow (scanned EOBs are a few MB). */
-export const maxDocumentBytesLimit = 30 * 1024 * 1024
+/**
+ * The largest claim document BILLING_DOCUMENT_MAX_BYTES may allow: scanned superbills and EOBs
+ * are a few MB, and clearinghouses take attachments of about this size.
+ */
+export const maxDocumentBytesLimit = 10 * 1024 * 1024
 /** Longest `document.file`: the data URI of a file of `maxDocumentBytesLimit` (base64 is 4/3 of it) with its prefix. */
 export const maxDocumentDataUriLength = Math.ceil(maxDocumentBytesLimit / 3) * 4 + 64
 

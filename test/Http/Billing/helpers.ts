@@ -13,7 +13,7 @@ export { password } from "../Providers/helpers.js"
 export const billingSettings = (changes: Partial<BillingSettings> = {}): BillingSettings => ({
   npi: "1234567893", taxId: "123456789", name: "Care Coordination Clinic", address: "100 Main St", city: "Sacramento", state: "CA",
   zip: "958140000", taxonomy: "101YM0800X", submitterId: "CCAPI", contactName: "Billing Office", contactPhone: "9165550100",
-  receiverId: "CLEARINGHOUSE", receiverName: "Clearinghouse", usage: "T", extraCptCodes: [], maxDocumentBytes: 20 * 1024 * 1024,
+  receiverId: "CLEARINGHOUSE", receiverName: "Clearinghouse", usage: "T", extraCptCodes: [], maxDocumentBytes: 10 * 1024 * 1024,
   ...changes
 })
 
