@@ -30,10 +30,10 @@ const seed = Number(process.env.HARNESS_SEED ?? 20_240_601)
 const runs = Number(process.env.HARNESS_RUNS ?? 700)
 
 /**
- * Patient-scoped operations the document has today (`ecmPatients.show`; clinic patients, issue 13:
- * show, update, and the list/create/show/update/last operations of help requests, treatment plans,
- * spots and documents — 15; issue 12: `ecmFormC.create`, `.list`, `.show`, `ecmAdminFormC.list`,
- * `ecmLeadCareManagers.assign`, `.update`, `.remove`, `.forPatient` — 8); a new one changes the
+ * Patient-scoped operations the document has today (`ecmPatients.show`; issue 12: `ecmFormC.create`,
+ * `.list`, `.show`, `ecmAdminFormC.list`, `ecmLeadCareManagers.assign`, `.update`, `.remove`,
+ * `.forPatient`; issue 13, clinic patients: show, update, and the list/create/show/update/last
+ * operations of help requests, treatment plans, spots and documents — 15); a new one changes the
  * count, so whoever adds it sees the BOLA check cover it.
  */
 // Issue 15 adds availability.listBooks, availability.createBook, appointments.list, appointments.update (admin
@@ -41,7 +41,7 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 // Issue 19 adds claims.list (query patient_id), claims.create and .update (claim.patient_id),
 // claims.showDocument, .updateDocument, .deleteDocument (the `/documents/{id}` path rule; all admin-only:
 // a parent is refused), coverage.show and coverage.update.
-const expectedPatientScopedOperations = 16 + 8 + 5 + 8
+const expectedPatientScopedOperations = 1 + 8 + 15 + 5 + 8
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

@@ -12,12 +12,12 @@ import { ProvidersApi } from "./Providers/Providers.js"
 import { SupervisorsApi } from "./Providers/Supervisors.js"
 import { EcmMifsApi } from "./Ecm/Mifs.js"
 import { EcmPatientsApi } from "./Ecm/Patients.js"
-// Issue 12: Form C and lead care managers.
-import { EcmAdminFormCApi, EcmFormCApi } from "./Ecm/FormC.js"
-import { EcmLeadCareManagersApi } from "./Ecm/LeadCareManagers.js"
 // Scheduling (issue 15)
 import { AvailabilityApi } from "./Scheduling/Availability.js"
 import { AppointmentsApi, ClinicAppointmentsApi, ProviderAppointmentsApi } from "./Scheduling/Appointments.js"
+// Issue 12: Form C and lead care managers.
+import { EcmAdminFormCApi, EcmFormCApi } from "./Ecm/FormC.js"
+import { EcmLeadCareManagersApi } from "./Ecm/LeadCareManagers.js"
 // Clinic patients and their records (issue 13).
 import { ClinicPatientsApi } from "./Patients/Patients.js"
 import { PatientDocumentsApi } from "./Patients/Documents.js"
@@ -115,15 +115,15 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(ProviderInvitesApi)
   .add(EcmMifsApi)
   .add(EcmPatientsApi)
-  // Issue 12: Form C and lead care managers.
-  .add(EcmFormCApi)
-  .add(EcmAdminFormCApi)
-  .add(EcmLeadCareManagersApi)
   // Scheduling (issue 15)
   .add(AvailabilityApi)
   .add(AppointmentsApi)
   .add(ProviderAppointmentsApi)
   .add(ClinicAppointmentsApi)
+  // Issue 12: Form C and lead care managers.
+  .add(EcmFormCApi)
+  .add(EcmAdminFormCApi)
+  .add(EcmLeadCareManagersApi)
   // Clinic patients and their records (issue 13).
   .add(ClinicPatientsApi)
   .add(HelpRequestsApi)

@@ -51,15 +51,15 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
       }).pipe(Effect.orDie, Effect.withTracerEnabled(false)),
     snapshot: (patientId) =>
       Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql`SELECT p.*,
-            (SELECT json_agg(e ORDER BY e.id) FROM ecm_eligibility_informations e WHERE e.patient_id = p.id) AS records,
+        sql`SELECT p.*, (SELECT json_agg(e ORDER BY e.id) FROM ecm_eligibility_informations e WHERE e.patient_id = p.id) AS records,
+            -- Issue 12: Form C submissions and the case load (lead care managers).
+            (SELECT json_agg(f ORDER BY f.id) FROM form_c_submissions f WHERE f.patient_id = p.id) AS form_c_submissions,
+            (SELECT row_to_json(c) FROM case_loads c WHERE c.patient_id = p.id) AS case_load,
+            -- Issue 13: the clinic's records of the patient.
             (SELECT json_agg(h ORDER BY h.id) FROM help_requests h WHERE h.patient_id = p.id) AS help_requests,
             (SELECT json_agg(t ORDER BY t.id) FROM treatment_plans t WHERE t.patient_id = p.id) AS treatment_plans,
             (SELECT json_agg(s ORDER BY s.id) FROM spots s WHERE s.patient_id = p.id) AS spots,
             (SELECT json_agg(d ORDER BY d.id) FROM patient_documents d WHERE d.patient_id = p.id) AS documents,
-            -- Issue 12: Form C submissions and the case load (lead care managers).
-            (SELECT json_agg(f ORDER BY f.id) FROM form_c_submissions f WHERE f.patient_id = p.id) AS form_c_submissions,
-            (SELECT row_to_json(c) FROM case_loads c WHERE c.patient_id = p.id) AS case_load,
             -- Issue 19: insurance coverage.
             (SELECT row_to_json(pc) FROM patient_coverages pc WHERE pc.patient_id = p.id) AS coverage
           FROM patients p WHERE p.id = ${patientId}`).pipe(

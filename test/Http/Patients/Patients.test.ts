@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { request } from "../../support/app.js"
@@ -223,6 +224,21 @@ layer(TestApp())("clinic patient list", (it) => {
       const filtered = yield* request("POST", "/v1/clinic/patients/filter_patients", { token: parent.token, body: { search: "Other" } })
       expect(namesOf(filtered.body)).toEqual([])
       expect((yield* request("GET", "/v1/clinic/patients", { token: other.token })).body).toMatchObject({ pagination: { total_count: 1 } })
+    }))
+
+  it.effect("a search matching thousands counts and pages them all (past the few-matches plan), sorted the same", () =>
+    Effect.gen(function*() {
+      const staff = yield* signedIn("support")
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO patients (first_name, last_name, date_of_birth)
+        SELECT 'Bulk' || lpad(g::text, 5, '0'), 'Manyrows', date '2000-01-01' + g FROM generate_series(1, 5003) g`
+      const last = yield* request("GET", "/v1/clinic/patients?search=manyrows&sort_by=first_name&sort_dir=DESC&page=2&page_size=2", { token: staff.token })
+      expect(last.body).toMatchObject({ pagination: { total_count: 5003, total_pages: 2502, current_page: 2, per_page: 2 } })
+      expect(namesOf(last.body)).toEqual(["Bulk05001 Manyrows", "Bulk05000 Manyrows"])
+      const few = yield* request("GET", "/v1/clinic/patients?search=bulk050&sort_by=date_of_birth&page=1", { token: staff.token })
+      expect(namesOf(few.body)).toEqual(["Bulk05000 Manyrows", "Bulk05001 Manyrows", "Bulk05002 Manyrows", "Bulk05003 Manyrows"])
+      const beyond = yield* request("GET", "/v1/clinic/patients?search=bulk050&page=3", { token: staff.token })
+      expect(beyond.body).toEqual({ patients: [], pagination: { current_page: 3, total_pages: 1, total_count: 4, per_page: 25 } })
     }))
 
   it.effect("members imported from a MIF file appear in the clinic list", () =>
