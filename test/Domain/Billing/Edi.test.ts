@@ -132,6 +132,9 @@ describe("837P generator", () => {
     expect(() => generate837P(batchOf([]))).toThrow(InvalidClaimData)
     expect(() => generate837P(batchOf([adultClaim({ diagnosisCodes: Array.from({ length: 13 }, (_, i) => `F${10 + i}`) })]))).toThrow(InvalidClaimData)
     expect(() => generate837P({ ...batchOf([adultClaim()]), billingProvider: { ...batchOf([]).billingProvider, npi: "1234567890" } })).toThrow(InvalidClaimData)
+    expect(() => generate837P(batchOf([adultClaim({ patient: { ...adultClaim().patient, lastName: "李" } })]))).toThrow(
+      "claim CLM00000001: the patient's name has no Latin letters an 837P can carry"
+    )
   })
 
   it("the checker catches broken files: wrong counts, sums, pointers, NPIs, SBR02", () => {
@@ -146,6 +149,7 @@ describe("837P generator", () => {
     expect(broken("HL*2*1*22*0", "HL*2*1*22*1").join()).toContain("HL04")
     expect(broken("HI*ABK:F329", "HI*ABF:F32.9").length).toBeGreaterThanOrEqual(2)
     expect(broken("*CLINIC01       *", "*CLINIC01 *").join()).toContain("ISA")
+    expect(broken("NM1*QC*1*VALE*ROBIN", "NM1*QC*1**ROBIN").join()).toContain("NM103")
   })
 
   it("a batch over 5,000 claims is split into transaction sets; GE01 counts them", () => {

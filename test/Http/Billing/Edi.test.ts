@@ -116,6 +116,20 @@ layer(TestApp())("generate_edi", (it) => {
       expect(format).toMatchObject({ status: 422, body: { errors: { format: ["is not included in the list"] } } })
     }))
 
+  it.effect("a claim the 837P cannot carry (a name with no Latin letters): 422 naming it, nothing submitted", () =>
+    Effect.gen(function*() {
+      const token = yield* adminToken
+      const s = yield* setup(token)
+      const id = yield* readyClaim(token, s)
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE patients SET first_name = '美', last_name = '王' WHERE id = ${s.patientId}`.pipe(Effect.orDie)
+      const response = yield* generate(token, { claim_ids: [id] })
+      expect(response.status).toBe(422)
+      const claimNumber = ((yield* request("GET", `${claimsPath}/${id}`, { token })).body as { claim: { claim_number: string } }).claim.claim_number
+      expect(response.body).toEqual({ errors: { claim_ids: [`claim ${claimNumber}: the patient's name has no Latin letters an 837P can carry`] } })
+      expect(yield* statuses([id])).toEqual(["ready"])
+    }))
+
   it.effect("concurrent batches: control numbers never repeat; a claim goes into one batch only", () =>
     Effect.gen(function*() {
       const token = yield* adminToken

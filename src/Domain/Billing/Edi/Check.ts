@@ -142,6 +142,8 @@ export const checkInterchange = (text: string): EdiCheck => {
       case "NM1": {
         const entity = s[1]
         if (s[8] === "XX" && !isValidNpi(s[9] ?? "")) problem(`NM1*${entity}: NPI ${s[9]} fails the Luhn check`)
+        if ((s[3] ?? "") === "") problem(`NM1*${entity} at segment ${i + 1} has no name (NM103)`)
+        if (s[2] === "1" && (s[4] ?? "") === "" && entity !== "85") problem(`NM1*${entity} at segment ${i + 1}: a person needs a first name (NM104)`)
         if (entity === "41" && !next(i, "PER")) problem("1000A submitter NM1*41 is followed by PER")
         if (entity === "85") {
           if (s[8] !== "XX") problem("2010AA NM1*85 carries the NPI (XX)")

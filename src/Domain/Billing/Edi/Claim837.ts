@@ -150,6 +150,12 @@ const checkClaim = (claim: EdiClaim, billingNpi: string) => {
   require(isValidNpi(claim.renderingProvider.npi) || claim.renderingProvider.npi === billingNpi, "rendering provider NPI fails the check digit")
   require(claim.coverage.relationship === "self" || claim.coverage.subscriber !== null, "a dependant's coverage names its subscriber")
   require(subscriberOf(claim).dateOfBirth !== null || claim.coverage.relationship !== "self", "the patient's date of birth is required")
+  // X12 text is basic Latin: a name written only in other scripts has nothing left to send.
+  for (const [who, person] of [["patient", claim.patient], ["subscriber", subscriberOf(claim)], ["rendering provider", claim.renderingProvider]] as const) {
+    require(ediText(person.lastName) !== "" && ediText(person.firstName) !== "", `claim ${number}: the ${who}'s name has no Latin letters an 837P can carry`)
+  }
+  require(ediText(claim.coverage.payerName) !== "" && ediId(claim.coverage.payerId) !== "", `claim ${number}: the payer's name or id is empty`)
+  require(ediId(claim.coverage.memberId) !== "", `claim ${number}: the member id is empty`)
 }
 
 /** 2300, 2310B and 2400 of one claim. */
