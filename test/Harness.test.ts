@@ -41,7 +41,9 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 // Issue 19 adds claims.list (query patient_id), claims.create and .update (claim.patient_id),
 // claims.showDocument, .updateDocument, .deleteDocument (the `/documents/{id}` path rule; all admin-only:
 // a parent is refused), coverage.show and coverage.update.
-const expectedPatientScopedOperations = 1 + 8 + 15 + 5 + 8
+const expectedPatientScopedOperations = 1 + 8 + 15 + 5 + 8 +
+  // Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show).
+  9
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

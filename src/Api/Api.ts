@@ -12,6 +12,9 @@ import { ProvidersApi } from "./Providers/Providers.js"
 import { SupervisorsApi } from "./Providers/Supervisors.js"
 import { EcmMifsApi } from "./Ecm/Mifs.js"
 import { EcmPatientsApi } from "./Ecm/Patients.js"
+// Issue 11: ECM activities and events.
+import { EcmActivitiesApi } from "./Ecm/Activities.js"
+import { EcmEventsApi } from "./Ecm/Events.js"
 // Scheduling (issue 15)
 import { AvailabilityApi } from "./Scheduling/Availability.js"
 import { AppointmentsApi, ClinicAppointmentsApi, ProviderAppointmentsApi } from "./Scheduling/Appointments.js"
@@ -115,6 +118,9 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(ProviderInvitesApi)
   .add(EcmMifsApi)
   .add(EcmPatientsApi)
+  // Issue 11: ECM activities and events.
+  .add(EcmActivitiesApi)
+  .add(EcmEventsApi)
   // Scheduling (issue 15)
   .add(AvailabilityApi)
   .add(AppointmentsApi)

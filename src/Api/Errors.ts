@@ -119,6 +119,7 @@ export const messages = {
   unauthorized: "You are not authorized to perform this action.",
   invalidCredentials: "Invalid email or password",
   adminRequired: "Admin access required",
+  staffRequired: "Staff access required",
   internal: "Internal server error",
   payloadTooLarge: "Request body is too large",
   unavailable: "Service temporarily unavailable"

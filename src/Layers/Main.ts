@@ -31,6 +31,11 @@ import { HttpEcmPatientsLive } from "./Http/Ecm/Patients.js"
 import { EcmPatients } from "../Services/Ecm/EcmPatients.js"
 import { MifFiles } from "../Services/Ecm/MifFiles.js"
 import { MifImport } from "../Services/Ecm/MifImport.js"
+// Issue 11: ECM activities and events.
+import { HttpEcmActivitiesLive } from "./Http/Ecm/Activities.js"
+import { HttpEcmEventsLive } from "./Http/Ecm/Events.js"
+import { Activities } from "../Services/Ecm/Activities.js"
+import { Events } from "../Services/Ecm/Events.js"
 // Issue 12: Form C and lead care managers.
 import { HttpEcmAdminFormCLive, HttpEcmFormCLive } from "./Http/Ecm/FormC.js"
 import { HttpEcmLeadCareManagersLive } from "./Http/Ecm/LeadCareManagers.js"
@@ -82,6 +87,11 @@ const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmP
   Layer.provide(AuditLog.Default)
 )
 
+/** ECM activities, comments and events (issue 11). */
+const EcmActivitiesServicesLive = Layer.mergeAll(Activities.Default, Events.Default).pipe(
+  Layer.provide(AuditLog.Default)
+)
+
 /** Clinic patients and their records (issue 13). */
 const PatientServicesLive = Layer.mergeAll(
   PatientAccess.Default, ClinicPatients.Default, HelpRequests.Default, TreatmentPlans.Default, Spots.Default, PatientDocuments.Default
@@ -108,6 +118,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
     HttpEcmMifsLive, HttpEcmPatientsLive,
     // Issue 12: Form C and lead care managers.
     HttpEcmFormCLive, HttpEcmAdminFormCLive, HttpEcmLeadCareManagersLive]),
+  // Issue 11: ECM activities and events.
+  Layer.provide([HttpEcmActivitiesLive, HttpEcmEventsLive]),
   // Scheduling (issue 15)
   Layer.provide([HttpAvailabilityLive, HttpAppointmentsLive, HttpProviderAppointmentsLive, HttpClinicAppointmentsLive]),
   Layer.provide(HttpPatientsAreaLive),
@@ -169,6 +181,7 @@ const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
 export const backendLayer = Layer.mergeAll(
   ServicesLive,
   EcmServicesLive,
+  EcmActivitiesServicesLive,
   PatientServicesLive,
   BootstrapLive,
   SchedulingServicesLive,

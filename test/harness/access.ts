@@ -33,6 +33,9 @@ const adminRequired = "Admin access required"
 /** The area's 403 for a non-admin (general §7: a string; ECM §7: a list with one message). */
 export const adminRequiredBody = (area: Area) => (area === "ecm" ? { errors: [adminRequired] } : { errors: adminRequired })
 
+/** The area's 403 for a parent on a staff-only operation. */
+export const staffRequiredBody = (area: Area) => (area === "ecm" ? { errors: ["Staff access required"] } : { errors: "Staff access required" })
+
 const isAdminRefusal = (received: Received) =>
   received.status === 403 && (["general", "ecm"] as const).some((area) => JSON.stringify(received.json) === JSON.stringify(adminRequiredBody(area)))
 
@@ -49,7 +52,14 @@ export const accessProblem = (operation: Operation, caller: Caller, received: Re
       ? undefined
       : `${caller} on an admin-only operation: expected 403 ${JSON.stringify(expected)}, got ${received.status} ${received.text.slice(0, 200)}`
   }
+  if (operation.staffOnly && !operation.adminOnly && caller === "parent") {
+    const expected = staffRequiredBody(operation.area)
+    return received.status === 403 && JSON.stringify(received.json) === JSON.stringify(expected)
+      ? undefined
+      : `parent on a staff-only operation: expected 403 ${JSON.stringify(expected)}, got ${received.status} ${received.text.slice(0, 200)}`
+  }
   if (needsToken && signedIn && received.status === 401) return `${caller}: a valid token was refused with 401`
+  if (operation.staffOnly && (caller === "staff" || caller === "admin") && received.status === 403) return `${caller}: refused on a staff operation`
   if (signedIn && isAdminRefusal(received)) return `${caller}: refused as a non-admin on an operation open to them`
   return undefined
 }

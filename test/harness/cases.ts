@@ -36,6 +36,7 @@ export interface Wire {
  */
 const callerArbitrary = (operation: Operation): fc.Arbitrary<Caller> => {
   const intended: ReadonlyArray<Caller> = operation.adminOnly ? ["admin"]
+    : operation.staffOnly ? ["staff", "admin"]
     : operation.tokenHeader !== undefined ? ["parent", "staff", "admin"]
     : ["anonymous"]
   const anyone: ReadonlyArray<Caller> = ["anonymous", "bad token", "parent", "staff", "admin"]

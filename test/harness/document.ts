@@ -25,6 +25,7 @@ export interface OpenApiDocument {
 interface RawOperation {
   readonly operationId?: string
   readonly "x-single-use"?: unknown
+  readonly "x-access"?: unknown
   readonly parameters?: ReadonlyArray<Parameter>
   readonly security?: ReadonlyArray<Record<string, ReadonlyArray<string>>>
   readonly requestBody?: { readonly required?: boolean; readonly content?: Record<string, { readonly schema?: JsonSchema }> }
@@ -69,6 +70,11 @@ export interface Operation {
    * /v1/admin/clinic/providers/invites require none).
    */
   readonly adminOnly: boolean
+  /**
+   * Clinic staff only (`x-access: staff`, which `operationDocs` writes for `Access.staff`): a
+   * parent is refused with 403 whatever record they name (issue 11).
+   */
+  readonly staffOnly: boolean
   readonly area: Area
   /**
    * The operation's single-use or uniqueness rule, from its `x-single-use` extension (an endpoint
@@ -140,6 +146,7 @@ export const operationsOf = (document: OpenApiDocument): ReadonlyArray<Operation
         tokenHeader: tokenHeaderOf(document, raw),
         // A public operation under /v1/admin (provider invite validate and accept) admits anyone.
         adminOnly: tokenHeaderOf(document, raw) !== undefined && isAdminOnly(method, path),
+        staffOnly: tokenHeaderOf(document, raw) !== undefined && raw["x-access"] === "staff",
         area: areaOf(path),
         singleUse: typeof raw["x-single-use"] === "string" ? raw["x-single-use"] : raw["x-single-use"] === true ? "single use" : undefined
       }]

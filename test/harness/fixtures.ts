@@ -141,6 +141,64 @@ const freeSlot = (tools: FixtureTools) =>
 const withQueryValue = (draft: Draft, name: string, value: string): Draft =>
   ({ ...draft, query: [...draft.query.filter(([key]) => key !== name), [name, value]] })
 
+/** Issue 11: one ECM member per harness (imported through the Api as a MIF file), shared by the activity fixtures. */
+const ecmPatients = new WeakMap<Harness, number>()
+const ecmPatient = ({ call, harness }: FixtureTools) =>
+  Effect.gen(function*() {
+    const known = ecmPatients.get(harness)
+    if (known !== undefined) return known
+    const csv = "MEMBER_ID,FIRST_NAME,LAST_NAME,DOB\nHRACE11,Race,Member,01-02-1990\n"
+    const imported = yield* call("ecmMifs.import", { mif: { file: `data:text/csv;base64,${Buffer.from(csv).toString("base64")}` } }, { asAdmin: true })
+    const fileId = (imported.json as { mif_file_id: number }).mif_file_id
+    const shown = yield* call("ecmMifs.show", undefined, { asAdmin: true, pathParams: { id: String(fileId) } })
+    const id = (shown.json as { mif_file?: { eligibility_informations?: Array<{ patient_id: number }> } }).mif_file?.eligibility_informations?.[0]?.patient_id
+    if (id === undefined) return yield* Effect.fail(new FixtureError("the MIF import made no patient"))
+    ecmPatients.set(harness, id)
+    return id
+  })
+
+/** Issue 11: a task of the member, created through the Api by the world's admin. */
+const ecmActivity = (tools: FixtureTools) =>
+  Effect.gen(function*() {
+    const patient = yield* ecmPatient(tools)
+    const created = yield* tools.call("ecmActivities.create", { activity: { activity_type: "task", message: "Race task", assigned_to_id: tools.world.principals.admin.id } }, { asAdmin: true, pathParams: { patient_id: String(patient) } })
+    return { patient, id: (created.json as { activity: { id: number } }).activity.id }
+  })
+
+/** Issue 11: the event of a new task: the member's newest event (fixtures run one at a time). */
+const ecmEvent = (tools: FixtureTools) =>
+  Effect.gen(function*() {
+    const { patient } = yield* ecmActivity(tools)
+    const listed = yield* tools.call("ecmEvents.list", undefined, { asAdmin: true, pathParams: { patient_id: String(patient) }, query: [["per_page", "1"]] })
+    const id = (listed.json as { events?: Array<{ id: number }> }).events?.[0]?.id
+    if (id === undefined) return yield* Effect.fail(new FixtureError("the new task has no event"))
+    return { patient, id }
+  })
+
+const withPath = (draft: Draft, params: Readonly<Record<string, number>>): Draft =>
+  ({ ...draft, pathParams: { ...draft.pathParams, ...Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])) } })
+
+/** Issue 11: ECM activities and events on a member that exists, with bodies that pass the rules. */
+const ecmActivityFixtures: Readonly<Record<string, Fixture>> = {
+  "ecmActivities.list": (tools) => Effect.map(ecmPatient(tools), (patient) => (draft) => withPath(draft, { patient_id: patient })),
+  "ecmActivities.create": (tools) =>
+    Effect.map(ecmPatient(tools), (patient) => (draft) =>
+      withBodyValue(withPath(draft, { patient_id: patient }), ["activity"], {
+        activity_type: "task", message: "Race task", assigned_to_id: tools.world.principals.admin.id
+      })),
+  "ecmActivities.show": (tools) => Effect.map(ecmActivity(tools), (a) => (draft) => withPath(draft, { patient_id: a.patient, id: a.id })),
+  "ecmActivities.update": (tools) =>
+    Effect.map(ecmActivity(tools), (a) => (draft) => withBodyValue(withPath(draft, { patient_id: a.patient, id: a.id }), ["activity"], { status: "complete", subject: "Raced" })),
+  "ecmActivities.delete": (tools) => Effect.map(ecmActivity(tools), (a) => (draft) => withPath(draft, { patient_id: a.patient, id: a.id })),
+  "ecmActivities.comment": (tools) =>
+    Effect.map(ecmActivity(tools), (a) => (draft) => withBodyValue(withPath(draft, { patient_id: a.patient, activity_id: a.id }), ["comment"], { body: "Race comment" })),
+  "ecmEvents.list": (tools) => Effect.map(ecmPatient(tools), (patient) => (draft) => withPath(draft, { patient_id: patient })),
+  "ecmEvents.counts": (tools) =>
+    Effect.map(ecmPatient(tools), (patient) => (draft) =>
+      withQueryValue(withQueryValue(withPath(draft, { patient_id: patient }), "start_date", "2000-01-01"), "end_date", "2100-12-31")),
+  "ecmEvents.show": (tools) => Effect.map(ecmEvent(tools), (e) => (draft) => withPath(draft, { patient_id: e.patient, id: e.id }))
+}
+
 export const fixtures: Readonly<Record<string, Fixture>> = {
   /** The copy's own parent signs in: existing credentials. */
   "users.signIn": ({ seeder, world }) =>
@@ -221,5 +279,7 @@ export const fixtures: Readonly<Record<string, Fixture>> = {
       const token = decodeURIComponent(yield* lastSecret(inbox, user.email, /[?&]token=([^\s&]+)/, "reset token"))
       harness.secrets.add("token", token)
       return (draft) => withBodyValue(draft, ["token"], token)
-    })
+    }),
+
+  ...ecmActivityFixtures
 }

@@ -32,6 +32,6 @@ export const SecurityLive = Layer.mergeAll(
   Layer.effect(StaffAuthentication, withRule((c) => isStaff(c.role), () => forbidden("Staff access required"))),
   Layer.effect(AdminAuthentication, withRule(isAdmin, () => forbidden(messages.adminRequired))),
   Layer.effect(EcmAdminAuthentication, withRule(isAdmin, () => ecmForbidden(messages.adminRequired))),
-  // Issue 12: clinic ECM endpoints (Form C).
-  Layer.effect(EcmStaffAuthentication, withRule((c) => isStaff(c.role), () => ecmForbidden("Staff access required")))
+  // Issues 11 and 12: clinic ECM endpoints (activities, events, Form C).
+  Layer.effect(EcmStaffAuthentication, withRule((c) => isStaff(c.role), () => ecmForbidden(messages.staffRequired)))
 )
