@@ -24,6 +24,8 @@ export const claimsPageSize = 25
 export const fileUrlMinutes = 30
 /** Most claims one 837P batch takes (one request). */
 export const maxClaimsPerBatch = 2000
+/** Body limit of `generate_edi`: 2,000 ids, each up to 10 digits and a comma, with room for JSON escapes. */
+export const generateEdiBodyBytes = 64 * 1024
 export const maxDenialReasonLength = 500
 export const maxDocumentNameLength = 255
 export const maxBatchNameLength = 100
@@ -289,7 +291,7 @@ export class ClaimsApi extends HttpApiGroup.make("claims")
     HttpApiEndpoint.post("generateEdi", "/admin/clinic/claims/generate_edi")
       .setPayload(GenerateEdiRequest)
       .addSuccess(EdiBatch, { status: 201 })
-      .annotate(BodyLimit, 64 * 1024)
+      .annotate(BodyLimit, generateEdiBodyBytes)
       .annotateContext(operationDocs({
         summary: "Generate an 837P batch",
         description: "Writes an X12 005010X222A1 interchange of the given `ready` claims, stores it and moves the claims to " +
