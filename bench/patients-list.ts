@@ -10,21 +10,13 @@
  *    sorted by one of the sort fields in either direction, pages 1–3 — after a warm-up, and prints
  *    p50/p95/p99/max per kind and overall.
  *
- * Flags: --patients (100000), --requests (600), --target (`tsx` default, or `production`: the build),
+ * Flags: --patients (100000), --requests (600), --target (`tsx` default, or `production`: the build,
+ * `node dist/main.js` with the image's NODE_OPTIONS `--max-semi-space-size=32`),
  * --keep (leave the database for EXPLAIN; its name is printed).
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import pg from "pg"
-import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
-import { freePort } from "../src/Layers/FreePort.js"
+import { describeTarget, latencySummary, parseTarget, runBench } from "./support.js"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
 const { values: flags } = parseArgs({
   options: {
     patients: { type: "string", default: "100000" },
@@ -36,8 +28,7 @@ const { values: flags } = parseArgs({
 })
 const patientCount = Number(flags.patients)
 const requestCount = Number(flags.requests)
-const target = flags.target
-if (target !== "tsx" && target !== "production") throw new Error(`--target must be tsx or production, got ${target}`)
+const target = parseTarget(flags.target)
 
 const firstNames = ["Ana", "Ben", "Carla", "Dmitri", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jamal", "Keiko", "Luis", "Maya",
   "Nico", "Olga", "Pedro", "Quinn", "Rosa", "Sami", "Tara", "Uma", "Victor", "Wen", "Ximena", "Yusuf", "Zoe", "Amir", "Bianca",
@@ -46,137 +37,68 @@ const lastStarts = ["Lo", "Ka", "Mi", "Ng", "Sa", "Pa", "Ro", "Co", "Si", "Ha", 
 const lastEnds = ["pez", "rim", "ller", "uyen", "ntos", "tel", "ssi", "hen", "lva", "ddad", "cker", "vis", "rnandez", "zman", "mes",
   "wis", "rales", "lson", "tiz", "rgas"]
 
-const children = new Set<ChildProcess>()
-process.on("exit", () => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")))
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)]!
-const summary = (times: Array<number>) => {
-  const sorted = [...times].sort((a, b) => a - b)
-  return `n ${sorted.length}, p50 ${percentile(sorted, 0.5).toFixed(1)} ms, p95 ${percentile(sorted, 0.95).toFixed(1)} ms, ` +
-    `p99 ${percentile(sorted, 0.99).toFixed(1)} ms, max ${sorted[sorted.length - 1]!.toFixed(1)} ms`
+const summary = (times: ReadonlyArray<number>) => {
+  const { count, p50, p95, p99, max } = latencySummary(times)
+  return `n ${count}, p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms`
 }
 
-const main = async () => {
-  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-patients-"))
-  let serverUrl = process.env.DATABASE_URL
-  let stopEmbedded: (() => Promise<void>) | undefined
-  if (!serverUrl) {
-    const server = await startEmbeddedPostgres({ dataDir: path.join(tmp, "pg"), persistent: false })
-    serverUrl = server.url
-    stopEmbedded = server.stop
+runBench("patients", async (bench) => {
+  const { base, token } = await bench.startApp({ target })
+
+  // Seeding, after the app migrated the database.
+  const db = await bench.connect()
+  const seedStarted = performance.now()
+  await db.query(`INSERT INTO users (email, password_hash, first_name, last_name, role, confirmed)
+    SELECT 'provider' || g || '@bench.test', 'x', ($1::text[])[1 + g % 40], 'Provider' || g, 'provider', true FROM generate_series(1, 50) g`,
+    [firstNames])
+  await db.query(`INSERT INTO providers (user_id, roles) SELECT id, ARRAY['provider'] FROM users WHERE role = 'provider'
+    ON CONFLICT (user_id) DO NOTHING`)
+  await db.query(`INSERT INTO patients (member_id, first_name, last_name, date_of_birth, phone, gender, city, state, zip, provider_id, created_at)
+    SELECT '9' || lpad(g::text, 8, '0') || 'A',
+      ($1::text[])[1 + g % 40],
+      ($2::text[])[1 + g % 20] || ($3::text[])[1 + (g / 20) % 20],
+      date '1945-01-01' + (g * 37 % 27000),
+      '+1' || (200 + g % 700)::text || '555' || lpad((g % 10000)::text, 4, '0'),
+      CASE WHEN g % 2 = 0 THEN 'female' ELSE 'male' END, 'Oakland', 'CA', lpad((90000 + g % 6000)::text, 5, '0'),
+      (SELECT min(id) FROM providers) + g % 50,
+      now() - make_interval(mins => g)
+    FROM generate_series(1, $4::int) g`, [firstNames, lastStarts, lastEnds, patientCount])
+  // What autovacuum does to a table this size soon after the load: statistics and the visibility map.
+  await db.query("VACUUM ANALYZE")
+  await db.end()
+  console.log(`seeded ${patientCount} patients in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`)
+
+  const sorts = ["id", "first_name", "last_name", "date_of_birth", "created_at"]
+  const kinds: Record<string, (i: number) => string> = {
+    "last name": (i) => lastStarts[i % 20]! + lastEnds[(i * 7) % 20]!,
+    "full name": (i) => `${firstNames[i % 40]} ${lastStarts[(i * 3) % 20]}`,
+    "member id": (i) => `9${String(i * 131 % 1000).padStart(3, "0")}`,
+    "phone digits": (i) => `${200 + (i % 700)}-555`,
+    "no search": () => ""
   }
-  const database = `cc_bench_patients_${randomBytes(4).toString("hex")}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${database}`)
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  let app: ChildProcess | undefined
-  try {
-    const port = await freePort()
-    if (target === "production") execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" })
-    const entry = target === "production" ? ["dist/main.js"] : ["--import", "tsx", "src/main.ts"]
-    app = spawn(process.execPath, entry, {
-      cwd: root,
-      env: {
-        ...process.env, DATABASE_URL: url.toString(), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn",
-        DATA_DIR: path.join(tmp, "data"), BOOTSTRAP_ADMIN_EMAIL: "bench@example.test", BOOTSTRAP_ADMIN_PASSWORD: "bench-password-1",
-        OTEL_EXPORTER_OTLP_ENDPOINT: ""
-      },
-      stdio: ["ignore", "inherit", "inherit"]
-    })
-    children.add(app)
-    const base = `http://127.0.0.1:${port}`
-    for (let i = 0; ; i++) {
-      if (i > 300) throw new Error("app did not start")
-      try {
-        if ((await fetch(`${base}/health`)).ok) break
-      } catch { /* not yet */ }
-      await new Promise((r) => setTimeout(r, 200))
+  const times: Record<string, Array<number>> = Object.fromEntries(Object.keys(kinds).map((k) => [k, []]))
+  const all: Array<number> = []
+  const send = async (i: number, record: boolean) => {
+    const kind = Object.keys(kinds)[i % 5]!
+    const search = kinds[kind]!(Math.floor(i / 5))
+    const params = new URLSearchParams({ sort_by: sorts[i % 5 === 0 ? 0 : (i * 3) % 5]!, sort_dir: i % 2 ? "DESC" : "asc", page: String(1 + (i % 3)) })
+    if (search !== "") params.set("search", search)
+    const started = performance.now()
+    const response = await fetch(`${base}/v1/clinic/patients?${params}`, { headers: { "x-user-token": token } })
+    const body = await response.json() as { patients?: Array<unknown>; pagination?: { total_count: number } }
+    const elapsed = performance.now() - started
+    if (response.status !== 200) throw new Error(`list failed: ${response.status} ${JSON.stringify(body).slice(0, 300)}`)
+    if (record) {
+      times[kind]!.push(elapsed)
+      all.push(elapsed)
     }
-
-    // Seeding, after the app migrated the database.
-    const db = new pg.Client({ connectionString: url.toString() })
-    // Dropping the database at the end ends this connection if seeding failed half-way.
-    db.on("error", () => {})
-    await db.connect()
-    const seedStarted = performance.now()
-    await db.query(`INSERT INTO users (email, password_hash, first_name, last_name, role, confirmed)
-      SELECT 'provider' || g || '@bench.test', 'x', ($1::text[])[1 + g % 40], 'Provider' || g, 'provider', true FROM generate_series(1, 50) g`,
-      [firstNames])
-    await db.query(`INSERT INTO providers (user_id, roles) SELECT id, ARRAY['provider'] FROM users WHERE role = 'provider'
-      ON CONFLICT (user_id) DO NOTHING`)
-    await db.query(`INSERT INTO patients (member_id, first_name, last_name, date_of_birth, phone, gender, city, state, zip, provider_id, created_at)
-      SELECT '9' || lpad(g::text, 8, '0') || 'A',
-        ($1::text[])[1 + g % 40],
-        ($2::text[])[1 + g % 20] || ($3::text[])[1 + (g / 20) % 20],
-        date '1945-01-01' + (g * 37 % 27000),
-        '+1' || (200 + g % 700)::text || '555' || lpad((g % 10000)::text, 4, '0'),
-        CASE WHEN g % 2 = 0 THEN 'female' ELSE 'male' END, 'Oakland', 'CA', lpad((90000 + g % 6000)::text, 5, '0'),
-        (SELECT min(id) FROM providers) + g % 50,
-        now() - make_interval(mins => g)
-      FROM generate_series(1, $4::int) g`, [firstNames, lastStarts, lastEnds, patientCount])
-    // What autovacuum does to a table this size soon after the load: statistics and the visibility map.
-    await db.query("VACUUM ANALYZE")
-    await db.end()
-    console.log(`seeded ${patientCount} patients in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`)
-
-    const signIn = await fetch(`${base}/v1/users/sign_in`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ user: { email: "bench@example.test", password: "bench-password-1" } })
-    })
-    const token = ((await signIn.json()) as { token: string }).token
-
-    const sorts = ["id", "first_name", "last_name", "date_of_birth", "created_at"]
-    const kinds: Record<string, (i: number) => string> = {
-      "last name": (i) => lastStarts[i % 20]! + lastEnds[(i * 7) % 20]!,
-      "full name": (i) => `${firstNames[i % 40]} ${lastStarts[(i * 3) % 20]}`,
-      "member id": (i) => `9${String(i * 131 % 1000).padStart(3, "0")}`,
-      "phone digits": (i) => `${200 + (i % 700)}-555`,
-      "no search": () => ""
-    }
-    const times: Record<string, Array<number>> = Object.fromEntries(Object.keys(kinds).map((k) => [k, []]))
-    const all: Array<number> = []
-    const send = async (i: number, record: boolean) => {
-      const kind = Object.keys(kinds)[i % 5]!
-      const search = kinds[kind]!(Math.floor(i / 5))
-      const params = new URLSearchParams({ sort_by: sorts[i % 5 === 0 ? 0 : (i * 3) % 5]!, sort_dir: i % 2 ? "DESC" : "asc", page: String(1 + (i % 3)) })
-      if (search !== "") params.set("search", search)
-      const started = performance.now()
-      const response = await fetch(`${base}/v1/clinic/patients?${params}`, { headers: { "x-user-token": token } })
-      const body = await response.json() as { patients?: Array<unknown>; pagination?: { total_count: number } }
-      const elapsed = performance.now() - started
-      if (response.status !== 200) throw new Error(`list failed: ${response.status} ${JSON.stringify(body).slice(0, 300)}`)
-      if (record) {
-        times[kind]!.push(elapsed)
-        all.push(elapsed)
-      }
-      return body.pagination?.total_count ?? 0
-    }
-    for (let i = 0; i < 50; i++) await send(i, false)
-    let matched = 0
-    for (let i = 0; i < requestCount; i++) matched += await send(i, true)
-    console.log(`app: ${target === "production" ? "node dist/main.js" : "npm start (tsx)"}; ${requestCount} list requests one after another ` +
-      `(mean ${Math.round(matched / requestCount)} matching patients each), page size 25`)
-    for (const [kind, list] of Object.entries(times)) console.log(`  ${kind.padEnd(13)} ${summary(list)}`)
-    const sorted = [...all].sort((a, b) => a - b)
-    console.log(`overall: ${summary(all)} → target p99 ≤ 50 ms ${percentile(sorted, 0.99) <= 50 ? "met" : "MISSED"}`)
-  } finally {
-    if (app && app.exitCode === null) {
-      const exited = new Promise((r) => app!.once("exit", r))
-      app.kill("SIGTERM")
-      await exited
-    }
-    if (flags.keep) console.log(`kept database ${database}`)
-    else await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-    await admin.end()
-    await stopEmbedded?.()
-    await fs.rm(tmp, { recursive: true, force: true })
+    return body.pagination?.total_count ?? 0
   }
-}
-
-main().catch((error) => {
-  console.error(error)
-  process.exit(1)
-})
+  for (let i = 0; i < 50; i++) await send(i, false)
+  let matched = 0
+  for (let i = 0; i < requestCount; i++) matched += await send(i, true)
+  console.log(`app: ${describeTarget(target)}; ${requestCount} list requests one after another ` +
+    `(mean ${Math.round(matched / requestCount)} matching patients each), page size 25`)
+  for (const [kind, list] of Object.entries(times)) console.log(`  ${kind.padEnd(13)} ${summary(list)}`)
+  console.log(`overall: ${summary(all)} → target p99 ≤ 50 ms ${latencySummary(all).p99 <= 50 ? "met" : "MISSED"}`)
+}, { keepDatabase: flags.keep })

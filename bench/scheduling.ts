@@ -13,18 +13,9 @@
  * else an embedded PostgreSQL in a temp dir. Flags: --slots (5000), --searches (1000), --clients (20),
  * --booking-slots (200).
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import pg from "pg"
-import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
-import { freePort } from "../src/Layers/FreePort.js"
+import { latencySummary, ms, runBench } from "./support.js"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
 const { values: flags } = parseArgs({
   options: {
     slots: { type: "string", default: "5000" },
@@ -38,182 +29,120 @@ const searches = Number(flags.searches)
 const clients = Number(flags.clients)
 const bookingSlots = Number(flags["booking-slots"])
 
-const children = new Set<ChildProcess>()
-process.on("exit", () => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")))
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-const ms = (n: number) => `${n.toFixed(1)} ms`
-const summary = (label: string, samples: Array<number>) => {
-  samples.sort((a, b) => a - b)
-  console.log(`${label}: n=${samples.length}  p50 ${ms(percentile(samples, 50))}  p99 ${ms(percentile(samples, 99))}  max ${ms(samples.at(-1)!)}`)
+const summary = (label: string, samples: ReadonlyArray<number>) => {
+  const { count, p50, p99, max } = latencySummary(samples)
+  console.log(`${label}: n=${count}  p50 ${ms(p50)}  p99 ${ms(p99)}  max ${ms(max)}`)
 }
 
-const main = async () => {
-  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-sched-"))
-  let serverUrl = process.env.DATABASE_URL
-  let stopEmbedded: (() => Promise<void>) | undefined
-  if (!serverUrl) {
-    const server = await startEmbeddedPostgres({ dataDir: path.join(tmp, "pg"), persistent: false })
-    serverUrl = server.url
-    stopEmbedded = server.stop
-  }
-  const database = `cc_bench_sched_${randomBytes(4).toString("hex")}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${database}`)
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  let app: ChildProcess | undefined
-  const db = new pg.Client({ connectionString: url.toString() })
-  try {
-    const port = await freePort()
-    app = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      cwd: root,
-      env: {
-        ...process.env, DATABASE_URL: url.toString(), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn",
-        DATA_DIR: path.join(tmp, "data"), BOOTSTRAP_ADMIN_EMAIL: "bench@example.test", BOOTSTRAP_ADMIN_PASSWORD: "bench-password-1",
-        OTEL_EXPORTER_OTLP_ENDPOINT: "", DB_POOL_SIZE: "10"
-      },
-      stdio: ["ignore", "inherit", "inherit"]
-    })
-    children.add(app)
-    const base = `http://127.0.0.1:${port}`
-    for (let i = 0; ; i++) {
-      if (i > 300) throw new Error("app did not start")
-      try {
-        if ((await fetch(`${base}/health`)).ok) break
-      } catch { /* not yet */ }
-      await new Promise((r) => setTimeout(r, 200))
-    }
-    const signIn = await fetch(`${base}/v1/users/sign_in`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ user: { email: "bench@example.test", password: "bench-password-1" } })
-    })
-    const token = ((await signIn.json()) as { token: string }).token
-    const call = async (method: string, route: string, body?: unknown) => {
-      const started = performance.now()
-      const response = await fetch(`${base}${route}`, {
-        method,
-        headers: { "content-type": "application/json", "x-user-token": token },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
-      })
-      const json = await response.json() as unknown
-      return { status: response.status, json, elapsed: performance.now() - started }
-    }
-
-    // Providers and patients straight into the database: the bench measures scheduling, not sign-up.
-    await db.connect()
-    const provider = async (n: number) => {
-      const { rows: [user] } = await db.query<{ id: number }>(`INSERT INTO users (email, password_hash, first_name, last_name, role, status, confirmed)
-        VALUES ($1, 'x', 'Bench', $2, 'provider', 'active', true) RETURNING id`, [`provider${n}@bench.test`, `Provider${n}`])
-      const { rows: [profile] } = await db.query<{ id: number }>(`INSERT INTO providers (user_id, roles) VALUES ($1, '{provider}') RETURNING id`, [user!.id])
-      return profile!.id
-    }
-    const searchProvider = await provider(1)
-    const bookingProvider = await provider(2)
-    const { rows: patients } = await db.query<{ id: number }>(`INSERT INTO patients (first_name, last_name)
-      SELECT 'Bench', 'Patient' || g FROM generate_series(1, $1::int) g RETURNING id`, [bookingSlots])
-
-    // 5,000 half-hour slots, 16 a day from 08:00 UTC, starting tomorrow.
-    const dayMs = 86_400_000
-    const firstDay = Math.floor(Date.now() / dayMs) * dayMs + dayMs
-    const slotTimes = Array.from({ length: slotCount }, (_, i) => {
-      const start = firstDay + Math.floor(i / 16) * dayMs + 8 * 3_600_000 + (i % 16) * 1_800_000
-      return { start_time: new Date(start).toISOString(), end_time: new Date(start + 1_800_000).toISOString() }
-    })
-    const seeded = performance.now()
-    for (let i = 0; i < slotTimes.length; i += 100) {
-      const result = await call("POST", "/v1/admin/clinic/availability/providers/available_slots/create_in_batch", {
-        provider_id: searchProvider, slots: slotTimes.slice(i, i + 100)
-      })
-      if (result.status !== 200 || (result.json as { created_slots: number }).created_slots !== Math.min(100, slotTimes.length - i)) {
-        throw new Error(`batch failed: ${result.status} ${JSON.stringify(result.json).slice(0, 300)}`)
-      }
-    }
-    console.log(`seeded ${slotCount} slots through create_in_batch in ${((performance.now() - seeded) / 1000).toFixed(1)} s`)
-    await db.query("ANALYZE")
-
-    const days = Math.ceil(slotCount / 16)
-    const searchOnce = async (i: number) => {
-      const day = new Date(firstDay + ((i * 7) % days) * dayMs + 12 * 3_600_000).toISOString().slice(0, 10)
-      const result = await call("GET", `/v1/admin/clinic/availability/available_slots/search?provider_id=${searchProvider}&date=${day}&duration=30`)
-      if (result.status !== 200 || (result.json as { available_slots: Array<unknown> }).available_slots.length === 0) {
-        throw new Error(`search failed: ${result.status} ${JSON.stringify(result.json).slice(0, 200)}`)
-      }
-      return result.elapsed
-    }
-    for (let i = 0; i < 50; i++) await searchOnce(i) // warm-up
-    const sequential: Array<number> = []
-    for (let i = 0; i < searches; i++) sequential.push(await searchOnce(i))
-    summary(`search, provider with ${slotCount} slots, 1 client`, sequential)
-    const parallel: Array<number> = []
-    let next = 0
-    await Promise.all(Array.from({ length: 8 }, async () => {
-      while (next < searches) parallel.push(await searchOnce(next++))
-    }))
-    summary(`search, provider with ${slotCount} slots, 8 clients`, parallel)
-
-    // Booking race.
-    const bookable = Array.from({ length: bookingSlots }, (_, i) => {
-      const start = firstDay + 400 * dayMs + Math.floor(i / 16) * dayMs + 8 * 3_600_000 + (i % 16) * 1_800_000
-      return { start_time: new Date(start).toISOString(), end_time: new Date(start + 1_800_000).toISOString() }
-    })
-    const slotIds: Array<number> = []
-    for (let i = 0; i < bookable.length; i += 100) {
-      const result = await call("POST", "/v1/admin/clinic/availability/providers/available_slots/create_in_batch", {
-        provider_id: bookingProvider, slots: bookable.slice(i, i + 100)
-      })
-      slotIds.push(...(result.json as { slot_ids: Array<number> }).slot_ids)
-    }
-    const free = new Set(slotIds)
-    const latencies: Array<number> = []
-    const statuses = new Map<number, number>()
-    let seed = 42
-    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648
+runBench("sched", async (bench) => {
+  const { base, token } = await bench.startApp({ env: { DB_POOL_SIZE: "10" } })
+  const call = async (method: string, route: string, body?: unknown) => {
     const started = performance.now()
-    await Promise.all(Array.from({ length: clients }, async (_, client) => {
-      while (free.size > 0) {
-        // Mostly the lowest free slots: clients collide as real ones do on the first openings.
-        const candidates = [...free].slice(0, 5)
-        const slotId = candidates[Math.floor(random() * candidates.length)]!
-        const patientId = patients[(client * 31 + latencies.length) % patients.length]!.id
-        const result = await call("POST", "/v1/admin/clinic/availability/books", { book: { available_slot_id: slotId, patient_id: patientId } })
-        latencies.push(result.elapsed)
-        statuses.set(result.status, (statuses.get(result.status) ?? 0) + 1)
-        if (result.status === 201 || result.status === 409) free.delete(slotId)
-        else throw new Error(`booking failed: ${result.status} ${JSON.stringify(result.json)}`)
-      }
-    }))
-    const seconds = (performance.now() - started) / 1000
-    summary(`booking, ${clients} concurrent clients racing for ${bookingSlots} slots`, latencies)
-    console.log(`answers: ${[...statuses].map(([s, n]) => `${s} ×${n}`).join(", ")}; ${(latencies.length / seconds).toFixed(0)} requests/s`)
-    const { rows: [check] } = await db.query<{ doubled_books: number; doubled_appointments: number; overlapping: number; booked: number }>(`
-      SELECT
-        (SELECT count(*)::int FROM (SELECT available_slot_id FROM books WHERE status = 'confirmed' GROUP BY 1 HAVING count(*) > 1) d) AS doubled_books,
-        (SELECT count(*)::int FROM (SELECT available_slot_id FROM appointments GROUP BY 1 HAVING count(*) > 1) d) AS doubled_appointments,
-        (SELECT count(*)::int FROM appointments a JOIN appointments b ON a.provider_id = b.provider_id AND a.id < b.id
-          AND tstzrange(a.scheduled_at, appointment_end(a.scheduled_at, a.duration_minutes)) && tstzrange(b.scheduled_at, appointment_end(b.scheduled_at, b.duration_minutes))) AS overlapping,
-        (SELECT count(*)::int FROM available_slots WHERE provider_id = $1 AND booked) AS booked`, [bookingProvider])
-    console.log(`slots booked ${check!.booked} of ${bookingSlots}; 201s ${statuses.get(201) ?? 0}; double bookings: ` +
-      `${check!.doubled_books} slots with two books, ${check!.doubled_appointments} slots with two appointments, ${check!.overlapping} overlapping appointments`)
-    if (check!.doubled_books + check!.doubled_appointments + check!.overlapping > 0 || check!.booked !== (statuses.get(201) ?? 0)) {
-      throw new Error("double booking")
-    }
-  } finally {
-    await db.end().catch(() => {})
-    if (app && app.exitCode === null) {
-      app.kill("SIGTERM")
-      await new Promise((r) => app!.once("exit", r))
-    }
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-    await admin.end()
-    await stopEmbedded?.()
-    await fs.rm(tmp, { recursive: true, force: true })
+    const response = await fetch(`${base}${route}`, {
+      method,
+      headers: { "content-type": "application/json", "x-user-token": token },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    const json = await response.json() as unknown
+    return { status: response.status, json, elapsed: performance.now() - started }
   }
-}
 
-main().catch((error) => {
-  console.error(error)
-  process.exit(1)
+  // Providers and patients straight into the database: the bench measures scheduling, not sign-up.
+  const db = await bench.connect()
+  const provider = async (n: number) => {
+    const { rows: [user] } = await db.query<{ id: number }>(`INSERT INTO users (email, password_hash, first_name, last_name, role, status, confirmed)
+      VALUES ($1, 'x', 'Bench', $2, 'provider', 'active', true) RETURNING id`, [`provider${n}@bench.test`, `Provider${n}`])
+    const { rows: [profile] } = await db.query<{ id: number }>(`INSERT INTO providers (user_id, roles) VALUES ($1, '{provider}') RETURNING id`, [user!.id])
+    return profile!.id
+  }
+  const searchProvider = await provider(1)
+  const bookingProvider = await provider(2)
+  const { rows: patients } = await db.query<{ id: number }>(`INSERT INTO patients (first_name, last_name)
+    SELECT 'Bench', 'Patient' || g FROM generate_series(1, $1::int) g RETURNING id`, [bookingSlots])
+
+  // 5,000 half-hour slots, 16 a day from 08:00 UTC, starting tomorrow.
+  const dayMs = 86_400_000
+  const firstDay = Math.floor(Date.now() / dayMs) * dayMs + dayMs
+  const slotTimes = Array.from({ length: slotCount }, (_, i) => {
+    const start = firstDay + Math.floor(i / 16) * dayMs + 8 * 3_600_000 + (i % 16) * 1_800_000
+    return { start_time: new Date(start).toISOString(), end_time: new Date(start + 1_800_000).toISOString() }
+  })
+  const seeded = performance.now()
+  for (let i = 0; i < slotTimes.length; i += 100) {
+    const result = await call("POST", "/v1/admin/clinic/availability/providers/available_slots/create_in_batch", {
+      provider_id: searchProvider, slots: slotTimes.slice(i, i + 100)
+    })
+    if (result.status !== 200 || (result.json as { created_slots: number }).created_slots !== Math.min(100, slotTimes.length - i)) {
+      throw new Error(`batch failed: ${result.status} ${JSON.stringify(result.json).slice(0, 300)}`)
+    }
+  }
+  console.log(`seeded ${slotCount} slots through create_in_batch in ${((performance.now() - seeded) / 1000).toFixed(1)} s`)
+  await db.query("ANALYZE")
+
+  const days = Math.ceil(slotCount / 16)
+  const searchOnce = async (i: number) => {
+    const day = new Date(firstDay + ((i * 7) % days) * dayMs + 12 * 3_600_000).toISOString().slice(0, 10)
+    const result = await call("GET", `/v1/admin/clinic/availability/available_slots/search?provider_id=${searchProvider}&date=${day}&duration=30`)
+    if (result.status !== 200 || (result.json as { available_slots: Array<unknown> }).available_slots.length === 0) {
+      throw new Error(`search failed: ${result.status} ${JSON.stringify(result.json).slice(0, 200)}`)
+    }
+    return result.elapsed
+  }
+  for (let i = 0; i < 50; i++) await searchOnce(i) // warm-up
+  const sequential: Array<number> = []
+  for (let i = 0; i < searches; i++) sequential.push(await searchOnce(i))
+  summary(`search, provider with ${slotCount} slots, 1 client`, sequential)
+  const parallel: Array<number> = []
+  let next = 0
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (next < searches) parallel.push(await searchOnce(next++))
+  }))
+  summary(`search, provider with ${slotCount} slots, 8 clients`, parallel)
+
+  // Booking race.
+  const bookable = Array.from({ length: bookingSlots }, (_, i) => {
+    const start = firstDay + 400 * dayMs + Math.floor(i / 16) * dayMs + 8 * 3_600_000 + (i % 16) * 1_800_000
+    return { start_time: new Date(start).toISOString(), end_time: new Date(start + 1_800_000).toISOString() }
+  })
+  const slotIds: Array<number> = []
+  for (let i = 0; i < bookable.length; i += 100) {
+    const result = await call("POST", "/v1/admin/clinic/availability/providers/available_slots/create_in_batch", {
+      provider_id: bookingProvider, slots: bookable.slice(i, i + 100)
+    })
+    slotIds.push(...(result.json as { slot_ids: Array<number> }).slot_ids)
+  }
+  const free = new Set(slotIds)
+  const latencies: Array<number> = []
+  const statuses = new Map<number, number>()
+  let seed = 42
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648
+  const started = performance.now()
+  await Promise.all(Array.from({ length: clients }, async (_, client) => {
+    while (free.size > 0) {
+      // Mostly the lowest free slots: clients collide as real ones do on the first openings.
+      const candidates = [...free].slice(0, 5)
+      const slotId = candidates[Math.floor(random() * candidates.length)]!
+      const patientId = patients[(client * 31 + latencies.length) % patients.length]!.id
+      const result = await call("POST", "/v1/admin/clinic/availability/books", { book: { available_slot_id: slotId, patient_id: patientId } })
+      latencies.push(result.elapsed)
+      statuses.set(result.status, (statuses.get(result.status) ?? 0) + 1)
+      if (result.status === 201 || result.status === 409) free.delete(slotId)
+      else throw new Error(`booking failed: ${result.status} ${JSON.stringify(result.json)}`)
+    }
+  }))
+  const seconds = (performance.now() - started) / 1000
+  summary(`booking, ${clients} concurrent clients racing for ${bookingSlots} slots`, latencies)
+  console.log(`answers: ${[...statuses].map(([s, n]) => `${s} ×${n}`).join(", ")}; ${(latencies.length / seconds).toFixed(0)} requests/s`)
+  const { rows: [check] } = await db.query<{ doubled_books: number; doubled_appointments: number; overlapping: number; booked: number }>(`
+    SELECT
+      (SELECT count(*)::int FROM (SELECT available_slot_id FROM books WHERE status = 'confirmed' GROUP BY 1 HAVING count(*) > 1) d) AS doubled_books,
+      (SELECT count(*)::int FROM (SELECT available_slot_id FROM appointments GROUP BY 1 HAVING count(*) > 1) d) AS doubled_appointments,
+      (SELECT count(*)::int FROM appointments a JOIN appointments b ON a.provider_id = b.provider_id AND a.id < b.id
+        AND tstzrange(a.scheduled_at, appointment_end(a.scheduled_at, a.duration_minutes)) && tstzrange(b.scheduled_at, appointment_end(b.scheduled_at, b.duration_minutes))) AS overlapping,
+      (SELECT count(*)::int FROM available_slots WHERE provider_id = $1 AND booked) AS booked`, [bookingProvider])
+  console.log(`slots booked ${check!.booked} of ${bookingSlots}; 201s ${statuses.get(201) ?? 0}; double bookings: ` +
+    `${check!.doubled_books} slots with two books, ${check!.doubled_appointments} slots with two appointments, ${check!.overlapping} overlapping appointments`)
+  if (check!.doubled_books + check!.doubled_appointments + check!.overlapping > 0 || check!.booked !== (statuses.get(201) ?? 0)) {
+    throw new Error("double booking")
+  }
 })

@@ -36,14 +36,13 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
  * operations of help requests, treatment plans, spots and documents — 15); a new one changes the
  * count, so whoever adds it sees the BOLA check cover it.
  */
+// Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show): 9.
 // Issue 15 adds availability.listBooks, availability.createBook, appointments.list, appointments.update (admin
 // only: a parent is refused) and clinicAppointments.list.
 // Issue 19 adds claims.list (query patient_id), claims.create and .update (claim.patient_id),
 // claims.showDocument, .updateDocument, .deleteDocument (the `/documents/{id}` path rule; all admin-only:
-// a parent is refused), coverage.show and coverage.update.
-const expectedPatientScopedOperations = 1 + 8 + 15 + 5 + 8 +
-  // Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show).
-  9
+// a parent is refused), coverage.show and coverage.update: 8.
+const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined
