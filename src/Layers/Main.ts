@@ -76,6 +76,13 @@ import { PatientAccess } from "../Services/Patients/PatientAccess.js"
 import { PatientDocuments } from "../Services/Patients/PatientDocuments.js"
 import { Spots } from "../Services/Patients/Spots.js"
 import { TreatmentPlans } from "../Services/Patients/TreatmentPlans.js"
+// Billing (issue 19)
+import { ClaimDocuments } from "../Services/Billing/ClaimDocuments.js"
+import { Claims } from "../Services/Billing/Claims.js"
+import { EdiBatches } from "../Services/Billing/EdiBatches.js"
+import { Insurance } from "../Services/Billing/Insurance.js"
+import { HttpClaimsLive } from "./Http/Billing/Claims.js"
+import { HttpCoverageLive, HttpInsurancePlansLive } from "./Http/Billing/Insurance.js"
 import { TracingLive } from "./Tracing.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
@@ -106,6 +113,11 @@ const SchedulingServicesLive = Layer.mergeAll(Slots.Default, Books.Default, Appo
   Layer.provide(VideoTokensLive)
 )
 
+/** Billing (issue 19): claims, documents, 837P batches, insurance plans and coverage. */
+const BillingServicesLive = Layer.mergeAll(Claims.Default, ClaimDocuments.Default, EdiBatches.Default, Insurance.Default).pipe(
+  Layer.provide(AuditLog.Default)
+)
+
 /** Push devices of user accounts (issue 17). */
 const DeviceServicesLive = Devices.Default.pipe(Layer.provide(AuditLog.Default))
 
@@ -123,6 +135,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   // Scheduling (issue 15)
   Layer.provide([HttpAvailabilityLive, HttpAppointmentsLive, HttpProviderAppointmentsLive, HttpClinicAppointmentsLive]),
   Layer.provide(HttpPatientsAreaLive),
+  // Billing (issue 19)
+  Layer.provide([HttpClaimsLive, HttpInsurancePlansLive, HttpCoverageLive]),
   // Reminders and push devices (issue 17)
   Layer.provide([HttpRemindersLive, HttpDevicesLive]),
   Layer.provide(SecurityLive)
@@ -183,8 +197,17 @@ const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
  * Everything but config, adapters and the HTTP server: what the app needs to serve requests, and
  * the job worker. `Jobs` adds jobs through the app's own database connection.
  */
-export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, EcmActivitiesServicesLive, PatientServicesLive,
-  BootstrapLive, SchedulingServicesLive, DeviceServicesLive, JobWorkerWithTasksLive).pipe(
+export const backendLayer = Layer.mergeAll(
+  ServicesLive,
+  EcmServicesLive,
+  EcmActivitiesServicesLive,
+  PatientServicesLive,
+  BootstrapLive,
+  SchedulingServicesLive,
+  BillingServicesLive,
+  DeviceServicesLive,
+  JobWorkerWithTasksLive
+).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
 )
 
