@@ -7,11 +7,17 @@ export interface OutboundSms {
   readonly body: string
   /** Defaults to the configured sender number. */
   readonly from?: string
+  /** Where the provider posts delivery statuses (our sms_status webhook); none: no callbacks. */
+  readonly statusCallback?: string
 }
 
 export interface OutboundCall {
   readonly to: string
   readonly from?: string
+  /** The TwiML the call runs once answered (our outbound-call route); none: the provider's default. */
+  readonly url?: string
+  /** Where the provider posts call statuses (our voice_status webhook). */
+  readonly statusCallback?: string
 }
 
 export interface TelephonyReceipt {
