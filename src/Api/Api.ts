@@ -15,6 +15,8 @@ import { EcmPatientsApi } from "./Ecm/Patients.js"
 // Issue 11: ECM activities and events.
 import { EcmActivitiesApi } from "./Ecm/Activities.js"
 import { EcmEventsApi } from "./Ecm/Events.js"
+// Issue 14: ECM communications and the telephony webhooks.
+import { EcmCommunicationsAdminApi, EcmCommunicationsApi, TelephonyWebhooksApi } from "./Ecm/Communications.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -105,6 +107,10 @@ export class Api extends HttpApi.make("care-coordination-api")
   // Issue 11: ECM activities and events.
   .add(EcmActivitiesApi)
   .add(EcmEventsApi)
+  // Issue 14: ECM communications and the telephony webhooks.
+  .add(EcmCommunicationsApi)
+  .add(EcmCommunicationsAdminApi)
+  .add(TelephonyWebhooksApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

@@ -35,6 +35,15 @@ import { HttpEcmActivitiesLive } from "./Http/Ecm/Activities.js"
 import { HttpEcmEventsLive } from "./Http/Ecm/Events.js"
 import { Activities } from "../Services/Ecm/Activities.js"
 import { Events } from "../Services/Ecm/Events.js"
+// Issue 14: ECM communications and the telephony webhooks.
+import {
+  HttpEcmCommunicationsAdminLive,
+  HttpEcmCommunicationsLive,
+  HttpTelephonyWebhooksLive,
+  TwilioSignatureLive
+} from "./Http/Ecm/Communications.js"
+import { Communications } from "../Services/Ecm/Communications.js"
+import { TelephonyWebhooks } from "../Services/Ecm/TelephonyWebhooks.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
 import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
 import { corsFor, docsPath, withResponseHeaders } from "./Http/ResponseHeaders.js"
@@ -61,6 +70,12 @@ const EcmActivitiesServicesLive = Layer.mergeAll(Activities.Default, Events.Defa
   Layer.provide(AuditLog.Default)
 )
 
+/** ECM communications and the telephony webhooks (issue 14). */
+const EcmCommunicationsServicesLive = TelephonyWebhooks.Default.pipe(
+  Layer.provideMerge(Communications.Default),
+  Layer.provide(AuditLog.Default)
+)
+
 const BootstrapLive = Layer.effectDiscard(
   Effect.flatMap(AppConfig, (config) => ensureBootstrapAdmin(config.bootstrapAdminEmail, config.bootstrapAdminPassword))
 ).pipe(Layer.provide(UsersRepo.Default))
@@ -70,6 +85,9 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
     HttpEcmMifsLive, HttpEcmPatientsLive]),
   // Issue 11: ECM activities and events.
   Layer.provide([HttpEcmActivitiesLive, HttpEcmEventsLive]),
+  // Issue 14: ECM communications and the telephony webhooks.
+  Layer.provide([HttpEcmCommunicationsLive, HttpEcmCommunicationsAdminLive, HttpTelephonyWebhooksLive]),
+  Layer.provide(TwilioSignatureLive),
   Layer.provide(SecurityLive)
 )
 
@@ -120,6 +138,7 @@ export const backendLayer = Layer.mergeAll(
   ServicesLive,
   EcmServicesLive,
   EcmActivitiesServicesLive,
+  EcmCommunicationsServicesLive,
   BootstrapLive,
   JobWorkerWithTasksLive
 ).pipe(Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive)))
