@@ -35,7 +35,9 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
  */
 const expectedPatientScopedOperations = 1 +
   // Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show).
-  9
+  9 +
+  // Issue 14: ECM communications (SMS, call).
+  2
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined
