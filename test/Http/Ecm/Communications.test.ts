@@ -38,7 +38,13 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("ECM communications: o
         id: expect.any(Number), activity_type: "sms", status: "created", patient_id: patient, performed_by_id: me.id, assigned_to_id: me.id
       })
       const { activity } = yield* showActivity(me.token, patient, body.activity.id as number)
-      expect(activity).toMatchObject({ text_message_id: body.sms.id, body: "See you tomorrow", event: { event_type: "sms", status: "attempted" } })
+      expect(activity).toMatchObject({
+        text_message_id: body.sms.id, body: "See you tomorrow", event: { event_type: "sms", status: "attempted" }, telephony_call: null,
+        telephony_sms: {
+          id: body.sms.id, telephony_sid: sent!.sid, to: "+14155550132", body: "See you tomorrow", status: "queued", direction: "outbound",
+          segments: 1, media_urls: [], error_code: null, created_at: body.sms.created_at, updated_at: expect.stringMatching(iso)
+        }
+      })
     }))
 
   it.effect("phone numbers in national, dashed, parenthesised and E.164 forms are normalised (US default)", () =>

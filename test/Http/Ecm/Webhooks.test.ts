@@ -205,6 +205,15 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks", 
       expect(first).toMatchObject({
         recording_url: "https://api.twilio.com/r/RE9", transcript: "Please call me back about my ride", activity_transcript: "Please call me back about my ride"
       })
+      const [linked] = yield* query<{ activity_id: number }>(`SELECT activity_id FROM voice_calls WHERE telephony_sid = $1`, callSid)
+      const staff = yield* staffUser()
+      const detail = yield* request("GET", `/v1/clinic/ecm/patients/${patient}/activities/${linked!.activity_id}`, { token: staff.token })
+      expect(detail.body).toMatchObject({
+        activity: {
+          transcript: "Please call me back about my ride", telephony_sms: null,
+          telephony_call: { telephony_sid: callSid, direction: "inbound", recording_url: "https://api.twilio.com/r/RE9", transcript: "Please call me back about my ride" }
+        }
+      })
       yield* postHook(hookPath("recording"), transcribed)
       const [second] = yield* query<{ updated_at: Date; activity_updated: Date }>(
         `SELECT c.updated_at, a.updated_at AS activity_updated FROM voice_calls c JOIN ecm_activities a ON a.id = c.activity_id WHERE c.telephony_sid = $1`, callSid)
