@@ -17,6 +17,9 @@ import { EcmActivitiesApi } from "./Ecm/Activities.js"
 import { EcmEventsApi } from "./Ecm/Events.js"
 // Issue 14: ECM communications and the telephony webhooks.
 import { EcmCommunicationsAdminApi, EcmCommunicationsApi, TelephonyWebhooksApi } from "./Ecm/Communications.js"
+// Issue 12: Form C and lead care managers.
+import { EcmAdminFormCApi, EcmFormCApi } from "./Ecm/FormC.js"
+import { EcmLeadCareManagersApi } from "./Ecm/LeadCareManagers.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -111,6 +114,10 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(EcmCommunicationsApi)
   .add(EcmCommunicationsAdminApi)
   .add(TelephonyWebhooksApi)
+  // Issue 12: Form C and lead care managers.
+  .add(EcmFormCApi)
+  .add(EcmAdminFormCApi)
+  .add(EcmLeadCareManagersApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

@@ -44,6 +44,11 @@ import {
 } from "./Http/Ecm/Communications.js"
 import { Communications } from "../Services/Ecm/Communications.js"
 import { TelephonyWebhooks } from "../Services/Ecm/TelephonyWebhooks.js"
+// Issue 12: Form C and lead care managers.
+import { HttpEcmAdminFormCLive, HttpEcmFormCLive } from "./Http/Ecm/FormC.js"
+import { HttpEcmLeadCareManagersLive } from "./Http/Ecm/LeadCareManagers.js"
+import { FormCSubmissions } from "../Services/Ecm/FormCSubmissions.js"
+import { LeadCareManagers } from "../Services/Ecm/LeadCareManagers.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
 import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
 import { corsFor, docsPath, withResponseHeaders } from "./Http/ResponseHeaders.js"
@@ -61,7 +66,9 @@ export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Acco
   Providers.Default, ProviderInvites.Default)
 
 /** ECM: patients and member information file imports. */
-const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmPatients.Default).pipe(
+const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmPatients.Default,
+  // Issue 12: Form C and lead care managers.
+  FormCSubmissions.Default, LeadCareManagers.Default).pipe(
   Layer.provide(AuditLog.Default)
 )
 
@@ -82,7 +89,9 @@ const BootstrapLive = Layer.effectDiscard(
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpUsersLive, HttpAdminUsersLive, HttpProvidersLive, HttpSupervisorsLive, HttpProviderInvitesLive,
-    HttpEcmMifsLive, HttpEcmPatientsLive]),
+    HttpEcmMifsLive, HttpEcmPatientsLive,
+    // Issue 12: Form C and lead care managers.
+    HttpEcmFormCLive, HttpEcmAdminFormCLive, HttpEcmLeadCareManagersLive]),
   // Issue 11: ECM activities and events.
   Layer.provide([HttpEcmActivitiesLive, HttpEcmEventsLive]),
   // Issue 14: ECM communications and the telephony webhooks.

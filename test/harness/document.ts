@@ -111,6 +111,11 @@ export const isAdminOnly = (method: HttpMethod, path: string): boolean =>
 const jsonSchemaOf = (content: Record<string, { readonly schema?: JsonSchema }> | undefined): JsonSchema | undefined =>
   content?.["application/json"]?.schema
 
+const bodySchemaOf = (document: OpenApiDocument, content: Record<string, { readonly schema?: JsonSchema }> | undefined) => {
+  const schema = jsonSchemaOf(content) ?? content?.[formMediaType]?.schema
+  return schema === undefined ? undefined : resolve(document, schema)
+}
+
 export const formMediaType = "application/x-www-form-urlencoded"
 
 /** The header name of the first apiKey scheme an operation requires. */
@@ -146,7 +151,8 @@ export const operationsOf = (document: OpenApiDocument): ReadonlyArray<Operation
         method,
         path,
         parameters: raw.parameters ?? [],
-        body: jsonSchemaOf(raw.requestBody?.content) ?? raw.requestBody?.content?.[formMediaType]?.schema,
+        // Resolved at the top, so the body's fields are in sight (bola.ts finds a `patient_id` field).
+        body: bodySchemaOf(document, raw.requestBody?.content),
         bodyEncoding: jsonSchemaOf(raw.requestBody?.content) === undefined && raw.requestBody?.content?.[formMediaType] !== undefined
           ? "form"
           : "json",
