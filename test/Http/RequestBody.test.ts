@@ -17,6 +17,7 @@ import { formCBodyBytes } from "../../src/Domain/Ecm/FormC.js"
 import { ErrorHandlingLive } from "../../src/Layers/Http/Errors.js"
 import { bodyChecksFor, bodyRoutesOf, jsonDepth } from "../../src/Layers/Http/RequestBody.js"
 import { request, TestApp, testConfig } from "../support/app.js"
+import { webhookBodyBytes } from "../../src/Api/Ecm/Communications.js"
 
 /** Just the body limit of a request to `api` (`bodyRoutesOf` also names the endpoint). */
 const limitsOf = (api: Parameters<typeof bodyRoutesOf>[0]) => {
@@ -155,7 +156,10 @@ describe("body limit lookup", () => {
     // Endpoints with a limit of their own (issue 12: a Form C document, 1,000 bulk assignments).
     const ownLimits = new Map<string, number>([
       ["POST /v1/clinic/patients/ecm/form_c_submissions", formCBodyBytes],
-      ["POST /v1/admin/clinic/ecm/lead_care_managers/bulk_assign", bulkBodyBytes]
+      ["POST /v1/admin/clinic/ecm/lead_care_managers/bulk_assign", bulkBodyBytes],
+      // Issue 14: the telephony webhooks (a 1,600-character SMS percent-encoded).
+      ...["sms", "voice", "sms_status", "voice_status", "outbound_call", "recording"].map((hook): [string, number] =>
+        [`POST /v1/clinic/webhooks/telephony/${hook}`, webhookBodyBytes])
     ])
     for (const [method, path] of operations) {
       const name = `${method} ${path}`

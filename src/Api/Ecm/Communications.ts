@@ -183,6 +183,9 @@ export const Twiml = HttpApiSchema.Text({ contentType: "text/xml" }).annotations
   description: "TwiML (`text/xml`): `<Response/>` or the instructions for the call or a reply"
 })
 
+/** A webhook's form: 1,600 characters of text, each up to 12 bytes percent-encoded, and Twilio's other fields. */
+export const webhookBodyBytes = 64 * 1024
+
 /** The extension the harness reads to sign requests (test/harness/README.md). */
 export const webhookSignatureExtension = "x-webhook-signature"
 
@@ -207,7 +210,7 @@ export const InboundSmsForm = HttpApiSchema.withEncoding(Schema.Struct({
   Body: Schema.optional(BoundedString(maxSmsLength)),
   NumMedia: Schema.optional(BoundedString(4)),
   ...mediaFields
-}).annotations({ ...reportAllErrors, identifier: "InboundSmsForm" }), { kind: "UrlParams" })
+}).annotations({ ...reportAllErrors, identifier: "InboundSmsForm", examples: [{ MessageSid: "SM0123456789abcdef0123456789abcdef", AccountSid: "AC0123456789abcdef0123456789abcdef", From: "+14155550132", To: "+15550001111", Body: "Can you call me tomorrow?", NumMedia: "0" }] }), { kind: "UrlParams" })
 
 export const InboundVoiceForm = HttpApiSchema.withEncoding(Schema.Struct({
   CallSid: Sid,
@@ -215,7 +218,7 @@ export const InboundVoiceForm = HttpApiSchema.withEncoding(Schema.Struct({
   From: TwilioPhone,
   To: TwilioPhone,
   CallStatus: Schema.optional(BoundedString(32))
-}).annotations({ ...reportAllErrors, identifier: "InboundVoiceForm" }), { kind: "UrlParams" })
+}).annotations({ ...reportAllErrors, identifier: "InboundVoiceForm", examples: [{ CallSid: "CA0123456789abcdef0123456789abcdef", AccountSid: "AC0123456789abcdef0123456789abcdef", From: "+14155550132", To: "+15550001111", CallStatus: "ringing" }] }), { kind: "UrlParams" })
 
 export const SmsStatusForm = HttpApiSchema.withEncoding(Schema.Struct({
   MessageSid: Sid,
@@ -223,7 +226,7 @@ export const SmsStatusForm = HttpApiSchema.withEncoding(Schema.Struct({
   SmsStatus: Schema.optional(BoundedString(32)),
   ErrorCode: Schema.optional(ErrorCode),
   ErrorMessage: Schema.optional(ErrorMessage)
-}).annotations({ ...reportAllErrors, identifier: "SmsStatusForm" }), { kind: "UrlParams" })
+}).annotations({ ...reportAllErrors, identifier: "SmsStatusForm", examples: [{ MessageSid: "SM0123456789abcdef0123456789abcdef", MessageStatus: "undelivered", ErrorCode: "30003", ErrorMessage: "Unreachable destination handset" }] }), { kind: "UrlParams" })
 
 export const VoiceStatusForm = HttpApiSchema.withEncoding(Schema.Struct({
   CallSid: Sid,
@@ -231,7 +234,7 @@ export const VoiceStatusForm = HttpApiSchema.withEncoding(Schema.Struct({
   CallDuration: Schema.optional(BoundedString(10)),
   ErrorCode: Schema.optional(ErrorCode),
   ErrorMessage: Schema.optional(ErrorMessage)
-}).annotations({ ...reportAllErrors, identifier: "VoiceStatusForm" }), { kind: "UrlParams" })
+}).annotations({ ...reportAllErrors, identifier: "VoiceStatusForm", examples: [{ CallSid: "CA0123456789abcdef0123456789abcdef", CallStatus: "completed", CallDuration: "75" }] }), { kind: "UrlParams" })
 
 export const RecordingForm = HttpApiSchema.withEncoding(Schema.Struct({
   CallSid: Sid,
@@ -239,7 +242,7 @@ export const RecordingForm = HttpApiSchema.withEncoding(Schema.Struct({
   RecordingDuration: Schema.optional(BoundedString(10)),
   TranscriptionText: Schema.optional(BoundedString(8000)),
   TranscriptionStatus: Schema.optional(BoundedString(32))
-}).annotations({ ...reportAllErrors, identifier: "RecordingForm" }), { kind: "UrlParams" })
+}).annotations({ ...reportAllErrors, identifier: "RecordingForm", examples: [{ CallSid: "CA0123456789abcdef0123456789abcdef", TranscriptionText: "Please call me back about my ride.", TranscriptionStatus: "completed" }] }), { kind: "UrlParams" })
 
 /** Our record a status callback or outbound-call TwiML request is about (we put it in the URL). */
 const SmsQuery = Schema.Struct({ sms_id: Schema.optional(IdParam) }).annotations(reportAllErrors)
@@ -325,7 +328,7 @@ export class TelephonyWebhooksApi extends HttpApiGroup.make("telephonyWebhooks")
   .middleware(TwilioSignature)
   .addError(EcmValidationFailed.schema)
   .addError(EcmServiceUnavailable.schema)
-  .annotate(BodyLimit, 64 * 1024)
+  .annotate(BodyLimit, webhookBodyBytes)
   .annotateContext(groupDocs({
     tag: "ECM · Telephony webhooks",
     description: "Called by Twilio, not by clients: form-encoded requests signed with `X-Twilio-Signature`, " +

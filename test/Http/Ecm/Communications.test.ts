@@ -1,4 +1,5 @@
 /** ECM communications (ECM §4.3): outbound SMS and calls, phone normalisation, refusals, opt-outs, reconciliation. */
+import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Option, Redacted, TestClock } from "effect"
@@ -7,11 +8,21 @@ import { backendLayer, httpLayer } from "../../../src/Layers/Main.js"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
+import { OutboxTelephonyWithCallbacks } from "../../../src/Layers/OutboxTelephony.js"
 import { AppConfig } from "../../../src/Services/AppConfig.js"
 import { Telephony } from "../../../src/Services/Telephony.js"
 import { request, TestApp, testConfig } from "../../support/app.js"
 import { insertPatient, showActivity, staffUser } from "./activitySupport.js"
-import { callUrl, hookPath, insertPatientWithPhone, postHook, smsUrl, twilioSettings } from "./communicationSupport.js"
+import {
+  authToken,
+  callUrl,
+  hookPath,
+  insertPatientWithPhone,
+  postHook,
+  publicBaseUrl,
+  smsUrl,
+  twilioSettings
+} from "./communicationSupport.js"
 import { query } from "./support.js"
 
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -191,5 +202,46 @@ layer(BreakingApp)("ECM communications: database failure after sending", (it) =>
       const [activity] = yield* query<{ status: string; performed_by_id: number; text_message_id: number }>(
         `SELECT status, performed_by_id, text_message_id FROM ecm_activities WHERE id = $1`, reconciled!.activity_id)
       expect(activity).toEqual({ status: "complete", performed_by_id: me.id, text_message_id: kept!.id })
+    }))
+})
+
+/** The test server's port, known once the server is up; the outbox posts its callbacks there. */
+let serverPort = 0
+
+const RoundTripApp = httpLayer(NodeHttpServer.layerTest).pipe(
+  Layer.provide(Layer.effectDiscard(TestClock.setTime(Date.now()))),
+  Layer.provideMerge(backendLayer),
+  Layer.provideMerge(Layer.mergeAll(
+    OutboxTelephonyWithCallbacks({
+      authToken,
+      deliverTo: (url) => url.replace(publicBaseUrl, `http://127.0.0.1:${serverPort}`)
+    }),
+    MemoryObjectStore.layer,
+    MemoryMailer.layer
+  )),
+  Layer.provideMerge(testConfig({ twilio: Option.some(twilioSettings()) })),
+  Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+)
+
+layer(RoundTripApp)("ECM communications through the outbox with its status callbacks", (it) => {
+  it.effect("the outbox reports delivered and completed, signed: the activities complete, the call gets its minutes", () =>
+    Effect.gen(function*() {
+      const address = (yield* HttpServer.HttpServer).address
+      serverPort = address._tag === "TcpAddress" ? address.port : 0
+      const patient = yield* insertPatient()
+      const me = yield* staffUser()
+      const sms = yield* request("POST", smsUrl(patient), { token: me.token, body: { sms: { phone_number: "4155550150", body: "Round trip" } } })
+      expect(sms.status).toBe(201)
+      const call = yield* request("POST", callUrl(patient), { token: me.token, body: { call: { phone_number: "4155550150" } } })
+      expect(call.status).toBe(201)
+      const rows = yield* query<{ activity_type: string; status: string; duration: number | null }>(
+        `SELECT a.activity_type, a.status, e.duration FROM ecm_activities a JOIN ecm_events e ON e.activity_id = a.id
+         WHERE a.patient_id = $1 ORDER BY a.id`, patient)
+      expect(rows).toEqual([
+        { activity_type: "sms", status: "complete", duration: null },
+        { activity_type: "call", status: "complete", duration: 1 }
+      ])
+      const [record] = yield* query<{ status: string }>(`SELECT status FROM sms_messages WHERE patient_id = $1`, patient)
+      expect(record!.status).toBe("delivered")
     }))
 })
