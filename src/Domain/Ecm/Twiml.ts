@@ -4,7 +4,7 @@
  * attribute is XML-escaped.
  */
 
-const escapeXml = (text: string): string =>
+export const escapeXml = (text: string): string =>
   text.replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", "\"": "&quot;", "'": "&apos;" })[c]!)
 
 const document = (verbs: ReadonlyArray<string>) =>
