@@ -5,9 +5,12 @@
 -- The system user: performs the activities the service records by itself (inbound SMS and calls,
 -- follow-up tasks). It cannot sign in (no valid password hash, inactive) and, like a deleted
 -- account (`deleted_at` set), no user list or admin endpoint shows or changes it. Found by email.
-INSERT INTO users (email, password_hash, first_name, last_name, role, status, confirmed, deleted_at)
-VALUES ('system@care-coordination.invalid', '!', 'Care Coordination', 'System', 'support', 'inactive', true, now())
-ON CONFLICT ((lower(email))) DO NOTHING;
+-- Its id is the largest integer, outside the identity sequence's range in practice, so the users
+-- created after this migration (the bootstrap admin first) keep the ids they would have had.
+INSERT INTO users (id, email, password_hash, first_name, last_name, role, status, confirmed, deleted_at)
+OVERRIDING SYSTEM VALUE
+VALUES (2147483647, 'system@care-coordination.invalid', '!', 'Care Coordination', 'System', 'support', 'inactive', true, now())
+ON CONFLICT DO NOTHING;
 
 -- Inbound messages and calls are matched to patients by their E.164 phone.
 CREATE INDEX patients_phone_idx ON patients (phone) WHERE phone IS NOT NULL;
