@@ -32,11 +32,14 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 /**
  * Patient-scoped operations the document has today (`ecmPatients.show`; issue 12: `ecmFormC.create`,
  * `.list`, `.show`, `ecmAdminFormC.list`, `ecmLeadCareManagers.assign`, `.update`, `.remove`,
- * `.forPatient`); a new one changes the count, so whoever adds it sees the BOLA check cover it.
+ * `.forPatient`; issue 13, clinic patients: show, update, and the list/create/show/update/last
+ * operations of help requests, treatment plans, spots and documents — 15); a new one changes the
+ * count, so whoever adds it sees the BOLA check cover it.
  */
-const expectedPatientScopedOperations = 1 + 8 +
-  // Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show).
-  9 +
+// Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show): 9.
+// Issue 15 adds availability.listBooks, availability.createBook, appointments.list, appointments.update (admin
+// only: a parent is refused) and clinicAppointments.list.
+const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 +
   // Issue 14: ECM communications (SMS, call).
   2
 

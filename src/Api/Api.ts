@@ -17,9 +17,18 @@ import { EcmActivitiesApi } from "./Ecm/Activities.js"
 import { EcmEventsApi } from "./Ecm/Events.js"
 // Issue 14: ECM communications and the telephony webhooks.
 import { EcmCommunicationsAdminApi, EcmCommunicationsApi, TelephonyWebhooksApi } from "./Ecm/Communications.js"
+// Scheduling (issue 15)
+import { AvailabilityApi } from "./Scheduling/Availability.js"
+import { AppointmentsApi, ClinicAppointmentsApi, ProviderAppointmentsApi } from "./Scheduling/Appointments.js"
 // Issue 12: Form C and lead care managers.
 import { EcmAdminFormCApi, EcmFormCApi } from "./Ecm/FormC.js"
 import { EcmLeadCareManagersApi } from "./Ecm/LeadCareManagers.js"
+// Clinic patients and their records (issue 13).
+import { ClinicPatientsApi } from "./Patients/Patients.js"
+import { PatientDocumentsApi } from "./Patients/Documents.js"
+import { HelpRequestsApi } from "./Patients/HelpRequests.js"
+import { SpotsApi } from "./Patients/Spots.js"
+import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -114,10 +123,21 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(EcmCommunicationsApi)
   .add(EcmCommunicationsAdminApi)
   .add(TelephonyWebhooksApi)
+  // Scheduling (issue 15)
+  .add(AvailabilityApi)
+  .add(AppointmentsApi)
+  .add(ProviderAppointmentsApi)
+  .add(ClinicAppointmentsApi)
   // Issue 12: Form C and lead care managers.
   .add(EcmFormCApi)
   .add(EcmAdminFormCApi)
   .add(EcmLeadCareManagersApi)
+  // Clinic patients and their records (issue 13).
+  .add(ClinicPatientsApi)
+  .add(HelpRequestsApi)
+  .add(TreatmentPlansApi)
+  .add(SpotsApi)
+  .add(PatientDocumentsApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.
