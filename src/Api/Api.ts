@@ -15,6 +15,8 @@ import { EcmPatientsApi } from "./Ecm/Patients.js"
 // Issue 11: ECM activities and events.
 import { EcmActivitiesApi } from "./Ecm/Activities.js"
 import { EcmEventsApi } from "./Ecm/Events.js"
+// Issue 14: ECM communications and the telephony webhooks.
+import { EcmCommunicationsAdminApi, EcmCommunicationsApi, TelephonyWebhooksApi } from "./Ecm/Communications.js"
 // Scheduling (issue 15)
 import { AvailabilityApi } from "./Scheduling/Availability.js"
 import { AppointmentsApi, ClinicAppointmentsApi, ProviderAppointmentsApi } from "./Scheduling/Appointments.js"
@@ -124,6 +126,10 @@ export class Api extends HttpApi.make("care-coordination-api")
   // Issue 11: ECM activities and events.
   .add(EcmActivitiesApi)
   .add(EcmEventsApi)
+  // Issue 14: ECM communications and the telephony webhooks.
+  .add(EcmCommunicationsApi)
+  .add(EcmCommunicationsAdminApi)
+  .add(TelephonyWebhooksApi)
   // Scheduling (issue 15)
   .add(AvailabilityApi)
   .add(AppointmentsApi)

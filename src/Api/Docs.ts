@@ -47,6 +47,8 @@ export interface OperationDocs {
    * the operation to it.
    */
   readonly singleUse?: string
+  /** More `x-…` extensions of the operation (`x-webhook-signature` on the telephony webhooks). */
+  readonly extensions?: Readonly<Record<`x-${string}`, unknown>>
 }
 
 /** Section headings the description carries, so a reader always finds them in the same place. */
@@ -61,7 +63,8 @@ export const operationDocs = (docs: OperationDocs): Context.Context<never> =>
     override: {
       ...(docs.singleUse === undefined ? {} : { "x-single-use": docs.singleUse }),
       // Staff-only operations say so in the document, so test/harness expects a parent's 403.
-      ...(docs.access === Access.staff ? { "x-access": "staff" } : {})
+      ...(docs.access === Access.staff ? { "x-access": "staff" } : {}),
+      ...docs.extensions
     }
   })
 

@@ -1,6 +1,7 @@
 /**
  * Picks the outbound adapters from configuration: S3 when S3_BUCKET is set, else local disk;
- * SMTP when SMTP_URL is set, else the mail outbox; telephony always the outbox for now.
+ * SMTP when SMTP_URL is set, else the mail outbox; Twilio when TWILIO_* are set, else the
+ * telephony outbox.
  *
  * A provider's layer (and its SDK: AWS, nodemailer, later Twilio) is imported only when its
  * settings select it, so an instance that does not use a provider does not load or hold it.
@@ -24,6 +25,7 @@ export const importLayer = <ROut, E, RIn>(load: () => Promise<Layer.Layer<ROut, 
 
 const S3ObjectStoreLive = importLayer(() => import("./S3ObjectStore.js").then((module) => module.S3ObjectStoreLive))
 const SmtpMailerLive = importLayer(() => import("./SmtpMailer.js").then((module) => module.SmtpMailerLive))
+const TwilioTelephonyLive = importLayer(() => import("./TwilioTelephony.js").then((module) => module.TwilioTelephonyLive))
 
 /**
  * Push notifications (issue 17): FCM, with firebase-admin, only when FCM_SERVICE_ACCOUNT_FILE is
@@ -39,10 +41,7 @@ export const PushLive: Layer.Layer<Push, never, AppConfig> = Layer.unwrapEffect(
 export const AdaptersLive: Layer.Layer<Telephony | ObjectStore | Mailer | Push, never, AppConfig> = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Layer.mergeAll(
-      // Seam for Twilio: when `config.twilio` is Some, select TwilioTelephonyLive here, imported
-      // with `importLayer` like S3 and SMTP (it arrives with the communications work); until then
-      // the outbox records every message.
-      OutboxTelephonyLive,
+      Option.isSome(config.twilio) ? TwilioTelephonyLive : OutboxTelephonyLive,
       Option.isSome(config.s3) ? S3ObjectStoreLive : DiskObjectStoreLive.pipe(Layer.provide(SigningSecretLive)),
       Option.isSome(config.smtpUrl) ? SmtpMailerLive : OutboxMailerLive,
       // Issue 17: FCM when FCM_SERVICE_ACCOUNT_FILE is set, else the push outbox.

@@ -22,7 +22,9 @@ const twilio = Config.all({
   accountSid: Config.string("TWILIO_ACCOUNT_SID"),
   authToken: Config.redacted("TWILIO_AUTH_TOKEN"),
   fromNumber: Config.string("TWILIO_FROM_NUMBER"),
-  apiBaseUrl: optional(Config.string("TWILIO_API_BASE_URL"))
+  apiBaseUrl: optional(Config.string("TWILIO_API_BASE_URL")),
+  messagingServiceSid: optional(Config.string("TWILIO_MESSAGING_SERVICE_SID")),
+  smsAutoReply: optional(Config.string("TWILIO_SMS_AUTO_REPLY"))
 }).pipe(Config.option)
 
 /** Twilio Video (issue 15): the account and an API key; all three or none. */

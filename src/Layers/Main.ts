@@ -36,6 +36,15 @@ import { HttpEcmActivitiesLive } from "./Http/Ecm/Activities.js"
 import { HttpEcmEventsLive } from "./Http/Ecm/Events.js"
 import { Activities } from "../Services/Ecm/Activities.js"
 import { Events } from "../Services/Ecm/Events.js"
+// Issue 14: ECM communications and the telephony webhooks.
+import {
+  HttpEcmCommunicationsAdminLive,
+  HttpEcmCommunicationsLive,
+  HttpTelephonyWebhooksLive,
+  TwilioSignatureLive
+} from "./Http/Ecm/Communications.js"
+import { Communications } from "../Services/Ecm/Communications.js"
+import { TelephonyWebhooks } from "../Services/Ecm/TelephonyWebhooks.js"
 // Issue 12: Form C and lead care managers.
 import { HttpEcmAdminFormCLive, HttpEcmFormCLive } from "./Http/Ecm/FormC.js"
 import { HttpEcmLeadCareManagersLive } from "./Http/Ecm/LeadCareManagers.js"
@@ -100,6 +109,12 @@ const EcmActivitiesServicesLive = Layer.mergeAll(Activities.Default, Events.Defa
   Layer.provide(AuditLog.Default)
 )
 
+/** ECM communications and the telephony webhooks (issue 14). */
+const EcmCommunicationsServicesLive = TelephonyWebhooks.Default.pipe(
+  Layer.provideMerge(Communications.Default),
+  Layer.provide(AuditLog.Default)
+)
+
 /** Clinic patients and their records (issue 13). */
 const PatientServicesLive = Layer.mergeAll(
   PatientAccess.Default, ClinicPatients.Default, HelpRequests.Default, TreatmentPlans.Default, Spots.Default, PatientDocuments.Default
@@ -132,6 +147,9 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
     HttpEcmFormCLive, HttpEcmAdminFormCLive, HttpEcmLeadCareManagersLive]),
   // Issue 11: ECM activities and events.
   Layer.provide([HttpEcmActivitiesLive, HttpEcmEventsLive]),
+  // Issue 14: ECM communications and the telephony webhooks.
+  Layer.provide([HttpEcmCommunicationsLive, HttpEcmCommunicationsAdminLive, HttpTelephonyWebhooksLive]),
+  Layer.provide(TwilioSignatureLive),
   // Scheduling (issue 15)
   Layer.provide([HttpAvailabilityLive, HttpAppointmentsLive, HttpProviderAppointmentsLive, HttpClinicAppointmentsLive]),
   Layer.provide(HttpPatientsAreaLive),
@@ -201,6 +219,7 @@ export const backendLayer = Layer.mergeAll(
   ServicesLive,
   EcmServicesLive,
   EcmActivitiesServicesLive,
+  EcmCommunicationsServicesLive,
   PatientServicesLive,
   BootstrapLive,
   SchedulingServicesLive,

@@ -32,7 +32,37 @@ export interface OutboxLine {
 
 export const telephonyOutboxFile = (dataDir: string) => path.join(dataDir, "outbox", "telephony.jsonl")
 
-export const makeOutboxTelephony = (settings: Pick<AppSettings, "dataDir" | "twilio">) => {
+/**
+ * Only when a test asks: after recording a message or call that names a status callback, the
+ * outbox posts that callback the way Twilio would (form-encoded, signed with `authToken`), so the
+ * whole round trip runs without Twilio. Never on by default.
+ */
+export interface OutboxStatusCallbacks {
+  readonly authToken: string
+  /** What each message reports (default `delivered`). */
+  readonly smsStatus?: string
+  /** What each call reports (default `completed`, 30 seconds). */
+  readonly callStatus?: string
+  /** Where the callback is sent (the test server) instead of the URL it is signed for. */
+  readonly deliverTo?: (url: string) => string
+}
+
+const postStatusCallback = (callbacks: OutboxStatusCallbacks, url: string, params: Record<string, string>) =>
+  Effect.promise(async () => {
+    const { getExpectedTwilioSignature } = await import("twilio/lib/webhooks/webhooks.js")
+    const response = await fetch(callbacks.deliverTo?.(url) ?? url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        "x-twilio-signature": getExpectedTwilioSignature(callbacks.authToken, url, params)
+      },
+      body: new URLSearchParams(params).toString()
+    })
+    await response.arrayBuffer()
+    return response.status
+  }).pipe(Effect.flatMap((status) => Effect.annotateCurrentSpan("telephony.callback_status", status)))
+
+export const makeOutboxTelephony = (settings: Pick<AppSettings, "dataDir" | "twilio">, callbacks?: OutboxStatusCallbacks) => {
   const file = telephonyOutboxFile(settings.dataDir)
   const defaultFrom = Option.match(settings.twilio, { onNone: () => defaultFromNumber, onSome: (t) => t.fromNumber })
 
@@ -59,15 +89,36 @@ export const makeOutboxTelephony = (settings: Pick<AppSettings, "dataDir" | "twi
       return { sid: line.sid, to, from: line.from, status: "queued", createdAt } satisfies TelephonyReceipt
     })
 
+  const report = (receipt: TelephonyReceipt, kind: OutboxLine["kind"], statusCallback: string | undefined) =>
+    callbacks === undefined || statusCallback === undefined
+      ? Effect.void
+      : postStatusCallback(
+        callbacks,
+        statusCallback,
+        kind === "sms"
+          ? { MessageSid: receipt.sid, MessageStatus: callbacks.smsStatus ?? "delivered", To: receipt.to, From: receipt.from }
+          : { CallSid: receipt.sid, CallStatus: callbacks.callStatus ?? "completed", CallDuration: "30", To: receipt.to, From: receipt.from }
+      )
+
   return Telephony.of({
     sendSms: (sms: OutboundSms) =>
-      record("send_sms", "sms", sms.to, sms.from, sms.body).pipe(Effect.withSpan("Telephony.sendSms")),
+      record("send_sms", "sms", sms.to, sms.from, sms.body).pipe(
+        Effect.tap((receipt) => report(receipt, "sms", sms.statusCallback)),
+        Effect.withSpan("Telephony.sendSms")
+      ),
     placeCall: (call: OutboundCall) =>
-      record("place_call", "call", call.to, call.from, call.say).pipe(Effect.withSpan("Telephony.placeCall"))
+      record("place_call", "call", call.to, call.from, call.say).pipe(
+        Effect.tap((receipt) => report(receipt, "call", call.statusCallback)),
+        Effect.withSpan("Telephony.placeCall")
+      )
   })
 }
 
 export const OutboxTelephonyLive: Layer.Layer<Telephony, never, AppConfig> = Layer.effect(
   Telephony,
-  Effect.map(AppConfig, makeOutboxTelephony)
+  Effect.map(AppConfig, (config) => makeOutboxTelephony(config))
 )
+
+/** The outbox that also posts each status callback to the app (tests of the round trip). */
+export const OutboxTelephonyWithCallbacks = (callbacks: OutboxStatusCallbacks): Layer.Layer<Telephony, never, AppConfig> =>
+  Layer.effect(Telephony, Effect.map(AppConfig, (config) => makeOutboxTelephony(config, callbacks)))

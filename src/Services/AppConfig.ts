@@ -19,6 +19,10 @@ export interface TwilioSettings {
   readonly fromNumber: string
   /** Only for tests and stand-ins: where the REST API lives. */
   readonly apiBaseUrl: Option.Option<string>
+  /** Messaging service outbound SMS are sent through (`MG…`); None: from `fromNumber`. */
+  readonly messagingServiceSid: Option.Option<string>
+  /** Text answered to every inbound SMS (TwiML `<Message>`); None: no reply. */
+  readonly smsAutoReply: Option.Option<string>
 }
 
 /**

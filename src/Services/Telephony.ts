@@ -7,6 +7,8 @@ export interface OutboundSms {
   readonly body: string
   /** Defaults to the configured sender number. */
   readonly from?: string
+  /** Where the provider posts delivery statuses (our sms_status webhook); none: no callbacks. */
+  readonly statusCallback?: string
 }
 
 export interface OutboundCall {
@@ -14,6 +16,10 @@ export interface OutboundCall {
   readonly from?: string
   /** What the call says when answered (TwiML `<Say>` with Twilio): an appointment reminder's text. */
   readonly say?: string
+  /** The TwiML the call runs once answered (our outbound-call route); none: the provider's default. */
+  readonly url?: string
+  /** Where the provider posts call statuses (our voice_status webhook). */
+  readonly statusCallback?: string
 }
 
 export interface TelephonyReceipt {

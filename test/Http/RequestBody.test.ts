@@ -18,6 +18,7 @@ import { formCBodyBytes } from "../../src/Domain/Ecm/FormC.js"
 import { ErrorHandlingLive } from "../../src/Layers/Http/Errors.js"
 import { bodyChecksFor, bodyRoutesOf, jsonDepth } from "../../src/Layers/Http/RequestBody.js"
 import { request, TestApp, testConfig } from "../support/app.js"
+import { webhookBodyBytes } from "../../src/Api/Ecm/Communications.js"
 
 /** Just the body limit of a request to `api` (`bodyRoutesOf` also names the endpoint). */
 const limitsOf = (api: Parameters<typeof bodyRoutesOf>[0]) => {
@@ -164,6 +165,9 @@ describe("body limit lookup", () => {
     const ownLimits = new Map<string, number>([
       ["POST /v1/clinic/patients/ecm/form_c_submissions", formCBodyBytes],
       ["POST /v1/admin/clinic/ecm/lead_care_managers/bulk_assign", bulkBodyBytes],
+      // Issue 14: the telephony webhooks (a 1,600-character SMS percent-encoded).
+      ...["sms", "voice", "sms_status", "voice_status", "outbound_call", "recording"].map((hook): [string, number] =>
+        [`POST /v1/clinic/webhooks/telephony/${hook}`, webhookBodyBytes]),
       // Issue 13: a help request's 5000-character message; a treatment plan's goals and interventions.
       ["POST /v1/clinic/patients/help_requests", 64 * 1024],
       ["POST /v1/clinic/patients/treatment_plans", 256 * 1024],

@@ -43,13 +43,21 @@ describe("AdaptersLive", () => {
       expect(yield* Effect.promise(() => fs.readFile(path.join(dataDir, "signing-secret"), "utf8"))).toMatch(/^[0-9a-f]{64}$/)
     }))
 
-  it.scoped("selects S3 and SMTP when they are configured", () =>
+  it.scoped("selects S3, SMTP and Twilio when they are configured", () =>
     Effect.gen(function*() {
       const dataDir = yield* tempDir
       const port = yield* closedPort
       const config = testConfig({
         dataDir,
         smtpUrl: Option.some(Redacted.make(`smtp://127.0.0.1:${port}`)),
+        twilio: Option.some({
+          accountSid: "AC11111111111111111111111111111111",
+          authToken: Redacted.make("token"),
+          fromNumber: "+15550001111",
+          apiBaseUrl: Option.some(`http://127.0.0.1:${port}`),
+          messagingServiceSid: Option.none(),
+          smsAutoReply: Option.none()
+        }),
         s3: Option.some({
           bucket: "care-files",
           region: "us-east-1",
@@ -59,14 +67,17 @@ describe("AdaptersLive", () => {
           forcePathStyle: true
         })
       })
-      const { url, mailError } = yield* Effect.gen(function*() {
+      const { url, mailError, smsError } = yield* Effect.gen(function*() {
         const url = yield* Effect.flatMap(ObjectStore, (s) => s.signedUrl("a/file.txt", "1 hour"))
         const mailError = yield* Effect.flip(Effect.flatMap(Mailer, (m) => m.send({ to: ["a@example.test"], subject: "s", text: "t" })))
-        return { url, mailError }
+        const smsError = yield* Effect.flip(Effect.flatMap(Telephony, (t) => t.sendSms({ to: "+15551230001", body: "hi" })))
+        return { url, mailError, smsError }
       }).pipe(Effect.provide(AdaptersLive), Effect.provide(config))
 
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:9\/care-files\/a\/file\.txt\?.*X-Amz-Signature=/)
       expect(mailError.reason).toBe("SMTP delivery failed (ESOCKET)")
+      // Twilio's client tried the (closed) API address: nothing went to the outbox.
+      expect(smsError.reason).toBe("the telephony provider could not be reached")
       expect(yield* Effect.promise(() => fs.readdir(dataDir))).toEqual([])
     }))
 })

@@ -50,7 +50,9 @@ describe("OutboxTelephony", () => {
         accountSid: "AC00000000000000000000000000000000",
         authToken: Redacted.make("token"),
         fromNumber: "+15557654321",
-        apiBaseUrl: Option.none()
+        apiBaseUrl: Option.none(),
+        messagingServiceSid: Option.none(),
+        smsAutoReply: Option.none()
       })
       const receipt = yield* Effect.flatMap(Telephony, (t) => t.sendSms({ to: "+15551230001", body: "hi" })).pipe(
         Effect.provide(OutboxTelephonyLive),

@@ -49,7 +49,7 @@ describe("harness machinery", () => {
       }
     } as unknown as OpenApiDocument
     const operation = (path: string, body?: Record<string, unknown>) =>
-      ({ id: path, method: "POST", path, parameters: [], body, bodyRequired: body !== undefined, responses: new Map(), responseHeaders: new Map(), tokenHeader: "X-User-Token", adminOnly: false, staffOnly: false, area: "general", singleUse: undefined }) as const
+      ({ id: path, method: "POST", path, parameters: [], body, bodyRequired: body !== undefined, responses: new Map(), responseHeaders: new Map(), tokenHeader: "X-User-Token", adminOnly: false, staffOnly: false, area: "general", singleUse: undefined, bodyEncoding: "json", signature: undefined }) as const
     expect(patientParameter(operation("/v1/clinic/patients/help_requests", { $ref: "#/components/schemas/Create" }), document))
       .toEqual({ in: "body", name: "patient_id", within: "help_request" })
     expect(patientParameter(operation("/v1/clinic/patients/treatment_plans/{id}"), document))

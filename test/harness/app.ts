@@ -15,6 +15,7 @@ import { MemoryMailer } from "../../src/Layers/MemoryMailer.js"
 import { MemoryObjectStore } from "../../src/Layers/MemoryObjectStore.js"
 import { MemoryTelephony } from "../../src/Layers/MemoryTelephony.js"
 import { MemoryPush } from "../../src/Layers/MemoryPush.js"
+import { harnessPublicBaseUrl, harnessTwilioAuthToken } from "./signature.js"
 
 const dataDirectory = Effect.acquireRelease(
   Effect.promise(() => mkdtemp(path.join(os.tmpdir(), "cc-harness-data-"))),
@@ -38,14 +39,22 @@ const harnessConfig = (databaseUrl: Effect.Effect<string, never, Scope.Scope>) =
       databaseUrl: Option.some(Redacted.make(url)),
       dataDir,
       dbPoolSize: 8,
-      publicBaseUrl: "http://localhost",
+      publicBaseUrl: harnessPublicBaseUrl,
       maxBodyBytes: harnessMaxBodyBytes,
       bootstrapAdminEmail: Option.none(),
       bootstrapAdminPassword: Option.none(),
       otelEndpoint: Option.none(),
       s3: Option.none(),
       smtpUrl: Option.none(),
-      twilio: Option.none()
+      // Webhooks are signed with this token (signature.ts); telephony itself is the in-memory layer.
+      twilio: Option.some({
+        accountSid: "AC00000000000000000000000000000000",
+        authToken: Redacted.make(harnessTwilioAuthToken),
+        fromNumber: "+15550001111",
+        apiBaseUrl: Option.none(),
+        messagingServiceSid: Option.none(),
+        smsAutoReply: Option.none()
+      })
     } satisfies AppSettings
   }))
 

@@ -7,6 +7,7 @@ import fc from "fast-check"
 import type { Operation } from "./document.js"
 import { type Draft, type GenerationContext, validDraft } from "./generate.js"
 import { hostileTokens, mutationArbitrary } from "./hostile.js"
+import { formParamsOf, signatureHeader, twilioSignature } from "./signature.js"
 import type { Role, World } from "./world.js"
 
 export type Caller = "anonymous" | "bad token" | Role
@@ -20,6 +21,8 @@ export interface Case {
   readonly variant: string
   readonly draft: Draft
   readonly refusedByConstruction: boolean
+  /** The status the answer must have whatever else it is (403 for a webhook without a valid signature). */
+  readonly expectedStatus?: number | undefined
 }
 
 export interface Wire {
@@ -57,10 +60,11 @@ export const caseArbitrary = (
     mutationArbitrary(context.document, operation, draft).map((mutation) => ({
       variant: mutation.name,
       draft: mutation.apply(draft),
-      refusedByConstruction: mutation.refusedByConstruction ?? false
+      refusedByConstruction: mutation.refusedByConstruction ?? false,
+      expectedStatus: mutation.expectedStatus
     }))
   )
-  const plain = valid.map((draft) => ({ variant: "valid", draft, refusedByConstruction: false }))
+  const plain = valid.map((draft) => ({ variant: "valid", draft, refusedByConstruction: false, expectedStatus: undefined }))
   const request = kind === "valid" ? plain : kind === "hostile" ? hostile : fc.oneof({ weight: 1, arbitrary: plain }, { weight: 3, arbitrary: hostile })
   return fc.record({
     caller: callerArbitrary(operation),
@@ -84,14 +88,26 @@ export const toWire = (testCase: Case, tokens: Tokens, tokenHeader: string): Wir
   if (testCase.caller === "bad token") headers[header] = testCase.badToken
   else if (testCase.caller !== "anonymous") headers[header] = tokens(testCase.caller)
   let body: string | undefined
-  if (draft.body.kind === "json") {
+  let formParams: Record<string, string> = {}
+  if (draft.body.kind === "json" && operation.bodyEncoding === "form") {
+    formParams = formParamsOf(draft.body.value)
+    headers["content-type"] = "application/x-www-form-urlencoded"
+    body = new URLSearchParams(formParams).toString()
+  } else if (draft.body.kind === "json") {
     headers["content-type"] = "application/json"
     body = JSON.stringify(draft.body.value)
   } else if (draft.body.kind === "text") {
     headers["content-type"] = draft.body.contentType
     body = draft.body.text
+    if (/urlencoded/.test(draft.body.contentType)) formParams = Object.fromEntries(new URLSearchParams(draft.body.text))
   }
-  return { method: operation.method, url: query === "" ? path : `${path}?${query}`, headers, body }
+  const url = query === "" ? path : `${path}?${query}`
+  // Signed as the provider signs, unless a hostile variant put its own (or an empty) signature.
+  if (operation.signature !== undefined && headers[signatureHeader] === undefined) {
+    headers[signatureHeader] = twilioSignature(url, formParams)
+  }
+  if (headers[signatureHeader] === "") delete headers[signatureHeader]
+  return { method: operation.method, url, headers, body }
 }
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}… (${text.length} chars)` : text)

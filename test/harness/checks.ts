@@ -132,6 +132,8 @@ export interface Exchange {
   readonly draft: Draft
   /** The document says the request is invalid, or the mutation made sure of it. */
   readonly mustBeRefused: boolean
+  /** The status the answer must have (403 for a webhook without a valid signature). */
+  readonly expectedStatus?: number | undefined
   readonly received: Received
 }
 
@@ -158,6 +160,9 @@ export const checkExchange = (exchange: Exchange, contract: Contract, secrets: S
     if (problem) violations.push({ check: "error body shape", message: `${operation.area} area, ${received.status}: ${problem}` })
   }
   violations.push(...headerProblems(operation, received))
+  if (exchange.expectedStatus !== undefined && received.status !== exchange.expectedStatus) {
+    violations.push({ check: "wrong refusal", message: `status ${received.status}; expected ${exchange.expectedStatus}` })
+  }
   if (exchange.mustBeRefused && received.status < 400) {
     violations.push({ check: "invalid request accepted", message: `status ${received.status} for a request the document says is invalid` })
   }

@@ -7,6 +7,7 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
 import addFormats from "ajv-formats"
 import type { OpenApiDocument, Operation } from "./document.js"
 import type { Draft } from "./generate.js"
+import { formParamsOf } from "./signature.js"
 
 const documentId = "urn:harness:openapi"
 
@@ -61,7 +62,12 @@ export const makeContract = (document: OpenApiDocument): Contract => {
     })
     if (operation.body !== undefined) {
       if (draft.body.kind === "none" && operation.bodyRequired) violations.push("the body is required")
-      if (draft.body.kind === "json") {
+      if (draft.body.kind === "json" && operation.bodyEncoding === "form") {
+        // A form carries string pairs: judge the pairs sent (signature.ts `formParamsOf`).
+        const pointer = `${operationPointer(operation)}/requestBody/content/application~1x-www-form-urlencoded/schema`
+        const errors = errorsOf(validatorAt(pointer), formParamsOf(draft.body.value))
+        if (errors.length > 0) violations.push(`body: ${errors.join("; ")}`)
+      } else if (draft.body.kind === "json") {
         const errors = errorsOf(validatorAt(`${operationPointer(operation)}/requestBody/content/application~1json/schema`), draft.body.value)
         if (errors.length > 0) violations.push(`body: ${errors.join("; ")}`)
       }

@@ -26,6 +26,7 @@ interface RawOperation {
   readonly operationId?: string
   readonly "x-single-use"?: unknown
   readonly "x-access"?: unknown
+  readonly "x-webhook-signature"?: unknown
   readonly parameters?: ReadonlyArray<Parameter>
   readonly security?: ReadonlyArray<Record<string, ReadonlyArray<string>>>
   readonly requestBody?: { readonly required?: boolean; readonly content?: Record<string, { readonly schema?: JsonSchema }> }
@@ -55,8 +56,18 @@ export interface Operation {
   /** Path template as the document writes it: `/v1/users/{id}`. */
   readonly path: string
   readonly parameters: ReadonlyArray<Parameter>
-  /** JSON request body schema, when the operation takes one. */
+  /** Request body schema, when the operation takes one (JSON, or a form: `bodyEncoding`). */
   readonly body: JsonSchema | undefined
+  /**
+   * How the body is sent: JSON, or form-encoded string pairs (the telephony webhooks, whose
+   * `body` schema is that of the `application/x-www-form-urlencoded` content).
+   */
+  readonly bodyEncoding: "json" | "form"
+  /**
+   * Who signs the request (`x-webhook-signature`, e.g. `twilio`): the harness signs valid requests
+   * as that provider does, and a request without a valid signature must be refused with 403.
+   */
+  readonly signature: string | undefined
   readonly bodyRequired: boolean
   /** Declared response statuses and the JSON schema of each (undefined: no content). */
   readonly responses: ReadonlyMap<number, JsonSchema | undefined>
@@ -101,9 +112,11 @@ const jsonSchemaOf = (content: Record<string, { readonly schema?: JsonSchema }> 
   content?.["application/json"]?.schema
 
 const bodySchemaOf = (document: OpenApiDocument, content: Record<string, { readonly schema?: JsonSchema }> | undefined) => {
-  const schema = jsonSchemaOf(content)
+  const schema = jsonSchemaOf(content) ?? content?.[formMediaType]?.schema
   return schema === undefined ? undefined : resolve(document, schema)
 }
+
+export const formMediaType = "application/x-www-form-urlencoded"
 
 /** The header name of the first apiKey scheme an operation requires. */
 const tokenHeaderOf = (document: OpenApiDocument, operation: RawOperation): string | undefined => {
@@ -140,6 +153,10 @@ export const operationsOf = (document: OpenApiDocument): ReadonlyArray<Operation
         parameters: raw.parameters ?? [],
         // Resolved at the top, so the body's fields are in sight (bola.ts finds a `patient_id` field).
         body: bodySchemaOf(document, raw.requestBody?.content),
+        bodyEncoding: jsonSchemaOf(raw.requestBody?.content) === undefined && raw.requestBody?.content?.[formMediaType] !== undefined
+          ? "form"
+          : "json",
+        signature: typeof raw["x-webhook-signature"] === "string" ? raw["x-webhook-signature"] : undefined,
         bodyRequired: raw.requestBody?.required ?? false,
         responses,
         responseHeaders,

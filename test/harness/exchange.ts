@@ -38,6 +38,7 @@ export const exchange = (harness: Harness, testCase: Case, tokens: Tokens): Effe
       operation: testCase.operation,
       draft: testCase.draft,
       mustBeRefused: testCase.refusedByConstruction || harness.contract.requestViolations(testCase.operation, testCase.draft).length > 0,
+      expectedStatus: testCase.expectedStatus,
       received
     }, harness.contract, harness.secrets)
     // Tokens the server issues (a sign-in's session) join the values telemetry must not hold.

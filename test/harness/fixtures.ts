@@ -196,7 +196,14 @@ const ecmActivityFixtures: Readonly<Record<string, Fixture>> = {
   "ecmEvents.counts": (tools) =>
     Effect.map(ecmPatient(tools), (patient) => (draft) =>
       withQueryValue(withQueryValue(withPath(draft, { patient_id: patient }), "start_date", "2000-01-01"), "end_date", "2100-12-31")),
-  "ecmEvents.show": (tools) => Effect.map(ecmEvent(tools), (e) => (draft) => withPath(draft, { patient_id: e.patient, id: e.id }))
+  "ecmEvents.show": (tools) => Effect.map(ecmEvent(tools), (e) => (draft) => withPath(draft, { patient_id: e.patient, id: e.id })),
+  // Issue 14: a patient that exists, and a number that parses.
+  "ecmCommunications.sendSms": (tools) =>
+    Effect.map(ecmPatient(tools), (patient) => (draft) =>
+      withBodyValue(withPath(draft, { patient_id: patient }), ["sms"], { phone_number: "(415) 555-0132", body: "Race message" })),
+  "ecmCommunications.placeCall": (tools) =>
+    Effect.map(ecmPatient(tools), (patient) => (draft) =>
+      withBodyValue(withPath(draft, { patient_id: patient }), ["call"], { phone_number: "415-555-0133" }))
 }
 
 export const fixtures: Readonly<Record<string, Fixture>> = {

@@ -7,6 +7,7 @@
 import fc from "fast-check"
 import { type JsonSchema, type OpenApiDocument, type Operation, pathParameterNames, resolve } from "./document.js"
 import { type Body, type Draft, encodeSegment } from "./generate.js"
+import { signatureHeader, twilioSignature } from "./signature.js"
 
 export interface Mutation {
   readonly name: string
@@ -16,6 +17,8 @@ export interface Mutation {
    * content type the operation does not take): the server must refuse it.
    */
   readonly refusedByConstruction?: boolean
+  /** The status the answer must have (403: a webhook without a valid signature). */
+  readonly expectedStatus?: number
 }
 
 const tenKilobytes = 10 * 1024
@@ -277,5 +280,30 @@ const queryMutations = (operation: Operation): Array<fc.Arbitrary<Mutation>> => 
 }
 
 /** The hostile mutations that apply to this operation and draft; there is always at least one. */
+/**
+ * A signed webhook without a valid signature: none, garbage, one made with another key, or one
+ * made for another URL. Each must be refused with 403 before anything runs.
+ */
+const signatureMutations = (operation: Operation): Array<fc.Arbitrary<Mutation>> => {
+  if (operation.signature === undefined) return []
+  const withSignature = (value: string) => (d: Draft): Draft => ({ ...d, headers: { ...d.headers, [signatureHeader]: value } })
+  return [
+    fc.constantFrom<Mutation>(
+      { name: "signature: missing", apply: withSignature(""), refusedByConstruction: true, expectedStatus: 403 },
+      { name: "signature: another key", apply: withSignature(twilioSignature(operation.path, {}, "not-the-auth-token")), refusedByConstruction: true, expectedStatus: 403 },
+      { name: "signature: another URL", apply: withSignature(twilioSignature("/v1/elsewhere", {})), refusedByConstruction: true, expectedStatus: 403 }
+    ),
+    fc.constantFrom(...hostileStrings.filter((s) => /^[\x21-\x7e]+$/.test(s))).map((value): Mutation => ({
+      name: "signature: hostile value", apply: withSignature(value), refusedByConstruction: true, expectedStatus: 403
+    }))
+  ]
+}
+
 export const mutationArbitrary = (document: OpenApiDocument, operation: Operation, draft: Draft): fc.Arbitrary<Mutation> =>
-  fc.oneof(...bodyMutations(document, operation, draft), ...pathMutations(operation), ...queryMutations(operation))
+  fc.oneof(
+    ...bodyMutations(document, operation, draft),
+    ...pathMutations(operation),
+    ...queryMutations(operation),
+    // As likely as the other families together: the signature is the whole of a webhook's access rule.
+    ...signatureMutations(operation)
+  )

@@ -171,10 +171,12 @@ export class ActivityDetail extends Schema.Class<ActivityDetail>("ActivityDetail
   comments: Schema.Array(Comment),
   subtasks: Schema.Array(ActivityListItem),
   telephony_call: Schema.NullOr(TelephonyRecord).annotations({
-    description: "The telephony provider's call record (communications); null until that lands"
+    description: "The call record of a call activity (`voice_call_id`): id, telephony_sid, to, from, status, direction, " +
+      "duration_seconds, recording_url, transcript, error_code, error_message, created_at, updated_at; else null"
   }),
   telephony_sms: Schema.NullOr(TelephonyRecord).annotations({
-    description: "The telephony provider's message record (communications); null until that lands"
+    description: "The message record of an sms activity (`text_message_id`): id, telephony_sid, to, from, body, " +
+      "media_urls, status, direction, segments, error_code, error_message, created_at, updated_at; else null"
   }),
   event: Schema.NullOr(ActivityEvent).annotations({ description: "Null for a note (no event, ECM §6)" }),
   created_at: IsoTimestamp,

@@ -49,11 +49,18 @@ interface RouteLimit {
   /** Literal segments: the router prefers `/users/passwords` to `/users/:id`, and so do we. */
   readonly literalSegments: number
   readonly limit: Option.Option<BodyLimitValue>
+  /** Media types the endpoint takes a body in (none: it takes no body). */
+  readonly mediaTypes: ReadonlySet<string>
 }
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
-const routeLimit = (method: string, path: string, limit: Option.Option<BodyLimitValue>): RouteLimit => {
+const routeLimit = (
+  method: string,
+  path: string,
+  limit: Option.Option<BodyLimitValue>,
+  mediaTypes: ReadonlySet<string> = new Set()
+): RouteLimit => {
   const segments = path.split("/").filter((s) => s !== "")
   const pattern = segments.map((s) => (s.startsWith(":") ? "[^/]+" : escapeRegExp(s))).join("/")
   return {
@@ -61,7 +68,8 @@ const routeLimit = (method: string, path: string, limit: Option.Option<BodyLimit
     path,
     pattern: new RegExp(`^/${pattern}/?$`),
     literalSegments: segments.filter((s) => !s.startsWith(":")).length,
-    limit
+    limit,
+    mediaTypes
   }
 }
 
@@ -71,6 +79,11 @@ export interface BodyRoute {
   readonly limit: number
   /** The endpoint's path as the router writes it (`/v1/users/:id`); undefined when none matches. */
   readonly route: string | undefined
+  /**
+   * Media types the endpoint takes, when it declares a body: a JSON endpoint refuses a form body
+   * (which would decode as string pairs) and the form-encoded webhooks refuse JSON.
+   */
+  readonly mediaTypes?: ReadonlySet<string> | undefined
 }
 
 /**
@@ -82,8 +95,9 @@ export const bodyRoutesOf = (api: HttpApi.HttpApi.Any) => {
   const routes: Array<RouteLimit> = []
   HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
     onGroup: () => {},
-    onEndpoint: ({ endpoint, mergedAnnotations }) => {
-      routes.push(routeLimit(endpoint.method, endpoint.path, Context.getOption(mergedAnnotations, BodyLimit)))
+    onEndpoint: ({ endpoint, mergedAnnotations, payloads }) => {
+      const mediaTypes = new Set([...payloads.keys()].map((type) => type.toLowerCase()))
+      routes.push(routeLimit(endpoint.method, endpoint.path, Context.getOption(mergedAnnotations, BodyLimit), mediaTypes))
     }
   })
   return (method: string, url: string, maxBodyBytes: number): BodyRoute => {
@@ -94,7 +108,11 @@ export const bodyRoutesOf = (api: HttpApi.HttpApi.Any) => {
       if (best === undefined || route.literalSegments > best.literalSegments) best = route
     }
     const declared = Option.getOrElse(best?.limit ?? Option.none(), (): BodyLimitValue => smallBodyBytes)
-    return { limit: declared === "files" ? maxBodyBytes : Math.min(declared, maxBodyBytes), route: best?.path }
+    return {
+      limit: declared === "files" ? maxBodyBytes : Math.min(declared, maxBodyBytes),
+      route: best?.path,
+      mediaTypes: best === undefined || best.mediaTypes.size === 0 ? undefined : best.mediaTypes
+    }
   }
 }
 
@@ -226,8 +244,8 @@ const withReadBody = (request: HttpServerRequest.HttpServerRequest, text: string
  */
 export const checkRequestBody = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
-  { limit, route }: BodyRoute,
-  mediaTypes: ReadonlySet<string>,
+  { limit, mediaTypes: routeMediaTypes, route }: BodyRoute,
+  apiMediaTypes: ReadonlySet<string>,
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
   if (!hasBody(request)) return app
@@ -235,6 +253,7 @@ export const checkRequestBody = <E, R>(
   if (Number(request.headers["content-length"] ?? 0) > limit) return answer(tooLarge)
   // Without a Content-Type the platform reads JSON.
   const mediaType = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase()
+  const mediaTypes = routeMediaTypes ?? apiMediaTypes
   if (!mediaTypes.has(mediaType)) return answer(refuse(request, `must be sent as ${[...mediaTypes].join(" or ")}`))
   // Other media types (multipart uploads, one day) stream through the platform's reader.
   if (mediaType !== "application/json") return HttpIncomingMessage.withMaxBodySize(app, Option.some(limit))

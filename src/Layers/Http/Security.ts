@@ -32,6 +32,6 @@ export const SecurityLive = Layer.mergeAll(
   Layer.effect(StaffAuthentication, withRule((c) => isStaff(c.role), () => forbidden("Staff access required"))),
   Layer.effect(AdminAuthentication, withRule(isAdmin, () => forbidden(messages.adminRequired))),
   Layer.effect(EcmAdminAuthentication, withRule(isAdmin, () => ecmForbidden(messages.adminRequired))),
-  // Issues 11 and 12: clinic ECM endpoints (activities, events, Form C).
+  // Issue 11 (ECM activities and events): staff only, ECM bodies.
   Layer.effect(EcmStaffAuthentication, withRule((c) => isStaff(c.role), () => ecmForbidden(messages.staffRequired)))
 )

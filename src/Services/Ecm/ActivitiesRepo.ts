@@ -200,6 +200,23 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
         (rows) => rows.length > 0
       ).pipe(Effect.orDie)
 
+    /**
+     * The communications records of an sms or call activity (issue 14), embedded in the detail
+     * (§2.2 `telephony_sms`/`telephony_call`): null unless the activity links one.
+     */
+    const utc = (column: string) => sql.literal(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`)
+    const telephonyRecords = sql`
+      (SELECT jsonb_build_object('id', s.id, 'telephony_sid', s.telephony_sid, 'to', s.to_number, 'from', s.from_number,
+          'body', s.body, 'media_urls', to_jsonb(s.media_urls), 'status', s.status, 'direction', s.direction,
+          'segments', s.segments, 'error_code', s.error_code, 'error_message', s.error_message,
+          'created_at', ${utc("s.created_at")}, 'updated_at', ${utc("s.updated_at")})
+        FROM sms_messages s WHERE s.id = a.text_message_id) AS telephony_sms,
+      (SELECT jsonb_build_object('id', c.id, 'telephony_sid', c.telephony_sid, 'to', c.to_number, 'from', c.from_number,
+          'status', c.status, 'direction', c.direction, 'duration_seconds', c.duration_seconds,
+          'recording_url', c.recording_url, 'transcript', c.transcript, 'error_code', c.error_code,
+          'error_message', c.error_message, 'created_at', ${utc("c.created_at")}, 'updated_at', ${utc("c.updated_at")})
+        FROM voice_calls c WHERE c.id = a.voice_call_id) AS telephony_call`
+
     const detail = (patientId: number, id: number) =>
       Effect.gen(function*() {
         const [row] = yield* sql<ListRow & {
@@ -214,9 +231,12 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
           event_type: EventType | null
           event_occurred_at: Date | null
           event_status: EventStatus | null
+          telephony_sms: Record<string, unknown> | null
+          telephony_call: Record<string, unknown> | null
         }>`SELECT ${listColumns}, a.booked_at, a.email_to, a.transcript, a.blocked_by_id,
             (SELECT b.id FROM ecm_activities b WHERE b.blocked_by_id = a.id) AS blocking_id,
             a.voice_call_id, a.text_message_id,
+            ${telephonyRecords},
             e.id AS event_id, e.event_type, e.occurred_at AS event_occurred_at, e.status AS event_status
           FROM ${listFrom} LEFT JOIN ecm_events e ON e.activity_id = a.id
           WHERE a.id = ${id} AND a.patient_id = ${patientId}`
@@ -233,8 +253,6 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
           ...activity,
           comments: comments.map((c) => Comment.make(c, true)),
           subtasks: subtasks.map(listItemOf),
-          telephony_call: null,
-          telephony_sms: null,
           event: event_id === null
             ? null
             : ActivityEvent.make({ id: event_id, event_type: event_type!, occurred_at: event_occurred_at!, status: event_status! }, true)
