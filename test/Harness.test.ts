@@ -30,10 +30,11 @@ const seed = Number(process.env.HARNESS_SEED ?? 20_240_601)
 const runs = Number(process.env.HARNESS_RUNS ?? 700)
 
 /**
- * Patient-scoped operations the document has today (`ecmPatients.show`); a new one changes the
- * count, so whoever adds it sees the BOLA check cover it.
+ * Patient-scoped operations the document has today (`ecmPatients.show`; issue 12: `ecmFormC.create`,
+ * `.list`, `.show`, `ecmAdminFormC.list`, `ecmLeadCareManagers.assign`, `.update`, `.remove`,
+ * `.forPatient`); a new one changes the count, so whoever adds it sees the BOLA check cover it.
  */
-const expectedPatientScopedOperations = 1 +
+const expectedPatientScopedOperations = 1 + 8 +
   // Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show).
   9
 

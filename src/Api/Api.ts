@@ -15,6 +15,9 @@ import { EcmPatientsApi } from "./Ecm/Patients.js"
 // Issue 11: ECM activities and events.
 import { EcmActivitiesApi } from "./Ecm/Activities.js"
 import { EcmEventsApi } from "./Ecm/Events.js"
+// Issue 12: Form C and lead care managers.
+import { EcmAdminFormCApi, EcmFormCApi } from "./Ecm/FormC.js"
+import { EcmLeadCareManagersApi } from "./Ecm/LeadCareManagers.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -105,6 +108,10 @@ export class Api extends HttpApi.make("care-coordination-api")
   // Issue 11: ECM activities and events.
   .add(EcmActivitiesApi)
   .add(EcmEventsApi)
+  // Issue 12: Form C and lead care managers.
+  .add(EcmFormCApi)
+  .add(EcmAdminFormCApi)
+  .add(EcmLeadCareManagersApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

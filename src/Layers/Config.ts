@@ -163,7 +163,12 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     mif: yield* mif,
     // Automatic log-off for health data: docs/spec-decisions.md "Sessions" gives the reasons.
     sessionIdleMinutes: yield* positiveInteger("SESSION_IDLE_MINUTES", 30),
-    sessionMaxHours: yield* positiveInteger("SESSION_MAX_HOURS", 12)
+    sessionMaxHours: yield* positiveInteger("SESSION_MAX_HOURS", 12),
+    jobs: {
+      enabled: yield* Config.withDefault(Config.boolean("JOBS_ENABLED"), true),
+      concurrency: yield* positiveInteger("JOBS_CONCURRENCY", 4),
+      pollIntervalMs: yield* positiveInteger("JOBS_POLL_INTERVAL_MS", 2000)
+    }
   }
 })
 

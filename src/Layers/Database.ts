@@ -8,10 +8,11 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { Migrator, SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { AppConfig } from "../Services/AppConfig.js"
+import { runJobQueueMigrations } from "./GraphileWorker.js"
 
 /**
  * `sql/` at the package root: two levels above this file in the sources (src/Layers/, run by tsx
@@ -107,11 +108,17 @@ const databaseUrl = Effect.gen(function*() {
   return Redacted.make(running.url)
 })
 
-/** SqlClient against a migrated database. */
+/** The URL of the app's database (configured, or the embedded server's): the job worker's pool uses it. */
+export class DatabaseUrl extends Context.Tag("app/DatabaseUrl")<DatabaseUrl, Redacted.Redacted>() {}
+
+/** SqlClient against a migrated database (the app's migrations, then the job queue's schema). */
 export const DatabaseLive = Layer.unwrapScoped(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const url = yield* databaseUrl
-    return Layer.effectDiscard(runMigrations()).pipe(Layer.provideMerge(pgClientLayer(url, config.dbPoolSize)))
+    return Layer.effectDiscard(Effect.zipRight(runMigrations(), runJobQueueMigrations(url))).pipe(
+      Layer.provideMerge(pgClientLayer(url, config.dbPoolSize)),
+      Layer.merge(Layer.succeed(DatabaseUrl, url))
+    )
   })
 )

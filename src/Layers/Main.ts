@@ -15,12 +15,15 @@ import { Auth } from "../Services/Auth.js"
 import { UserLifecycle } from "../Services/Accounts/UserLifecycle.js"
 import { ensureBootstrapAdmin } from "../Services/Accounts/Bootstrap.js"
 import { UsersRepo } from "../Services/Accounts/UsersRepo.js"
+import { Sessions } from "../Services/Accounts/Sessions.js"
+import { sweepExpiredSessions } from "../Services/Accounts/SessionTasks.js"
 import { ProviderInvites } from "../Services/Providers/Invites.js"
 import { Providers } from "../Services/Providers/Providers.js"
 import { AdaptersLive, ObjectDownloadLive } from "./Adapters.js"
 import { AppConfig } from "../Services/AppConfig.js"
 import { AppConfigLive } from "./Config.js"
 import { DatabaseLive } from "./Database.js"
+import { type JobSchedule, JobWorkerLive, PgJobsLive } from "./Jobs.js"
 import { HttpAdminUsersLive } from "./Http/Accounts/AdminUsers.js"
 import { HttpEcmMifsLive } from "./Http/Ecm/Mifs.js"
 import { HttpEcmPatientsLive } from "./Http/Ecm/Patients.js"
@@ -32,6 +35,11 @@ import { HttpEcmActivitiesLive } from "./Http/Ecm/Activities.js"
 import { HttpEcmEventsLive } from "./Http/Ecm/Events.js"
 import { Activities } from "../Services/Ecm/Activities.js"
 import { Events } from "../Services/Ecm/Events.js"
+// Issue 12: Form C and lead care managers.
+import { HttpEcmAdminFormCLive, HttpEcmFormCLive } from "./Http/Ecm/FormC.js"
+import { HttpEcmLeadCareManagersLive } from "./Http/Ecm/LeadCareManagers.js"
+import { FormCSubmissions } from "../Services/Ecm/FormCSubmissions.js"
+import { LeadCareManagers } from "../Services/Ecm/LeadCareManagers.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
 import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
 import { corsFor, docsPath, withResponseHeaders } from "./Http/ResponseHeaders.js"
@@ -49,7 +57,9 @@ export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Acco
   Providers.Default, ProviderInvites.Default)
 
 /** ECM: patients and member information file imports. */
-const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmPatients.Default).pipe(
+const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmPatients.Default,
+  // Issue 12: Form C and lead care managers.
+  FormCSubmissions.Default, LeadCareManagers.Default).pipe(
   Layer.provide(AuditLog.Default)
 )
 
@@ -64,7 +74,9 @@ const BootstrapLive = Layer.effectDiscard(
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpUsersLive, HttpAdminUsersLive, HttpProvidersLive, HttpSupervisorsLive, HttpProviderInvitesLive,
-    HttpEcmMifsLive, HttpEcmPatientsLive]),
+    HttpEcmMifsLive, HttpEcmPatientsLive,
+    // Issue 12: Form C and lead care managers.
+    HttpEcmFormCLive, HttpEcmAdminFormCLive, HttpEcmLeadCareManagersLive]),
   // Issue 11: ECM activities and events.
   Layer.provide([HttpEcmActivitiesLive, HttpEcmEventsLive]),
   Layer.provide(SecurityLive)
@@ -102,9 +114,19 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
     Layer.provideMerge(server)
   )
 
-/** Everything but config, adapters and the HTTP server: what the app needs to serve requests. */
-export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, EcmActivitiesServicesLive, BootstrapLive).pipe(
-  Layer.provideMerge(DatabaseLive)
+/** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
+export const jobTasks = [sweepExpiredSessions]
+const jobSchedules: ReadonlyArray<JobSchedule> = [{ task: sweepExpiredSessions, pattern: "17 * * * *" }]
+
+/** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
+const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(Layer.provide(Sessions.Default))
+
+/**
+ * Everything but config, adapters and the HTTP server: what the app needs to serve requests, and
+ * the job worker. `Jobs` adds jobs through the app's own database connection.
+ */
+export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, EcmActivitiesServicesLive, BootstrapLive, JobWorkerWithTasksLive).pipe(
+  Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
 )
 
 /** The Node server, also as `NodeServer` so shutdown can stop it accepting connections. */

@@ -33,6 +33,16 @@ export interface MifSettings {
   readonly urlAllowedNetworks: ReadonlyArray<string>
 }
 
+/** The job queue worker of this instance (`src/Layers/Jobs.ts`). */
+export interface JobSettings {
+  /** false: an API-only instance; jobs it adds run on instances where this is true. */
+  readonly enabled: boolean
+  /** Jobs run at once by this instance. */
+  readonly concurrency: number
+  /** How often the worker looks for jobs that became due (new jobs are noticed at once). */
+  readonly pollIntervalMs: number
+}
+
 /**
  * Which proxies in front of the service may say who the client is (`X-Forwarded-For`) and how it
  * was reached (`X-Forwarded-Proto`/`-Host`): none (the socket peer is the client), a number of
@@ -77,6 +87,7 @@ export interface AppSettings {
   readonly sessionIdleMinutes: number
   /** A session token stops working this long after sign-in, however busy. */
   readonly sessionMaxHours: number
+  readonly jobs: JobSettings
 }
 
 export class AppConfig extends Context.Tag("app/AppConfig")<AppConfig, AppSettings>() {}

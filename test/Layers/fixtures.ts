@@ -30,6 +30,7 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   logFormat: "json",
   sessionIdleMinutes: 30,
   sessionMaxHours: 12,
+  jobs: { enabled: false, concurrency: 2, pollIntervalMs: 2000 },
   mif: { importDir: Option.none(), maxFileBytes: 64 * 1024 * 1024, urlTimeoutMs: 30_000, urlAllowedNetworks: [] },
   ...overrides
 })

@@ -102,6 +102,12 @@ const withRecord = (draft: Draft, parameter: OwnedParameter, id: number): Draft 
   }
 }
 
+/** A parent refused for their role on a staff-only operation (ECM: a list, general: a string). */
+const staffRequired = "Staff access required"
+const isStaffRefusal = (received: { readonly status: number; readonly text: string }) =>
+  received.status === 403 &&
+  [JSON.stringify({ errors: [staffRequired] }), JSON.stringify({ errors: staffRequired })].includes(received.text)
+
 export interface BolaFailure {
   readonly operation: string
   readonly kind: string
@@ -169,11 +175,11 @@ export const runBola = <R>(options: BolaOptions<R>): Effect.Effect<BolaReport, n
           for (const v of outcome.violations) fail(`${v.check}: ${v.message}`, outcome)
         }
         // The control: on A's own record the same request is not refused the same way, so the
-        // refusal above was about whose record it is. (Admin-only operations refuse parents anyway.)
+        // refusal above was about whose record it is. (Admin-only operations refuse parents anyway,
+        // and so do staff-only ones: issue 12's clinic Form C answers a parent 403 "Staff access required".)
         const refusal = foreignOutcome
         const own = ownA[0]
-        // (Admin- and staff-only operations refuse every parent, their own record or not.)
-        if (!operation.adminOnly && !operation.staffOnly && refusal !== undefined && own !== undefined) {
+        if (!operation.adminOnly && !operation.staffOnly && refusal !== undefined && !isStaffRefusal(refusal) && own !== undefined) {
           const outcome = yield* send(drafts[0]!, own)
           const status = outcome.received?.status ?? 0
           if (status === 401 || (status === refusal.status && outcome.received?.text === refusal.text)) {

@@ -100,6 +100,11 @@ export const isAdminOnly = (method: HttpMethod, path: string): boolean =>
 const jsonSchemaOf = (content: Record<string, { readonly schema?: JsonSchema }> | undefined): JsonSchema | undefined =>
   content?.["application/json"]?.schema
 
+const bodySchemaOf = (document: OpenApiDocument, content: Record<string, { readonly schema?: JsonSchema }> | undefined) => {
+  const schema = jsonSchemaOf(content)
+  return schema === undefined ? undefined : resolve(document, schema)
+}
+
 /** The header name of the first apiKey scheme an operation requires. */
 const tokenHeaderOf = (document: OpenApiDocument, operation: RawOperation): string | undefined => {
   const security = operation.security ?? []
@@ -133,7 +138,8 @@ export const operationsOf = (document: OpenApiDocument): ReadonlyArray<Operation
         method,
         path,
         parameters: raw.parameters ?? [],
-        body: jsonSchemaOf(raw.requestBody?.content),
+        // Resolved at the top, so the body's fields are in sight (bola.ts finds a `patient_id` field).
+        body: bodySchemaOf(document, raw.requestBody?.content),
         bodyRequired: raw.requestBody?.required ?? false,
         responses,
         responseHeaders,

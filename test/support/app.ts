@@ -44,6 +44,8 @@ export const testConfig = (overrides: Partial<AppSettings> = {}) =>
         s3: Option.none(),
         smtpUrl: Option.none(),
         twilio: Option.none(),
+        // No job worker unless a test asks for one: jobs stay in the queue for the test to inspect or run.
+        jobs: { ...base.jobs, enabled: false },
         ...overrides
       } satisfies AppSettings
     })

@@ -10,6 +10,7 @@ import pg from "pg"
 import type { TestProject } from "vitest/node"
 import { pgClientLayer, runMigrations } from "../../src/Layers/Database.js"
 import { startEmbeddedPostgres } from "../../src/Layers/EmbeddedPostgres.js"
+import { runJobQueueMigrations } from "../../src/Layers/GraphileWorker.js"
 import { withDatabase } from "./databaseUrl.js"
 
 declare module "vitest" {
@@ -35,8 +36,9 @@ export default async function setup(project: TestProject) {
   const admin = new pg.Client({ connectionString: serverUrl })
   await admin.connect()
   await admin.query(`CREATE DATABASE ${template}`)
+  const templateUrl = Redacted.make(withDatabase(serverUrl, template))
   await Effect.runPromise(
-    runMigrations().pipe(Effect.provide(pgClientLayer(Redacted.make(withDatabase(serverUrl, template)), 2)))
+    Effect.zipRight(runMigrations(), runJobQueueMigrations(templateUrl)).pipe(Effect.provide(pgClientLayer(templateUrl, 2)))
   )
   project.provide("databaseUrl", serverUrl)
   project.provide("templateDatabase", template)

@@ -94,6 +94,18 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         : sql`DELETE FROM user_tokens WHERE user_id = ${userId} AND token_hash <> ${keep}`
       ).pipe(Effect.asVoid, Effect.orDie)
 
-    return { limits, lookup, start, end, endAll } as const
+    /**
+     * Deletes every expired token (the hourly `sessions.sweep_expired` job): tokens never
+     * presented again after expiring would otherwise stay until their owner signs in again.
+     */
+    const sweepExpired = Effect.gen(function*() {
+      const at = yield* cutoffs
+      const [row] = yield* sql<{ deleted: number }>`WITH swept AS (
+          DELETE FROM user_tokens WHERE last_used_at <= ${at.idleBefore} OR created_at <= ${at.createdBefore} RETURNING 1
+        ) SELECT count(*)::int AS deleted FROM swept`
+      return row?.deleted ?? 0
+    }).pipe(Effect.orDie)
+
+    return { limits, lookup, start, end, endAll, sweepExpired } as const
   })
 }) {}

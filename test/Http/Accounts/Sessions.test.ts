@@ -8,7 +8,10 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Either, TestClock } from "effect"
 import { appConfig } from "../../../src/Layers/Config.js"
 import { hashPassword } from "../../../src/Services/Accounts/Passwords.js"
-import { sessionCutoffs, touchInterval } from "../../../src/Services/Accounts/Sessions.js"
+import { runDueJobs } from "../../../src/Layers/Jobs.js"
+import { Sessions, sessionCutoffs, touchInterval } from "../../../src/Services/Accounts/Sessions.js"
+import { sweepExpiredSessions } from "../../../src/Services/Accounts/SessionTasks.js"
+import { Jobs } from "../../../src/Services/Jobs.js"
 import { hashToken } from "../../../src/Services/Tokens.js"
 import { request, signIn, TestApp } from "../../support/app.js"
 
@@ -45,6 +48,23 @@ const auditActions = (targetId: number) =>
 const unauthorizedBody = { errors: "You are not authorized to perform this action." }
 
 layer(TestApp())("session lifetime, default limits", (it) => {
+  it.effect("the hourly sweep job deletes expired tokens nobody presents again, and only those", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const jobs = yield* Jobs
+      const idle = yield* member()
+      yield* TestClock.adjust("20 minutes")
+      const active = yield* member()
+      yield* TestClock.adjust("15 minutes")
+      // `idle` is 35 minutes unused, `active` 15: neither has been presented since.
+      yield* jobs.enqueue(sweepExpiredSessions, {})
+      yield* runDueJobs([sweepExpiredSessions]).pipe(Effect.provide(Sessions.Default))
+      expect(yield* tokenRow(idle.token)).toBeUndefined()
+      expect(yield* tokenRow(active.token)).toBeDefined()
+      const [queued] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker._private_jobs`
+      expect(queued?.n).toBe(0)
+    }))
+
   it.effect("an unused session ends after 30 minutes: 401 like an unknown token, and the token is deleted", () =>
     Effect.gen(function*() {
       const user = yield* member()
