@@ -18,6 +18,9 @@ import { EcmEventsApi } from "./Ecm/Events.js"
 // Issue 12: Form C and lead care managers.
 import { EcmAdminFormCApi, EcmFormCApi } from "./Ecm/FormC.js"
 import { EcmLeadCareManagersApi } from "./Ecm/LeadCareManagers.js"
+// Issue 16: PRTF reports and engagement status.
+import { EcmEngagementStatusApi } from "./Ecm/EngagementStatus.js"
+import { EcmPrtfReportsApi } from "./Ecm/PrtfReports.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -112,6 +115,9 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(EcmFormCApi)
   .add(EcmAdminFormCApi)
   .add(EcmLeadCareManagersApi)
+  // Issue 16: PRTF reports and engagement status.
+  .add(EcmPrtfReportsApi)
+  .add(EcmEngagementStatusApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

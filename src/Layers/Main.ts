@@ -40,6 +40,11 @@ import { HttpEcmAdminFormCLive, HttpEcmFormCLive } from "./Http/Ecm/FormC.js"
 import { HttpEcmLeadCareManagersLive } from "./Http/Ecm/LeadCareManagers.js"
 import { FormCSubmissions } from "../Services/Ecm/FormCSubmissions.js"
 import { LeadCareManagers } from "../Services/Ecm/LeadCareManagers.js"
+// Issue 16: PRTF reports and engagement status.
+import { HttpEcmEngagementStatusLive } from "./Http/Ecm/EngagementStatus.js"
+import { HttpEcmPrtfReportsLive } from "./Http/Ecm/PrtfReports.js"
+import { EngagementStatuses } from "../Services/Ecm/EngagementStatuses.js"
+import { PrtfReports } from "../Services/Ecm/PrtfReports.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
 import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
 import { corsFor, docsPath, withResponseHeaders } from "./Http/ResponseHeaders.js"
@@ -63,6 +68,11 @@ const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmP
   Layer.provide(AuditLog.Default)
 )
 
+/** PRTF reports and engagement status (issue 16). */
+const EcmPrtfServicesLive = Layer.mergeAll(PrtfReports.Default, EngagementStatuses.Default).pipe(
+  Layer.provide(AuditLog.Default)
+)
+
 /** ECM activities, comments and events (issue 11). */
 const EcmActivitiesServicesLive = Layer.mergeAll(Activities.Default, Events.Default).pipe(
   Layer.provide(AuditLog.Default)
@@ -79,6 +89,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
     HttpEcmFormCLive, HttpEcmAdminFormCLive, HttpEcmLeadCareManagersLive]),
   // Issue 11: ECM activities and events.
   Layer.provide([HttpEcmActivitiesLive, HttpEcmEventsLive]),
+  // Issue 16: PRTF reports and engagement status.
+  Layer.provide([HttpEcmPrtfReportsLive, HttpEcmEngagementStatusLive]),
   Layer.provide(SecurityLive)
 )
 
@@ -125,7 +137,7 @@ const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(Layer.
  * Everything but config, adapters and the HTTP server: what the app needs to serve requests, and
  * the job worker. `Jobs` adds jobs through the app's own database connection.
  */
-export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, EcmActivitiesServicesLive, BootstrapLive, JobWorkerWithTasksLive).pipe(
+export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, EcmActivitiesServicesLive, EcmPrtfServicesLive, BootstrapLive, JobWorkerWithTasksLive).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
 )
 
