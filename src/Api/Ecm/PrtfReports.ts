@@ -9,9 +9,14 @@ import { maxPageSize, Pagination, PerPageQuery } from "../Pagination.js"
 import { BoundedString, IdParam } from "../Schemas.js"
 import { EcmAdminAuthentication } from "../Security.js"
 
-/** §4.7 asks for YYYY-MM-DD: the message says so. */
+const isIsoDate = Schema.is(IsoDate)
+
+/** §4.7 asks for YYYY-MM-DD: the message says so; an empty one is blank, like a missing one. */
 const ReportDate = (description: string) =>
-  IsoDate.annotations({ message: () => "is invalid (use YYYY-MM-DD)", description })
+  Schema.String.pipe(
+    Schema.filter((s) => (s.trim() === "" ? "can't be blank" : isIsoDate(s) || "is invalid (use YYYY-MM-DD)")),
+    Schema.annotations({ description, jsonSchema: { type: "string", format: "date", maxLength: 10 } })
+  )
 
 export const Npi = Schema.String.pipe(
   Schema.filter((s) => npiPattern.test(s), { message: () => "must be 10 digits", jsonSchema: { pattern: "^[0-9]{10}$", maxLength: 10 } })
