@@ -86,6 +86,6 @@ export const download = (url: string) =>
 export const csvText = (url: string) => Effect.map(download(url), (o) => new TextDecoder("utf-8", { fatal: true }).decode(o.body))
 
 /** Parsed rows (header first) of a CSV text. */
-export const parseCsv = (text: string) => Papa.parse<Array<string>>(text, { skipEmptyLines: true }).data
+export const parseCsv = (text: string) => Papa.parse<Array<string>>(text, { skipEmptyLines: true, delimiter: ",", newline: "\r\n" }).data
 
 export const expiresOf = (url: string) => Number(new URL(url).searchParams.get("expires"))
