@@ -36,7 +36,9 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
  */
 const expectedPatientScopedOperations = 1 + 8 +
   // Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show).
-  9
+  9 +
+  // Issue 16: engagement status (update, show).
+  2
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

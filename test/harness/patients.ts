@@ -38,7 +38,9 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
         sql`SELECT p.*, (SELECT json_agg(e ORDER BY e.id) FROM ecm_eligibility_informations e WHERE e.patient_id = p.id) AS records,
             -- Issue 12: Form C submissions and the case load (lead care managers).
             (SELECT json_agg(f ORDER BY f.id) FROM form_c_submissions f WHERE f.patient_id = p.id) AS form_c_submissions,
-            (SELECT row_to_json(c) FROM case_loads c WHERE c.patient_id = p.id) AS case_load
+            (SELECT row_to_json(c) FROM case_loads c WHERE c.patient_id = p.id) AS case_load,
+            -- Issue 16: the engagement status history.
+            (SELECT json_agg(h ORDER BY h.id) FROM ecm_status_histories h WHERE h.patient_id = p.id) AS status_histories
           FROM patients p WHERE p.id = ${patientId}`).pipe(
         Effect.map((rows) => JSON.stringify(rows)),
         Effect.orDie,
