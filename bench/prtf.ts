@@ -106,7 +106,7 @@ const seed = async (client: pg.Client, adminId: number) => {
   await client.query(`INSERT INTO ecm_activities (patient_id, activity_type, status, message, occurred_at, duration, performed_by_id, assigned_to_id)
     SELECT (SELECT min(id) FROM patients) + i % $2, (ARRAY['task','sms','call','email','in_person_appointment'])[1 + i % 5],
       (ARRAY['created','complete','complete','cancelled'])[1 + (i / 5) % 4], 'Bench ' || i,
-      timestamptz '2025-07-01' + ((i * 7919) % $1) * (365.0 / $1) * interval '1 day',
+      timestamptz '2025-07-01' + ((i::bigint * 7919) % $1) * (365.0 / $1) * interval '1 day',
       CASE WHEN i % 5 IN (2, 4) THEN (i / 7) % 40 END, $3, $3
     FROM generate_series(0, $1 - 1) i`, [events, members, adminId])
   step("activities")

@@ -79,7 +79,7 @@ export const generationContext = (
 export const generateCase = (harness: Harness, world: World, seed: number, index: number, password?: string): Case => {
   const { kind, operation } = planCase(harness, index)
   const known = password === undefined ? undefined : { emails: world.emails, password }
-  const arbitrary = caseArbitrary(operation, generationContext(harness, world.userIds, known), harness.tokenHeaders, kind)
+  const arbitrary = caseArbitrary(operation, generationContext(harness, [...world.userIds, ...(world.recordIds ?? [])], known), harness.tokenHeaders, kind)
   return fc.sample(arbitrary, { seed: caseSeed(seed, index), numRuns: 1 })[0]!
 }
 
@@ -113,10 +113,11 @@ export const runCampaign = (harness: Harness, options: CampaignOptions): Effect.
     for (let start = 0; start < options.runs; start += batchSize) {
       yield* seeder.resetThrottles
       const others = yield* seeder.others
+      const records = yield* seeder.records
       const indexes = Array.from({ length: Math.min(batchSize, options.runs - start) }, (_, i) => start + i)
       yield* Effect.forEach(indexes, (index) =>
         Effect.gen(function*() {
-          const world = yield* seeder.world(others)
+          const world = yield* seeder.world(others, records)
           const testCase = generateCase(harness, world, options.seed, index, seeder.password)
           const outcome = yield* runCase(harness, world, testCase, options.seed, index)
           sent++

@@ -140,16 +140,22 @@ const ecmPatient = ({ call, harness }: FixtureTools) =>
     return id
   })
 
-/** Issue 11: a task of the member, created through the Api by the world's admin; its id and its event's. */
+/** Issue 11: a task of the member, created through the Api by the world's admin. */
 const ecmActivity = (tools: FixtureTools) =>
   Effect.gen(function*() {
     const patient = yield* ecmPatient(tools)
-    const pathParams = { patient_id: String(patient) }
-    const created = yield* tools.call("ecmActivities.create", { activity: { activity_type: "task", message: "Race task", assigned_to_id: tools.world.principals.admin.id } }, { asAdmin: true, pathParams })
-    const id = (created.json as { activity: { id: number } }).activity.id
-    const shown = yield* tools.call("ecmActivities.show", undefined, { asAdmin: true, pathParams: { ...pathParams, id: String(id) } })
-    const eventId = (shown.json as { activity: { event: { id: number } } }).activity.event.id
-    return { patient, id, eventId }
+    const created = yield* tools.call("ecmActivities.create", { activity: { activity_type: "task", message: "Race task", assigned_to_id: tools.world.principals.admin.id } }, { asAdmin: true, pathParams: { patient_id: String(patient) } })
+    return { patient, id: (created.json as { activity: { id: number } }).activity.id }
+  })
+
+/** Issue 11: the event of a new task: the member's newest event (fixtures run one at a time). */
+const ecmEvent = (tools: FixtureTools) =>
+  Effect.gen(function*() {
+    const { patient } = yield* ecmActivity(tools)
+    const listed = yield* tools.call("ecmEvents.list", undefined, { asAdmin: true, pathParams: { patient_id: String(patient) }, query: [["per_page", "1"]] })
+    const id = (listed.json as { events?: Array<{ id: number }> }).events?.[0]?.id
+    if (id === undefined) return yield* Effect.fail(new FixtureError("the new task has no event"))
+    return { patient, id }
   })
 
 const withPath = (draft: Draft, params: Readonly<Record<string, number>>): Draft =>
@@ -173,7 +179,7 @@ const ecmActivityFixtures: Readonly<Record<string, Fixture>> = {
   "ecmEvents.counts": (tools) =>
     Effect.map(ecmPatient(tools), (patient) => (draft) =>
       withQueryValue(withQueryValue(withPath(draft, { patient_id: patient }), "start_date", "2000-01-01"), "end_date", "2100-12-31")),
-  "ecmEvents.show": (tools) => Effect.map(ecmActivity(tools), (a) => (draft) => withPath(draft, { patient_id: a.patient, id: a.eventId }))
+  "ecmEvents.show": (tools) => Effect.map(ecmEvent(tools), (e) => (draft) => withPath(draft, { patient_id: e.patient, id: e.id }))
 }
 
 export const fixtures: Readonly<Record<string, Fixture>> = {

@@ -165,6 +165,7 @@ const server = (options: SyntheticOptions) => {
         userIds: [parent, staff, admin, ...others].map((u) => u.id),
         emails: [parent, staff, admin, ...others].map((u) => u.email)
       })),
+    records: Effect.succeed([]),
     others: Effect.succeed([]),
     password: "pw-synthetic-0000",
     resetThrottles: Effect.void

@@ -33,6 +33,8 @@ export interface World {
   readonly userIds: ReadonlyArray<number>
   /** Their emails; every one signs in with `Seeder.password`. */
   readonly emails: ReadonlyArray<string>
+  /** Ids of other records requests may name (issue 11: an ECM member, its activities and events). */
+  readonly recordIds?: ReadonlyArray<number>
 }
 
 /** Users seeded by this process, whatever the seeder: makes every seeded email unique. */
@@ -57,7 +59,12 @@ export interface Seeder {
    * A world for one request: a fresh signed-in user per role (a request may sign its caller out,
    * cancel, demote or delete them, so callers are never shared) and the given other users.
    */
-  readonly world: (others: ReadonlyArray<Principal>) => Effect.Effect<World>
+  readonly world: (others: ReadonlyArray<Principal>, recordIds?: ReadonlyArray<number>) => Effect.Effect<World>
+  /**
+   * Records shared by a batch of requests (issue 11): an ECM member named from the harness's
+   * generators, with a task, a subtask and a call, their events, and a comment; their ids.
+   */
+  readonly records: Effect.Effect<ReadonlyArray<number>>
   /** Users that are archived, inactive and unconfirmed: targets shared by a batch of requests. */
   readonly others: Effect.Effect<ReadonlyArray<Principal>>
   /** The password of every seeded user. */
@@ -96,13 +103,32 @@ export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never,
         return { role, id: row!.id, email, phone, token }
       }))
 
-    const world = (others: ReadonlyArray<Principal>) =>
+    // Test data written with SQL like the users: the activities and their events as the EventGenerator pairs them.
+    const records = untraced(Effect.gen(function*() {
+      const staff = yield* user({ role: "staff", signedIn: false })
+      const [patient] = yield* sql<{ id: number }>`INSERT INTO patients (first_name, last_name) VALUES (${draw(pii.name)}, ${draw(pii.name)}) RETURNING id`
+      const [task] = yield* sql<{ id: number }>`INSERT INTO ecm_activities (patient_id, activity_type, message, occurred_at, performed_by_id, assigned_to_id)
+        VALUES (${patient!.id}, 'task', 'Harness task', now(), ${staff.id}, ${staff.id}) RETURNING id`
+      const [subtask] = yield* sql<{ id: number }>`INSERT INTO ecm_activities (patient_id, activity_type, message, occurred_at, performed_by_id, assigned_to_id, parent_id, blocked_by_id)
+        VALUES (${patient!.id}, 'task', 'Harness subtask', now(), ${staff.id}, ${staff.id}, ${task!.id}, ${task!.id}) RETURNING id`
+      const [call] = yield* sql<{ id: number }>`INSERT INTO ecm_activities (patient_id, activity_type, status, voice_call_id, duration, occurred_at, performed_by_id, assigned_to_id)
+        VALUES (${patient!.id}, 'call', 'complete', 1, 5, now(), ${staff.id}, ${staff.id}) RETURNING id`
+      const events = yield* sql<{ id: number }>`INSERT INTO ecm_events (patient_id, activity_id, event_type, status, occurred_at, body, duration) VALUES
+        (${patient!.id}, ${task!.id}, 'task', 'scheduled', now(), 'Harness task', NULL),
+        (${patient!.id}, ${subtask!.id}, 'task', 'scheduled', now(), 'Harness subtask', NULL),
+        (${patient!.id}, ${call!.id}, 'call', 'complete', now(), NULL, 5) RETURNING id`
+      yield* sql`INSERT INTO ecm_activity_comments (activity_id, user_id, body) VALUES (${task!.id}, ${staff.id}, 'Harness comment')`
+      return [patient!.id, task!.id, subtask!.id, call!.id, ...events.map((e) => e.id)]
+    }))
+
+    const world = (others: ReadonlyArray<Principal>, recordIds: ReadonlyArray<number> = []) =>
       Effect.map(Effect.forEach(roles, (role) => user({ role })), ([parent, staff, admin]): World => {
         const everyone = [parent!, staff!, admin!, ...others]
         return {
           principals: { parent: parent!, staff: staff!, admin: admin! },
           userIds: everyone.map((u) => u.id),
-          emails: everyone.map((u) => u.email)
+          emails: everyone.map((u) => u.email),
+          recordIds
         }
       })
 
@@ -114,5 +140,5 @@ export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never,
 
     const resetThrottles = untraced(Effect.asVoid(Effect.all([sql`DELETE FROM rate_limits`, sql`DELETE FROM sign_in_throttles`])))
 
-    return { user, world, others, password, resetThrottles }
+    return { user, world, records, others, password, resetThrottles }
   }).pipe(Effect.withTracerEnabled(false))

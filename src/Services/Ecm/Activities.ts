@@ -6,7 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
-import type { ActivityFields } from "../../Api/Ecm/Activities.js"
+import { type ActivityFields, CreatedActivity } from "../../Api/Ecm/Activities.js"
 import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { paginationOf } from "../../Api/Pagination.js"
@@ -126,8 +126,11 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
       })
 
     /** Writes the links the body names; then the checks that need the graph as it now is. */
-    const linkAndCheck = (id: number, patientId: number, fields: ActivityFields, becameComplete: boolean) =>
+    const linkAndCheck = (row: StoredActivity, fields: ActivityFields, becameComplete: boolean) =>
       Effect.gen(function*() {
+        const { id, patient_id: patientId } = row
+        // Nothing linked and not completed: the row as written is the row as it stands.
+        if (fields.blocked_by_id === undefined && fields.blocking_id === undefined && fields.parent_id === undefined && !becameComplete) return row
         if (fields.blocked_by_id !== undefined) yield* repo.setBlocker(id, fields.blocked_by_id)
         if (fields.blocking_id !== undefined) {
           if (fields.blocking_id === null) yield* repo.releaseBlocked(id)
@@ -166,11 +169,15 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
         const problems = yield* problemsOf(patientId, activity, fields, undefined)
         if (problems.length > 0) return yield* Effect.fail(ecmInvalid(problems))
         const row = yield* repo.insert(activity, at)
-        const stored = yield* linkAndCheck(row.id, patientId, fields, activity.status === "complete")
+        const stored = yield* linkAndCheck(row, fields, activity.status === "complete")
         yield* events.sync(stored)
         if (activity.activity_type === "email") yield* sendEmail(activity)
         yield* audit.record({ actorId: callerId, action: "ecm_activity.create", targetType: "ecm_activity", targetId: row.id })
-        return yield* repo.created(row.id)
+        return CreatedActivity.make({
+          id: row.id, activity_type: row.activity_type, status: row.status, message: row.message, subject: row.subject,
+          patient_id: row.patient_id, performed_by_id: row.performed_by_id, assigned_to_id: row.assigned_to_id,
+          created_at: row.created_at, updated_at: row.updated_at
+        }, true)
       }).pipe(
         sql.withTransaction,
         Effect.catchTag("SqlError", Effect.die),
@@ -184,8 +191,9 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
         const activity = merged(previous, fields)
         const problems = yield* problemsOf(patientId, activity, fields, previous)
         if (problems.length > 0) return yield* Effect.fail(ecmInvalid(problems))
-        yield* repo.update(id, activity, yield* now)
-        const stored = yield* linkAndCheck(id, patientId, fields, activity.status === "complete" && previous.status !== "complete")
+        const at = yield* now
+        yield* repo.update(id, activity, at)
+        const stored = yield* linkAndCheck({ ...previous, ...activity, updated_at: at }, fields, activity.status === "complete" && previous.status !== "complete")
         yield* events.sync(stored)
         yield* audit.record({ actorId: callerId, action: "ecm_activity.update", targetType: "ecm_activity", targetId: id })
         return (yield* repo.detail(patientId, id))!

@@ -10,7 +10,6 @@ import {
   ActivityEvent,
   ActivityListItem,
   Comment,
-  CreatedActivity,
   CreatedComment
 } from "../../Api/Ecm/Activities.js"
 import type { PageRequest } from "../../Api/Pagination.js"
@@ -201,13 +200,6 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
         (rows) => rows.length > 0
       ).pipe(Effect.orDie)
 
-    const created = (id: number) =>
-      Effect.map(
-        sql<CreatedActivity>`SELECT id, activity_type, status, message, subject, patient_id, performed_by_id, assigned_to_id,
-          created_at, updated_at FROM ecm_activities WHERE id = ${id}`,
-        (rows) => CreatedActivity.make(rows[0]!, true)
-      ).pipe(Effect.orDie)
-
     const detail = (patientId: number, id: number) =>
       Effect.gen(function*() {
         const [row] = yield* sql<ListRow & {
@@ -263,7 +255,7 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
 
     return {
       list, patientExists, lockPatient, find, findLinkTarget, isActiveStaff, insert, update, setBlocker, releaseBlocked,
-      inCycle, hasSubtasks, remove, created, detail, addComment
+      inCycle, hasSubtasks, remove, detail, addComment
     } as const
   })
 }) {}

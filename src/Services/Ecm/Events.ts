@@ -5,7 +5,7 @@
  * one implementation, in TypeScript, and the database still does the set-based work.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import {
   Event,
   EventActivity,
@@ -65,40 +65,51 @@ export class Events extends Effect.Service<Events>()("app/EcmEvents", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const requirePatient = (patientId: number) =>
-      Effect.flatMap(
+    /** The patient's name, if the patient exists; never fails, so it can run beside other queries. */
+    const patientName = (patientId: number) =>
+      Effect.map(
         sql<{ name: string }>`SELECT first_name || ' ' || last_name AS name FROM patients WHERE id = ${patientId}`.pipe(Effect.orDie),
-        ([row]) => (row === undefined ? Effect.fail(ecmNotFound("Patient")) : Effect.succeed(row.name))
+        ([row]) => Option.fromNullable(row?.name)
       )
+    const found = (name: Option.Option<string>) =>
+      Option.isSome(name) ? Effect.succeed(name.value) : Effect.fail(ecmNotFound("Patient"))
+    const requirePatient = (patientId: number) => Effect.flatMap(patientName(patientId), found)
 
     const rangeClauses = (criteria: EventCriteria): Array<Statement.Fragment> => [
       ...(criteria.startDate === undefined ? [] : [sql`e.occurred_at >= ${dayStart(criteria.startDate)}`]),
       ...(criteria.endDate === undefined ? [] : [sql`e.occurred_at < ${dayAfter(criteria.endDate)}`])
     ]
 
+    /** The page, its total and the patient's name at once (three connections): the count dominates a busy member's page. */
     const list = (patientId: number, criteria: EventCriteria, page: PageRequest) =>
       Effect.gen(function*() {
-        const patientName = yield* requirePatient(patientId)
         const where = sql.and([
           sql`e.patient_id = ${patientId}`,
           ...(criteria.eventType === undefined ? [] : [sql`e.event_type = ${criteria.eventType}`]),
           ...rangeClauses(criteria)
         ])
-        const rows = yield* sql<Omit<Event, "patient_name">>`SELECT e.id, e.event_type, e.occurred_at, e.subject, e.body, e.duration,
-            e.status, e.patient_id, e.activity_id, e.created_at, e.updated_at
-          FROM ecm_events e WHERE ${where} ORDER BY e.occurred_at DESC, e.id DESC LIMIT ${page.perPage} OFFSET ${page.offset}`.pipe(Effect.orDie)
-        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM ecm_events e WHERE ${where}`.pipe(Effect.orDie)
-        const totalCount = counted?.count ?? 0
+        // Queries beside each other only when none can fail: a failure would interrupt the others,
+        // and @effect/sql-pg cancels an interrupted query with pg_cancel_backend, which can land on
+        // the next query of that connection.
+        const [name, rows, counted] = yield* Effect.all([
+          patientName(patientId),
+          sql<Omit<Event, "patient_name">>`SELECT e.id, e.event_type, e.occurred_at, e.subject, e.body, e.duration,
+              e.status, e.patient_id, e.activity_id, e.created_at, e.updated_at
+            FROM ecm_events e WHERE ${where} ORDER BY e.occurred_at DESC, e.id DESC LIMIT ${page.perPage} OFFSET ${page.offset}`.pipe(Effect.orDie),
+          sql<{ count: number }>`SELECT count(*)::int AS count FROM ecm_events e WHERE ${where}`.pipe(Effect.orDie)
+        ], { concurrency: "unbounded" })
+        const patient = yield* found(name)
+        const totalCount = counted[0]?.count ?? 0
         yield* Effect.annotateCurrentSpan({ "events.count": rows.length, "events.total_count": totalCount })
         return {
-          events: rows.map((row) => Event.make({ ...row, patient_name: patientName }, true)),
+          events: rows.map((row) => Event.make({ ...row, patient_name: patient }, true)),
           pagination: paginationOf(page, totalCount)
         }
       }).pipe(Effect.withSpan("Events.list", { attributes: { "patient.id": patientId } }))
 
     const show = (patientId: number, id: number) =>
       Effect.gen(function*() {
-        const patientName = yield* requirePatient(patientId)
+        const patient = yield* requirePatient(patientId)
         const [row] = yield* sql<Omit<Event, "patient_name"> & {
           a_activity_type: EventActivity["activity_type"]
           a_status: EventActivity["status"]
@@ -119,7 +130,7 @@ export class Events extends Effect.Service<Events>()("app/EcmEvents", {
         const { a_activity_type, a_status, assigned_to_id, assigned_to_name, performed_by_id, performed_by_name, ...event } = row
         return EventDetail.make({
           ...event,
-          patient_name: patientName,
+          patient_name: patient,
           activity: EventActivity.make({
             id: event.activity_id, activity_type: a_activity_type, status: a_status,
             performed_by_id, performed_by_name, assigned_to_id, assigned_to_name
@@ -128,31 +139,43 @@ export class Events extends Effect.Service<Events>()("app/EcmEvents", {
       }).pipe(Effect.withSpan("Events.show", { attributes: { "patient.id": patientId, "event.id": id } }))
 
     /**
-     * The patient's engagement-status spans (each entry holds from its effective day until the
-     * next entry's; entries of one day: the latest id wins), joined to the range's events by
-     * day (UTC): one pass over the patient's events index, whatever the number of entries.
+     * The range cut at the patient's engagement-status changes into pieces, each enrolled or not
+     * (an entry holds from its effective day, 00:00 UTC, until the next entry's; of entries on one
+     * day the latest id wins; before the first entry nobody is enrolled), then each piece's events
+     * grouped by an index-only range scan of ecm_events_patient_idx: no per-event join, whatever
+     * the number of events or entries.
      */
     const groupsOf = (patientId: number, startDate: string, endDate: string) =>
       sql<EventGroup>`WITH spans AS (
-          SELECT status, effective_date AS from_day,
-            lead(effective_date) OVER (ORDER BY effective_date, id) AS to_day
+          SELECT status = ${enrolledStatus} AS enrolled,
+            effective_date::timestamp AT TIME ZONE 'UTC' AS from_at,
+            (lead(effective_date) OVER (ORDER BY effective_date, id))::timestamp AT TIME ZONE 'UTC' AS to_at
           FROM ecm_status_histories WHERE patient_id = ${patientId}
-        ), enrolled AS (
-          SELECT from_day, to_day FROM spans WHERE status = ${enrolledStatus} AND (to_day IS NULL OR to_day > from_day)
+        ), pieces AS (
+          SELECT false AS enrolled, '-infinity'::timestamptz AS from_at, coalesce((SELECT min(from_at) FROM spans), 'infinity') AS to_at
+          UNION ALL
+          SELECT enrolled, from_at, coalesce(to_at, 'infinity') FROM spans WHERE to_at IS NULL OR to_at > from_at
         )
-        SELECT e.event_type, e.status, e.duration, (s.from_day IS NOT NULL) AS enrolled, count(*)::int AS count
-        FROM ecm_events e
-        LEFT JOIN enrolled s ON (e.occurred_at AT TIME ZONE 'UTC')::date >= s.from_day
-          AND (s.to_day IS NULL OR (e.occurred_at AT TIME ZONE 'UTC')::date < s.to_day)
-        WHERE e.patient_id = ${patientId} AND e.occurred_at >= ${dayStart(startDate)} AND e.occurred_at < ${dayAfter(endDate)}
+        SELECT g.event_type, g.status, g.duration, p.enrolled, sum(g.count)::int AS count
+        FROM pieces p CROSS JOIN LATERAL (
+          SELECT e.event_type, e.status, e.duration, count(*) AS count FROM ecm_events e
+          WHERE e.patient_id = ${patientId}
+            AND e.occurred_at >= greatest(p.from_at, ${dayStart(startDate)}) AND e.occurred_at < least(p.to_at, ${dayAfter(endDate)})
+          GROUP BY 1, 2, 3
+        ) g
         GROUP BY 1, 2, 3, 4`.pipe(Effect.orDie)
 
     const counts = (patientId: number, startDate: string | undefined, endDate: string | undefined) =>
       Effect.gen(function*() {
-        yield* requirePatient(patientId)
-        if (startDate === undefined || endDate === undefined) return yield* Effect.fail(ecmInvalid(["Start date and end date are required"]))
-        if (endDate < startDate) return yield* Effect.fail(ecmInvalid(["End date must be on or after start date"]))
-        const groups = yield* groupsOf(patientId, startDate, endDate)
+        if (startDate === undefined || endDate === undefined || endDate < startDate) {
+          // An unknown patient is a 404 before anything else is looked at.
+          yield* requirePatient(patientId)
+          return yield* Effect.fail(ecmInvalid([
+            startDate === undefined || endDate === undefined ? "Start date and end date are required" : "End date must be on or after start date"
+          ]))
+        }
+        const [name, groups] = yield* Effect.all([patientName(patientId), groupsOf(patientId, startDate, endDate)], { concurrency: "unbounded" })
+        yield* found(name)
         return EventCounts.make({ patient_id: patientId, start_date: startDate, end_date: endDate, counts: countsOf(groups) }, true)
       }).pipe(Effect.withSpan("Events.counts", { attributes: { "patient.id": patientId } }))
 
