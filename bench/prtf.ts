@@ -8,14 +8,15 @@
  *    and 1,000,000 activities with their events over one year (a quarter of them inside the quarter),
  *    every type, status and call duration mixed.
  * 3. Times, for the quarter 2026-01-01..2026-03-31 (median of --runs after one warm-up):
- *    - the bare aggregate query alone: PrtfAggregator's one statement, compiled and run by `pg`,
- *      every row fetched (the database's part of the report);
+ *    - the bare aggregate query alone: PrtfAggregator's one statement, compiled and run by `pg` in a
+ *      transaction with the report's settings (`prtfSettings`), every row fetched (the database's part);
  *    - generation end to end: `POST /v1/admin/clinic/ecm/prtf_reports` over HTTP (the query streamed,
  *      the CSV written, the upload to the ObjectStore — local disk — and the report row).
  *    Targets: generation ≤ 3 s, and ≤ 1.5 × the bare query.
  *
  * Database: DATABASE_URL's server (a fresh `cc_bench_prtf_<random>` database, dropped at the end),
- * else an embedded PostgreSQL in a temp dir. Flags: --members (20000), --events (1000000), --runs (5).
+ * else an embedded PostgreSQL in a temp dir. Flags: --members (20000), --events (1000000), --runs (5), --keep
+ * (leave the database for EXPLAIN; DATABASE_URL only).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
@@ -29,14 +30,16 @@ import { parseArgs } from "node:util"
 import pg from "pg"
 import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
 import { freePort } from "../src/Layers/FreePort.js"
-import { prtfStatement } from "../src/Services/Ecm/PrtfAggregator.js"
+import { prtfSettings, prtfStatement } from "../src/Services/Ecm/PrtfAggregator.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const { values: flags } = parseArgs({
   options: {
     members: { type: "string", default: process.env.BENCH_MEMBERS ?? "20000" },
     events: { type: "string", default: process.env.BENCH_EVENTS ?? "1000000" },
-    runs: { type: "string", default: process.env.BENCH_RUNS ?? "5" }
+    runs: { type: "string", default: process.env.BENCH_RUNS ?? "5" },
+    // Keeps the seeded database (DATABASE_URL only) for EXPLAIN; drop it by hand afterwards.
+    keep: { type: "boolean", default: false }
   }
 })
 const members = Number(flags.members)
@@ -180,7 +183,14 @@ const main = async () => {
         Effect.provide(PgClient.layer({ url: Redacted.make(url.toString()) }))
       )
     )
-    const bare = async () => (await client.query(text, params as Array<unknown>)).rowCount ?? 0
+    // In a transaction with the settings the report runs it under (PrtfAggregator.prtfSettings).
+    const bare = async () => {
+      await client.query("BEGIN")
+      for (const [name, value] of prtfSettings) await client.query(`SELECT set_config($1, $2, true)`, [name, value])
+      const rows = (await client.query(text, params as Array<unknown>)).rowCount ?? 0
+      await client.query("COMMIT")
+      return rows
+    }
     const generate = async () => {
       const response = await fetch(`${base}/v1/admin/clinic/ecm/prtf_reports`, {
         method: "POST",
@@ -220,7 +230,8 @@ const main = async () => {
       app.kill("SIGTERM")
       await exited
     }
-    await onServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    if (flags.keep && process.env.DATABASE_URL) console.log(`kept database ${database}`)
+    else await onServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
     await stopEmbedded?.()
     await fs.rm(tmp, { recursive: true, force: true })
   }

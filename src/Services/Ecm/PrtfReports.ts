@@ -13,7 +13,7 @@ import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { type Cell, prtfFilename, reportPhone } from "../../Domain/Ecm/PrtfReport.js"
 import { AuditLog } from "../AuditLog.js"
 import { ObjectStore } from "../ObjectStore.js"
-import { type PrtfRow, prtfStatement } from "./PrtfAggregator.js"
+import { applyPrtfSettings, type PrtfRow, prtfStatement } from "./PrtfAggregator.js"
 import { writeCsv } from "./PrtfCsv.js"
 
 /** ECM §8: PRTF list 25 a page. */
@@ -105,7 +105,11 @@ export class PrtfReports extends Effect.Service<PrtfReports>()("app/EcmPrtfRepor
           startDate: body.start_date, endDate: body.end_date, npi,
           providerName: body.provider_name ?? null, providerPhone: body.provider_phone ?? null, producedOn
         })
-        const { body: file, rowCount } = yield* writeCsv(Stream.map(statement.stream, cellsOf))
+        // Streamed from a cursor, so the transaction holds the settings the statement runs under.
+        const { body: file, rowCount } = yield* applyPrtfSettings.pipe(
+          Effect.zipRight(writeCsv(Stream.map(statement.stream, cellsOf))),
+          sql.withTransaction
+        )
         const [drawn] = yield* sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('prtf_reports', 'id'))::int AS id`
         const id = drawn!.id
         const filename = prtfFilename(npi, body.end_date, producedOn)

@@ -210,7 +210,12 @@ layer(TestApp())("PRTF reports", (it) => {
         members.push(id)
         yield* insertStatus(id, "new_member", "2026-01-02", null, "mif")
         if (i % 2 === 0) yield* insertStatus(id, "enrolled", `2026-0${1 + (i % 3)}-1${i}`)
-        if (i === 4) yield* insertStatus(id, "disenrolled", "2026-03-01", "Declined services")
+        if (i === 4) {
+          // Two enrolled spans inside the period: enrolled, disenrolled, re-referred, enrolled again.
+          yield* insertStatus(id, "disenrolled", "2026-03-01", "Declined services")
+          yield* insertStatus(id, "new_member", "2026-03-05", null, "mif")
+          yield* insertStatus(id, "enrolled", "2026-03-20")
+        }
         for (let k = 0; k < 30; k++) {
           const day = 1 + ((k * 7 + i) % 28)
           const month = 1 + ((k + i) % 4) // April is outside the period
