@@ -187,7 +187,7 @@ const main = async () => {
     const bare = async () => {
       await client.query("BEGIN")
       for (const [name, value] of prtfSettings) await client.query(`SELECT set_config($1, $2, true)`, [name, value])
-      const rows = (await client.query(text, params as Array<unknown>)).rowCount ?? 0
+      const rows = (await client.query({ text, values: params as Array<unknown>, rowMode: "array" })).rowCount ?? 0
       await client.query("COMMIT")
       return rows
     }

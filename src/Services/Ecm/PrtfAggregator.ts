@@ -11,8 +11,8 @@
  * provider; 4. events with `occurred_at` inside the period (whole UTC days) are counted.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Effect } from "effect"
-import { eventTypes } from "../../Domain/Ecm/Activity.js"
+import { Effect, Option, Stream } from "effect"
+import { type EventType, eventTypes } from "../../Domain/Ecm/Activity.js"
 import { enrolledStatus, prtfCategories } from "../../Domain/Ecm/Prtf.js"
 import { disenrolledStatus } from "../../Domain/Ecm/Engagement.js"
 import { durationClassSql, encounterCategories, outreachCategories, ruleTable } from "../../Domain/Ecm/PrtfReport.js"
@@ -102,6 +102,9 @@ const countColumns = [
 ].join(",\n      ")
 
 const zero = (column: string) => `coalesce(c.${column}, 0)`
+
+/** SMS, Call, Email, Appointment, Meeting, Task Count: the file's order (rows are arrays in column order). */
+const typesInColumnOrder: ReadonlyArray<EventType> = ["sms", "call", "email", "appointment", "meeting", "task"]
 
 /**
  * Settings for the transaction that runs the statement (`set_config(…, true)`: this transaction
@@ -206,7 +209,7 @@ export const prtfStatement = (criteria: PrtfCriteria): Effect.Effect<Statement.S
       ${sql.literal(prtfCategories.map((category) => `${zero(category)} AS ${category}`).join(", "))},
       ${sql.literal(`${zero("telehealth_encounters")} + ${zero("in_person_encounters")} AS total_encounters`)},
       ${sql.literal(`${zero("telehealth_outreach")} + ${zero("in_person_outreach")} AS total_outreach`)},
-      ${sql.literal(eventTypes.map((type) => `${zero(type)} AS ${type}`).join(", "))},
+      ${sql.literal(typesInColumnOrder.map((type) => `${zero(type)} AS ${type}`).join(", "))},
       ${sql.literal(zero("call_minutes"))} AS call_minutes,
       (SELECT ${sql.literal(utcDay("max(f.created_at)"))} FROM form_c_submissions f
         WHERE f.patient_id = m.patient_id AND f.created_at < ${dayAfter(end)}) AS last_form_c,
@@ -223,3 +226,20 @@ export const prtfStatement = (criteria: PrtfCriteria): Effect.Effect<Statement.S
     LEFT JOIN users iu ON iu.id = m.ilcm_user_id
     ORDER BY p.last_name, p.first_name, p.id`
   })
+
+/**
+ * The rows in batches of `batchSize`, each row an array in column order, from a server-side
+ * cursor: call inside a transaction (with `applyPrtfSettings`); the cursor closes with it.
+ * DECLARE/FETCH rather than the driver's 128-row cursor: a few round trips for 20,000 rows.
+ */
+export const prtfRowBatches = (criteria: PrtfCriteria, batchSize = 5000) =>
+  Stream.unwrap(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [text, params] = (yield* prtfStatement(criteria)).compile()
+    yield* sql.unsafe(`DECLARE prtf_rows NO SCROLL CURSOR FOR ${text}`, params)
+    const fetch = sql.unsafe<ReadonlyArray<unknown>>(`FETCH ${batchSize} FROM prtf_rows`).values.pipe(
+      Effect.mapError(Option.some),
+      Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(rows)))
+    )
+    return Stream.repeatEffectOption(fetch)
+  }))

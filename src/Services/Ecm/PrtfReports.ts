@@ -10,10 +10,10 @@ import type { GeneratePrtfRequest } from "../../Api/Ecm/PrtfReports.js"
 import { CreatedPrtfReport, PrtfReport, PrtfReportDetail, PrtfReportList } from "../../Api/Ecm/PrtfReports.js"
 import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
-import { type Cell, prtfFilename, reportPhone } from "../../Domain/Ecm/PrtfReport.js"
+import { type Cell, prtfColumns, prtfFilename, reportPhone } from "../../Domain/Ecm/PrtfReport.js"
 import { AuditLog } from "../AuditLog.js"
 import { ObjectStore } from "../ObjectStore.js"
-import { applyPrtfSettings, type PrtfRow, prtfStatement } from "./PrtfAggregator.js"
+import { applyPrtfSettings, prtfRowBatches } from "./PrtfAggregator.js"
 import { writeCsv } from "./PrtfCsv.js"
 
 /** ECM §8: PRTF list 25 a page. */
@@ -23,22 +23,14 @@ export const prtfUrlLifetime = "30 minutes"
 /** The report's name when it covers every provider and none was given. */
 export const allProvidersName = "All providers"
 
-/** A row in the file's column order (src/Domain/Ecm/PrtfReport.ts `prtfColumns`). */
-export const cellsOf = (r: PrtfRow): ReadonlyArray<Cell> => [
-  r.period_start, r.period_end, r.provider_name, r.provider_npi, reportPhone(r.provider_phone),
-  r.member_id, r.cin, r.last_name, r.first_name, r.date_of_birth,
-  r.gender, r.address, r.city, r.state,
-  r.zip, reportPhone(r.phone), r.service_auth_id,
-  r.auth_eff_date, r.auth_end_date, r.acuity_level,
-  r.member_record_status, r.enrollment_start, r.enrollment_end, r.current_status,
-  r.current_status_date, r.previous_status, r.previous_status_date,
-  r.first_outreach, r.last_outreach, r.last_encounter,
-  r.telehealth_encounters, r.in_person_encounters, r.telehealth_outreach, r.in_person_outreach,
-  r.total_encounters, r.total_outreach, r.sms, r.call, r.email, r.appointment,
-  r.meeting, r.task, r.call_minutes, r.last_form_c,
-  r.olcm_name, r.olcm_email, r.ilcm_name,
-  r.ilcm_email, r.discontinuation_date, r.discontinuation_reason, r.produced_on
-]
+const phoneColumns = [prtfColumns.indexOf("ECM Provider Phone"), prtfColumns.indexOf("Member Phone Number")]
+
+/** A row of `prtfRowBatches` (already in column order) as cells: phones as the report writes them. */
+export const cellsOf = (values: ReadonlyArray<unknown>): ReadonlyArray<Cell> => {
+  const cells = values as Array<Cell>
+  for (const i of phoneColumns) cells[i] = reportPhone(cells[i] as string | null)
+  return cells
+}
 
 interface ReportRow {
   readonly id: number
@@ -101,13 +93,13 @@ export class PrtfReports extends Effect.Service<PrtfReports>()("app/EcmPrtfRepor
         const header = yield* headerOf(npi)
         const providerName = body.provider_name ?? header.name
         const providerPhone = body.provider_phone ?? header.phone
-        const statement = yield* prtfStatement({
+        const criteria = {
           startDate: body.start_date, endDate: body.end_date, npi,
           providerName: body.provider_name ?? null, providerPhone: body.provider_phone ?? null, producedOn
-        })
-        // Streamed from a cursor, so the transaction holds the settings the statement runs under.
+        }
+        // Rows stream from a cursor of this transaction, which holds the settings the statement runs under.
         const { body: file, rowCount } = yield* applyPrtfSettings.pipe(
-          Effect.zipRight(writeCsv(Stream.map(statement.stream, cellsOf))),
+          Effect.zipRight(writeCsv(Stream.map(prtfRowBatches(criteria), (batch) => batch.map(cellsOf)))),
           sql.withTransaction
         )
         const [drawn] = yield* sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('prtf_reports', 'id'))::int AS id`
