@@ -179,6 +179,7 @@ export const runBola = <R>(options: BolaOptions<R>): Effect.Effect<BolaReport, n
         // and so do staff-only ones: issue 12's clinic Form C answers a parent 403 "Staff access required".)
         const refusal = foreignOutcome
         const own = ownA[0]
+        // (Staff-only operations, x-access: staff, refuse every parent too: issues 11, 12, 16.)
         if (!operation.adminOnly && !operation.staffOnly && refusal !== undefined && !isStaffRefusal(refusal) && own !== undefined) {
           const outcome = yield* send(drafts[0]!, own)
           const status = outcome.received?.status ?? 0

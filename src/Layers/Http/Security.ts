@@ -32,6 +32,6 @@ export const SecurityLive = Layer.mergeAll(
   Layer.effect(StaffAuthentication, withRule((c) => isStaff(c.role), () => forbidden("Staff access required"))),
   Layer.effect(AdminAuthentication, withRule(isAdmin, () => forbidden(messages.adminRequired))),
   Layer.effect(EcmAdminAuthentication, withRule(isAdmin, () => ecmForbidden(messages.adminRequired))),
-  // Issues 11 and 12 (ECM activities, events, Form C): staff only, ECM bodies.
+  // Issues 11, 12 and 16: clinic ECM endpoints (activities, events, Form C, engagement status).
   Layer.effect(EcmStaffAuthentication, withRule((c) => isStaff(c.role), () => ecmForbidden(messages.staffRequired)))
 )

@@ -58,7 +58,8 @@ const merged = (base: ActivityValues, fields: ActivityFields): ActivityValues =>
     email_to: pick("email_to"),
     email_attachments: fields.email_attachments === undefined ? base.email_attachments : fields.email_attachments ?? [],
     duration: pick("duration"),
-    assigned_to_id: fields.assigned_to_id ?? base.assigned_to_id,
+    // null clears, and a cleared assignee is then reported missing (0 is no user).
+    assigned_to_id: fields.assigned_to_id === undefined ? base.assigned_to_id : fields.assigned_to_id ?? 0,
     parent_id: pick("parent_id"),
     voice_call_id: pick("voice_call_id"),
     text_message_id: pick("text_message_id")
@@ -92,7 +93,9 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
       previous: StoredActivity | undefined
     ) =>
       Effect.gen(function*() {
-        const problems = missingFieldMessages({ ...activity, activity_type: previous === undefined ? fields.activity_type : activity.activity_type, assigned_to_id: activity.assigned_to_id || null })
+        // The type: a create names it; an update keeps it unless the body clears it (null).
+        const type = previous === undefined || fields.activity_type === null ? fields.activity_type : activity.activity_type
+        const problems = missingFieldMessages({ ...activity, activity_type: type, assigned_to_id: activity.assigned_to_id || null })
         if (fields.assigned_to_id !== undefined && fields.assigned_to_id !== null && !(yield* repo.isActiveStaff(fields.assigned_to_id))) {
           problems.push("Assigned to must be an active staff user")
         }

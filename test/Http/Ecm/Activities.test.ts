@@ -210,6 +210,8 @@ layer(TestApp())("ECM activities", (it) => {
       // Clearing a required field is a 422 like a missing one.
       const cleared = yield* updateActivity(me.token, patient, id, { voice_call_id: null })
       expect(cleared.body).toEqual({ errors: ["Voice call can't be blank"] })
+      const clearedAll = yield* updateActivity(me.token, patient, id, { activity_type: null, assigned_to_id: null })
+      expect(clearedAll.body).toEqual({ errors: ["Activity type can't be blank", "Assigned to can't be blank"] })
       // A type change changes the event; a note has none.
       const toNote = yield* updateActivity(me.token, patient, id, { activity_type: "note", body: "Just a note" })
       expect((toNote.body as { activity: { event: unknown } }).activity.event).toBeNull()
