@@ -179,6 +179,13 @@ layer(TestApp())("PRTF reports", (it) => {
       expect(allRows[2]).toEqual(eveRow)
       expect(allRows[3]).toEqual(fayRow({}))
       expect(allRows[4]).toEqual(benRow({}))
+      // The events counts endpoint agrees with Ana's row (docs/prtf.md's worked example).
+      const anaCounts = yield* request("GET", `/v1/clinic/ecm/patients/${world.ana}/events/counts?start_date=2026-01-01&end_date=2026-03-31`, { token })
+      expect((anaCounts.body as { counts: unknown }).counts).toEqual({
+        total: 9,
+        by_type: { sms: 1, call: 3, email: 1, appointment: 2, meeting: 1, task: 1 },
+        prtf_categories: { telehealth_encounters: 1, in_person_encounters: 2, telehealth_outreach: 4, in_person_outreach: 1 }
+      })
       // Ben's quoted and neutralised cells, as bytes.
       expect(allText).toContain(`"O'Brien, ""Jr""",Ben,1960-01-31,M,"'=HYPERLINK(""http://evil.example"")","'+Town","'@CA","'-94000",5105550102`)
 
