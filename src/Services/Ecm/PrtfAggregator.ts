@@ -84,8 +84,6 @@ export interface PrtfRow {
   readonly produced_on: string
 }
 
-const dayStart = (day: string) => new Date(`${day}T00:00:00.000Z`)
-const dayAfter = (day: string) => new Date(dayStart(day).getTime() + 24 * 60 * 60 * 1000)
 
 const quoted = (names: ReadonlyArray<string>) => names.map((n) => `'${n}'`).join(", ")
 const day = (expression: string) => `to_char(${expression}, 'YYYY-MM-DD')`
@@ -180,7 +178,9 @@ export const prtfStatement = (criteria: PrtfCriteria): Effect.Effect<Statement.S
         ${sql.literal(durationClassSql)} AS duration_class,
         count(*) AS n, min(e.occurred_at) AS first_at, max(e.occurred_at) AS last_at, sum(e.duration) AS minutes
       FROM ecm_events e JOIN enrolled s ON s.patient_id = e.patient_id
-      WHERE e.occurred_at >= ${dayStart(start)} AND e.occurred_at < ${dayAfter(end)}
+      -- Whole UTC days, computed by PostgreSQL (any IsoDate, 9999-12-31 included, has a next day there).
+      WHERE e.occurred_at >= ${start}::date::timestamp AT TIME ZONE 'UTC'
+        AND e.occurred_at < (${end}::date + 1)::timestamp AT TIME ZONE 'UTC'
       GROUP BY 1, 2, 3, 4, 5
     ), counts AS (
       SELECT t.patient_id,
@@ -212,7 +212,7 @@ export const prtfStatement = (criteria: PrtfCriteria): Effect.Effect<Statement.S
       ${sql.literal(typesInColumnOrder.map((type) => `${zero(type)} AS ${type}`).join(", "))},
       ${sql.literal(zero("call_minutes"))} AS call_minutes,
       (SELECT ${sql.literal(utcDay("max(f.created_at)"))} FROM form_c_submissions f
-        WHERE f.patient_id = m.patient_id AND f.created_at < ${dayAfter(end)}) AS last_form_c,
+        WHERE f.patient_id = m.patient_id AND f.created_at < (${end}::date + 1)::timestamp AT TIME ZONE 'UTC') AS last_form_c,
       ou.first_name || ' ' || ou.last_name AS olcm_name, ou.email AS olcm_email,
       iu.first_name || ' ' || iu.last_name AS ilcm_name, iu.email AS ilcm_email,
       CASE WHEN st.current_status = ${disenrolledStatus} THEN ${sql.literal(day("st.status_day"))} END AS discontinuation_date,

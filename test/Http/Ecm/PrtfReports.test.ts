@@ -269,6 +269,9 @@ layer(TestApp())("PRTF reports", (it) => {
         expect({ body, status: refused.status, errors: refused.body }).toEqual({ body, status: 422, errors: { errors } })
       }
       expect(yield* query(`SELECT count(*)::int AS n FROM prtf_reports`)).toEqual(before)
+      // The widest period a date allows is a report, not an error.
+      const widest = yield* generate(token, { start_date: "0001-01-01", end_date: "9999-12-31" })
+      expect(widest.prtf_report.filename).toMatch(/^PRTF_ALL_129999_\d{8}\.csv$/)
     }))
 
   it.effect("list, detail and 404; signed links valid 30 minutes, signed afresh; admins only", () =>
