@@ -20,18 +20,12 @@
  * dist/main.js`, built first, with the image's `--max-semi-space-size=32`).
  */
 import autocannon, { type Options, type Result } from "autocannon"
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { spawn } from "node:child_process"
 import { parseArgs } from "node:util"
 import pg from "pg"
-import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
 import { freePort } from "../src/Layers/FreePort.js"
+import { describeTarget, killOnExit, latencySummary, ms, parseTarget, root, runBench, stopChild, targetNodeFlags, waitUntilAnswering } from "./support.js"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
 const { values: flags } = parseArgs({
   options: {
     events: { type: "string", default: process.env.BENCH_EVENTS ?? "50000" },
@@ -45,24 +39,7 @@ const events = Number(flags.events)
 const samples = Number(flags.samples)
 const connections = Number(flags.connections)
 const duration = Number(flags.duration)
-const target = flags.target
-if (target !== "tsx" && target !== "production") throw new Error(`--target must be tsx or production, got ${target}`)
-
-const children = new Set<ChildProcess>()
-process.on("exit", () => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")))
-
-const waitFor = async (url: string, what: string) => {
-  for (let i = 0; ; i++) {
-    if (i > 300) throw new Error(`${what} did not start`)
-    try {
-      const r = await fetch(url)
-      if (r.status < 500) return
-    } catch { /* not yet */ }
-    await new Promise((r) => setTimeout(r, 200))
-  }
-}
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
+const target = parseTarget(flags.target)
 
 /** `samples` requests one at a time after 100 unmeasured ones: p50, p99 and max in ms. */
 const latency = async (url: string, token: string) => {
@@ -76,14 +53,11 @@ const latency = async (url: string, token: string) => {
   for (let i = 0; i < 100; i++) await once()
   const times: Array<number> = []
   for (let i = 0; i < samples; i++) times.push(await once())
-  times.sort((a, b) => a - b)
-  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99), max: times[times.length - 1]! }
+  return latencySummary(times)
 }
 
 const run = (options: Options) =>
   new Promise<Result>((resolve, reject) => autocannon(options, (error, result) => (error ? reject(error) : resolve(result))))
-
-const ms = (n: number) => `${n.toFixed(1)} ms`
 
 const seed = async (client: pg.Client, adminId: number) => {
   await client.query(`INSERT INTO patients (first_name, last_name) SELECT 'Bench', 'Member ' || i FROM generate_series(1, 200) i`)
@@ -117,114 +91,65 @@ const seed = async (client: pg.Client, adminId: number) => {
   return busy!.id
 }
 
-const main = async () => {
-  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-events-"))
-  let serverUrl = process.env.DATABASE_URL
-  let stopEmbedded: (() => Promise<void>) | undefined
-  if (!serverUrl) {
-    const server = await startEmbeddedPostgres({ dataDir: path.join(tmp, "pg"), persistent: false })
-    serverUrl = server.url
-    stopEmbedded = server.stop
-  }
-  const database = `cc_bench_events_${randomBytes(4).toString("hex")}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${database}`)
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  const stop = async (child: ChildProcess | undefined) => {
-    if (!child || child.exitCode !== null) return
-    const exited = new Promise((r) => child.once("exit", r))
-    child.kill("SIGTERM")
-    await exited
-  }
-  let app: ChildProcess | undefined
-  let bare: ChildProcess | undefined
+/** The foundation bench's bare server (node:http + pg) on the same database: `GET` a user, same token check. */
+const bareServerBaseline = async (databaseUrl: string, token: string, userId: number) => {
+  const port = await freePort()
+  const bare = killOnExit(spawn(process.execPath, ["--import", "tsx", "bench/bare-server.ts"], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1" },
+    stdio: ["ignore", "ignore", "inherit"]
+  }))
   try {
-    const port = await freePort()
-    if (target === "production") execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" })
-    const entry = target === "production" ? ["--max-semi-space-size=32", "dist/main.js"] : ["--import", "tsx", "src/main.ts"]
-    console.log(`app: ${target === "production" ? "node dist/main.js (--max-semi-space-size=32)" : "npm start (tsx)"}`)
-    app = spawn(process.execPath, entry, {
-      cwd: root,
-      env: {
-        ...process.env, ...(target === "production" ? { NODE_ENV: "production" } : {}), DATABASE_URL: url.toString(), PORT: String(port),
-        HOST: "127.0.0.1", LOG_LEVEL: "warn", DATA_DIR: path.join(tmp, "data"), BOOTSTRAP_ADMIN_EMAIL: "bench@example.test",
-        BOOTSTRAP_ADMIN_PASSWORD: "bench-password-1", OTEL_EXPORTER_OTLP_ENDPOINT: ""
-      },
-      stdio: ["ignore", "inherit", "inherit"]
-    })
-    children.add(app)
     const base = `http://127.0.0.1:${port}`
-    await waitFor(`${base}/health`, "app")
-    const signIn = await fetch(`${base}/v1/users/sign_in`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ user: { email: "bench@example.test", password: "bench-password-1" } })
-    })
-    const { token, user } = (await signIn.json()) as { token: string; user: { id: number } }
-
-    const client = new pg.Client({ connectionString: url.toString() })
-    await client.connect()
-    const busy = await seed(client, user.id)
-    const { rows: patients } = await client.query<{ id: number }>(`SELECT id FROM patients ORDER BY id`)
-    await client.end()
-
-    const counts = await latency(`${base}/v1/clinic/ecm/patients/${busy}/events/counts?start_date=2025-06-01&end_date=2026-05-31`, token)
-    const firstPage = await latency(`${base}/v1/clinic/ecm/patients/${busy}/events?per_page=25`, token)
-    const deepPage = await latency(`${base}/v1/clinic/ecm/patients/${busy}/events?per_page=25&page=1000`, token)
-    const typedPage = await latency(`${base}/v1/clinic/ecm/patients/${busy}/events?per_page=25&event_type=call&start_date=2025-06-01&end_date=2026-05-31`, token)
-    const verdict = (p99: number) => (p99 <= 20 ? "met" : "MISSED")
-    console.log(`counts, one-year range (${samples} requests): p50 ${ms(counts.p50)}, p99 ${ms(counts.p99)}, max ${ms(counts.max)} (target p99 ≤ 20 ms: ${verdict(counts.p99)})`)
-    console.log(`list, first page: p50 ${ms(firstPage.p50)}, p99 ${ms(firstPage.p99)}, max ${ms(firstPage.max)} (target p99 ≤ 20 ms: ${verdict(firstPage.p99)})`)
-    console.log(`list, page 1000: p50 ${ms(deepPage.p50)}, p99 ${ms(deepPage.p99)}, max ${ms(deepPage.max)}`)
-    console.log(`list, calls in a year: p50 ${ms(typedPage.p50)}, p99 ${ms(typedPage.p99)}, max ${ms(typedPage.max)}`)
-
-    const body = JSON.stringify({ activity: { activity_type: "task", message: "Bench task", assigned_to_id: user.id } })
-    const headers = { "content-type": "application/json", "x-user-token": token }
-    let next = 0
-    const spread = await run({
-      url: base, connections, duration,
-      requests: [{
-        method: "POST", headers, body,
-        setupRequest: (request) => ({ ...request, path: `/v1/clinic/ecm/patients/${patients[next++ % patients.length]!.id}/activities` })
-      }]
-    })
-    const single = await run({ url: base, connections, duration, requests: [{ method: "POST", headers, body, path: `/v1/clinic/ecm/patients/${busy}/activities` }] })
-    await stop(app)
-    app = undefined
-
-    const barePort = await freePort()
-    bare = spawn(process.execPath, ["--import", "tsx", "bench/bare-server.ts"], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: url.toString(), PORT: String(barePort), HOST: "127.0.0.1" },
-      stdio: ["ignore", "ignore", "inherit"]
-    })
-    children.add(bare)
-    const bareBase = `http://127.0.0.1:${barePort}`
-    await waitFor(`${bareBase}/v1/admin/clinic/users/${user.id}`, "bare server")
-    const baseline = await run({ url: bareBase, connections, duration, headers: { "x-user-token": token }, requests: [{ path: `/v1/admin/clinic/users/${user.id}` }] })
-
-    const line = (name: string, r: Result) =>
-      `${name}: ${r.requests.average.toFixed(0)} req/s, latency p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms, ` +
-      `statuses ${JSON.stringify(Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count])))}, ${r.errors} errors`
-    console.log(`throughput, ${connections} connections × ${duration} s:`)
-    console.log(`  ${line("create activity + event, 200 members", spread)}`)
-    console.log(`  ${line("create activity + event, one member", single)}`)
-    console.log(`  ${line("bare server GET user (foundation baseline)", baseline)}`)
-    console.log(`  create / bare = ${(spread.requests.average / baseline.requests.average).toFixed(2)} (200 members), ` +
-      `${(single.requests.average / baseline.requests.average).toFixed(2)} (one member)`)
+    await waitUntilAnswering(`${base}/v1/admin/clinic/users/${userId}`, "bare server")
+    return await run({ url: base, connections, duration, headers: { "x-user-token": token }, requests: [{ path: `/v1/admin/clinic/users/${userId}` }] })
   } finally {
-    await stop(app)
-    await stop(bare)
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-    await admin.end()
-    await stopEmbedded?.()
-    await fs.rm(tmp, { recursive: true, force: true })
+    await stopChild(bare)
   }
 }
 
-main().catch((error) => {
-  console.error(error)
-  process.exit(1)
+runBench("events", async (bench) => {
+  console.log(`app: ${describeTarget(target)}${target === "production" ? ` (${targetNodeFlags(target).join(" ")})` : ""}`)
+  const app = await bench.startApp({ target })
+  const { base, token, adminId } = app
+
+  const client = await bench.connect()
+  const busy = await seed(client, adminId)
+  const { rows: patients } = await client.query<{ id: number }>(`SELECT id FROM patients ORDER BY id`)
+  await client.end()
+
+  const counts = await latency(`${base}/v1/clinic/ecm/patients/${busy}/events/counts?start_date=2025-06-01&end_date=2026-05-31`, token)
+  const firstPage = await latency(`${base}/v1/clinic/ecm/patients/${busy}/events?per_page=25`, token)
+  const deepPage = await latency(`${base}/v1/clinic/ecm/patients/${busy}/events?per_page=25&page=1000`, token)
+  const typedPage = await latency(`${base}/v1/clinic/ecm/patients/${busy}/events?per_page=25&event_type=call&start_date=2025-06-01&end_date=2026-05-31`, token)
+  const verdict = (p99: number) => (p99 <= 20 ? "met" : "MISSED")
+  console.log(`counts, one-year range (${samples} requests): p50 ${ms(counts.p50)}, p99 ${ms(counts.p99)}, max ${ms(counts.max)} (target p99 ≤ 20 ms: ${verdict(counts.p99)})`)
+  console.log(`list, first page: p50 ${ms(firstPage.p50)}, p99 ${ms(firstPage.p99)}, max ${ms(firstPage.max)} (target p99 ≤ 20 ms: ${verdict(firstPage.p99)})`)
+  console.log(`list, page 1000: p50 ${ms(deepPage.p50)}, p99 ${ms(deepPage.p99)}, max ${ms(deepPage.max)}`)
+  console.log(`list, calls in a year: p50 ${ms(typedPage.p50)}, p99 ${ms(typedPage.p99)}, max ${ms(typedPage.max)}`)
+
+  const body = JSON.stringify({ activity: { activity_type: "task", message: "Bench task", assigned_to_id: adminId } })
+  const headers = { "content-type": "application/json", "x-user-token": token }
+  let next = 0
+  const spread = await run({
+    url: base, connections, duration,
+    requests: [{
+      method: "POST", headers, body,
+      setupRequest: (request) => ({ ...request, path: `/v1/clinic/ecm/patients/${patients[next++ % patients.length]!.id}/activities` })
+    }]
+  })
+  const single = await run({ url: base, connections, duration, requests: [{ method: "POST", headers, body, path: `/v1/clinic/ecm/patients/${busy}/activities` }] })
+  await app.stop()
+
+  const baseline = await bareServerBaseline(bench.databaseUrl, token, adminId)
+
+  const line = (name: string, r: Result) =>
+    `${name}: ${r.requests.average.toFixed(0)} req/s, latency p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms, ` +
+    `statuses ${JSON.stringify(Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count])))}, ${r.errors} errors`
+  console.log(`throughput, ${connections} connections × ${duration} s:`)
+  console.log(`  ${line("create activity + event, 200 members", spread)}`)
+  console.log(`  ${line("create activity + event, one member", single)}`)
+  console.log(`  ${line("bare server GET user (foundation baseline)", baseline)}`)
+  console.log(`  create / bare = ${(spread.requests.average / baseline.requests.average).toFixed(2)} (200 members), ` +
+    `${(single.requests.average / baseline.requests.average).toFixed(2)} (one member)`)
 })

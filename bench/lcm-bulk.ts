@@ -13,19 +13,9 @@
  * Database: DATABASE_URL's server (a fresh `cc_bench_lcm_<random>` database, dropped at the end),
  * else an embedded PostgreSQL in a temp dir.
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import { readFileSync } from "node:fs"
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import pg from "pg"
-import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
-import { freePort } from "../src/Layers/FreePort.js"
+import { latencySummary, runBench } from "./support.js"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
 const { values: flags } = parseArgs({
   options: {
     patients: { type: "string", default: "1000" },
@@ -36,112 +26,51 @@ const patients = Number(flags.patients)
 const rounds = Number(flags.rounds)
 const targetMs = 1000
 
-const main = async () => {
-  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-lcm-"))
-  await fs.chmod(tmp, 0o755)
-  let serverUrl = process.env.DATABASE_URL
-  let stopEmbedded: (() => Promise<void>) | undefined
-  if (!serverUrl) {
-    const server = await startEmbeddedPostgres({ dataDir: path.join(tmp, "pg"), persistent: false })
-    serverUrl = server.url
-    stopEmbedded = server.stop
-  }
-  const database = `cc_bench_lcm_${randomBytes(4).toString("hex")}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${database}`)
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  let app: ChildProcess | undefined
-  const db = new pg.Client({ connectionString: url.toString() })
-  try {
-    const port = await freePort()
-    const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: { start: string } }
-    const nodeFlags = pkg.scripts.start.split(/\s+/).filter((w) => w.startsWith("--") && !w.startsWith("--import"))
-    app = spawn(process.execPath, [...nodeFlags, "--import", "tsx", "src/main.ts"], {
-      cwd: root,
-      env: {
-        ...process.env, DATABASE_URL: url.toString(), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn",
-        DATA_DIR: path.join(tmp, "data"), BOOTSTRAP_ADMIN_EMAIL: "bench@example.test", BOOTSTRAP_ADMIN_PASSWORD: "bench-password-1",
-        OTEL_EXPORTER_OTLP_ENDPOINT: ""
-      },
-      stdio: ["ignore", "inherit", "inherit"]
+runBench("lcm", async (bench) => {
+  const { base, token } = await bench.startApp()
+
+  const db = await bench.connect()
+  const { rows: users } = await db.query<{ id: number }>(`INSERT INTO users (email, password_hash, first_name, last_name, role, confirmed)
+    VALUES ('olcm@bench.test', 'x', 'Olive', 'Lead', 'provider', true), ('ilcm@bench.test', 'x', 'Ivan', 'Lead', 'supervisor', true)
+    RETURNING id`)
+  const [a, b] = [users[0]!.id, users[1]!.id]
+  const seedPatients = async () =>
+    (await db.query<{ id: number }>(`INSERT INTO patients (first_name, last_name)
+      SELECT 'Bench', 'Patient ' || n FROM generate_series(1, $1::int) n RETURNING id`, [patients])).rows.map((r) => r.id)
+
+  const bulk = async (ids: ReadonlyArray<number>, olcm: number, ilcm: number) => {
+    const body = JSON.stringify({ assignments: ids.map((id) => ({ patient_id: id, olcm_user_id: olcm, ilcm_user_id: ilcm })) })
+    const started = performance.now()
+    const response = await fetch(`${base}/v1/admin/clinic/ecm/lead_care_managers/bulk_assign`, {
+      method: "POST", headers: { "content-type": "application/json", "x-user-token": token }, body
     })
-    const base = `http://127.0.0.1:${port}`
-    for (let i = 0; ; i++) {
-      if (i > 300) throw new Error("app did not start")
-      try {
-        if ((await fetch(`${base}/health`)).ok) break
-      } catch { /* not yet */ }
-      await new Promise((r) => setTimeout(r, 200))
+    const result = (await response.json()) as { successful_count?: number }
+    const elapsed = performance.now() - started
+    if (response.status !== 200 || result.successful_count !== ids.length) {
+      throw new Error(`bulk assign answered ${response.status}: ${JSON.stringify(result).slice(0, 300)}`)
     }
-    const signIn = await fetch(`${base}/v1/users/sign_in`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ user: { email: "bench@example.test", password: "bench-password-1" } })
-    })
-    const token = ((await signIn.json()) as { token: string }).token
-
-    await db.connect()
-    const { rows: users } = await db.query<{ id: number }>(`INSERT INTO users (email, password_hash, first_name, last_name, role, confirmed)
-      VALUES ('olcm@bench.test', 'x', 'Olive', 'Lead', 'provider', true), ('ilcm@bench.test', 'x', 'Ivan', 'Lead', 'supervisor', true)
-      RETURNING id`)
-    const [a, b] = [users[0]!.id, users[1]!.id]
-    const seedPatients = async () =>
-      (await db.query<{ id: number }>(`INSERT INTO patients (first_name, last_name)
-        SELECT 'Bench', 'Patient ' || n FROM generate_series(1, $1::int) n RETURNING id`, [patients])).rows.map((r) => r.id)
-
-    const bulk = async (ids: ReadonlyArray<number>, olcm: number, ilcm: number) => {
-      const body = JSON.stringify({ assignments: ids.map((id) => ({ patient_id: id, olcm_user_id: olcm, ilcm_user_id: ilcm })) })
-      const started = performance.now()
-      const response = await fetch(`${base}/v1/admin/clinic/ecm/lead_care_managers/bulk_assign`, {
-        method: "POST", headers: { "content-type": "application/json", "x-user-token": token }, body
-      })
-      const result = (await response.json()) as { successful_count?: number }
-      const elapsed = performance.now() - started
-      if (response.status !== 200 || result.successful_count !== ids.length) {
-        throw new Error(`bulk assign answered ${response.status}: ${JSON.stringify(result).slice(0, 300)}`)
-      }
-      return elapsed
-    }
-
-    const report = (shape: string, times: Array<number>) => {
-      const sorted = [...times].sort((x, y) => x - y)
-      const median = sorted[Math.floor(sorted.length / 2)]!
-      console.log(`${shape.padEnd(5)} ${patients} entries × ${rounds}: fastest ${sorted[0]!.toFixed(0)} ms, median ${median.toFixed(0)} ms, ` +
-        `slowest ${sorted.at(-1)!.toFixed(0)} ms → ${median <= targetMs ? "met" : "MISSED"} (≤ ${targetMs} ms)`)
-      return median <= targetMs
-    }
-
-    // One warm-up request: the first request of a process pays for loading and planning.
-    await bulk(await seedPatients(), a, b)
-    const fresh: Array<number> = []
-    const swap: Array<number> = []
-    const same: Array<number> = []
-    let ids: Array<number> = []
-    for (let i = 0; i < rounds; i++) {
-      ids = await seedPatients()
-      fresh.push(await bulk(ids, a, b))
-      swap.push(await bulk(ids, b, a))
-      same.push(await bulk(ids, b, a))
-    }
-    const met = [report("new", fresh), report("swap", swap), report("same", same)].every(Boolean)
-    console.log(`target: ≤ ${targetMs} ms for ${patients} entries → ${met ? "met" : "MISSED"}`)
-  } finally {
-    if (app && app.exitCode === null) {
-      const exited = new Promise((r) => app!.once("exit", r))
-      app.kill("SIGTERM")
-      await exited
-    }
-    await db.end().catch(() => undefined)
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-    await admin.end()
-    await stopEmbedded?.()
-    await fs.rm(tmp, { recursive: true, force: true })
+    return elapsed
   }
-}
 
-main().catch((error) => {
-  console.error(error)
-  process.exit(1)
+  const report = (shape: string, times: Array<number>) => {
+    const { min, p50: median, max } = latencySummary(times)
+    console.log(`${shape.padEnd(5)} ${patients} entries × ${rounds}: fastest ${min.toFixed(0)} ms, median ${median.toFixed(0)} ms, ` +
+      `slowest ${max.toFixed(0)} ms → ${median <= targetMs ? "met" : "MISSED"} (≤ ${targetMs} ms)`)
+    return median <= targetMs
+  }
+
+  // One warm-up request: the first request of a process pays for loading and planning.
+  await bulk(await seedPatients(), a, b)
+  const fresh: Array<number> = []
+  const swap: Array<number> = []
+  const same: Array<number> = []
+  let ids: Array<number> = []
+  for (let i = 0; i < rounds; i++) {
+    ids = await seedPatients()
+    fresh.push(await bulk(ids, a, b))
+    swap.push(await bulk(ids, b, a))
+    same.push(await bulk(ids, b, a))
+  }
+  const met = [report("new", fresh), report("swap", swap), report("same", same)].every(Boolean)
+  console.log(`target: ≤ ${targetMs} ms for ${patients} entries → ${met ? "met" : "MISSED"}`)
 })

@@ -18,19 +18,14 @@
  * built first, with the image's NODE_OPTIONS young generation `--max-semi-space-size=32`),
  * --node-flags="…" (the app's node flags, with `=` since they start with dashes; replaces the target's).
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
-import { randomBytes } from "node:crypto"
+import { spawnSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
-import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import pg from "pg"
-import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
-import { freePort } from "../src/Layers/FreePort.js"
+import { describeTarget, latencySummary, parseTarget, runBench, targetNodeFlags } from "./support.js"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
 const { values: flags } = parseArgs({
   options: {
     rows: { type: "string", default: process.env.BENCH_MIF_ROWS ?? "100000" },
@@ -42,10 +37,7 @@ const { values: flags } = parseArgs({
 })
 const rows = Number(flags.rows)
 const largeMb = Number(flags["large-mb"])
-const target = flags.target
-if (target !== "tsx" && target !== "production") throw new Error(`--target must be tsx or production, got ${target}`)
-/** The Dockerfile's NODE_OPTIONS. */
-const productionNodeFlags = ["--max-semi-space-size=32"]
+const target = parseTarget(flags.target)
 
 const header = "MEMBER_ID,CIN,FIRST_NAME,LAST_NAME,DOB,GENDER,ADDRESS,CITY,STATE,ZIP,PHONE,ECM_SERVICE_AUTH_ID," +
   "ECM_PROVIDER_NAME,ECM_NPI,ECM_BENEFIT_AUTH_EFF_DATE,ECM_BENEFIT_AUTH_END_DATE,ACUITY_LEVEL"
@@ -76,9 +68,6 @@ const writeCsv = async (file: string, count: number) => {
   return (await fs.stat(file)).size
 }
 
-const children = new Set<ChildProcess>()
-process.on("exit", () => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")))
-
 const status = (pid: number, key: "VmRSS" | "VmHWM") => {
   const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(key))
   return Number(line?.replace(/\D/g, "") ?? 0) / 1024
@@ -87,158 +76,97 @@ const status = (pid: number, key: "VmRSS" | "VmHWM") => {
 const mb = (n: number) => `${n.toFixed(0)} MB`
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 
-const main = async () => {
-  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-mif-"))
-  await fs.chmod(tmp, 0o755)
-  let serverUrl = process.env.DATABASE_URL
-  let stopEmbedded: (() => Promise<void>) | undefined
-  if (!serverUrl) {
-    const server = await startEmbeddedPostgres({ dataDir: path.join(tmp, "pg"), persistent: false })
-    serverUrl = server.url
-    stopEmbedded = server.stop
+runBench("mif", async (bench) => {
+  const { tmpDir: tmp, databaseUrl: url } = bench
+  const small = path.join(tmp, "mif-100k.csv")
+  const smallBytes = await writeCsv(small, rows)
+  console.log(`generated ${rows} rows: ${mb(smallBytes / 1024 / 1024)}`)
+
+  const nodeFlags = flags["node-flags"] !== undefined
+    ? flags["node-flags"].split(/\s+/).filter((w) => w.length > 0)
+    : targetNodeFlags(target)
+  console.log(`app: ${describeTarget(target)}, node flags: ${nodeFlags.join(" ") || "(none)"}`)
+  const app = await bench.startApp({ target, nodeFlags })
+  const { base, token } = app
+  const post = async (file: string) => {
+    const body = JSON.stringify({ mif: { file: "data:text/csv;base64," + (await fs.readFile(file)).toString("base64") } })
+    const started = performance.now()
+    const response = await fetch(`${base}/v1/admin/clinic/ecm/mifs`, {
+      method: "POST", headers: { "content-type": "application/json", "x-user-token": token }, body
+    })
+    const result = await response.json()
+    const elapsed = performance.now() - started
+    if (response.status !== 200) throw new Error(`import failed: ${response.status} ${JSON.stringify(result).slice(0, 500)}`)
+    return { elapsed, result }
   }
-  const database = `cc_bench_mif_${randomBytes(4).toString("hex")}`
-  const admin = new pg.Client({ connectionString: serverUrl })
+
+  // Idle: settled after start-up and one sign-in.
+  await new Promise((r) => setTimeout(r, 2000))
+  const pid = app.child.pid!
+  const idle = status(pid, "VmRSS")
+  await fs.writeFile(`/proc/${pid}/clear_refs`, "5").catch(() => console.log("(could not reset VmHWM: peak includes start-up)"))
+  const first = await post(small)
+  const peak = status(pid, "VmHWM")
+  console.log(`import ${rows} rows (new patients): ${seconds(first.elapsed)}  ${JSON.stringify(first.result)}`)
+  console.log(`RSS: idle ${mb(idle)}, peak ${mb(peak)}, peak above idle ${mb(peak - idle)} (target ≤ 200 MB)`)
+  const again = await post(small)
+  console.log(`re-import ${rows} rows (all matched, updated): ${seconds(again.elapsed)}`)
+  console.log(`RSS peak after re-import: ${mb(status(pid, "VmHWM"))} (${mb(status(pid, "VmHWM") - idle)} above idle)`)
+
+  // Floor: plain COPY of the same rows into a scratch table.
+  const scratch = new pg.Client({ connectionString: url })
+  await scratch.connect()
+  await scratch.query(`CREATE TABLE copy_floor (${header.split(",").map((c) => `${c.toLowerCase()} text`).join(", ")})`)
+  await scratch.end()
+  const copyStarted = performance.now()
+  const copy = spawnSync("psql", [url, "-q", "-c", `\\copy copy_floor FROM '${small}' WITH (FORMAT csv, HEADER)`], { encoding: "utf8" })
+  const copyMs = performance.now() - copyStarted
+  if (copy.status !== 0) throw new Error(`psql \\copy failed: ${copy.stderr}`)
+  console.log(`floor: plain COPY of the same rows: ${seconds(copyMs)}; import / COPY = ${(first.elapsed / copyMs).toFixed(1)}× (target ≤ 3×; ` +
+    `re-import ${(again.elapsed / copyMs).toFixed(1)}×)`)
+  console.log(`target: ≤ 8 s → ${first.elapsed <= 8000 && again.elapsed <= 8000 ? "met" : "MISSED"}`)
+
+  // A second floor: the rows the import wrote, copied back into copies of its tables (same
+  // columns, indexes and the trigram index; no foreign keys): the cost of the writes alone.
+  const written = ["patients", "ecm_eligibility_informations", "ecm_status_histories", "case_loads"]
+  const admin = new pg.Client({ connectionString: url })
   await admin.connect()
-  await admin.query(`CREATE DATABASE ${database}`)
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  let app: ChildProcess | undefined
-  try {
-    const small = path.join(tmp, "mif-100k.csv")
-    const smallBytes = await writeCsv(small, rows)
-    console.log(`generated ${rows} rows: ${mb(smallBytes / 1024 / 1024)}`)
-
-    const port = await freePort()
-    const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: { start: string } }
-    const nodeFlags = flags["node-flags"] !== undefined
-      ? flags["node-flags"].split(/\s+/).filter((w) => w.length > 0)
-      : target === "production"
-      ? productionNodeFlags
-      : pkg.scripts.start.split(/\s+/).filter((w) => w.startsWith("--") && !w.startsWith("--import"))
-    if (target === "production") execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" })
-    console.log(`app: ${target === "production" ? "node dist/main.js" : "npm start (tsx)"}, node flags: ${nodeFlags.join(" ") || "(none)"}`)
-    const entry = target === "production" ? ["dist/main.js"] : ["--import", "tsx", "src/main.ts"]
-    app = spawn(process.execPath, [...nodeFlags, ...entry], {
-      cwd: root,
-      env: {
-        ...process.env, ...(target === "production" ? { NODE_ENV: "production" } : {}), DATABASE_URL: url.toString(), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn",
-        DATA_DIR: path.join(tmp, "data"), BOOTSTRAP_ADMIN_EMAIL: "bench@example.test", BOOTSTRAP_ADMIN_PASSWORD: "bench-password-1",
-        OTEL_EXPORTER_OTLP_ENDPOINT: ""
-      },
-      stdio: ["ignore", "inherit", "inherit"]
-    })
-    children.add(app)
-    const base = `http://127.0.0.1:${port}`
-    for (let i = 0; ; i++) {
-      if (i > 300) throw new Error("app did not start")
-      try {
-        if ((await fetch(`${base}/health`)).ok) break
-      } catch { /* not yet */ }
-      await new Promise((r) => setTimeout(r, 200))
-    }
-    const signIn = await fetch(`${base}/v1/users/sign_in`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ user: { email: "bench@example.test", password: "bench-password-1" } })
-    })
-    const token = ((await signIn.json()) as { token: string }).token
-    const post = async (file: string) => {
-      const body = JSON.stringify({ mif: { file: "data:text/csv;base64," + (await fs.readFile(file)).toString("base64") } })
-      const started = performance.now()
-      const response = await fetch(`${base}/v1/admin/clinic/ecm/mifs`, {
-        method: "POST", headers: { "content-type": "application/json", "x-user-token": token }, body
-      })
-      const result = await response.json()
-      const elapsed = performance.now() - started
-      if (response.status !== 200) throw new Error(`import failed: ${response.status} ${JSON.stringify(result).slice(0, 500)}`)
-      return { elapsed, result }
-    }
-
-    // Idle: settled after start-up and one sign-in.
-    await new Promise((r) => setTimeout(r, 2000))
-    const pid = app.pid!
-    const idle = status(pid, "VmRSS")
-    await fs.writeFile(`/proc/${pid}/clear_refs`, "5").catch(() => console.log("(could not reset VmHWM: peak includes start-up)"))
-    const first = await post(small)
-    const peak = status(pid, "VmHWM")
-    console.log(`import ${rows} rows (new patients): ${seconds(first.elapsed)}  ${JSON.stringify(first.result)}`)
-    console.log(`RSS: idle ${mb(idle)}, peak ${mb(peak)}, peak above idle ${mb(peak - idle)} (target ≤ 200 MB)`)
-    const again = await post(small)
-    console.log(`re-import ${rows} rows (all matched, updated): ${seconds(again.elapsed)}`)
-    console.log(`RSS peak after re-import: ${mb(status(pid, "VmHWM"))} (${mb(status(pid, "VmHWM") - idle)} above idle)`)
-
-    // Floor: plain COPY of the same rows into a scratch table.
-    const scratch = new pg.Client({ connectionString: url.toString() })
-    await scratch.connect()
-    await scratch.query(`CREATE TABLE copy_floor (${header.split(",").map((c) => `${c.toLowerCase()} text`).join(", ")})`)
-    await scratch.end()
-    const copyStarted = performance.now()
-    const copy = spawnSync("psql", [url.toString(), "-q", "-c", `\\copy copy_floor FROM '${small}' WITH (FORMAT csv, HEADER)`], { encoding: "utf8" })
-    const copyMs = performance.now() - copyStarted
-    if (copy.status !== 0) throw new Error(`psql \\copy failed: ${copy.stderr}`)
-    console.log(`floor: plain COPY of the same rows: ${seconds(copyMs)}; import / COPY = ${(first.elapsed / copyMs).toFixed(1)}× (target ≤ 3×; ` +
-      `re-import ${(again.elapsed / copyMs).toFixed(1)}×)`)
-    console.log(`target: ≤ 8 s → ${first.elapsed <= 8000 && again.elapsed <= 8000 ? "met" : "MISSED"}`)
-
-    // A second floor: the rows the import wrote, copied back into copies of its tables (same
-    // columns, indexes and the trigram index; no foreign keys): the cost of the writes alone.
-    const written = ["patients", "ecm_eligibility_informations", "ecm_status_histories", "case_loads"]
-    const admin = new pg.Client({ connectionString: url.toString() })
-    await admin.connect()
-    for (const table of written) await admin.query(`CREATE TABLE floor_${table} (LIKE ${table} INCLUDING ALL)`)
-    await admin.end()
-    let writeFloorMs = 0
-    for (const table of written) {
-      const file = path.join(tmp, `${table}.copy`)
-      const out = spawnSync("psql", [url.toString(), "-q", "-c", `\\copy ${table} TO '${file}'`], { encoding: "utf8" })
-      if (out.status !== 0) throw new Error(`psql \\copy failed: ${out.stderr}`)
-      const began = performance.now()
-      const into = spawnSync("psql", [url.toString(), "-q", "-c", `\\copy floor_${table} FROM '${file}'`], { encoding: "utf8" })
-      writeFloorMs += performance.now() - began
-      if (into.status !== 0) throw new Error(`psql \\copy failed: ${into.stderr}`)
-    }
-    console.log(`floor: COPY of the rows the import wrote into copies of its ${written.length} tables (indexes included): ` +
-      `${seconds(writeFloorMs)}; import / that = ${(first.elapsed / writeFloorMs).toFixed(1)}×`)
-
-    if (largeMb > 0) {
-      const large = path.join(tmp, "mif-large.csv")
-      const largeRows = Math.round((largeMb * 1024 * 1024) / (smallBytes / rows))
-      const largeBytes = await writeCsv(large, largeRows)
-      // Other requests during the import: /health back to back, each wait recorded.
-      let polling = true
-      const waits: Array<number> = []
-      const poller = (async () => {
-        while (polling) {
-          const started = performance.now()
-          await fetch(`${base}/health`).then((r) => r.arrayBuffer())
-          waits.push(performance.now() - started)
-        }
-      })()
-      const big = await post(large)
-      polling = false
-      await poller
-      waits.sort((a, b) => a - b)
-      const pct = (p: number) => waits[Math.min(waits.length - 1, Math.floor(waits.length * p))]!
-      console.log(`import ${largeRows} rows (${mb(largeBytes / 1024 / 1024)}): ${seconds(big.elapsed)}; peak RSS ${mb(status(pid, "VmHWM"))} ` +
-        `(${mb(status(pid, "VmHWM") - idle)} above idle)`)
-      console.log(`/health during it: ${waits.length} answered, p50 ${pct(0.5).toFixed(0)} ms, p99 ${pct(0.99).toFixed(0)} ms, ` +
-        `longest ${waits[waits.length - 1]!.toFixed(0)} ms`)
-    }
-  } finally {
-    if (app && app.exitCode === null) {
-      const exited = new Promise((r) => app!.once("exit", r))
-      app.kill("SIGTERM")
-      await exited
-    }
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-    await admin.end()
-    await stopEmbedded?.()
-    await fs.rm(tmp, { recursive: true, force: true })
+  for (const table of written) await admin.query(`CREATE TABLE floor_${table} (LIKE ${table} INCLUDING ALL)`)
+  await admin.end()
+  let writeFloorMs = 0
+  for (const table of written) {
+    const file = path.join(tmp, `${table}.copy`)
+    const out = spawnSync("psql", [url, "-q", "-c", `\\copy ${table} TO '${file}'`], { encoding: "utf8" })
+    if (out.status !== 0) throw new Error(`psql \\copy failed: ${out.stderr}`)
+    const began = performance.now()
+    const into = spawnSync("psql", [url, "-q", "-c", `\\copy floor_${table} FROM '${file}'`], { encoding: "utf8" })
+    writeFloorMs += performance.now() - began
+    if (into.status !== 0) throw new Error(`psql \\copy failed: ${into.stderr}`)
   }
-}
+  console.log(`floor: COPY of the rows the import wrote into copies of its ${written.length} tables (indexes included): ` +
+    `${seconds(writeFloorMs)}; import / that = ${(first.elapsed / writeFloorMs).toFixed(1)}×`)
 
-main().catch((error) => {
-  console.error(error)
-  process.exit(1)
+  if (largeMb > 0) {
+    const large = path.join(tmp, "mif-large.csv")
+    const largeRows = Math.round((largeMb * 1024 * 1024) / (smallBytes / rows))
+    const largeBytes = await writeCsv(large, largeRows)
+    // Other requests during the import: /health back to back, each wait recorded.
+    let polling = true
+    const waits: Array<number> = []
+    const poller = (async () => {
+      while (polling) {
+        const started = performance.now()
+        await fetch(`${base}/health`).then((r) => r.arrayBuffer())
+        waits.push(performance.now() - started)
+      }
+    })()
+    const big = await post(large)
+    polling = false
+    await poller
+    const health = latencySummary(waits)
+    console.log(`import ${largeRows} rows (${mb(largeBytes / 1024 / 1024)}): ${seconds(big.elapsed)}; peak RSS ${mb(status(pid, "VmHWM"))} ` +
+      `(${mb(status(pid, "VmHWM") - idle)} above idle)`)
+    console.log(`/health during it: ${health.count} answered, p50 ${health.p50.toFixed(0)} ms, p99 ${health.p99.toFixed(0)} ms, ` +
+      `longest ${health.max.toFixed(0)} ms`)
+  }
 })

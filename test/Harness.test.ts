@@ -32,13 +32,15 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 /**
  * Patient-scoped operations the document has today (`ecmPatients.show`; issue 12: `ecmFormC.create`,
  * `.list`, `.show`, `ecmAdminFormC.list`, `ecmLeadCareManagers.assign`, `.update`, `.remove`,
- * `.forPatient`); a new one changes the count, so whoever adds it sees the BOLA check cover it.
+ * `.forPatient`; issue 13, clinic patients: show, update, and the list/create/show/update/last
+ * operations of help requests, treatment plans, spots and documents — 15); a new one changes the
+ * count, so whoever adds it sees the BOLA check cover it.
  */
-const expectedPatientScopedOperations = 1 + 8 +
-  // Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show).
-  9 +
-  // Issue 16: engagement status (update, show).
-  2
+// Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show): 9.
+// Issue 15 adds availability.listBooks, availability.createBook, appointments.list, appointments.update (admin
+// only: a parent is refused) and clinicAppointments.list.
+// Issue 16: engagement status (update, show): 2.
+const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 2
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

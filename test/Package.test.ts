@@ -237,7 +237,7 @@ describe("the production build", () => {
 
     // …and they are in the build, for the instances that select them.
     const allInputs = Object.values(outputs).flatMap((output) => Object.keys(output.inputs))
-    for (const sdk of ["@aws-sdk/client-s3", "nodemailer", "@opentelemetry/exporter-trace-otlp-http", "exceljs", "fast-xml-parser", "graphile-worker"]) {
+    for (const sdk of ["@aws-sdk/client-s3", "nodemailer", "@opentelemetry/exporter-trace-otlp-http", "exceljs", "fast-xml-parser", "graphile-worker", "twilio"]) {
       expect(allInputs.some((input) => input.includes(`node_modules/${sdk}/`)), sdk).toBe(true)
     }
   })

@@ -15,12 +15,21 @@ import { EcmPatientsApi } from "./Ecm/Patients.js"
 // Issue 11: ECM activities and events.
 import { EcmActivitiesApi } from "./Ecm/Activities.js"
 import { EcmEventsApi } from "./Ecm/Events.js"
+// Scheduling (issue 15)
+import { AvailabilityApi } from "./Scheduling/Availability.js"
+import { AppointmentsApi, ClinicAppointmentsApi, ProviderAppointmentsApi } from "./Scheduling/Appointments.js"
 // Issue 12: Form C and lead care managers.
 import { EcmAdminFormCApi, EcmFormCApi } from "./Ecm/FormC.js"
 import { EcmLeadCareManagersApi } from "./Ecm/LeadCareManagers.js"
 // Issue 16: PRTF reports and engagement status.
 import { EcmEngagementStatusApi } from "./Ecm/EngagementStatus.js"
 import { EcmPrtfReportsApi } from "./Ecm/PrtfReports.js"
+// Clinic patients and their records (issue 13).
+import { ClinicPatientsApi } from "./Patients/Patients.js"
+import { PatientDocumentsApi } from "./Patients/Documents.js"
+import { HelpRequestsApi } from "./Patients/HelpRequests.js"
+import { SpotsApi } from "./Patients/Spots.js"
+import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -111,6 +120,11 @@ export class Api extends HttpApi.make("care-coordination-api")
   // Issue 11: ECM activities and events.
   .add(EcmActivitiesApi)
   .add(EcmEventsApi)
+  // Scheduling (issue 15)
+  .add(AvailabilityApi)
+  .add(AppointmentsApi)
+  .add(ProviderAppointmentsApi)
+  .add(ClinicAppointmentsApi)
   // Issue 12: Form C and lead care managers.
   .add(EcmFormCApi)
   .add(EcmAdminFormCApi)
@@ -118,6 +132,12 @@ export class Api extends HttpApi.make("care-coordination-api")
   // Issue 16: PRTF reports and engagement status.
   .add(EcmPrtfReportsApi)
   .add(EcmEngagementStatusApi)
+  // Clinic patients and their records (issue 13).
+  .add(ClinicPatientsApi)
+  .add(HelpRequestsApi)
+  .add(TreatmentPlansApi)
+  .add(SpotsApi)
+  .add(PatientDocumentsApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

@@ -46,3 +46,20 @@ export const ProviderIdFromText = idFromText(ProviderId)
 
 export const ProviderInviteId = positiveId("ProviderInviteId")
 export type ProviderInviteId = typeof ProviderInviteId.Type
+
+/** A patient (ECM member or clinic patient: the one `patients` table). */
+export const PatientId = positiveId("PatientId")
+export type PatientId = typeof PatientId.Type
+export const PatientIdFromText = idFromText(PatientId)
+
+// Scheduling (issue 15)
+export const AvailableSlotId = positiveId("AvailableSlotId")
+export type AvailableSlotId = typeof AvailableSlotId.Type
+export const AvailableSlotIdFromText = idFromText(AvailableSlotId)
+
+export const BookId = positiveId("BookId")
+export type BookId = typeof BookId.Type
+
+export const AppointmentId = positiveId("AppointmentId")
+export type AppointmentId = typeof AppointmentId.Type
+export const AppointmentIdFromText = idFromText(AppointmentId)

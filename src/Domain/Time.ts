@@ -24,3 +24,32 @@ export const IsoDate = Schema.String.pipe(
   Schema.filter((s) => isoDatePattern.test(s) && isRealDate(s), { message: () => "is invalid" }),
   Schema.annotations({ identifier: "IsoDate", description: "Calendar date YYYY-MM-DD", jsonSchema: { type: "string", format: "date", maxLength: 10 } })
 )
+
+const timestampPattern = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?(Z|[+-]\\d{2}:\\d{2})$"
+const timestampRegex = new RegExp(timestampPattern)
+/** PostgreSQL's timestamptz reaches year 294276; refusing years past 9999 keeps ISO 8601 four-digit years. */
+const isRealTimestamp = (s: string) => {
+  if (!timestampRegex.test(s) || !isRealDate(s.slice(0, 10))) return false
+  const hours = Number(s.slice(11, 13))
+  const minutes = Number(s.slice(14, 16))
+  const time = new Date(s).getTime()
+  return hours < 24 && minutes < 60 && !Number.isNaN(time) && s.slice(0, 4) >= "1900"
+}
+
+/**
+ * A timestamp in a request: ISO 8601 with a date, a time and an offset (`Z` or `±hh:mm`) — a time
+ * without an offset names no instant, so it is refused rather than guessed.
+ */
+export const IsoTimestampInput = Schema.String.pipe(
+  Schema.filter(isRealTimestamp, {
+    message: () => "is invalid",
+    jsonSchema: { pattern: timestampPattern, maxLength: 35 }
+  }),
+  Schema.compose(Schema.Date),
+  Schema.annotations({
+    identifier: "IsoTimestampInput",
+    description: "ISO 8601 timestamp with an offset, e.g. 2026-01-31T09:30:00.000Z or 2026-01-31T09:30:00-08:00",
+    message: () => "is invalid",
+    jsonSchema: { type: "string", format: "date-time", pattern: timestampPattern, maxLength: 35 }
+  })
+)

@@ -9,6 +9,7 @@ import { Effect, Layer, Option } from "effect"
 import type { Mailer } from "../Services/Mailer.js"
 import type { ObjectStore } from "../Services/ObjectStore.js"
 import type { Telephony } from "../Services/Telephony.js"
+import { VideoTokens } from "../Services/Scheduling/VideoTokens.js"
 import { AppConfig } from "../Services/AppConfig.js"
 import { DiskObjectStoreLive, ObjectDownloadRouteLive } from "./DiskObjectStore.js"
 import { OutboxMailerLive } from "./OutboxMailer.js"
@@ -16,7 +17,7 @@ import { OutboxTelephonyLive } from "./OutboxTelephony.js"
 import { SigningSecretLive } from "./SigningSecret.js"
 
 /** The layer a module exports, imported when the layer is built. */
-const importLayer = <ROut, E, RIn>(load: () => Promise<Layer.Layer<ROut, E, RIn>>): Layer.Layer<ROut, E, RIn> =>
+export const importLayer = <ROut, E, RIn>(load: () => Promise<Layer.Layer<ROut, E, RIn>>): Layer.Layer<ROut, E, RIn> =>
   Layer.unwrapEffect(Effect.promise(load))
 
 const S3ObjectStoreLive = importLayer(() => import("./S3ObjectStore.js").then((module) => module.S3ObjectStoreLive))
@@ -41,4 +42,18 @@ export const AdaptersLive: Layer.Layer<Telephony | ObjectStore | Mailer, never, 
 export const ObjectDownloadLive: Layer.Layer<never, never, AppConfig> = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Option.isSome(config.s3) ? Layer.empty : ObjectDownloadRouteLive.pipe(Layer.provide(SigningSecretLive)))
+)
+
+/**
+ * Video tokens (issue 15): the Twilio layer, with its SDK, only when TWILIO_API_KEY_SID and friends
+ * are set; otherwise every request for a token is refused (422 "video is not configured").
+ */
+export const VideoTokensLive: Layer.Layer<VideoTokens, never, AppConfig> = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Option.isSome(config.video)
+      ? importLayer(() => import("./TwilioVideoTokens.js").then((module) => module.TwilioVideoTokensLive))
+      : Layer.succeed(VideoTokens, {
+        configured: false,
+        issue: () => Effect.dieMessage("video tokens are not configured")
+      }))
 )

@@ -7,6 +7,7 @@ import { Config, ConfigError, Effect, Either, Layer, LogLevel, Option, ParseResu
 import ipaddr from "ipaddr.js"
 import * as path from "node:path"
 import { Password, PasswordAttempt } from "../Api/Schemas.js"
+import { isTimeZone } from "../Domain/Scheduling/ZonedTime.js"
 import { AppConfig, type AppSettings, type TrustedProxies } from "../Services/AppConfig.js"
 
 /** An optional setting; set-but-empty (`DATABASE_URL=`) counts as unset, as in most deploy tools. */
@@ -20,6 +21,18 @@ const twilio = Config.all({
   fromNumber: Config.string("TWILIO_FROM_NUMBER"),
   apiBaseUrl: optional(Config.string("TWILIO_API_BASE_URL"))
 }).pipe(Config.option)
+
+/** Twilio Video (issue 15): the account and an API key; all three or none. */
+const video = Config.all({
+  accountSid: Config.string("TWILIO_ACCOUNT_SID"),
+  apiKeySid: Config.string("TWILIO_API_KEY_SID"),
+  apiKeySecret: Config.redacted("TWILIO_API_KEY_SECRET")
+}).pipe(Config.option)
+
+/** `CLINIC_TIME_ZONE`: an IANA zone `Intl` knows. */
+const clinicTimeZone = Config.withDefault(Config.string("CLINIC_TIME_ZONE"), "America/Los_Angeles").pipe(
+  Config.validate({ message: "must be an IANA time zone such as America/Los_Angeles", validation: isTimeZone })
+)
 
 const s3 = Config.all({
   bucket: Config.string("S3_BUCKET"),
@@ -161,9 +174,13 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     logLevel: yield* Config.withDefault(Config.logLevel("LOG_LEVEL"), LogLevel.Info),
     logFormat: yield* Config.withDefault(Config.literal("json", "pretty")("LOG_FORMAT"), "json"),
     mif: yield* mif,
+    video: yield* video,
+    clinicTimeZone: yield* clinicTimeZone,
     // Automatic log-off for health data: docs/spec-decisions.md "Sessions" gives the reasons.
     sessionIdleMinutes: yield* positiveInteger("SESSION_IDLE_MINUTES", 30),
     sessionMaxHours: yield* positiveInteger("SESSION_MAX_HOURS", 12),
+    // Clinic patients (issue 13): the inbox help requests are emailed to.
+    clinicSupportEmail: yield* Config.withDefault(Config.string("CLINIC_SUPPORT_EMAIL"), "support@localhost"),
     jobs: {
       enabled: yield* Config.withDefault(Config.boolean("JOBS_ENABLED"), true),
       concurrency: yield* positiveInteger("JOBS_CONCURRENCY", 4),

@@ -24,6 +24,7 @@ import { AppConfig } from "../Services/AppConfig.js"
 import { AppConfigLive } from "./Config.js"
 import { DatabaseLive } from "./Database.js"
 import { type JobSchedule, JobWorkerLive, PgJobsLive } from "./Jobs.js"
+import type { AnyJobTask } from "../Services/Jobs.js"
 import { HttpAdminUsersLive } from "./Http/Accounts/AdminUsers.js"
 import { HttpEcmMifsLive } from "./Http/Ecm/Mifs.js"
 import { HttpEcmPatientsLive } from "./Http/Ecm/Patients.js"
@@ -56,6 +57,22 @@ import { HttpProviderInvitesLive } from "./Http/Providers/Invites.js"
 import { HttpProvidersLive } from "./Http/Providers/Providers.js"
 import { HttpSupervisorsLive } from "./Http/Providers/Supervisors.js"
 import { LoggingLive } from "./Logging.js"
+// Scheduling (issue 15)
+import { Appointments } from "../Services/Scheduling/Appointments.js"
+import { Books } from "../Services/Scheduling/Books.js"
+import { extendSlotSeries } from "../Services/Scheduling/SlotTasks.js"
+import { Slots } from "../Services/Scheduling/Slots.js"
+import { VideoTokensLive } from "./Adapters.js"
+import { HttpAppointmentsLive, HttpClinicAppointmentsLive, HttpProviderAppointmentsLive } from "./Http/Scheduling/Appointments.js"
+import { HttpAvailabilityLive } from "./Http/Scheduling/Availability.js"
+// Clinic patients and their records (issue 13).
+import { HttpPatientsAreaLive } from "./Http/Patients/Patients.js"
+import { ClinicPatients } from "../Services/Patients/ClinicPatients.js"
+import { HelpRequests } from "../Services/Patients/HelpRequests.js"
+import { PatientAccess } from "../Services/Patients/PatientAccess.js"
+import { PatientDocuments } from "../Services/Patients/PatientDocuments.js"
+import { Spots } from "../Services/Patients/Spots.js"
+import { TreatmentPlans } from "../Services/Patients/TreatmentPlans.js"
 import { TracingLive } from "./Tracing.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
@@ -78,6 +95,18 @@ const EcmActivitiesServicesLive = Layer.mergeAll(Activities.Default, Events.Defa
   Layer.provide(AuditLog.Default)
 )
 
+/** Clinic patients and their records (issue 13). */
+const PatientServicesLive = Layer.mergeAll(
+  PatientAccess.Default, ClinicPatients.Default, HelpRequests.Default, TreatmentPlans.Default, Spots.Default, PatientDocuments.Default
+)
+
+/** Scheduling (issue 15): availability, books, appointments and their video tokens. */
+const SchedulingServicesLive = Layer.mergeAll(Slots.Default, Books.Default, Appointments.Default).pipe(
+  Layer.provide(AuditLog.Default),
+  Layer.provide(PatientAccess.Default),
+  Layer.provide(VideoTokensLive)
+)
+
 const BootstrapLive = Layer.effectDiscard(
   Effect.flatMap(AppConfig, (config) => ensureBootstrapAdmin(config.bootstrapAdminEmail, config.bootstrapAdminPassword))
 ).pipe(Layer.provide(UsersRepo.Default))
@@ -91,6 +120,9 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpEcmActivitiesLive, HttpEcmEventsLive]),
   // Issue 16: PRTF reports and engagement status.
   Layer.provide([HttpEcmPrtfReportsLive, HttpEcmEngagementStatusLive]),
+  // Scheduling (issue 15)
+  Layer.provide([HttpAvailabilityLive, HttpAppointmentsLive, HttpProviderAppointmentsLive, HttpClinicAppointmentsLive]),
+  Layer.provide(HttpPatientsAreaLive),
   Layer.provide(SecurityLive)
 )
 
@@ -127,17 +159,25 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks = [sweepExpiredSessions]
-const jobSchedules: ReadonlyArray<JobSchedule> = [{ task: sweepExpiredSessions, pattern: "17 * * * *" }]
+export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots>> = [sweepExpiredSessions, extendSlotSeries]
+const jobSchedules: ReadonlyArray<JobSchedule> = [
+  { task: sweepExpiredSessions, pattern: "17 * * * *" },
+  // Scheduling (issue 15): recurring availability kept 90 days ahead, nightly in the Americas.
+  { task: extendSlotSeries, pattern: "23 10 * * *" }
+]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
-const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(Layer.provide(Sessions.Default))
+const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
+  Layer.provide(Sessions.Default),
+  Layer.provide(Slots.Default.pipe(Layer.provide(AuditLog.Default)))
+)
 
 /**
  * Everything but config, adapters and the HTTP server: what the app needs to serve requests, and
  * the job worker. `Jobs` adds jobs through the app's own database connection.
  */
-export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, EcmActivitiesServicesLive, EcmPrtfServicesLive, BootstrapLive, JobWorkerWithTasksLive).pipe(
+export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, EcmActivitiesServicesLive, EcmPrtfServicesLive,
+  PatientServicesLive, BootstrapLive, SchedulingServicesLive, JobWorkerWithTasksLive).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
 )
 

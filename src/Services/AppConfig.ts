@@ -21,6 +21,16 @@ export interface TwilioSettings {
   readonly apiBaseUrl: Option.Option<string>
 }
 
+/**
+ * Twilio Video (issue 15): access tokens are signed locally with an API key, no network call.
+ * Set together: TWILIO_ACCOUNT_SID, TWILIO_API_KEY_SID, TWILIO_API_KEY_SECRET.
+ */
+export interface VideoSettings {
+  readonly accountSid: string
+  readonly apiKeySid: string
+  readonly apiKeySecret: Redacted.Redacted
+}
+
 /** Member information file imports (ECM §4.6). */
 export interface MifSettings {
   /** Directory `path` imports may read from; None → path imports are refused. */
@@ -83,10 +93,16 @@ export interface AppSettings {
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "json" | "pretty"
   readonly mif: MifSettings
+  /** Twilio Video token settings; None → video tokens are refused (422). */
+  readonly video: Option.Option<VideoSettings>
+  /** IANA zone of the clinic's wall clock: recurring slots and day filters (`America/Los_Angeles`). */
+  readonly clinicTimeZone: string
   /** A session token unused for this long stops working (automatic log-off). */
   readonly sessionIdleMinutes: number
   /** A session token stops working this long after sign-in, however busy. */
   readonly sessionMaxHours: number
+  /** Where help requests of clinic patients' families are emailed (CLINIC_SUPPORT_EMAIL). */
+  readonly clinicSupportEmail: string
   readonly jobs: JobSettings
 }
 

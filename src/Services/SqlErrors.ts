@@ -10,3 +10,24 @@ export const isUniqueViolation = (error: unknown, constraint?: string): boolean 
   const cause = error.cause as { code?: unknown; constraint?: unknown } | null | undefined
   return cause?.code === "23505" && (constraint === undefined || cause.constraint === constraint)
 }
+
+const sqlStateOf = (error: unknown): { code?: unknown; constraint?: unknown } | undefined =>
+  error instanceof SqlError.SqlError ? (error.cause as { code?: unknown; constraint?: unknown } | null | undefined) ?? undefined : undefined
+
+/** An exclusion-constraint violation (SQLSTATE 23P01), of `constraint` when one is named. */
+export const isExclusionViolation = (error: unknown, constraint?: string): boolean => {
+  const cause = sqlStateOf(error)
+  return cause?.code === "23P01" && (constraint === undefined || cause.constraint === constraint)
+}
+
+/** A foreign-key violation (SQLSTATE 23503), of `constraint` when one is named. */
+export const isForeignKeyViolation = (error: unknown, constraint?: string): boolean => {
+  const cause = sqlStateOf(error)
+  return cause?.code === "23503" && (constraint === undefined || cause.constraint === constraint)
+}
+
+/** A check-constraint violation (SQLSTATE 23514), of `constraint` when one is named. */
+export const isCheckViolation = (error: unknown, constraint?: string): boolean => {
+  const cause = sqlStateOf(error)
+  return cause?.code === "23514" && (constraint === undefined || cause.constraint === constraint)
+}

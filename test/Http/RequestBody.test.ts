@@ -151,11 +151,19 @@ describe("body limit lookup", () => {
       onEndpoint: ({ endpoint }) => void operations.push([endpoint.method, endpoint.path.replace(/:\w+/g, "1")])
     })
     expect(operations.length).toBeGreaterThan(20)
-    const carryFiles = new Set(["POST /v1/admin/clinic/ecm/mifs"])
+    const carryFiles = new Set([
+      "POST /v1/admin/clinic/ecm/mifs",
+      // Clinic patients (issue 13): document uploads.
+      "POST /v1/clinic/patients/1/documents"
+    ])
     // Endpoints with a limit of their own (issue 12: a Form C document, 1,000 bulk assignments).
     const ownLimits = new Map<string, number>([
       ["POST /v1/clinic/patients/ecm/form_c_submissions", formCBodyBytes],
-      ["POST /v1/admin/clinic/ecm/lead_care_managers/bulk_assign", bulkBodyBytes]
+      ["POST /v1/admin/clinic/ecm/lead_care_managers/bulk_assign", bulkBodyBytes],
+      // Issue 13: a help request's 5000-character message; a treatment plan's goals and interventions.
+      ["POST /v1/clinic/patients/help_requests", 64 * 1024],
+      ["POST /v1/clinic/patients/treatment_plans", 256 * 1024],
+      ["PUT /v1/clinic/patients/treatment_plans/1", 256 * 1024]
     ])
     for (const [method, path] of operations) {
       const name = `${method} ${path}`

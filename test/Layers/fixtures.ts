@@ -30,8 +30,11 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   logFormat: "json",
   sessionIdleMinutes: 30,
   sessionMaxHours: 12,
+  clinicSupportEmail: "support@clinic.test",
   jobs: { enabled: false, concurrency: 2, pollIntervalMs: 2000 },
   mif: { importDir: Option.none(), maxFileBytes: 64 * 1024 * 1024, urlTimeoutMs: 30_000, urlAllowedNetworks: [] },
+  video: Option.none(),
+  clinicTimeZone: "America/Los_Angeles",
   ...overrides
 })
 

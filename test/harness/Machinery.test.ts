@@ -31,10 +31,33 @@ describe("harness machinery", () => {
       ["invites.create", false, "general", "X-User-Token"],
       ["users.delete", true, "general", "X-User-Token"]
     ])
-    expect(operations.map(patientParameter)).toEqual([
+    expect(operations.map((o) => patientParameter(o))).toEqual([
       { in: "path", name: "patient_id" }, { in: "path", name: "patient_id" }, undefined, undefined, undefined
     ])
     expect(operations.map((o) => o.singleUse)).toEqual([undefined, undefined, undefined, "an email is invited once", undefined])
+  })
+
+  it("finds patient scoping a level down in a body, and records of a patient named by their own id", () => {
+    const document = {
+      openapi: "3.1.0",
+      paths: {},
+      components: {
+        schemas: {
+          Create: { type: "object", properties: { help_request: { $ref: "#/components/schemas/Inner" } } },
+          Inner: { type: "object", properties: { patient_id: { type: "integer" }, subject: { type: "string" } } }
+        }
+      }
+    } as unknown as OpenApiDocument
+    const operation = (path: string, body?: Record<string, unknown>) =>
+      ({ id: path, method: "POST", path, parameters: [], body, bodyRequired: body !== undefined, responses: new Map(), responseHeaders: new Map(), tokenHeader: "X-User-Token", adminOnly: false, staffOnly: false, area: "general", singleUse: undefined }) as const
+    expect(patientParameter(operation("/v1/clinic/patients/help_requests", { $ref: "#/components/schemas/Create" }), document))
+      .toEqual({ in: "body", name: "patient_id", within: "help_request" })
+    expect(patientParameter(operation("/v1/clinic/patients/treatment_plans/{id}"), document))
+      .toEqual({ in: "path", name: "id", record: "treatment_plan" })
+    expect(patientParameter(operation("/v1/clinic/patients/{patient_id}/spot/{id}"), document))
+      .toEqual({ in: "path", name: "patient_id", companions: [{ name: "id", record: "spot" }] })
+    expect(patientParameter(operation("/v1/clinic/patients/filter_patients", { $ref: "#/components/schemas/Inner" }), document))
+      .toEqual({ in: "body", name: "patient_id" })
   })
 
   it("a public operation under /v1/admin (provider invite validate and accept) is not admin-only", () => {

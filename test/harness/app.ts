@@ -20,6 +20,12 @@ const dataDirectory = Effect.acquireRelease(
   (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
 )
 
+/**
+ * The app's largest request body here (MAX_BODY_BYTES): small, so oversize mode proves a file
+ * field's refusal (413) with a few MB rather than uploading the hundreds of MB its maxLength allows.
+ */
+export const harnessMaxBodyBytes = 4 * 1024 * 1024
+
 /** Settings of the app under test: its database, a temporary data directory, no external services. */
 const harnessConfig = (databaseUrl: Effect.Effect<string, never, Scope.Scope>) =>
   Layer.scoped(AppConfig, Effect.gen(function*() {
@@ -32,6 +38,7 @@ const harnessConfig = (databaseUrl: Effect.Effect<string, never, Scope.Scope>) =
       dataDir,
       dbPoolSize: 8,
       publicBaseUrl: "http://localhost",
+      maxBodyBytes: harnessMaxBodyBytes,
       bootstrapAdminEmail: Option.none(),
       bootstrapAdminPassword: Option.none(),
       otelEndpoint: Option.none(),

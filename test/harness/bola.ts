@@ -14,7 +14,7 @@ import { Effect } from "effect"
 import fc from "fast-check"
 import type { Case } from "./cases.js"
 import { caseSeed, generationContext } from "./campaign.js"
-import { type Operation, pathParameterNames } from "./document.js"
+import { type OpenApiDocument, type Operation, pathParameterNames, resolve } from "./document.js"
 import { exchange } from "./exchange.js"
 import { type Draft, encodeSegment, validDraft } from "./generate.js"
 import type { Harness } from "./harness.js"
@@ -24,11 +24,22 @@ import type { Principal } from "./world.js"
 export interface OwnedParameter {
   readonly in: "path" | "query" | "body"
   readonly name: string
+  /** A body field one level down: `{"help_request":{"patient_id":…}}` has `within: "help_request"`. */
+  readonly within?: string
+  /**
+   * The parameter names a record *of* the owned one (a patient's treatment plan, by its own id):
+   * the request carries the family's record of that kind, found with `OwnedKind.recordOf`.
+   */
+  readonly record?: string
+  /** Other path parameters naming records of the owned one (`/{patient_id}/spot/{id}`: the patient's spot). */
+  readonly companions?: ReadonlyArray<{ readonly name: string; readonly record: string }>
 }
 
 export interface OwnedKind<R> {
   readonly name: string
-  readonly parameterOf: (operation: Operation) => OwnedParameter | undefined
+  readonly parameterOf: (operation: Operation, document?: OpenApiDocument) => OwnedParameter | undefined
+  /** The id of the owned record's record of a kind (`OwnedParameter.record`), if it has one. */
+  readonly recordOf?: (id: number, record: string) => number | undefined
   /** The records of this kind a new family with this parent owns. */
   readonly recordsOf: (parent: Principal) => Effect.Effect<ReadonlyArray<number>, never, R>
   /** What a record holds, to tell whether a request changed it. */
@@ -40,15 +51,39 @@ const parameterAfter = (path: string, segment: string): string | undefined =>
   new RegExp(`/${segment}/\\{([^}]+)\\}`).exec(path)?.[1]
 
 /**
- * Patient-scoped operations: a `{patient_id}` path parameter, a path under `/patients/{…}`, or a
- * `patient_id` query parameter or top-level body field (ECM Form C takes it that way).
+ * Records of a clinic patient reached by their own id under a path without the patient's
+ * (`/clinic/patients/treatment_plans/{id}`), and by a second path parameter beside the patient's
+ * (`/clinic/patients/{patient_id}/spot/{id}`).
  */
-export const patientParameter = (operation: Operation): OwnedParameter | undefined => {
+const patientRecordPaths: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\/treatment_plans\/\{id\}$/, "treatment_plan"],
+  [/\/spot\/\{id\}$/, "spot"],
+  [/\/documents\/\{id\}$/, "document"]
+]
+
+/**
+ * Patient-scoped operations: a `{patient_id}` path parameter, a path under `/patients/{…}`, a
+ * `patient_id` query parameter, a top-level body field (ECM Form C takes it that way) or one a
+ * level down (`{"help_request":{"patient_id":…}}`, given the document to follow `$ref`s), or a
+ * path naming a patient's record by its own id (treatment plans).
+ */
+export const patientParameter = (operation: Operation, document?: OpenApiDocument): OwnedParameter | undefined => {
+  const record = patientRecordPaths.find(([pattern]) => pattern.test(operation.path))?.[1]
   const inPath = pathParameterNames(operation.path).find((n) => n === "patient_id") ?? parameterAfter(operation.path, "patients")
-  if (inPath !== undefined) return { in: "path", name: inPath }
+  if (inPath !== undefined) {
+    return record === undefined ? { in: "path", name: inPath } : { in: "path", name: inPath, companions: [{ name: "id", record }] }
+  }
+  if (record !== undefined) return { in: "path", name: "id", record }
   if (operation.parameters.some((p) => p.in === "query" && p.name === "patient_id")) return { in: "query", name: "patient_id" }
-  const bodyProperties = (operation.body?.properties ?? {}) as Record<string, unknown>
+  const body = operation.body === undefined ? undefined : document === undefined ? operation.body : resolve(document, operation.body)
+  const bodyProperties = (body?.properties ?? {}) as Record<string, unknown>
   if ("patient_id" in bodyProperties) return { in: "body", name: "patient_id" }
+  if (document !== undefined) {
+    for (const [key, schema] of Object.entries(bodyProperties)) {
+      const inner = resolve(document, schema as Record<string, unknown>)
+      if ("patient_id" in ((inner.properties ?? {}) as Record<string, unknown>)) return { in: "body", name: "patient_id", within: key }
+    }
+  }
   return undefined
 }
 
@@ -57,6 +92,8 @@ export interface FamilySeeder<R> {
   readonly description: string
   readonly patientsOf: (parent: Principal) => Effect.Effect<ReadonlyArray<number>, never, R>
   readonly snapshot: (patientId: number) => Effect.Effect<unknown, never, R>
+  /** The patient's seeded record of a kind (`treatment_plan`, `spot`, `document` …). */
+  readonly recordOf?: (patientId: number, record: string) => number | undefined
 }
 
 /** There is no patients table yet: families have no patients. */
@@ -70,7 +107,8 @@ export const patients = <R>(seeder: FamilySeeder<R>): OwnedKind<R> => ({
   name: "patient",
   parameterOf: patientParameter,
   recordsOf: seeder.patientsOf,
-  snapshot: seeder.snapshot
+  snapshot: seeder.snapshot,
+  ...(seeder.recordOf === undefined ? {} : { recordOf: seeder.recordOf })
 })
 
 /** A parent owns their own account: `/v1/users/{id}` outside the admin area. */
@@ -89,15 +127,23 @@ export const users: OwnedKind<SqlClient.SqlClient> = {
     )
 }
 
-const withRecord = (draft: Draft, parameter: OwnedParameter, id: number): Draft => {
+const withRecord = <R>(draft: Draft, parameter: OwnedParameter, owned: number, kind: OwnedKind<R>): Draft => {
+  const id = parameter.record === undefined ? owned : kind.recordOf?.(owned, parameter.record) ?? owned
+  const companions = Object.fromEntries((parameter.companions ?? []).flatMap(({ name, record }) => {
+    const value = kind.recordOf?.(owned, record)
+    return value === undefined ? [] : [[name, encodeSegment(String(value))]]
+  }))
   switch (parameter.in) {
     case "path":
-      return { ...draft, pathParams: { ...draft.pathParams, [parameter.name]: encodeSegment(String(id)) } }
+      return { ...draft, pathParams: { ...draft.pathParams, ...companions, [parameter.name]: encodeSegment(String(id)) } }
     case "query":
       return { ...draft, query: [...draft.query.filter(([k]) => k !== parameter.name), [parameter.name, String(id)]] }
     case "body": {
-      const value = draft.body.kind === "json" && typeof draft.body.value === "object" && draft.body.value !== null ? draft.body.value : {}
-      return { ...draft, body: { kind: "json", value: { ...value, [parameter.name]: id } } }
+      const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
+      const value = draft.body.kind === "json" && isObject(draft.body.value) ? draft.body.value : {}
+      if (parameter.within === undefined) return { ...draft, body: { kind: "json", value: { ...value, [parameter.name]: id } } }
+      const inner = isObject(value[parameter.within]) ? value[parameter.within] as Record<string, unknown> : {}
+      return { ...draft, body: { kind: "json", value: { ...value, [parameter.within]: { ...inner, [parameter.name]: id } } } }
     }
   }
 }
@@ -140,10 +186,10 @@ export const runBola = <R>(options: BolaOptions<R>): Effect.Effect<BolaReport, n
     const failures: Array<BolaFailure> = []
     let requests = 0
     for (const kind of options.kinds) {
-      const operations = harness.operations.filter((o) => kind.parameterOf(o) !== undefined)
+      const operations = harness.operations.filter((o) => kind.parameterOf(o, harness.document) !== undefined)
       scoped.set(kind.name, operations.map((o) => o.id))
       for (const [index, operation] of operations.entries()) {
-        const parameter = kind.parameterOf(operation)!
+        const parameter = kind.parameterOf(operation, harness.document)!
         const parentA = yield* options.newParent
         const parentB = yield* options.newParent
         const ownA = yield* kind.recordsOf(parentA)
@@ -154,7 +200,7 @@ export const runBola = <R>(options: BolaOptions<R>): Effect.Effect<BolaReport, n
         const drafts = [true, false].map((minimal) =>
           fc.sample(validDraft(operation, { ...context, minimal }, harness.tokenHeaders), { seed: caseSeed(seed, index), numRuns: 1 })[0]!)
         const send = (draft: Draft, id: number) => {
-          const testCase: Case = { operation, caller: "parent", badToken: "", variant: "valid", draft: withRecord(draft, parameter, id), refusedByConstruction: false }
+          const testCase: Case = { operation, caller: "parent", badToken: "", variant: "valid", draft: withRecord(draft, parameter, id, kind), refusedByConstruction: false }
           requests++
           return exchange(harness, testCase, () => parentA.token)
         }

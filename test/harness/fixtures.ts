@@ -120,6 +120,23 @@ const providerProfile = ({ call, world }: FixtureTools) =>
     return id
   })
 
+/**
+ * A free future slot of a fresh provider (the world's parent given the provider role), made by the
+ * world's admin through the Api (issue 15): what a booking needs.
+ */
+const hourMs = 3_600_000
+const futureHour = (days: number) => new Date(Math.ceil(Date.now() / hourMs) * hourMs + days * 24 * hourMs)
+const freeSlot = (tools: FixtureTools) =>
+  Effect.gen(function*() {
+    const providerId = yield* providerProfile(tools)
+    const created = yield* tools.call("availability.createSlot", {
+      available_slot: { provider_id: providerId, start_time: futureHour(30).toISOString(), end_time: futureHour(30.04).toISOString() }
+    }, { asAdmin: true })
+    const id = (created.json as { available_slot?: { id: number } }).available_slot?.id
+    if (id === undefined) return yield* Effect.fail(new FixtureError("no slot after creating one"))
+    return id
+  })
+
 /** The draft with query parameter `name` set to `value` (replacing any). */
 const withQueryValue = (draft: Draft, name: string, value: string): Draft =>
   ({ ...draft, query: [...draft.query.filter(([key]) => key !== name), [name, value]] })
@@ -221,6 +238,38 @@ export const fixtures: Readonly<Record<string, Fixture>> = {
         specialty: "counseling",
         license_number: "LIC-1"
       })),
+
+  /** A provider of the copy's own and a future time: the slot is created once (overlaps are 409). */
+  "availability.createSlot": (tools) =>
+    Effect.map(providerProfile(tools), (providerId) => (draft) =>
+      withBodyValue(draft, ["available_slot"], {
+        provider_id: providerId,
+        start_time: futureHour(40).toISOString(),
+        end_time: futureHour(40.5).toISOString(),
+        appointment_type: "therapy"
+      })),
+
+  /** A free slot and a patient of the copy's own: the slot is booked once. */
+  "availability.createBook": (tools) =>
+    Effect.gen(function*() {
+      const slotId = yield* freeSlot(tools)
+      const created = yield* tools.call("clinicPatients.create", { patient: { first_name: "Booking", last_name: "Fixture", date_of_birth: "2015-06-01" } }, { asAdmin: true })
+      const patientId = (created.json as { patient?: { id?: number } }).patient?.id
+      if (patientId === undefined) return yield* Effect.fail(new FixtureError("no patient id in the create response"))
+      return (draft) => withBodyValue(draft, ["book"], { available_slot_id: slotId, patient_id: patientId, notes: "Harness booking" })
+    }),
+
+  /**
+   * A clinic patient the copy's admin creates: the waitlist's one-open-spot rule is about a patient
+   * that exists (issue 13).
+   */
+  "spots.create": ({ call }) =>
+    Effect.gen(function*() {
+      const created = yield* call("clinicPatients.create", { patient: { first_name: "Waitlist", last_name: "Fixture", date_of_birth: "2015-06-01" } }, { asAdmin: true })
+      const id = (created.json as { patient?: { id?: number } }).patient?.id
+      if (id === undefined) return yield* Effect.fail(new FixtureError("no patient id in the create response"))
+      return (draft) => ({ ...draft, pathParams: { ...draft.pathParams, patient_id: String(id) } })
+    }),
 
   /** A reset token emailed after a reset request. */
   "users.resetPassword": ({ call, harness, inbox, seeder }) =>

@@ -12,6 +12,7 @@
 import { fieldLabel } from "../../src/Api/Errors.js"
 import { Effect } from "effect"
 import fc from "fast-check"
+import { harnessMaxBodyBytes } from "./app.js"
 import type { Case } from "./cases.js"
 import { caseSeed, generationContext } from "./campaign.js"
 import { type JsonSchema, type OpenApiDocument, type Operation, resolve } from "./document.js"
@@ -155,6 +156,11 @@ export interface OversizeOptions {
   /** A refusal slower than this fails (default 2000 ms: a decode-time refusal takes a few ms). */
   readonly latencyBoundMs?: number
   readonly operations?: ReadonlyArray<string>
+  /**
+   * The app's MAX_BODY_BYTES (default: the harness app's). A body string whose maximum + 1 could
+   * never fit is sent just past this instead: the same refusal (413), without the upload.
+   */
+  readonly maxBodyBytes?: number
 }
 
 export interface OversizeReport {
@@ -186,6 +192,7 @@ export const runOversize = (options: OversizeOptions): Effect.Effect<OversizeRep
     const started = performance.now()
     const { harness, seed, seeder } = options
     const bound = options.latencyBoundMs ?? defaultLatencyBoundMs
+    const maxBodyBytes = options.maxBodyBytes ?? harnessMaxBodyBytes
     const failures: Array<OversizeFailure> = []
     let operations = 0
     let bounded = 0
@@ -220,7 +227,9 @@ export const runOversize = (options: OversizeOptions): Effect.Effect<OversizeRep
       const base = fc.sample(validDraft(operation, context, harness.tokenHeaders), { seed: oversizeSeed(seed, operationIndex), numRuns: 1 })[0]!
       for (const location of sized) {
         bounded++
-        const length = location.max! + 1
+        const length = location.in === "body" && location.kind === "string"
+          ? Math.min(location.max! + 1, maxBodyBytes + 1)
+          : location.max! + 1
         const value = location.kind === "string"
           ? oversizeString(leafName(location), length)
           : fc.sample(schemaArbitrary(location.items ?? {}, context, leafName(location)), { seed: oversizeSeed(seed, operationIndex), numRuns: length })

@@ -1,8 +1,11 @@
 /**
  * The BOLA check's patients: each new family's parent gets an ECM member linked to their account
  * (`patients.user_id`), with an eligibility record from a MIF file of its own, so every endpoint
- * that shows a patient has something of family B's to leak. Names, member ids and phone numbers
- * are drawn from the harness's generators, so the leak and telemetry scans know them.
+ * that shows a patient has something of family B's to leak. The member is a clinic patient too
+ * (one table), and gets a record of every kind the clinic keeps under a patient (issue 13): a help
+ * request, a treatment plan, a waitlist spot (offered, so a parent's answer is a real move) and a
+ * document. Names, titles, notes, member ids and phone numbers are drawn from the harness's
+ * generators, so the leak and telemetry scans know them.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -12,10 +15,14 @@ import { sampler } from "./world.js"
 
 let seededPatients = 0
 
+/** Each seeded patient's records, by kind (`OwnedParameter.record`). */
+const recordsByPatient = new Map<number, Readonly<Record<string, number>>>()
+
 export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClient.SqlClient> => {
   const draw = sampler(seed)
   return {
-    description: "one ECM member per family, linked to the parent's account, with an eligibility record",
+    description: "one ECM member per family, linked to the parent's account, with an eligibility record and one clinic " +
+      "record of each kind (help request, treatment plan, offered spot, document)",
     patientsOf: (parent) =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -31,6 +38,15 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
           (patient_id, mif_file_id, line, member_id, first_name, last_name, date_of_birth, member_record_status)
           VALUES (${patient!.id}, ${file!.id}, 2, ${memberId}, ${firstName}, ${lastName}, '2015-06-01', 'new_member') RETURNING id`
         yield* sql`UPDATE patients SET ecm_eligibility_information_id = ${record!.id} WHERE id = ${patient!.id}`
+        const [help] = yield* sql<{ id: number }>`INSERT INTO help_requests (patient_id, user_id, subject, message)
+          VALUES (${patient!.id}, ${parent.id}, ${draw(pii.name)}, ${draw(pii.name)}) RETURNING id`
+        const [plan] = yield* sql<{ id: number }>`INSERT INTO treatment_plans (patient_id, title, diagnosis_codes, status)
+          VALUES (${patient!.id}, ${draw(pii.name)}, ARRAY['F41.1'], 'active') RETURNING id`
+        const [spot] = yield* sql<{ id: number }>`INSERT INTO spots (patient_id, program, notes, status, offered_at)
+          VALUES (${patient!.id}, ${`program-${n}`}, ${draw(pii.name)}, 'offered', now()) RETURNING id`
+        const [document] = yield* sql<{ id: number }>`INSERT INTO patient_documents (patient_id, name, content_type, size, object_key)
+          VALUES (${patient!.id}, ${draw(pii.name)}, 'text/plain', 0, ${`harness/${seed & 0xffff}/${n}`}) RETURNING id`
+        recordsByPatient.set(patient!.id, { help_request: help!.id, treatment_plan: plan!.id, spot: spot!.id, document: document!.id })
         return [patient!.id]
       }).pipe(Effect.orDie, Effect.withTracerEnabled(false)),
     snapshot: (patientId) =>
@@ -39,12 +55,18 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
             -- Issue 12: Form C submissions and the case load (lead care managers).
             (SELECT json_agg(f ORDER BY f.id) FROM form_c_submissions f WHERE f.patient_id = p.id) AS form_c_submissions,
             (SELECT row_to_json(c) FROM case_loads c WHERE c.patient_id = p.id) AS case_load,
+            -- Issue 13: the clinic's records of the patient.
+            (SELECT json_agg(h ORDER BY h.id) FROM help_requests h WHERE h.patient_id = p.id) AS help_requests,
+            (SELECT json_agg(t ORDER BY t.id) FROM treatment_plans t WHERE t.patient_id = p.id) AS treatment_plans,
+            (SELECT json_agg(s ORDER BY s.id) FROM spots s WHERE s.patient_id = p.id) AS spots,
+            (SELECT json_agg(d ORDER BY d.id) FROM patient_documents d WHERE d.patient_id = p.id) AS documents,
             -- Issue 16: the engagement status history.
             (SELECT json_agg(h ORDER BY h.id) FROM ecm_status_histories h WHERE h.patient_id = p.id) AS status_histories
           FROM patients p WHERE p.id = ${patientId}`).pipe(
         Effect.map((rows) => JSON.stringify(rows)),
         Effect.orDie,
         Effect.withTracerEnabled(false)
-      )
+      ),
+    recordOf: (patientId, record) => recordsByPatient.get(patientId)?.[record]
   }
 }

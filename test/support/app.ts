@@ -44,6 +44,7 @@ export const testConfig = (overrides: Partial<AppSettings> = {}) =>
         s3: Option.none(),
         smtpUrl: Option.none(),
         twilio: Option.none(),
+        video: Option.none(),
         // No job worker unless a test asks for one: jobs stay in the queue for the test to inspect or run.
         jobs: { ...base.jobs, enabled: false },
         ...overrides

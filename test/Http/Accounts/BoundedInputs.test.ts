@@ -113,8 +113,8 @@ layer(TestApp())("bounded inputs", (it) => {
       const spellings = ["1e0", "1.0", "01", "%201", "1%20", "0x10", "+1", "1_0", "%EF%BC%91"]
       for (const { method, path } of idOperations) {
         for (const spelling of spellings) {
-          // Other path ids (ECM activities' {patient_id}) are well formed: only {id} is under test.
-          const url = path.replace(/\{(?!id\})[^}]+\}/g, "1").replace("{id}", spelling)
+          // Other path ids (`/patients/{patient_id}/spot/{id}`) spelled as valid ids.
+          const url = path.replace("{id}", spelling).replace(/\{[^}]+\}/g, "1")
           const response = yield* request(method, url, { token: admin, ...(method === "PUT" ? { body: { user: {} } } : {}) })
           expect(response.status, `${method} ${url}`).toBe(422)
           // The ECM area lists sentences (ECM §7).

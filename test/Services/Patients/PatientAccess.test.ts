@@ -1,0 +1,75 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Either, Layer } from "effect"
+import { NotFound, ValidationFailed } from "../../../src/Api/Errors.js"
+import type { Role } from "../../../src/Domain/Accounts/User.js"
+import { PatientAccess } from "../../../src/Services/Patients/PatientAccess.js"
+import { TestSqlLive } from "../../support/database.js"
+
+const TestLive = PatientAccess.Default.pipe(Layer.provideMerge(TestSqlLive))
+
+const user = (role: Role) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ id: number }>`INSERT INTO users (email, first_name, last_name, role, password_hash)
+      VALUES (${`${role}-${Math.random().toString(36).slice(2)}@example.org`}, 'A', 'B', ${role}, 'x') RETURNING id`.pipe(
+      Effect.map(([row]) => ({ id: row!.id, role })),
+      Effect.orDie
+    ))
+
+const patient = (userId: number | null) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ id: number }>`INSERT INTO patients (first_name, last_name, date_of_birth, user_id)
+      VALUES ('P', 'Q', '2015-01-01', ${userId}) RETURNING id`.pipe(Effect.map(([row]) => row!.id), Effect.orDie))
+
+const failureOf = <A, E>(effect: Effect.Effect<A, E>) => Effect.map(Effect.either(effect), Either.getLeft)
+
+layer(TestLive)("PatientAccess", (it) => {
+  describe("visiblePatient", () => {
+    it.effect("staff see every patient; a parent only their own; others and unknown ids are 404 Patient not found", () =>
+      Effect.gen(function*() {
+        const access = yield* PatientAccess
+        const parent = yield* user("parent")
+        const other = yield* user("parent")
+        const staff = yield* user("support")
+        const own = yield* patient(parent.id)
+        const theirs = yield* patient(other.id)
+        const unlinked = yield* patient(null)
+
+        expect(yield* access.visiblePatient(parent, own)).toBe(own)
+        expect(yield* access.visiblePatient(staff, theirs)).toBe(theirs)
+        expect(yield* access.visiblePatient(staff, unlinked)).toBe(unlinked)
+        for (const id of [theirs, unlinked, 2_000_000_000]) {
+          const error = yield* failureOf(access.visiblePatient(parent, id))
+          expect(error._tag === "Some" && error.value instanceof NotFound).toBe(true)
+          expect(error._tag === "Some" && error.value.errors).toBe("Patient not found")
+        }
+        const missing = yield* failureOf(access.visiblePatient(staff, 2_000_000_000))
+        expect(missing._tag === "Some" && missing.value.errors).toBe("Patient not found")
+      }))
+  })
+
+  describe("defaultPatientFor", () => {
+    it.effect("a parent with exactly one linked patient may omit the id; none or several, or staff, must name one", () =>
+      Effect.gen(function*() {
+        const access = yield* PatientAccess
+        const single = yield* user("parent")
+        const many = yield* user("parent")
+        const none = yield* user("parent")
+        const staff = yield* user("provider")
+        const only = yield* patient(single.id)
+        const first = yield* patient(many.id)
+        yield* patient(many.id)
+
+        expect(yield* access.defaultPatientFor(single, undefined)).toBe(only)
+        expect(yield* access.defaultPatientFor(many, first)).toBe(first)
+        expect(yield* access.defaultPatientFor(staff, only)).toBe(only)
+        for (const viewer of [many, none, staff]) {
+          const error = yield* failureOf(access.defaultPatientFor(viewer, undefined))
+          expect(error._tag === "Some" && error.value instanceof ValidationFailed).toBe(true)
+          expect(error._tag === "Some" && error.value.errors).toEqual({ patient_id: ["can't be blank"] })
+        }
+        const foreign = yield* failureOf(access.defaultPatientFor(single, first))
+        expect(foreign._tag === "Some" && foreign.value.errors).toBe("Patient not found")
+      }))
+  })
+})
