@@ -39,8 +39,11 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 // Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show): 9.
 // Issue 15 adds availability.listBooks, availability.createBook, appointments.list, appointments.update (admin
 // only: a parent is refused) and clinicAppointments.list.
+// Issue 19 adds claims.list (query patient_id), claims.create and .update (claim.patient_id),
+// claims.showDocument, .updateDocument, .deleteDocument (the `/documents/{id}` path rule; all admin-only:
+// a parent is refused), coverage.show and coverage.update: 8.
 // Issue 16: engagement status (update, show): 2.
-const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 2
+const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 2
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

@@ -31,6 +31,10 @@ import { HelpRequestsApi } from "./Patients/HelpRequests.js"
 import { SpotsApi } from "./Patients/Spots.js"
 import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 
+// Billing (issue 19)
+import { ClaimsApi } from "./Billing/Claims.js"
+import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
+
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
 export * as Security from "./Security.js"
@@ -138,6 +142,10 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(TreatmentPlansApi)
   .add(SpotsApi)
   .add(PatientDocumentsApi)
+  // Billing (issue 19)
+  .add(ClaimsApi)
+  .add(InsurancePlansApi)
+  .add(CoverageApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

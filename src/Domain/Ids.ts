@@ -63,3 +63,16 @@ export type BookId = typeof BookId.Type
 export const AppointmentId = positiveId("AppointmentId")
 export type AppointmentId = typeof AppointmentId.Type
 export const AppointmentIdFromText = idFromText(AppointmentId)
+
+// Billing (issue 19)
+export const ClaimId = positiveId("ClaimId")
+export type ClaimId = typeof ClaimId.Type
+export const ClaimIdFromText = idFromText(ClaimId)
+
+export const ClaimDocumentId = positiveId("ClaimDocumentId")
+export type ClaimDocumentId = typeof ClaimDocumentId.Type
+export const ClaimDocumentIdFromText = idFromText(ClaimDocumentId)
+
+export const InsurancePlanId = positiveId("InsurancePlanId")
+export type InsurancePlanId = typeof InsurancePlanId.Type
+export const InsurancePlanIdFromText = idFromText(InsurancePlanId)

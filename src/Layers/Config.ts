@@ -6,7 +6,10 @@
 import { Config, ConfigError, Effect, Either, Layer, LogLevel, Option, ParseResult, Redacted, Schema } from "effect"
 import ipaddr from "ipaddr.js"
 import * as path from "node:path"
+import { maxDocumentBytesLimit } from "../Api/Billing/Claims.js"
 import { Password, PasswordAttempt } from "../Api/Schemas.js"
+import { isCptFormat } from "../Domain/Billing/Codes.js"
+import { isValidNpi } from "../Domain/Providers/Npi.js"
 import { isTimeZone } from "../Domain/Scheduling/ZonedTime.js"
 import { AppConfig, type AppSettings, type TrustedProxies } from "../Services/AppConfig.js"
 
@@ -141,6 +144,48 @@ const mif = Config.all({
   )
 })
 
+const billingText = (name: string, fallback: string, max: number) =>
+  Config.withDefault(Config.string(name), fallback).pipe(
+    Config.map((text) => text.trim()),
+    Config.validate({ message: `must be 1 to ${max} characters`, validation: (text) => text.length >= 1 && text.length <= max })
+  )
+
+/** 837P settings (issue 19); the defaults are a valid test identity, so `npm start` can generate files. */
+const billing = Config.all({
+  npi: Config.withDefault(Config.string("BILLING_NPI"), "1234567893").pipe(
+    Config.validate({ message: "must be a 10-digit NPI whose check digit is right", validation: isValidNpi })
+  ),
+  taxId: Config.withDefault(Config.string("BILLING_TAX_ID"), "123456789").pipe(
+    Config.map((text) => text.replace(/-/g, "").trim()),
+    Config.validate({ message: "must be a 9-digit employer identification number", validation: (text) => /^\d{9}$/.test(text) })
+  ),
+  name: billingText("BILLING_NAME", "Care Coordination Clinic", 60),
+  address: billingText("BILLING_ADDRESS", "100 Main St", 55),
+  city: billingText("BILLING_CITY", "Sacramento", 30),
+  state: billingText("BILLING_STATE", "CA", 2),
+  zip: Config.withDefault(Config.string("BILLING_ZIP"), "958140000").pipe(
+    Config.map((text) => text.replace(/-/g, "").trim()),
+    Config.validate({ message: "must be a 9-digit ZIP+4 (837P billing provider)", validation: (text) => /^\d{9}$/.test(text) })
+  ),
+  taxonomy: billingText("BILLING_TAXONOMY", "101YM0800X", 10),
+  submitterId: billingText("BILLING_SUBMITTER_ID", "CCAPI", 15),
+  contactName: billingText("BILLING_CONTACT_NAME", "Billing Office", 60),
+  contactPhone: Config.withDefault(Config.string("BILLING_CONTACT_PHONE"), "9165550100").pipe(
+    Config.map((text) => text.replace(/[^0-9]/g, "")),
+    Config.validate({ message: "must be a 10-digit phone number", validation: (text) => text.length === 10 })
+  ),
+  receiverId: billingText("BILLING_RECEIVER_ID", "CLEARINGHOUSE", 15),
+  receiverName: billingText("BILLING_RECEIVER_NAME", "Clearinghouse", 60),
+  usage: Config.withDefault(Config.literal("T", "P")("BILLING_USAGE"), "T"),
+  extraCptCodes: Config.withDefault(Config.string("BILLING_CPT_CODES"), "").pipe(
+    Config.map((list) => list.split(",").map((s) => s.trim().toUpperCase()).filter((s) => s.length > 0)),
+    Config.validate({ message: "must be comma-separated CPT/HCPCS codes (5 characters)", validation: (codes) => codes.every(isCptFormat) })
+  ),
+  maxDocumentBytes: positiveInteger("BILLING_DOCUMENT_MAX_BYTES", maxDocumentBytesLimit).pipe(
+    Config.validate({ message: `must be at most ${maxDocumentBytesLimit} (10 MiB)`, validation: (n) => n <= maxDocumentBytesLimit })
+  )
+})
+
 export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Effect.gen(function*() {
   const port = yield* Config.withDefault(Config.port("PORT"), 3000)
   const host = yield* Config.withDefault(Config.string("HOST"), "0.0.0.0")
@@ -185,7 +230,8 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
       enabled: yield* Config.withDefault(Config.boolean("JOBS_ENABLED"), true),
       concurrency: yield* positiveInteger("JOBS_CONCURRENCY", 4),
       pollIntervalMs: yield* positiveInteger("JOBS_POLL_INTERVAL_MS", 2000)
-    }
+    },
+    billing: yield* billing
   }
 })
 

@@ -73,6 +73,13 @@ import { PatientAccess } from "../Services/Patients/PatientAccess.js"
 import { PatientDocuments } from "../Services/Patients/PatientDocuments.js"
 import { Spots } from "../Services/Patients/Spots.js"
 import { TreatmentPlans } from "../Services/Patients/TreatmentPlans.js"
+// Billing (issue 19)
+import { ClaimDocuments } from "../Services/Billing/ClaimDocuments.js"
+import { Claims } from "../Services/Billing/Claims.js"
+import { EdiBatches } from "../Services/Billing/EdiBatches.js"
+import { Insurance } from "../Services/Billing/Insurance.js"
+import { HttpClaimsLive } from "./Http/Billing/Claims.js"
+import { HttpCoverageLive, HttpInsurancePlansLive } from "./Http/Billing/Insurance.js"
 import { TracingLive } from "./Tracing.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
@@ -107,6 +114,11 @@ const SchedulingServicesLive = Layer.mergeAll(Slots.Default, Books.Default, Appo
   Layer.provide(VideoTokensLive)
 )
 
+/** Billing (issue 19): claims, documents, 837P batches, insurance plans and coverage. */
+const BillingServicesLive = Layer.mergeAll(Claims.Default, ClaimDocuments.Default, EdiBatches.Default, Insurance.Default).pipe(
+  Layer.provide(AuditLog.Default)
+)
+
 const BootstrapLive = Layer.effectDiscard(
   Effect.flatMap(AppConfig, (config) => ensureBootstrapAdmin(config.bootstrapAdminEmail, config.bootstrapAdminPassword))
 ).pipe(Layer.provide(UsersRepo.Default))
@@ -123,6 +135,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   // Scheduling (issue 15)
   Layer.provide([HttpAvailabilityLive, HttpAppointmentsLive, HttpProviderAppointmentsLive, HttpClinicAppointmentsLive]),
   Layer.provide(HttpPatientsAreaLive),
+  // Billing (issue 19)
+  Layer.provide([HttpClaimsLive, HttpInsurancePlansLive, HttpCoverageLive]),
   Layer.provide(SecurityLive)
 )
 
@@ -176,8 +190,17 @@ const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
  * Everything but config, adapters and the HTTP server: what the app needs to serve requests, and
  * the job worker. `Jobs` adds jobs through the app's own database connection.
  */
-export const backendLayer = Layer.mergeAll(ServicesLive, EcmServicesLive, EcmActivitiesServicesLive, EcmPrtfServicesLive,
-  PatientServicesLive, BootstrapLive, SchedulingServicesLive, JobWorkerWithTasksLive).pipe(
+export const backendLayer = Layer.mergeAll(
+  ServicesLive,
+  EcmServicesLive,
+  EcmActivitiesServicesLive,
+  EcmPrtfServicesLive,
+  PatientServicesLive,
+  BootstrapLive,
+  SchedulingServicesLive,
+  BillingServicesLive,
+  JobWorkerWithTasksLive
+).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
 )
 

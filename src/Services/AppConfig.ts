@@ -43,6 +43,38 @@ export interface MifSettings {
   readonly urlAllowedNetworks: ReadonlyArray<string>
 }
 
+/**
+ * Claims and 837P files (issue 19): the billing provider (2000A), the submitter (1000A) and the
+ * clearinghouse (1000B). Local defaults let `npm start` generate test files (ISA15 `T`).
+ */
+export interface BillingSettings {
+  /** 10 digits, Luhn-checked with the 80840 prefix. */
+  readonly npi: string
+  /** EIN, 9 digits. */
+  readonly taxId: string
+  readonly name: string
+  readonly address: string
+  readonly city: string
+  readonly state: string
+  /** 5 or 9 digits. */
+  readonly zip: string
+  /** Health-care provider taxonomy code (PRV03). */
+  readonly taxonomy: string
+  /** ISA06/GS02 and 1000A NM109: our id at the clearinghouse. */
+  readonly submitterId: string
+  readonly contactName: string
+  readonly contactPhone: string
+  /** ISA08/GS03 and 1000B NM109. */
+  readonly receiverId: string
+  readonly receiverName: string
+  /** ISA15. */
+  readonly usage: "T" | "P"
+  /** CPT codes accepted beyond the spec's list. */
+  readonly extraCptCodes: ReadonlyArray<string>
+  /** Largest claim document. */
+  readonly maxDocumentBytes: number
+}
+
 /** The job queue worker of this instance (`src/Layers/Jobs.ts`). */
 export interface JobSettings {
   /** false: an API-only instance; jobs it adds run on instances where this is true. */
@@ -104,6 +136,7 @@ export interface AppSettings {
   /** Where help requests of clinic patients' families are emailed (CLINIC_SUPPORT_EMAIL). */
   readonly clinicSupportEmail: string
   readonly jobs: JobSettings
+  readonly billing: BillingSettings
 }
 
 export class AppConfig extends Context.Tag("app/AppConfig")<AppConfig, AppSettings>() {}

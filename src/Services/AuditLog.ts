@@ -26,11 +26,22 @@ export class AuditLog extends Effect.Service<AuditLog>()("app/AuditLog", {
           VALUES (${entry.actorId}, ${entry.action}, ${entry.targetType}, ${entry.targetId}, ${traceId}, ${now})`
       }).pipe(Effect.orDie, Effect.withSpan("AuditLog.record", { attributes: { "audit.action": entry.action } }))
 
+    /** Many entries in one statement (a batch acting on many records: one round trip, not one per record). */
+    const recordMany = (entries: ReadonlyArray<AuditEntry>) =>
+      Effect.gen(function*() {
+        if (entries.length === 0) return
+        const traceId = Option.getOrNull(Option.map(yield* Effect.option(Effect.currentSpan), (s) => s.traceId))
+        const now = new Date(yield* Clock.currentTimeMillis)
+        yield* sql`INSERT INTO audit_events ${sql.insert(entries.map((entry) => ({
+          actor_id: entry.actorId, action: entry.action, target_type: entry.targetType, target_id: entry.targetId, trace_id: traceId, created_at: now
+        })))}`
+      }).pipe(Effect.orDie, Effect.withSpan("AuditLog.recordMany", { attributes: { "audit.count": entries.length } }))
+
     const recent = (limit: number) =>
       sql<{ user_id: number | null; action: string; timestamp: Date }>`
         SELECT actor_id AS user_id, action, created_at AS timestamp FROM audit_events
         ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(Effect.orDie)
 
-    return { record, recent } as const
+    return { record, recordMany, recent } as const
   })
 }) {}

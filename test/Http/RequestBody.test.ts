@@ -10,6 +10,7 @@ import { Effect, Layer, Schema } from "effect"
 import fc from "fast-check"
 import * as http from "node:http"
 import { Api } from "../../src/Api/Api.js"
+import { generateEdiBodyBytes } from "../../src/Api/Billing/Claims.js"
 import { BodyLimit, carriesFiles, smallBodyBytes } from "../../src/Api/BodyLimit.js"
 import { bulkBodyBytes } from "../../src/Api/Ecm/LeadCareManagers.js"
 import { BoundedString } from "../../src/Api/Schemas.js"
@@ -154,7 +155,10 @@ describe("body limit lookup", () => {
     const carryFiles = new Set([
       "POST /v1/admin/clinic/ecm/mifs",
       // Clinic patients (issue 13): document uploads.
-      "POST /v1/clinic/patients/1/documents"
+      "POST /v1/clinic/patients/1/documents",
+      // Claims (issue 19): claim document uploads and replacements.
+      "POST /v1/admin/clinic/claims/1/documents",
+      "PUT /v1/admin/clinic/claims/1/documents/1"
     ])
     // Endpoints with a limit of their own (issue 12: a Form C document, 1,000 bulk assignments).
     const ownLimits = new Map<string, number>([
@@ -163,7 +167,9 @@ describe("body limit lookup", () => {
       // Issue 13: a help request's 5000-character message; a treatment plan's goals and interventions.
       ["POST /v1/clinic/patients/help_requests", 64 * 1024],
       ["POST /v1/clinic/patients/treatment_plans", 256 * 1024],
-      ["PUT /v1/clinic/patients/treatment_plans/1", 256 * 1024]
+      ["PUT /v1/clinic/patients/treatment_plans/1", 256 * 1024],
+      // Issue 19: up to 2,000 claim ids in one 837P batch.
+      ["POST /v1/admin/clinic/claims/generate_edi", generateEdiBodyBytes]
     ])
     for (const [method, path] of operations) {
       const name = `${method} ${path}`

@@ -35,6 +35,12 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   mif: { importDir: Option.none(), maxFileBytes: 64 * 1024 * 1024, urlTimeoutMs: 30_000, urlAllowedNetworks: [] },
   video: Option.none(),
   clinicTimeZone: "America/Los_Angeles",
+  billing: {
+    npi: "1234567893", taxId: "123456789", name: "Care Coordination Clinic", address: "100 Main St", city: "Sacramento",
+    state: "CA", zip: "958140000", taxonomy: "101YM0800X", submitterId: "CCAPI", contactName: "Billing Office",
+    contactPhone: "9165550100", receiverId: "CLEARINGHOUSE", receiverName: "Clearinghouse", usage: "T", extraCptCodes: [],
+    maxDocumentBytes: 10 * 1024 * 1024
+  },
   ...overrides
 })
 

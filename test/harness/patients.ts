@@ -60,6 +60,8 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
             (SELECT json_agg(t ORDER BY t.id) FROM treatment_plans t WHERE t.patient_id = p.id) AS treatment_plans,
             (SELECT json_agg(s ORDER BY s.id) FROM spots s WHERE s.patient_id = p.id) AS spots,
             (SELECT json_agg(d ORDER BY d.id) FROM patient_documents d WHERE d.patient_id = p.id) AS documents,
+            -- Issue 19: insurance coverage.
+            (SELECT row_to_json(pc) FROM patient_coverages pc WHERE pc.patient_id = p.id) AS coverage,
             -- Issue 16: the engagement status history.
             (SELECT json_agg(h ORDER BY h.id) FROM ecm_status_histories h WHERE h.patient_id = p.id) AS status_histories
           FROM patients p WHERE p.id = ${patientId}`).pipe(

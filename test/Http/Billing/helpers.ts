@@ -1,0 +1,122 @@
+/** Providers with NPIs, patients with addresses, completed appointments, plans and coverage for the claim tests. */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { npiCheckDigit } from "../../../src/Domain/Providers/Npi.js"
+import type { BillingSettings } from "../../../src/Services/AppConfig.js"
+import { request } from "../../support/app.js"
+import { makeProvider } from "../Providers/helpers.js"
+
+export { adminToken, insertUser } from "../Providers/helpers.js"
+export { password } from "../Providers/helpers.js"
+
+/** The billing settings of `npm start` (the defaults of src/Layers/Config.ts), with changes. */
+export const billingSettings = (changes: Partial<BillingSettings> = {}): BillingSettings => ({
+  npi: "1234567893", taxId: "123456789", name: "Care Coordination Clinic", address: "100 Main St", city: "Sacramento", state: "CA",
+  zip: "958140000", taxonomy: "101YM0800X", submitterId: "CCAPI", contactName: "Billing Office", contactPhone: "9165550100",
+  receiverId: "CLEARINGHOUSE", receiverName: "Clearinghouse", usage: "T", extraCptCodes: [], maxDocumentBytes: 10 * 1024 * 1024,
+  ...changes
+})
+
+let counter = 0
+const dayMs = 86_400_000
+
+/** A provider profile with a valid NPI (unique per call); ids. */
+export const providerWithNpi = (token: string, name: { first_name?: string; last_name?: string } = {}) =>
+  Effect.gen(function*() {
+    const provider = yield* makeProvider(token, "provider", name)
+    const nine = String(100_000_000 + provider.id * 7919 + ++counter).slice(0, 9)
+    const npi = `${nine}${npiCheckDigit(nine)}`
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`UPDATE providers SET npi = ${npi} WHERE id = ${provider.id}`.pipe(Effect.orDie)
+    return { ...provider, npi }
+  })
+
+/** A patient with what an 837P needs (date of birth, address), linked to `userId` when given. */
+export const insertPatient = (options: { userId?: number | null; first?: string; last?: string; dateOfBirth?: string; address?: boolean } = {}) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const withAddress = options.address ?? true
+    const [row] = yield* sql<{ id: number }>`INSERT INTO patients (first_name, last_name, date_of_birth, gender, address, city, state, zip, user_id)
+      VALUES (${options.first ?? "Pat"}, ${options.last ?? `Claimant${++counter}`}, ${options.dateOfBirth ?? "1990-02-03"}, 'female',
+        ${withAddress ? "12 Oak Ave" : null}, ${withAddress ? "Davis" : null}, ${withAddress ? "CA" : null}, ${withAddress ? "95616" : null},
+        ${options.userId ?? null})
+      RETURNING id`
+    return row!.id
+  }).pipe(Effect.orDie)
+
+/**
+ * An appointment `daysAgo` days back at noon UTC (a day in Los Angeles too), completed unless
+ * told otherwise; its id and its day (YYYY-MM-DD).
+ */
+export const insertAppointment = (patientId: number, providerId: number, options: { daysAgo?: number; status?: string } = {}) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const base = Math.floor(Date.now() / dayMs) * dayMs - (options.daysAgo ?? 3) * dayMs
+    // Distinct hours so one provider's appointments never overlap.
+    const at = new Date(base + 17 * 3_600_000 + (++counter % 50) * 60_000 * 5)
+    const [row] = yield* sql<{ id: number; day: string }>`INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes, status, appointment_type)
+      VALUES (${patientId}, ${providerId}, ${at}, 5, ${options.status ?? "completed"}, 'therapy')
+      RETURNING id, to_char((scheduled_at AT TIME ZONE 'America/Los_Angeles')::date, 'YYYY-MM-DD') AS day`
+    return { id: row!.id, day: row!.day }
+  }).pipe(Effect.orDie)
+
+export const createPlan = (token: string, plan: Record<string, unknown> = {}) =>
+  Effect.gen(function*() {
+    const response = yield* request("POST", "/v1/admin/clinic/insurance_plans", {
+      token, body: { insurance_plan: { name: `Plan ${++counter}`, payer_id: `P${counter}`, claim_filing_indicator: "CI", ...plan } }
+    })
+    if (response.status !== 201) return yield* Effect.dieMessage(`plan: ${response.status} ${JSON.stringify(response.body)}`)
+    return (response.body as { insurance_plan: { id: number } }).insurance_plan.id
+  })
+
+export const setCoverage = (token: string, patientId: number, coverage: Record<string, unknown>) =>
+  request("PUT", `/v1/clinic/patients/${patientId}/coverage`, { token, body: { coverage } })
+
+export const claimsPath = "/v1/admin/clinic/claims"
+
+export const createClaim = (token: string, claim: Record<string, unknown>) => request("POST", claimsPath, { token, body: { claim } })
+
+export interface ClaimSetup {
+  readonly patientId: number
+  readonly providerId: number
+  readonly appointmentId: number
+  readonly day: string
+  readonly planId: number
+}
+
+/** A patient with coverage, a provider with an NPI and a completed appointment between them. */
+export const setup = (token: string, options: { planId?: number; guardian?: boolean; userId?: number | null } = {}) =>
+  Effect.gen(function*() {
+    const provider = yield* providerWithNpi(token)
+    const patientId = yield* insertPatient({ userId: options.userId ?? null, ...(options.guardian === true ? { dateOfBirth: "2015-06-01" } : {}) })
+    const planId = options.planId ?? (yield* createPlan(token))
+    const coverage = options.guardian === true
+      ? { insurance_plan_id: planId, member_id: `M${patientId}`, relationship: "child", subscriber: { first_name: "Morgan", last_name: "Guardian", date_of_birth: "1985-09-09", gender: "F" } }
+      : { insurance_plan_id: planId, member_id: `M${patientId}`, group_number: "G-1" }
+    const covered = yield* setCoverage(token, patientId, coverage)
+    if (covered.status !== 200) return yield* Effect.dieMessage(`coverage: ${covered.status} ${JSON.stringify(covered.body)}`)
+    const appointment = yield* insertAppointment(patientId, provider.id)
+    return { patientId, providerId: provider.id, appointmentId: appointment.id, day: appointment.day, planId } satisfies ClaimSetup
+  })
+
+export const claimBody = (s: ClaimSetup, extra: Record<string, unknown> = {}) => ({
+  patient_id: s.patientId,
+  provider_id: s.providerId,
+  appointment_id: s.appointmentId,
+  cpt_code: "90837",
+  diagnosis_codes: ["F32.9"],
+  service_date: s.day,
+  amount: 150,
+  ...extra
+})
+
+/** A claim in `ready`; its id. */
+export const readyClaim = (token: string, s: ClaimSetup, extra: Record<string, unknown> = {}) =>
+  Effect.gen(function*() {
+    const created = yield* createClaim(token, claimBody(s, extra))
+    if (created.status !== 201) return yield* Effect.dieMessage(`claim: ${created.status} ${JSON.stringify(created.body)}`)
+    const id = (created.body as { claim: { id: number } }).claim.id
+    const ready = yield* request("PUT", `${claimsPath}/${id}`, { token, body: { claim: { status: "ready" } } })
+    if (ready.status !== 200) return yield* Effect.dieMessage(`ready: ${ready.status} ${JSON.stringify(ready.body)}`)
+    return id
+  })
