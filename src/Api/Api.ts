@@ -26,6 +26,9 @@ import { EcmLeadCareManagersApi } from "./Ecm/LeadCareManagers.js"
 // Reminders and push devices (issue 17)
 import { DevicesApi } from "./Accounts/Devices.js"
 import { RemindersApi } from "./Scheduling/Reminders.js"
+// Issue 16: PRTF reports and engagement status.
+import { EcmEngagementStatusApi } from "./Ecm/EngagementStatus.js"
+import { EcmPrtfReportsApi } from "./Ecm/PrtfReports.js"
 // Clinic patients and their records (issue 13).
 import { ClinicPatientsApi } from "./Patients/Patients.js"
 import { PatientDocumentsApi } from "./Patients/Documents.js"
@@ -139,6 +142,9 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(EcmFormCApi)
   .add(EcmAdminFormCApi)
   .add(EcmLeadCareManagersApi)
+  // Issue 16: PRTF reports and engagement status.
+  .add(EcmPrtfReportsApi)
+  .add(EcmEngagementStatusApi)
   // Clinic patients and their records (issue 13).
   .add(ClinicPatientsApi)
   .add(HelpRequestsApi)

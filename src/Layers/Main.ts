@@ -50,6 +50,11 @@ import { HttpEcmAdminFormCLive, HttpEcmFormCLive } from "./Http/Ecm/FormC.js"
 import { HttpEcmLeadCareManagersLive } from "./Http/Ecm/LeadCareManagers.js"
 import { FormCSubmissions } from "../Services/Ecm/FormCSubmissions.js"
 import { LeadCareManagers } from "../Services/Ecm/LeadCareManagers.js"
+// Issue 16: PRTF reports and engagement status.
+import { HttpEcmEngagementStatusLive } from "./Http/Ecm/EngagementStatus.js"
+import { HttpEcmPrtfReportsLive } from "./Http/Ecm/PrtfReports.js"
+import { EngagementStatuses } from "../Services/Ecm/EngagementStatuses.js"
+import { PrtfReports } from "../Services/Ecm/PrtfReports.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
 import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
 import { corsFor, docsPath, withResponseHeaders } from "./Http/ResponseHeaders.js"
@@ -104,6 +109,11 @@ const EcmServicesLive = Layer.mergeAll(MifImport.Default, MifFiles.Default, EcmP
   Layer.provide(AuditLog.Default)
 )
 
+/** PRTF reports and engagement status (issue 16). */
+const EcmPrtfServicesLive = Layer.mergeAll(PrtfReports.Default, EngagementStatuses.Default).pipe(
+  Layer.provide(AuditLog.Default)
+)
+
 /** ECM activities, comments and events (issue 11). */
 const EcmActivitiesServicesLive = Layer.mergeAll(Activities.Default, Events.Default).pipe(
   Layer.provide(AuditLog.Default)
@@ -150,6 +160,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   // Issue 14: ECM communications and the telephony webhooks.
   Layer.provide([HttpEcmCommunicationsLive, HttpEcmCommunicationsAdminLive, HttpTelephonyWebhooksLive]),
   Layer.provide(TwilioSignatureLive),
+  // Issue 16: PRTF reports and engagement status.
+  Layer.provide([HttpEcmPrtfReportsLive, HttpEcmEngagementStatusLive]),
   // Scheduling (issue 15)
   Layer.provide([HttpAvailabilityLive, HttpAppointmentsLive, HttpProviderAppointmentsLive, HttpClinicAppointmentsLive]),
   Layer.provide(HttpPatientsAreaLive),
@@ -220,6 +232,7 @@ export const backendLayer = Layer.mergeAll(
   EcmServicesLive,
   EcmActivitiesServicesLive,
   EcmCommunicationsServicesLive,
+  EcmPrtfServicesLive,
   PatientServicesLive,
   BootstrapLive,
   SchedulingServicesLive,

@@ -243,7 +243,7 @@ export const runBola = <R>(options: BolaOptions<R>): Effect.Effect<BolaReport, n
         // and so do staff-only ones: issue 12's clinic Form C answers a parent 403 "Staff access required".)
         const refusal = foreignOutcome
         const own = ownA[0]
-        // (Admin- and staff-only operations refuse every parent, their own record or not.)
+        // (Admin- and staff-only operations (x-access: staff) refuse every parent, their own record or not.)
         if (!operation.adminOnly && !operation.staffOnly && refusal !== undefined && !isStaffRefusal(refusal) && own !== undefined) {
           const outcome = yield* send(drafts[0]!, own)
           const status = outcome.received?.status ?? 0

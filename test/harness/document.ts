@@ -161,8 +161,9 @@ export const operationsOf = (document: OpenApiDocument): ReadonlyArray<Operation
         responses,
         responseHeaders,
         tokenHeader: tokenHeaderOf(document, raw),
-        // A public operation under /v1/admin (provider invite validate and accept) admits anyone.
-        adminOnly: tokenHeaderOf(document, raw) !== undefined && isAdminOnly(method, path),
+        // A public operation under /v1/admin (provider invite validate and accept) admits anyone, and
+        // a staff one there (issue 16's engagement status: "admin or staff") admits staff.
+        adminOnly: tokenHeaderOf(document, raw) !== undefined && isAdminOnly(method, path) && raw["x-access"] !== "staff",
         staffOnly: tokenHeaderOf(document, raw) !== undefined && raw["x-access"] === "staff",
         area: areaOf(path),
         singleUse: typeof raw["x-single-use"] === "string" ? raw["x-single-use"] : raw["x-single-use"] === true ? "single use" : undefined

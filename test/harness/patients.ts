@@ -75,7 +75,9 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
             (SELECT row_to_json(pc) FROM patient_coverages pc WHERE pc.patient_id = p.id) AS coverage,
             -- Issue 17: the patient's appointment reminders.
             (SELECT json_agg(r ORDER BY r.id) FROM appointment_reminders r JOIN appointments a ON a.id = r.appointment_id
-              WHERE a.patient_id = p.id) AS appointment_reminders
+              WHERE a.patient_id = p.id) AS appointment_reminders,
+            -- Issue 16: the engagement status history.
+            (SELECT json_agg(h ORDER BY h.id) FROM ecm_status_histories h WHERE h.patient_id = p.id) AS status_histories
           FROM patients p WHERE p.id = ${patientId}`).pipe(
         Effect.map((rows) => JSON.stringify(rows)),
         Effect.orDie,

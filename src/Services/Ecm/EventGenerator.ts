@@ -8,10 +8,14 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { type ActivityForEvent, eventOf } from "../../Domain/Ecm/Activity.js"
+// Issue 16: outreach moves a new member to outreach_in_progress in the same transaction.
+import { advanceOnOutreach } from "./EngagementStatuses.js"
 
 export interface ActivityRow extends ActivityForEvent {
   readonly id: number
   readonly patient_id: number
+  /** Issue 16: who made the outreach, recorded on an automatic engagement status move. */
+  readonly performed_by_id?: number | null
 }
 
 export class EventGenerator extends Effect.Service<EventGenerator>()("app/EcmEventGenerator", {
@@ -39,6 +43,8 @@ export class EventGenerator extends Effect.Service<EventGenerator>()("app/EcmEve
             ecm_events.subject, ecm_events.body, ecm_events.duration)
             IS DISTINCT FROM (EXCLUDED.patient_id, EXCLUDED.event_type, EXCLUDED.status, EXCLUDED.occurred_at,
             EXCLUDED.subject, EXCLUDED.body, EXCLUDED.duration)`
+        // Issue 16 (docs/prtf.md "Automatic moves"): an outreach attempt may start outreach.
+        yield* advanceOnOutreach(activity.patient_id, activity.id, activity.performed_by_id ?? null, event)
       }).pipe(Effect.orDie, Effect.withSpan("EventGenerator.sync", { attributes: { "activity.id": activity.id } }))
 
     /** Before the activity is deleted (the foreign key would cascade too; this says it). */

@@ -1,0 +1,243 @@
+/**
+ * `npm run bench:prtf`: PRTF report generation at scale (issue 16).
+ *
+ * 1. Starts the app (child process, fresh database, logs at warn) and signs in the bootstrap admin.
+ * 2. Seeds, set-based (generate_series): 20,000 ECM members (eligibility records over 5 providers,
+ *    case loads with lead care managers, engagement histories — MIF entry before the quarter,
+ *    outreach and enrolment inside it for most, some disenrolled — and a Form C for every third),
+ *    and 1,000,000 activities with their events over one year (a quarter of them inside the quarter),
+ *    every type, status and call duration mixed.
+ * 3. Times, for the quarter 2026-01-01..2026-03-31 (median of --runs after one warm-up):
+ *    - the bare aggregate query alone: PrtfAggregator's one statement, compiled and run by `pg` in a
+ *      transaction with the report's settings (`prtfSettings`), every row fetched (the database's part);
+ *    - generation end to end: `POST /v1/admin/clinic/ecm/prtf_reports` over HTTP (the query streamed,
+ *      the CSV written, the upload to the ObjectStore — local disk — and the report row).
+ *    Targets: generation ≤ 3 s, and ≤ 1.5 × the bare query.
+ *
+ * Database: DATABASE_URL's server (a fresh `cc_bench_prtf_<random>` database, dropped at the end),
+ * else an embedded PostgreSQL in a temp dir. Flags: --members (20000), --events (1000000), --runs (5), --keep
+ * (leave the database for EXPLAIN; DATABASE_URL only).
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import pg from "pg"
+import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
+import { freePort } from "../src/Layers/FreePort.js"
+import { prtfSettings, prtfStatement } from "../src/Services/Ecm/PrtfAggregator.js"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const { values: flags } = parseArgs({
+  options: {
+    members: { type: "string", default: process.env.BENCH_MEMBERS ?? "20000" },
+    events: { type: "string", default: process.env.BENCH_EVENTS ?? "1000000" },
+    runs: { type: "string", default: process.env.BENCH_RUNS ?? "5" },
+    // Keeps the seeded database (DATABASE_URL only) for EXPLAIN; drop it by hand afterwards.
+    keep: { type: "boolean", default: false }
+  }
+})
+const members = Number(flags.members)
+const events = Number(flags.events)
+const runs = Number(flags.runs)
+const quarter = { start_date: "2026-01-01", end_date: "2026-03-31" }
+
+const children = new Set<ChildProcess>()
+process.on("exit", () => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")))
+
+const waitFor = async (url: string, what: string) => {
+  for (let i = 0; ; i++) {
+    if (i > 300) throw new Error(`${what} did not start`)
+    try {
+      const r = await fetch(url)
+      if (r.status < 500) return
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 200))
+  }
+}
+
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+
+const timed = async <A>(f: () => Promise<A>) => {
+  const started = performance.now()
+  const result = await f()
+  return { ms: performance.now() - started, result }
+}
+
+const seed = async (client: pg.Client, adminId: number) => {
+  const started = performance.now()
+  const step = (what: string) => console.log(`  seeding: ${what} (${secs(performance.now() - started)})`)
+  // Lead care managers and 5 provider NPIs.
+  await client.query(`INSERT INTO users (email, password_hash, first_name, last_name, role, confirmed)
+    SELECT 'lcm' || i || '@bench.test', 'x', 'Lead', 'Manager ' || i, 'provider', true FROM generate_series(1, 20) i`)
+  await client.query(`INSERT INTO mif_files (filename, file_type, source_type, status, records_imported)
+    VALUES ('MIF_bench.csv', 'csv', 'base64', 'completed', $1)`, [members])
+  await client.query(`INSERT INTO patients (member_id, cin, first_name, last_name, date_of_birth, gender, address, city, state, zip, phone)
+    SELECT 'BM' || i, 'CIN' || i, 'First' || i, 'Last' || (i % 5000), date '1950-01-01' + (i % 20000), (ARRAY['F','M','X'])[1 + i % 3],
+      i || ' Main St', 'Oakland', 'CA', '946' || lpad((i % 100)::text, 2, '0'), '+1510555' || lpad((i % 10000)::text, 4, '0')
+    FROM generate_series(1, $1) i`, [members])
+  await client.query(`INSERT INTO ecm_eligibility_informations (patient_id, mif_file_id, line, member_id, cin, first_name, last_name,
+      date_of_birth, gender, address, city, state, zip, phone, ecm_service_auth_id, ecm_provider_name, ecm_npi,
+      ecm_benefit_auth_eff_date, ecm_benefit_auth_end_date, acuity_level, member_record_status)
+    SELECT p.id, (SELECT min(id) FROM mif_files), row_number() OVER (ORDER BY p.id) + 1, p.member_id, p.cin, p.first_name, p.last_name,
+      p.date_of_birth, p.gender, p.address, p.city, p.state, p.zip, p.phone, 'AUTH' || p.id, 'Provider ' || (p.id % 5),
+      '100000000' || (p.id % 5), date '2025-07-01' + (p.id % 60), CASE WHEN p.id % 10 = 0 THEN date '2025-12-15' ELSE date '2026-12-31' END,
+      (ARRAY['High','Medium','Low'])[1 + p.id % 3], 'new_member'
+    FROM patients p`)
+  await client.query(`UPDATE patients p SET ecm_eligibility_information_id = e.id FROM ecm_eligibility_informations e WHERE e.patient_id = p.id`)
+  await client.query(`INSERT INTO case_loads (patient_id, provider_npi, provider_name, olcm_user_id, ilcm_user_id)
+    SELECT p.id, '100000000' || (p.id % 5), 'Provider ' || (p.id % 5),
+      (SELECT min(id) FROM users WHERE email LIKE 'lcm%') + p.id % 10, (SELECT min(id) FROM users WHERE email LIKE 'lcm%') + 10 + p.id % 10
+    FROM patients p`)
+  step("members, eligibility, case loads")
+  // Histories: MIF entry before the quarter for all; 90% start outreach in the quarter, 60% enrol, 5% disenrol.
+  await client.query(`INSERT INTO ecm_status_histories (patient_id, status, effective_date, source, reason)
+    SELECT id, 'new_member', date '2025-10-01', 'mif', 'Created by MIF import' FROM patients
+    UNION ALL SELECT id, 'outreach_in_progress', date '2026-01-02' + id % 20, 'system', NULL FROM patients WHERE id % 10 <> 9
+    UNION ALL SELECT id, 'enrolled', date '2026-02-01' + id % 20, 'user', NULL FROM patients WHERE id % 10 < 6
+    UNION ALL SELECT id, 'disenrolled', date '2026-03-10' + id % 10, 'user', 'Moved out of county' FROM patients WHERE id % 20 = 0`)
+  await client.query(`INSERT INTO form_c_submissions (patient_id, user_id, form_data, created_at)
+    SELECT id, $1, '{}', timestamptz '2026-01-15' + (id % 60) * interval '1 day' FROM patients WHERE id % 3 = 0`, [adminId])
+  step("histories, Form C")
+  // One activity per event over a year (2025-07-01 .. 2026-06-30); types cycle task, sms, call, email, appointment.
+  await client.query(`INSERT INTO ecm_activities (patient_id, activity_type, status, message, occurred_at, duration, performed_by_id, assigned_to_id)
+    SELECT (SELECT min(id) FROM patients) + i % $2, (ARRAY['task','sms','call','email','in_person_appointment'])[1 + i % 5],
+      (ARRAY['created','complete','complete','cancelled'])[1 + (i / 5) % 4], 'Bench ' || i,
+      timestamptz '2025-07-01' + ((i::bigint * 7919) % $1) * (365.0 / $1) * interval '1 day',
+      CASE WHEN i % 5 IN (2, 4) THEN (i / 7) % 40 END, $3, $3
+    FROM generate_series(0, $1 - 1) i`, [events, members, adminId])
+  step("activities")
+  await client.query(`INSERT INTO ecm_events (patient_id, activity_id, event_type, status, occurred_at, duration)
+    SELECT patient_id, id, CASE activity_type WHEN 'in_person_appointment' THEN 'appointment' ELSE activity_type END,
+      CASE WHEN status <> 'created' THEN status WHEN activity_type IN ('task', 'in_person_appointment') THEN 'scheduled' ELSE 'attempted' END,
+      occurred_at, CASE WHEN activity_type IN ('call', 'in_person_appointment') THEN duration END
+    FROM ecm_activities`)
+  step("events")
+  await client.query(`VACUUM ANALYZE`)
+  const { rows: [inQuarter] } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ecm_events
+    WHERE occurred_at >= '2026-01-01' AND occurred_at < '2026-04-01'`)
+  console.log(`seeded ${members} members and ${events} events (${inQuarter!.n} in the quarter) in ${secs(performance.now() - started)}`)
+}
+
+const main = async () => {
+  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-prtf-"))
+  let serverUrl = process.env.DATABASE_URL
+  let stopEmbedded: (() => Promise<void>) | undefined
+  if (!serverUrl) {
+    const server = await startEmbeddedPostgres({ dataDir: path.join(tmp, "pg"), persistent: false })
+    serverUrl = server.url
+    stopEmbedded = server.stop
+  }
+  const database = `cc_bench_prtf_${randomBytes(4).toString("hex")}`
+  // Short-lived connections to the server's default database: test runs on the same server may
+  // terminate connections to it (they clone databases from a template).
+  const onServer = async (statement: string) => {
+    const admin = new pg.Client({ connectionString: serverUrl })
+    await admin.connect()
+    try {
+      await admin.query(statement)
+    } finally {
+      await admin.end()
+    }
+  }
+  await onServer(`CREATE DATABASE ${database}`)
+  const url = new URL(serverUrl)
+  url.pathname = `/${database}`
+  let app: ChildProcess | undefined
+  try {
+    const port = await freePort()
+    app = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      cwd: root,
+      env: {
+        ...process.env, DATABASE_URL: url.toString(), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn",
+        DATA_DIR: path.join(tmp, "data"), BOOTSTRAP_ADMIN_EMAIL: "bench@example.test", BOOTSTRAP_ADMIN_PASSWORD: "bench-password-1",
+        OTEL_EXPORTER_OTLP_ENDPOINT: "", JOBS_ENABLED: "false"
+      },
+      stdio: ["ignore", "inherit", "inherit"]
+    })
+    children.add(app)
+    const base = `http://127.0.0.1:${port}`
+    await waitFor(`${base}/health`, "app")
+    const signIn = await fetch(`${base}/v1/users/sign_in`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ user: { email: "bench@example.test", password: "bench-password-1" } })
+    })
+    const { token, user } = (await signIn.json()) as { token: string; user: { id: number } }
+
+    const client = new pg.Client({ connectionString: url.toString() })
+    client.on("error", (error) => console.error(`bench connection: ${error.message}`))
+    await client.connect()
+    await seed(client, user.id)
+
+    // The statement exactly as the report runs it, compiled by @effect/sql-pg.
+    const [text, params] = await Effect.runPromise(
+      prtfStatement({ startDate: quarter.start_date, endDate: quarter.end_date, npi: null, providerName: null, providerPhone: null, producedOn: "2026-04-02" }).pipe(
+        Effect.map((statement) => statement.compile()),
+        Effect.provide(PgClient.layer({ url: Redacted.make(url.toString()) }))
+      )
+    )
+    // In a transaction with the settings the report runs it under (PrtfAggregator.prtfSettings).
+    const bare = async () => {
+      await client.query("BEGIN")
+      for (const [name, value] of prtfSettings) await client.query(`SELECT set_config($1, $2, true)`, [name, value])
+      const rows = (await client.query({ text, values: params as Array<unknown>, rowMode: "array" })).rowCount ?? 0
+      await client.query("COMMIT")
+      return rows
+    }
+    const generate = async () => {
+      const response = await fetch(`${base}/v1/admin/clinic/ecm/prtf_reports`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-user-token": token },
+        body: JSON.stringify(quarter)
+      })
+      const body = (await response.json()) as { prtf_report: { patient_count: number } }
+      if (response.status !== 201) throw new Error(`generate: ${response.status} ${JSON.stringify(body)}`)
+      return body.prtf_report.patient_count
+    }
+    await bare()
+    await generate()
+    const bareTimes: Array<number> = []
+    const generateTimes: Array<number> = []
+    let rows = 0
+    let included = 0
+    for (let i = 0; i < runs; i++) {
+      const b = await timed(bare)
+      bareTimes.push(b.ms)
+      rows = b.result
+      const g = await timed(generate)
+      generateTimes.push(g.ms)
+      included = g.result
+    }
+    await client.end()
+    const bareMs = median(bareTimes)
+    const generateMs = median(generateTimes)
+    const ratio = generateMs / bareMs
+    console.log(`quarter ${quarter.start_date}..${quarter.end_date}: ${included} members in the file (${rows} rows from the bare query)`)
+    console.log(`bare aggregate query: median ${secs(bareMs)} (runs: ${bareTimes.map(secs).join(", ")})`)
+    console.log(`generation end to end: median ${secs(generateMs)} (runs: ${generateTimes.map(secs).join(", ")}) ` +
+      `(target ≤ 3 s: ${generateMs <= 3000 ? "met" : "MISSED"})`)
+    console.log(`generation / bare query = ${ratio.toFixed(2)} (target ≤ 1.5: ${ratio <= 1.5 ? "met" : "MISSED"})`)
+  } finally {
+    if (app && app.exitCode === null) {
+      const exited = new Promise((r) => app!.once("exit", r))
+      app.kill("SIGTERM")
+      await exited
+    }
+    if (flags.keep && process.env.DATABASE_URL) console.log(`kept database ${database}`)
+    else await onServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    await stopEmbedded?.()
+    await fs.rm(tmp, { recursive: true, force: true })
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

@@ -1,0 +1,245 @@
+/**
+ * The PRTF report's rows (issue 16, ECM §4.7, docs/prtf.md): one SQL statement over `@effect/sql`
+ * that selects the included members and counts their events of the period with grouped
+ * aggregates — events are never loaded into memory. Categories come from `ruleTable()`, the single
+ * rule `prtfCategoryOf` evaluated on every combination of what it reads (src/Domain/Ecm/PrtfReport.ts).
+ *
+ * Inclusion (§4.7): 1. an eligibility record whose ECM benefit authorization overlaps the period
+ * (effective on or before its end, ending on or after its start or open-ended; the latest such
+ * record gives the eligibility columns); 2. at least one engagement status entry effective inside
+ * the period; 3. with an NPI, that NPI on the record, on the case load, or on the case load's
+ * provider; 4. events with `occurred_at` inside the period (whole UTC days) are counted.
+ */
+import { SqlClient, type Statement } from "@effect/sql"
+import { Effect, Option, Stream } from "effect"
+import { type EventType, eventTypes } from "../../Domain/Ecm/Activity.js"
+import { enrolledStatus, prtfCategories } from "../../Domain/Ecm/Prtf.js"
+import { disenrolledStatus } from "../../Domain/Ecm/Engagement.js"
+import { durationClassSql, encounterCategories, outreachCategories, ruleTable } from "../../Domain/Ecm/PrtfReport.js"
+
+export interface PrtfCriteria {
+  /** First and last day of the period, YYYY-MM-DD (UTC, inclusive). */
+  readonly startDate: string
+  readonly endDate: string
+  readonly npi: string | null
+  /** Header values that replace each row's provider name / phone when given. */
+  readonly providerName: string | null
+  readonly providerPhone: string | null
+  /** The generation day (UTC), YYYY-MM-DD: the Report Production Date column. */
+  readonly producedOn: string
+}
+
+/** One row of the file, in column order (src/Domain/Ecm/PrtfReport.ts `prtfColumns`). */
+export interface PrtfRow {
+  readonly period_start: string
+  readonly period_end: string
+  readonly provider_name: string | null
+  readonly provider_npi: string | null
+  readonly provider_phone: string | null
+  readonly member_id: string | null
+  readonly cin: string | null
+  readonly last_name: string
+  readonly first_name: string
+  readonly date_of_birth: string | null
+  readonly gender: string | null
+  readonly address: string | null
+  readonly city: string | null
+  readonly state: string | null
+  readonly zip: string | null
+  readonly phone: string | null
+  readonly service_auth_id: string | null
+  readonly auth_eff_date: string | null
+  readonly auth_end_date: string | null
+  readonly acuity_level: string | null
+  readonly member_record_status: string
+  readonly enrollment_start: string | null
+  readonly enrollment_end: string | null
+  readonly current_status: string | null
+  readonly current_status_date: string | null
+  readonly previous_status: string | null
+  readonly previous_status_date: string | null
+  readonly first_outreach: string | null
+  readonly last_outreach: string | null
+  readonly last_encounter: string | null
+  readonly telehealth_encounters: number
+  readonly in_person_encounters: number
+  readonly telehealth_outreach: number
+  readonly in_person_outreach: number
+  readonly total_encounters: number
+  readonly total_outreach: number
+  readonly sms: number
+  readonly call: number
+  readonly email: number
+  readonly appointment: number
+  readonly meeting: number
+  readonly task: number
+  readonly call_minutes: number
+  readonly last_form_c: string | null
+  readonly olcm_name: string | null
+  readonly olcm_email: string | null
+  readonly ilcm_name: string | null
+  readonly ilcm_email: string | null
+  readonly discontinuation_date: string | null
+  readonly discontinuation_reason: string | null
+  readonly produced_on: string
+}
+
+
+const quoted = (names: ReadonlyArray<string>) => names.map((n) => `'${n}'`).join(", ")
+const day = (expression: string) => `to_char(${expression}, 'YYYY-MM-DD')`
+const utcDay = (expression: string) => day(`${expression} AT TIME ZONE 'UTC'`)
+
+/** Per-member counts: one column per category and per event type (names are the constants'). */
+const countColumns = [
+  ...prtfCategories.map((c) => `coalesce(sum(t.n) FILTER (WHERE r.category = '${c}'), 0)::int AS ${c}`),
+  ...eventTypes.map((type) => `coalesce(sum(t.n) FILTER (WHERE t.event_type = '${type}'), 0)::int AS ${type}`),
+  `coalesce(sum(t.minutes) FILTER (WHERE t.event_type = 'call'), 0)::int AS call_minutes`,
+  `min(t.first_at) FILTER (WHERE r.category IN (${quoted(outreachCategories)})) AS first_outreach`,
+  `max(t.last_at) FILTER (WHERE r.category IN (${quoted(outreachCategories)})) AS last_outreach`,
+  `max(t.last_at) FILTER (WHERE r.category IN (${quoted(encounterCategories)})) AS last_encounter`
+].join(",\n      ")
+
+const zero = (column: string) => `coalesce(c.${column}, 0)`
+
+/** SMS, Call, Email, Appointment, Meeting, Task Count: the file's order (rows are arrays in column order). */
+const typesInColumnOrder: ReadonlyArray<EventType> = ["sms", "call", "email", "appointment", "meeting", "task"]
+
+/**
+ * Settings for the transaction that runs the statement (`set_config(…, true)`: this transaction
+ * only). JIT compiling its ~180 expressions costs more than it saves at these sizes; the grouped
+ * aggregates and sorts of 20,000 members fit in 32 MB instead of spilling to disk at the 4 MB
+ * default; and a cursor is planned for the whole result, not a fast first row.
+ */
+export const prtfSettings = [["jit", "off"], ["work_mem", "32MB"], ["cursor_tuple_fraction", "1"]] as const
+
+export const applyPrtfSettings = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql`SELECT ${sql.literal(prtfSettings.map(([name, value]) => `set_config('${name}', '${value}', true)`).join(", "))}`)
+
+/** The statement (streamed by the report in a transaction with `prtfSettings`, timed alone by bench/prtf.ts). */
+export const prtfStatement = (criteria: PrtfCriteria): Effect.Effect<Statement.Statement<PrtfRow>, never, SqlClient.SqlClient> =>
+  Effect.map(SqlClient.SqlClient, (sql) => {
+    const start = criteria.startDate
+    const end = criteria.endDate
+    return sql<PrtfRow>`WITH in_range AS (
+      SELECT DISTINCT patient_id FROM ecm_status_histories
+      WHERE effective_date >= ${start}::date AND effective_date <= ${end}::date
+    ), members AS (
+      SELECT r.patient_id, el.member_id, el.cin, el.ecm_service_auth_id, el.ecm_provider_name, el.ecm_npi,
+        el.ecm_benefit_auth_eff_date, el.ecm_benefit_auth_end_date, el.acuity_level, el.member_record_status,
+        cl.provider_name AS case_load_provider_name, cl.provider_npi AS case_load_npi, cl.olcm_user_id, cl.ilcm_user_id,
+        pr.npi AS provider_record_npi, pu.phone AS provider_record_phone,
+        pu.first_name || ' ' || pu.last_name AS provider_record_name
+      FROM in_range r
+      CROSS JOIN LATERAL (
+        SELECT * FROM ecm_eligibility_informations e
+        WHERE e.patient_id = r.patient_id AND e.ecm_benefit_auth_eff_date <= ${end}::date
+          AND (e.ecm_benefit_auth_end_date IS NULL OR e.ecm_benefit_auth_end_date >= ${start}::date)
+        ORDER BY e.id DESC LIMIT 1
+      ) el
+      LEFT JOIN case_loads cl ON cl.patient_id = r.patient_id
+      LEFT JOIN providers pr ON pr.id = cl.provider_id
+      LEFT JOIN users pu ON pu.id = pr.user_id
+      WHERE ${criteria.npi}::text IS NULL OR el.ecm_npi = ${criteria.npi} OR cl.provider_npi = ${criteria.npi} OR pr.npi = ${criteria.npi}
+    ), histories AS (
+      -- Each member's entries as of the period's end, newest first: rn 1 is the status at the end;
+      -- next_day is the effective day of the entry that followed (lag in this order).
+      SELECT h.patient_id, h.status, h.effective_date, h.reason,
+        row_number() OVER newest AS rn, lag(h.effective_date) OVER newest AS next_day
+      FROM ecm_status_histories h JOIN members m ON m.patient_id = h.patient_id
+      WHERE h.effective_date <= ${end}::date
+      WINDOW newest AS (PARTITION BY h.patient_id ORDER BY h.effective_date DESC, h.id DESC)
+    ), ranked AS (
+      SELECT *, min(rn) FILTER (WHERE status = ${enrolledStatus}) OVER (PARTITION BY patient_id) AS enrolled_rn FROM histories
+    ), statuses AS (
+      SELECT patient_id,
+        max(status) FILTER (WHERE rn = 1) AS current_status,
+        max(effective_date) FILTER (WHERE rn = 1) AS status_day,
+        max(reason) FILTER (WHERE rn = 1) AS current_reason,
+        max(status) FILTER (WHERE rn = 2) AS previous_status,
+        max(effective_date) FILTER (WHERE rn = 2) AS previous_day,
+        -- The latest enrolment by the end, and the entry that ended it.
+        max(effective_date) FILTER (WHERE rn = enrolled_rn) AS enrollment_start,
+        max(effective_date) FILTER (WHERE rn = enrolled_rn - 1) AS enrollment_end
+      FROM ranked GROUP BY patient_id
+    ), enrolled AS (
+      -- Days each member was enrolled, as the events counts endpoint reads them (src/Services/Ecm/Events.ts):
+      -- from an enrolled entry's day until the next entry's (entries after the end bound no counted
+      -- day), as one multirange per member so each event is one hash lookup and one containment test.
+      SELECT m.patient_id, d.days FROM members m LEFT JOIN (
+        SELECT patient_id, range_agg(daterange(effective_date, next_day)) AS days FROM histories
+        WHERE status = ${enrolledStatus} AND (next_day IS NULL OR next_day > effective_date)
+        GROUP BY patient_id
+      ) d ON d.patient_id = m.patient_id
+    ), rule AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(ruleTable())}::jsonb)
+        AS r(event_type text, status text, enrolled boolean, duration_class text, category text)
+    ), tallies AS (
+      SELECT e.patient_id, e.event_type, e.status, coalesce((e.occurred_at AT TIME ZONE 'UTC')::date <@ s.days, false) AS enrolled,
+        ${sql.literal(durationClassSql)} AS duration_class,
+        count(*) AS n, min(e.occurred_at) AS first_at, max(e.occurred_at) AS last_at, sum(e.duration) AS minutes
+      FROM ecm_events e JOIN enrolled s ON s.patient_id = e.patient_id
+      -- Whole UTC days, computed by PostgreSQL (any IsoDate, 9999-12-31 included, has a next day there).
+      WHERE e.occurred_at >= ${start}::date::timestamp AT TIME ZONE 'UTC'
+        AND e.occurred_at < (${end}::date + 1)::timestamp AT TIME ZONE 'UTC'
+      GROUP BY 1, 2, 3, 4, 5
+    ), counts AS (
+      SELECT t.patient_id,
+      ${sql.literal(countColumns)}
+      FROM tallies t JOIN rule r USING (event_type, status, enrolled, duration_class)
+      GROUP BY t.patient_id
+    )
+    SELECT ${start}::text AS period_start, ${end}::text AS period_end,
+      coalesce(${criteria.providerName}, m.ecm_provider_name, m.case_load_provider_name, m.provider_record_name) AS provider_name,
+      coalesce(${criteria.npi}, m.ecm_npi, m.case_load_npi, m.provider_record_npi) AS provider_npi,
+      coalesce(${criteria.providerPhone}, m.provider_record_phone) AS provider_phone,
+      coalesce(m.member_id, p.member_id) AS member_id, coalesce(m.cin, p.cin) AS cin,
+      p.last_name, p.first_name, ${sql.literal(day("p.date_of_birth"))} AS date_of_birth, p.gender,
+      p.address, p.city, p.state, p.zip, p.phone,
+      m.ecm_service_auth_id AS service_auth_id,
+      ${sql.literal(day("m.ecm_benefit_auth_eff_date"))} AS auth_eff_date,
+      ${sql.literal(day("m.ecm_benefit_auth_end_date"))} AS auth_end_date,
+      m.acuity_level, m.member_record_status,
+      ${sql.literal(day("st.enrollment_start"))} AS enrollment_start,
+      ${sql.literal(day("st.enrollment_end"))} AS enrollment_end,
+      st.current_status, ${sql.literal(day("st.status_day"))} AS current_status_date,
+      st.previous_status, ${sql.literal(day("st.previous_day"))} AS previous_status_date,
+      ${sql.literal(utcDay("c.first_outreach"))} AS first_outreach,
+      ${sql.literal(utcDay("c.last_outreach"))} AS last_outreach,
+      ${sql.literal(utcDay("c.last_encounter"))} AS last_encounter,
+      ${sql.literal(prtfCategories.map((category) => `${zero(category)} AS ${category}`).join(", "))},
+      ${sql.literal(`${zero("telehealth_encounters")} + ${zero("in_person_encounters")} AS total_encounters`)},
+      ${sql.literal(`${zero("telehealth_outreach")} + ${zero("in_person_outreach")} AS total_outreach`)},
+      ${sql.literal(typesInColumnOrder.map((type) => `${zero(type)} AS ${type}`).join(", "))},
+      ${sql.literal(zero("call_minutes"))} AS call_minutes,
+      (SELECT ${sql.literal(utcDay("max(f.created_at)"))} FROM form_c_submissions f
+        WHERE f.patient_id = m.patient_id AND f.created_at < (${end}::date + 1)::timestamp AT TIME ZONE 'UTC') AS last_form_c,
+      ou.first_name || ' ' || ou.last_name AS olcm_name, ou.email AS olcm_email,
+      iu.first_name || ' ' || iu.last_name AS ilcm_name, iu.email AS ilcm_email,
+      CASE WHEN st.current_status = ${disenrolledStatus} THEN ${sql.literal(day("st.status_day"))} END AS discontinuation_date,
+      CASE WHEN st.current_status = ${disenrolledStatus} THEN st.current_reason END AS discontinuation_reason,
+      ${criteria.producedOn}::text AS produced_on
+    FROM members m
+    JOIN patients p ON p.id = m.patient_id
+    LEFT JOIN statuses st ON st.patient_id = m.patient_id
+    LEFT JOIN counts c ON c.patient_id = m.patient_id
+    LEFT JOIN users ou ON ou.id = m.olcm_user_id
+    LEFT JOIN users iu ON iu.id = m.ilcm_user_id
+    ORDER BY p.last_name, p.first_name, p.id`
+  })
+
+/**
+ * The rows in batches of `batchSize`, each row an array in column order, from a server-side
+ * cursor: call inside a transaction (with `applyPrtfSettings`); the cursor closes with it.
+ * DECLARE/FETCH rather than the driver's 128-row cursor: a few round trips for 20,000 rows.
+ */
+export const prtfRowBatches = (criteria: PrtfCriteria, batchSize = 5000) =>
+  Stream.unwrap(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [text, params] = (yield* prtfStatement(criteria)).compile()
+    yield* sql.unsafe(`DECLARE prtf_rows NO SCROLL CURSOR FOR ${text}`, params)
+    const fetch = sql.unsafe<ReadonlyArray<unknown>>(`FETCH ${batchSize} FROM prtf_rows`).values.pipe(
+      Effect.mapError(Option.some),
+      Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(rows)))
+    )
+    return Stream.repeatEffectOption(fetch)
+  }))
