@@ -212,7 +212,8 @@ export const runBola = <R>(options: BolaOptions<R>): Effect.Effect<BolaReport, n
         const parentB = yield* options.newParent
         const ownA = yield* kind.recordsOf(parentA)
         const ownB = yield* kind.recordsOf(parentB)
-        const context = { ...generationContext(harness, []), ids: fc.constantFrom(parentA.id, parentB.id) }
+        // Plausible values: the control below needs a request refused only for whose record it names.
+        const context = { ...generationContext(harness, []), ids: fc.constantFrom(parentA.id, parentB.id), plausible: true }
         // A minimal request (only what the document requires), whose only reason to be refused is
         // whose record it names; and a full one, which may change more.
         const drafts = [true, false].map((minimal) =>

@@ -105,7 +105,9 @@ const stringArbitrary = (schema: JsonSchema, name: string | undefined, context: 
   if (typeof schema.pattern === "string") return fc.stringMatching(new RegExp(schema.pattern))
   const minLength = typeof schema.minLength === "number" ? schema.minLength : 0
   const maxLength = typeof schema.maxLength === "number" ? schema.maxLength : Math.max(minLength, 24)
-  return fc.string({ minLength, maxLength, unit: "grapheme" })
+  const text = fc.string({ minLength, maxLength, unit: "grapheme" })
+  // A required text of only spaces is blank to the server (RequiredString trims): not plausible.
+  return context.plausible && minLength > 0 ? text.filter((value) => value.trim().length > 0) : text
 }
 
 const objectArbitrary = (schema: JsonSchema, context: GenerationContext, depth: number): fc.Arbitrary<unknown> => {
