@@ -77,7 +77,7 @@ layer(HarnessApp({
       }
       expect(report.failureCount, formatReport(report)).toBe(0)
       yield* expectCleanTelemetry(h)
-    }), 180_000)
+    }), 300_000)
 
   it.effect("replays the requests that once broke the server", () =>
     Effect.gen(function*() {
@@ -110,7 +110,7 @@ layer(HarnessApp({
       expect(h.operations.filter((o) => o.adminOnly).length, "admin-only operations found").toBeGreaterThan(0)
       expect(formatAccessFailures(report.failures)).toBe("")
       yield* expectCleanTelemetry(h)
-    }), 120_000)
+    }), 300_000)
 
   it.effect("BOLA: a parent never reads or changes another family's records", () =>
     Effect.gen(function*() {
@@ -129,7 +129,7 @@ layer(HarnessApp({
       expect(report.requests).toBeGreaterThan(0)
       expect(formatBolaFailures(report.failures)).toBe("")
       yield* expectCleanTelemetry(h)
-    }), 120_000)
+    }), 300_000)
 
   it.effect("race mode: the same request 20 times at once never fails the server; single-use rules hold exactly once", () =>
     Effect.gen(function*() {
@@ -146,7 +146,7 @@ layer(HarnessApp({
         .toEqual(expect.arrayContaining(["users.register", "users.confirm", "users.resendConfirmation", "users.resetPassword", "providerInvites.accept"]))
       expect(formatRaceFailures(report.failures)).toBe("")
       yield* expectCleanTelemetry(h)
-    }), 120_000)
+    }), 300_000)
 
   it.effect("oversize mode: every string and array one past its declared maximum is refused with 422, quickly", () =>
     Effect.gen(function*() {
@@ -157,5 +157,5 @@ layer(HarnessApp({
       expect(report.operations).toBe(h.operations.length)
       expect(formatOversizeFailures(report.failures)).toBe("")
       yield* expectCleanTelemetry(h)
-    }), 120_000)
+    }), 300_000)
 })
