@@ -22,6 +22,7 @@ import { CredentialChanges } from "./CredentialChanges.js"
 import { UserLifecycle } from "./UserLifecycle.js"
 import { userColumns, userFields, type UserRow } from "./UsersRepo.js"
 import { isUniqueViolation } from "../SqlErrors.js"
+import { likePattern } from "../SqlSearch.js"
 
 /** Default page size of the admin user lists: as GET /v1/users (general §8). */
 export const adminUsersPageSize = 50
@@ -80,8 +81,6 @@ export interface UserChanges {
   readonly clinical?: boolean | undefined
 }
 
-/** `%`, `_` and `\` match themselves in the LIKE pattern built from search text. */
-export const likePattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 const startOfDay = (day: string) => new Date(`${day}T00:00:00.000Z`)
 const startOfNextDay = (day: string) => new Date(startOfDay(day).getTime() + 24 * 60 * 60 * 1000)

@@ -14,7 +14,7 @@ import {
 import { commonCptCodes, normalizeIcd10, placesOfService } from "../../Domain/Billing/Codes.js"
 import type { AppointmentType } from "../../Domain/Scheduling/Scheduling.js"
 import { PersonName } from "../../Domain/Scheduling/Scheduling.js"
-import { likePattern } from "../Accounts/AdminUsers.js"
+import { likePattern, nameMatches as sharedNameMatches } from "../SqlSearch.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { ObjectStore } from "../ObjectStore.js"
@@ -90,11 +90,7 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
     }
     const directions = { ASC: sql`ASC`, DESC: sql`DESC` } as const
 
-    const nameMatches = (first: string, last: string, text: string) => {
-      const pattern = likePattern(text)
-      return sql`(${sql.literal(first)} ILIKE ${pattern} ESCAPE '\\' OR ${sql.literal(last)} ILIKE ${pattern} ESCAPE '\\'
-        OR (${sql.literal(first)} || ' ' || ${sql.literal(last)}) ILIKE ${pattern} ESCAPE '\\')`
-    }
+    const nameMatches = (first: string, last: string, text: string) => sharedNameMatches(sql, first, last, text)
 
     const whereOf = (criteria: ClaimCriteria) => {
       const clauses: Array<Statement.Fragment> = []

@@ -8,7 +8,7 @@ import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { isStaff, type Role } from "../../Domain/Accounts/User.js"
 import { Coverage, InsurancePlan, Subscriber } from "../../Domain/Billing/Insurance.js"
 import type { InsurancePlanId, PatientId } from "../../Domain/Ids.js"
-import { likePattern } from "../Accounts/AdminUsers.js"
+import { likePattern } from "../SqlSearch.js"
 import { AuditLog } from "../AuditLog.js"
 import { isForeignKeyViolation } from "../SqlErrors.js"
 

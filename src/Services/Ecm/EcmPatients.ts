@@ -16,6 +16,7 @@ import {
 } from "../../Api/Ecm/Patients.js"
 import { ecmNotFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import { likePattern } from "../SqlSearch.js"
 
 export const ecmPatientsPageSize = 25
 
@@ -48,8 +49,6 @@ interface ListRow {
   readonly ilcm_name: string | null
 }
 
-/** `%`, `_` and `\` match themselves in the LIKE pattern built from search text. */
-const likePattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 const caseLoadOf = (row: ListRow): PatientCaseLoad | null =>
   row.c_id === null ? null : PatientCaseLoad.make({

@@ -34,6 +34,7 @@ import {
   messages,
   userIdOf
 } from "../../Domain/Ecm/LeadCareManagers.js"
+import { likePattern } from "../SqlSearch.js"
 
 export const leadCareManagersPageSize = 25
 
@@ -75,8 +76,6 @@ interface CaseLoadRow {
   readonly updated_at: Date
 }
 
-/** `%`, `_` and `\` match themselves in the LIKE pattern built from search text. */
-const likePattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 /** A list of values as one bound parameter: read with `jsonb_to_recordset` / `jsonb_array_elements_text`. */
 const json = (value: unknown): string => JSON.stringify(value)

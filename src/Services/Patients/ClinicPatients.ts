@@ -17,7 +17,7 @@ import {
 import { isStaff } from "../../Domain/Accounts/User.js"
 import { ClinicPatient, PatientProvider, type PatientSortColumn, patientSortColumns, patientStatuses } from "../../Domain/Patients/Patient.js"
 import { normalizePhone } from "../../Domain/Phone.js"
-import { likePattern } from "../Accounts/AdminUsers.js"
+import { likePattern } from "../SqlSearch.js"
 import { AuditLog } from "../AuditLog.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { PatientAccess, type PatientViewer } from "./PatientAccess.js"

@@ -11,7 +11,7 @@ import { SupervisorList } from "../../Api/Providers/Supervisors.js"
 import type { ProviderId, UserId } from "../../Domain/Ids.js"
 import { isProfileRole, type ProviderRole, Supervisee, Supervisor } from "../../Domain/Providers/Provider.js"
 import { AuditLog } from "../AuditLog.js"
-import { likePattern } from "../Accounts/AdminUsers.js"
+import { likePattern } from "../SqlSearch.js"
 import { blankToNull, providerColumns, type ProviderRow, toProvider } from "./ProvidersRepo.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 

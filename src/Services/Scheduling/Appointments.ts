@@ -16,7 +16,7 @@ import type { AppointmentId } from "../../Domain/Ids.js"
 import {
   activeStatuses, type AppointmentStatus, appointmentStatuses, type AppointmentType, appointmentTypes, canMove, isFinal, PersonName
 } from "../../Domain/Scheduling/Scheduling.js"
-import { likePattern } from "../Accounts/AdminUsers.js"
+import { likePattern, nameMatches as sharedNameMatches } from "../SqlSearch.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
@@ -74,11 +74,7 @@ export class Appointments extends Effect.Service<Appointments>()("app/Appointmen
     }
     const directions = { ASC: sql`ASC`, DESC: sql`DESC` } as const
 
-    const nameMatches = (first: string, last: string, text: string) => {
-      const pattern = likePattern(text)
-      return sql`(${sql.literal(first)} ILIKE ${pattern} ESCAPE '\\' OR ${sql.literal(last)} ILIKE ${pattern} ESCAPE '\\'
-        OR (${sql.literal(first)} || ' ' || ${sql.literal(last)}) ILIKE ${pattern} ESCAPE '\\')`
-    }
+    const nameMatches = (first: string, last: string, text: string) => sharedNameMatches(sql, first, last, text)
 
     const whereOf = (criteria: AppointmentCriteria) => {
       const clauses: Array<Statement.Fragment> = []
