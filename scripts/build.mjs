@@ -46,7 +46,9 @@ const { metafile } = await build({
     "pg-native",
     // Only for configuration files written in TypeScript (cosmiconfig under graphile-worker's
     // graphile-config), which the app never has: bundled, its 10 MB chunk cost ~45 MB of idle memory.
-    "typescript"
+    "typescript",
+    // Reads its standard-font metrics (.afm files) from its own folder at run time.
+    "pdfkit"
   ],
   // Bundled CommonJS modules call require() for Node built-ins; an ES module has none of its own.
   banner: { js: "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);" }
