@@ -231,7 +231,8 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
 
     /**
      * Inside a transaction, the note locked: a pending_signature note with no open addendum and a
-     * sign-off of its current content (for a supervised note, by the supervisor) becomes completed,
+     * sign-off of its current content given after its last addendum (for a supervised note, by the
+     * supervisor) becomes completed,
      * and its content is locked for good.
      */
     const completeIfReady = (viewer: NoteViewer, noteId: number) =>
@@ -242,6 +243,8 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
             AND NOT EXISTS (SELECT 1 FROM session_note_addendums d WHERE d.session_note_id = n.id AND d.responded_at IS NULL)
             AND EXISTS (SELECT 1 FROM session_note_sign_offs o WHERE o.session_note_id = n.id
               AND o.signed_content_sha256 = n.content_sha256
+              -- Signed after the last addendum: a note reopened by an addendum is signed again.
+              AND o.created_at > COALESCE((SELECT max(d.created_at) FROM session_note_addendums d WHERE d.session_note_id = n.id), '-infinity')
               AND (NOT n.supervision_required OR o.reviewer_id = (SELECT user_id FROM providers WHERE id = n.supervisor_id)))
           RETURNING n.id`
         if (done !== undefined) yield* record(viewer, "completed", noteId)
