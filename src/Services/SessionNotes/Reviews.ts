@@ -56,7 +56,7 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
 
     const createAddendum = (viewer: NoteViewer, input: CreateAddendumRequest) =>
       Effect.gen(function*() {
-        const image = input.addendum.signature === undefined ? undefined : yield* signatures.check("addendum.signature", input.addendum.signature)
+        const image = input.addendum.signature === undefined ? undefined : yield* signatures.check("signature", input.addendum.signature)
         const row = yield* sql.withTransaction(Effect.gen(function*() {
           const note = yield* notes.findRow(viewer, input.session_note_id, true)
           if (!notes.isSupervisorOf(viewer, note) && !notes.isAdmin(viewer)) {
@@ -97,7 +97,7 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
     const updateAddendum = (viewer: NoteViewer, id: number, input: UpdateAddendumRequest) =>
       Effect.gen(function*() {
         const signature = input.addendum.responded_signature
-        const image = signature === undefined ? undefined : yield* signatures.check("addendum.responded_signature", signature)
+        const image = signature === undefined ? undefined : yield* signatures.check("responded_signature", signature)
         const row = yield* sql.withTransaction(Effect.gen(function*() {
           const { note, row: current } = yield* findAddendum(viewer, id)
           if (!notes.isProviderOf(viewer, note)) {
@@ -130,7 +130,7 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
 
     const createSignOff = (viewer: NoteViewer, input: CreateSignOffRequest) =>
       Effect.gen(function*() {
-        const image = yield* signatures.check("sign_off.signature", input.sign_off.signature)
+        const image = yield* signatures.check("signature", input.sign_off.signature)
         const row = yield* sql.withTransaction(Effect.gen(function*() {
           const note = yield* notes.findRow(viewer, input.session_note_id, true)
           if (!notes.isSupervisorOf(viewer, note) && !notes.isAdmin(viewer)) {
