@@ -220,7 +220,7 @@ export class CreateSignOffRequest extends Schema.Class<CreateSignOffRequest>("Cr
 }, requestBody({
   session_note_id: 12,
   sign_off: {
-    review_date: "2026-01-06",
+    review_date: new Date("2026-01-06T00:00:00.000Z"),
     signature: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
   }
 })) {}
@@ -230,7 +230,7 @@ export class UpdateSignOffRequest extends Schema.Class<UpdateSignOffRequest>("Up
     instructions: Schema.optional(Schema.NullOr(BoundedString(sessionNoteLimits.instructions))),
     review_date: Schema.optional(ReviewDate)
   })
-}, requestBody({ sign_off: { instructions: "Reviewed with the provider in supervision.", review_date: "2026-01-07" } })) {}
+}, requestBody({ sign_off: { instructions: "Reviewed with the provider in supervision.", review_date: new Date("2026-01-07T00:00:00.000Z") } })) {}
 
 export class SignOffResponse extends Schema.Class<SignOffResponse>("SignOffResponse")({ sign_off: SignOff }) {}
 
