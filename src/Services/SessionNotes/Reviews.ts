@@ -84,14 +84,20 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
         return yield* toAddendum(row)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SessionNoteReviews.createAddendum"))
 
-    /** The addendum and its note, when the caller may read the note; else 404 "Addendum not found". */
-    const findAddendum = (viewer: NoteViewer, id: number) =>
+    /**
+     * An addendum or sign-off and its note (locked), when the caller may read the note; else 404
+     * "<thing> not found". The row is read again under the note's lock, which every change of a
+     * note's addenda and sign-offs holds, so what the caller acts on is current.
+     */
+    const childOf = <R extends { readonly session_note_id: number }>(viewer: NoteViewer, table: string, columns: string, id: number, thing: string) =>
       Effect.gen(function*() {
-        const [row] = yield* sql<AddendumRow>`SELECT ${sql.literal(addendumColumns)} FROM session_note_addendums WHERE id = ${id}`
-        if (row === undefined) return yield* Effect.fail(notFound("Addendum"))
-        const note = yield* notes.findRow(viewer, row.session_note_id, true).pipe(Effect.mapError(() => notFound("Addendum")))
-        const [locked] = yield* sql<AddendumRow>`SELECT ${sql.literal(addendumColumns)} FROM session_note_addendums WHERE id = ${id} FOR UPDATE`
-        return { row: locked!, note }
+        const read = sql<R>`SELECT ${sql.literal(columns)} FROM ${sql.literal(table)} WHERE id = ${id}`
+        const [first] = yield* read
+        if (first === undefined) return yield* Effect.fail(notFound(thing))
+        const note = yield* notes.findRow(viewer, first.session_note_id, true).pipe(Effect.mapError(() => notFound(thing)))
+        const [row] = yield* read
+        if (row === undefined) return yield* Effect.fail(notFound(thing))
+        return { row, note }
       })
 
     const updateAddendum = (viewer: NoteViewer, id: number, input: UpdateAddendumRequest) =>
@@ -99,7 +105,7 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
         const signature = input.addendum.responded_signature
         const image = signature === undefined ? undefined : yield* signatures.check("responded_signature", signature)
         const row = yield* sql.withTransaction(Effect.gen(function*() {
-          const { note, row: current } = yield* findAddendum(viewer, id)
+          const { note, row: current } = yield* childOf<AddendumRow>(viewer, "session_note_addendums", addendumColumns, id, "Addendum")
           if (!notes.isProviderOf(viewer, note)) {
             return yield* Effect.fail(invalid({ addendum: ["can only be answered by the note's provider"] }))
           }
@@ -155,9 +161,7 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
     /** The sign-off, its note locked, when the caller may change it (its reviewer or an admin, note not completed). */
     const changeableSignOff = (viewer: NoteViewer, id: number) =>
       Effect.gen(function*() {
-        const [row] = yield* sql<SignOffRow>`SELECT ${sql.literal(signOffColumns)} FROM session_note_sign_offs WHERE id = ${id}`
-        if (row === undefined) return yield* Effect.fail(notFound("Sign off"))
-        const note = yield* notes.findRow(viewer, row.session_note_id, true).pipe(Effect.mapError(() => notFound("Sign off")))
+        const { note, row } = yield* childOf<SignOffRow>(viewer, "session_note_sign_offs", signOffColumns, id, "Sign off")
         if (row.reviewer_id !== viewer.id && !notes.isAdmin(viewer)) {
           return yield* Effect.fail(invalid({ sign_off: ["can only be changed by its reviewer or an admin"] }))
         }
