@@ -4,7 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { maxId, PatientId, PatientIdFromText, ProviderIdFromText } from "../../Domain/Ids.js"
+import { AppointmentId, maxId, PatientId, PatientIdFromText, ProviderIdFromText } from "../../Domain/Ids.js"
 import { AppointmentStatus, AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import {
   Addendum, SessionNote, SessionNoteStatus, sessionNoteStatuses, SignOff, SupervisionStatus, SupervisorAppointment, SupervisorSessionNote
@@ -105,7 +105,7 @@ const exampleContent = {
 export class CreateSessionNoteRequest extends Schema.Class<CreateSessionNoteRequest>("CreateSessionNoteRequest")({
   session_note: Schema.Struct({
     patient_id: PatientId.annotations({ description: "The patient" }),
-    appointment_id: SessionNoteIdValue.annotations({ description: "The session's appointment: of this patient, and (for a provider) their own" }),
+    appointment_id: AppointmentId.annotations({ description: "The session's appointment: of this patient, and (for a provider) their own" }),
     content: Schema.optional(ContentInput)
   })
 }, requestBody({ session_note: { patient_id: 7, appointment_id: 345, content: exampleContent } })) {}
