@@ -39,6 +39,8 @@ import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 // Billing (issue 19)
 import { ClaimsApi } from "./Billing/Claims.js"
 import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
+// Session notes (issue 18)
+import { ClinicSessionNotesApi, SessionNoteReviewsApi, SessionNotesApi, SupervisorSessionNotesApi } from "./SessionNotes/SessionNotes.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -155,6 +157,11 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(ClaimsApi)
   .add(InsurancePlansApi)
   .add(CoverageApi)
+  // Session notes (issue 18)
+  .add(ClinicSessionNotesApi)
+  .add(SessionNotesApi)
+  .add(SessionNoteReviewsApi)
+  .add(SupervisorSessionNotesApi)
   // Reminders and push devices (issue 17)
   .add(RemindersApi)
   .add(DevicesApi)

@@ -97,6 +97,12 @@ import { EdiBatches } from "../Services/Billing/EdiBatches.js"
 import { Insurance } from "../Services/Billing/Insurance.js"
 import { HttpClaimsLive } from "./Http/Billing/Claims.js"
 import { HttpCoverageLive, HttpInsurancePlansLive } from "./Http/Billing/Insurance.js"
+// Session notes (issue 18)
+import { NotePdfs } from "../Services/SessionNotes/NotePdf.js"
+import { SessionNoteReviews } from "../Services/SessionNotes/Reviews.js"
+import { SessionNotes } from "../Services/SessionNotes/SessionNotes.js"
+import { SupervisedAppointments } from "../Services/SessionNotes/Supervision.js"
+import { HttpSessionNotesAreaLive } from "./Http/SessionNotes/SessionNotes.js"
 import { TracingLive } from "./Tracing.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
@@ -143,6 +149,9 @@ const BillingServicesLive = Layer.mergeAll(Claims.Default, ClaimDocuments.Defaul
   Layer.provide(AuditLog.Default)
 )
 
+/** Session notes, addenda, sign-offs and supervision (issue 18). */
+const SessionNoteServicesLive = Layer.mergeAll(SessionNotes.Default, SessionNoteReviews.Default, NotePdfs.Default, SupervisedAppointments.Default)
+
 /** Push devices of user accounts (issue 17). */
 const DeviceServicesLive = Devices.Default.pipe(Layer.provide(AuditLog.Default))
 
@@ -169,6 +178,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpClaimsLive, HttpInsurancePlansLive, HttpCoverageLive]),
   // Reminders and push devices (issue 17)
   Layer.provide([HttpRemindersLive, HttpDevicesLive]),
+  // Session notes (issue 18)
+  Layer.provide(HttpSessionNotesAreaLive),
   Layer.provide(SecurityLive)
 )
 
@@ -238,6 +249,7 @@ export const backendLayer = Layer.mergeAll(
   SchedulingServicesLive,
   BillingServicesLive,
   DeviceServicesLive,
+  SessionNoteServicesLive,
   JobWorkerWithTasksLive
 ).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
