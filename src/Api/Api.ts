@@ -39,6 +39,8 @@ import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 // Billing (issue 19)
 import { ClaimsApi } from "./Billing/Claims.js"
 import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
+// Prescriptions, medications and medication history (issue 20)
+import { AdminMedicationsApi, MedicationHistoryApi, MedicationsApi, PrescriptionsApi } from "./Prescriptions/Prescriptions.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -155,6 +157,11 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(ClaimsApi)
   .add(InsurancePlansApi)
   .add(CoverageApi)
+  // Prescriptions, medications and medication history (issue 20)
+  .add(PrescriptionsApi)
+  .add(MedicationHistoryApi)
+  .add(MedicationsApi)
+  .add(AdminMedicationsApi)
   // Reminders and push devices (issue 17)
   .add(RemindersApi)
   .add(DevicesApi)

@@ -97,6 +97,11 @@ import { EdiBatches } from "../Services/Billing/EdiBatches.js"
 import { Insurance } from "../Services/Billing/Insurance.js"
 import { HttpClaimsLive } from "./Http/Billing/Claims.js"
 import { HttpCoverageLive, HttpInsurancePlansLive } from "./Http/Billing/Insurance.js"
+// Prescriptions (issue 20)
+import { Medications } from "../Services/Prescriptions/Medications.js"
+import { Prescriptions } from "../Services/Prescriptions/Prescriptions.js"
+import { expirePrescriptions } from "../Services/Prescriptions/PrescriptionTasks.js"
+import { HttpPrescriptionsAreaLive } from "./Http/Prescriptions/Prescriptions.js"
 import { TracingLive } from "./Tracing.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
@@ -143,6 +148,12 @@ const BillingServicesLive = Layer.mergeAll(Claims.Default, ClaimDocuments.Defaul
   Layer.provide(AuditLog.Default)
 )
 
+/** Prescriptions, the medications catalogue and medication history (issue 20). */
+const PrescriptionServicesLive = Layer.mergeAll(Prescriptions.Default, Medications.Default).pipe(
+  Layer.provide(AuditLog.Default),
+  Layer.provide(PatientAccess.Default)
+)
+
 /** Push devices of user accounts (issue 17). */
 const DeviceServicesLive = Devices.Default.pipe(Layer.provide(AuditLog.Default))
 
@@ -169,6 +180,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpClaimsLive, HttpInsurancePlansLive, HttpCoverageLive]),
   // Reminders and push devices (issue 17)
   Layer.provide([HttpRemindersLive, HttpDevicesLive]),
+  // Prescriptions (issue 20)
+  Layer.provide(HttpPrescriptionsAreaLive),
   Layer.provide(SecurityLive)
 )
 
@@ -205,22 +218,27 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender>> = [
+export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender | Prescriptions>> = [
   sweepExpiredSessions,
   extendSlotSeries,
-  sendReminderTask
+  sendReminderTask,
+  // Prescriptions (issue 20)
+  expirePrescriptions
 ]
 const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: sweepExpiredSessions, pattern: "17 * * * *" },
   // Scheduling (issue 15): recurring availability kept 90 days ahead, nightly in the Americas.
-  { task: extendSlotSeries, pattern: "23 10 * * *" }
+  { task: extendSlotSeries, pattern: "23 10 * * *" },
+  // Prescriptions (issue 20): past their end date, expired daily after midnight in the Americas (09:05 UTC).
+  { task: expirePrescriptions, pattern: "5 9 * * *" }
 ]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
 const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
   Layer.provide(Sessions.Default),
   Layer.provide(Slots.Default.pipe(Layer.provide(AuditLog.Default))),
-  Layer.provide(ReminderSender.Default)
+  Layer.provide(ReminderSender.Default),
+  Layer.provide(PrescriptionServicesLive)
 )
 
 /**
@@ -238,6 +256,7 @@ export const backendLayer = Layer.mergeAll(
   SchedulingServicesLive,
   BillingServicesLive,
   DeviceServicesLive,
+  PrescriptionServicesLive,
   JobWorkerWithTasksLive
 ).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
