@@ -337,7 +337,7 @@ export class MedicationsApi extends HttpApiGroup.make("medications")
         summary: "Search medications",
         description: `Active medications by name, generic or brand name, alphabetical, ${medicationsPageSize} a page by default.`,
         access: Access.staff,
-        spec: "beyond the spec (general §2.8 medication)"
+        spec: "general §2.8 (the prescription's medication; the catalogue endpoints are beyond the spec)"
       }))
   )
   .add(
@@ -349,7 +349,7 @@ export class MedicationsApi extends HttpApiGroup.make("medications")
         summary: "Show a medication",
         description: "One medication, active or retired; 404 `Medication not found` for an unknown id.",
         access: Access.staff,
-        spec: "beyond the spec (general §2.8 medication)"
+        spec: "general §2.8 (the prescription's medication; the catalogue endpoints are beyond the spec)"
       }))
   )
   .middleware(StaffAuthentication)
@@ -370,7 +370,7 @@ export class AdminMedicationsApi extends HttpApiGroup.make("adminMedications")
         summary: "Add a medication",
         description: "A new active medication; the same generic name, strength and form twice is 422 `has already been taken` under `name`.",
         access: Access.admin,
-        spec: "beyond the spec (general §2.8 medication)"
+        spec: "general §2.8 (the prescription's medication; the catalogue endpoints are beyond the spec)"
       }))
   )
   .add(
@@ -383,7 +383,7 @@ export class AdminMedicationsApi extends HttpApiGroup.make("adminMedications")
         summary: "Update or retire a medication",
         description: "Changes the given fields; `active: false` retires it (no new prescriptions; existing ones keep it).",
         access: Access.admin,
-        spec: "beyond the spec (general §2.8 medication)"
+        spec: "general §2.8 (the prescription's medication; the catalogue endpoints are beyond the spec)"
       }))
   )
   .middleware(AdminAuthentication)
