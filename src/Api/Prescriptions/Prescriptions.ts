@@ -370,6 +370,7 @@ export class AdminMedicationsApi extends HttpApiGroup.make("adminMedications")
         summary: "Add a medication",
         description: "A new active medication; the same generic name, strength and form twice is 422 `has already been taken` under `name`.",
         access: Access.admin,
+        singleUse: "a product (generic name, strength and form) is added once",
         spec: "general §2.8 (the prescription's medication; the catalogue endpoints are beyond the spec)"
       }))
   )
