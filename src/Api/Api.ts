@@ -41,6 +41,8 @@ import { ClaimsApi } from "./Billing/Claims.js"
 import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
 // Session notes (issue 18)
 import { ClinicSessionNotesApi, SessionNoteReviewsApi, SessionNotesApi, SupervisorSessionNotesApi } from "./SessionNotes/SessionNotes.js"
+// Prescriptions, medications and medication history (issue 20)
+import { AdminMedicationsApi, MedicationHistoryApi, MedicationsApi, PrescriptionsApi } from "./Prescriptions/Prescriptions.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -162,6 +164,11 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(SessionNotesApi)
   .add(SessionNoteReviewsApi)
   .add(SupervisorSessionNotesApi)
+  // Prescriptions, medications and medication history (issue 20)
+  .add(PrescriptionsApi)
+  .add(MedicationHistoryApi)
+  .add(MedicationsApi)
+  .add(AdminMedicationsApi)
   // Reminders and push devices (issue 17)
   .add(RemindersApi)
   .add(DevicesApi)

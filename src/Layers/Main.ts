@@ -103,6 +103,11 @@ import { SessionNoteReviews } from "../Services/SessionNotes/Reviews.js"
 import { SessionNotes } from "../Services/SessionNotes/SessionNotes.js"
 import { SupervisedAppointments } from "../Services/SessionNotes/Supervision.js"
 import { HttpSessionNotesAreaLive } from "./Http/SessionNotes/SessionNotes.js"
+// Prescriptions (issue 20)
+import { Medications } from "../Services/Prescriptions/Medications.js"
+import { Prescriptions } from "../Services/Prescriptions/Prescriptions.js"
+import { expirePrescriptions } from "../Services/Prescriptions/PrescriptionTasks.js"
+import { HttpPrescriptionsAreaLive } from "./Http/Prescriptions/Prescriptions.js"
 import { TracingLive } from "./Tracing.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
@@ -152,6 +157,12 @@ const BillingServicesLive = Layer.mergeAll(Claims.Default, ClaimDocuments.Defaul
 /** Session notes, addenda, sign-offs and supervision (issue 18). */
 const SessionNoteServicesLive = Layer.mergeAll(SessionNotes.Default, SessionNoteReviews.Default, NotePdfs.Default, SupervisedAppointments.Default)
 
+/** Prescriptions, the medications catalogue and medication history (issue 20). */
+const PrescriptionServicesLive = Layer.mergeAll(Prescriptions.Default, Medications.Default).pipe(
+  Layer.provide(AuditLog.Default),
+  Layer.provide(PatientAccess.Default)
+)
+
 /** Push devices of user accounts (issue 17). */
 const DeviceServicesLive = Devices.Default.pipe(Layer.provide(AuditLog.Default))
 
@@ -180,6 +191,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpRemindersLive, HttpDevicesLive]),
   // Session notes (issue 18)
   Layer.provide(HttpSessionNotesAreaLive),
+  // Prescriptions (issue 20)
+  Layer.provide(HttpPrescriptionsAreaLive),
   Layer.provide(SecurityLive)
 )
 
@@ -216,22 +229,27 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender>> = [
+export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender | Prescriptions>> = [
   sweepExpiredSessions,
   extendSlotSeries,
-  sendReminderTask
+  sendReminderTask,
+  // Prescriptions (issue 20)
+  expirePrescriptions
 ]
 const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: sweepExpiredSessions, pattern: "17 * * * *" },
   // Scheduling (issue 15): recurring availability kept 90 days ahead, nightly in the Americas.
-  { task: extendSlotSeries, pattern: "23 10 * * *" }
+  { task: extendSlotSeries, pattern: "23 10 * * *" },
+  // Prescriptions (issue 20): past their end date, expired daily after midnight in the Americas (09:05 UTC).
+  { task: expirePrescriptions, pattern: "5 9 * * *" }
 ]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
 const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
   Layer.provide(Sessions.Default),
   Layer.provide(Slots.Default.pipe(Layer.provide(AuditLog.Default))),
-  Layer.provide(ReminderSender.Default)
+  Layer.provide(ReminderSender.Default),
+  Layer.provide(PrescriptionServicesLive)
 )
 
 /**
@@ -250,6 +268,7 @@ export const backendLayer = Layer.mergeAll(
   BillingServicesLive,
   DeviceServicesLive,
   SessionNoteServicesLive,
+  PrescriptionServicesLive,
   JobWorkerWithTasksLive
 ).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
