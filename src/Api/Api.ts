@@ -39,6 +39,8 @@ import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 // Billing (issue 19)
 import { ClaimsApi } from "./Billing/Claims.js"
 import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
+// Collaborators (issue 22)
+import { CollaboratorAssessmentsApi, CollaboratorsApi } from "./Collaborators/Collaborators.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -158,6 +160,9 @@ export class Api extends HttpApi.make("care-coordination-api")
   // Reminders and push devices (issue 17)
   .add(RemindersApi)
   .add(DevicesApi)
+  // Collaborators (issue 22)
+  .add(CollaboratorsApi)
+  .add(CollaboratorAssessmentsApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

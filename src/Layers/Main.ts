@@ -97,6 +97,14 @@ import { EdiBatches } from "../Services/Billing/EdiBatches.js"
 import { Insurance } from "../Services/Billing/Insurance.js"
 import { HttpClaimsLive } from "./Http/Billing/Claims.js"
 import { HttpCoverageLive, HttpInsurancePlansLive } from "./Http/Billing/Insurance.js"
+// Collaborators (issue 22)
+import { AssessmentJobs } from "../Services/Collaborators/AssessmentJobs.js"
+import { Assessments } from "../Services/Collaborators/Assessments.js"
+import { expireAssessmentsTask, incidentAlertTask, sendAssessmentLinkTask } from "../Services/Collaborators/AssessmentTasks.js"
+import { Collaborators } from "../Services/Collaborators/Collaborators.js"
+import { LinkSealKey } from "../Services/Collaborators/LinkSeal.js"
+import { HttpCollaboratorsAreaLive } from "./Http/Collaborators/Collaborators.js"
+import { SigningSecret, SigningSecretLive } from "./SigningSecret.js"
 import { TracingLive } from "./Tracing.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
@@ -143,6 +151,13 @@ const BillingServicesLive = Layer.mergeAll(Claims.Default, ClaimDocuments.Defaul
   Layer.provide(AuditLog.Default)
 )
 
+/** Collaborators (issue 22): the key that seals assessment links in their mail job's payload. */
+export const LinkSealKeyLive = LinkSealKey.fromSecret(SigningSecret).pipe(Layer.provide(SigningSecretLive))
+/** Collaborators and their assessments (issue 22). */
+const CollaboratorServicesLive = Assessments.Default.pipe(
+  Layer.provideMerge(Collaborators.Default),
+  Layer.provide(LinkSealKeyLive)
+)
 /** Push devices of user accounts (issue 17). */
 const DeviceServicesLive = Devices.Default.pipe(Layer.provide(AuditLog.Default))
 
@@ -169,6 +184,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpClaimsLive, HttpInsurancePlansLive, HttpCoverageLive]),
   // Reminders and push devices (issue 17)
   Layer.provide([HttpRemindersLive, HttpDevicesLive]),
+  // Collaborators (issue 22)
+  Layer.provide(HttpCollaboratorsAreaLive),
   Layer.provide(SecurityLive)
 )
 
@@ -205,22 +222,30 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender>> = [
+export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender | AssessmentJobs>> = [
   sweepExpiredSessions,
   extendSlotSeries,
-  sendReminderTask
+  sendReminderTask,
+  // Collaborators (issue 22)
+  sendAssessmentLinkTask,
+  incidentAlertTask,
+  expireAssessmentsTask
 ]
 const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: sweepExpiredSessions, pattern: "17 * * * *" },
   // Scheduling (issue 15): recurring availability kept 90 days ahead, nightly in the Americas.
-  { task: extendSlotSeries, pattern: "23 10 * * *" }
+  { task: extendSlotSeries, pattern: "23 10 * * *" },
+  // Collaborators (issue 22): assessments whose link ran out, hourly.
+  { task: expireAssessmentsTask, pattern: "41 * * * *" }
 ]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
 const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
   Layer.provide(Sessions.Default),
   Layer.provide(Slots.Default.pipe(Layer.provide(AuditLog.Default))),
-  Layer.provide(ReminderSender.Default)
+  Layer.provide(ReminderSender.Default),
+  // Collaborators (issue 22)
+  Layer.provide(AssessmentJobs.Default.pipe(Layer.provide(LinkSealKeyLive)))
 )
 
 /**
@@ -238,6 +263,7 @@ export const backendLayer = Layer.mergeAll(
   SchedulingServicesLive,
   BillingServicesLive,
   DeviceServicesLive,
+  CollaboratorServicesLive,
   JobWorkerWithTasksLive
 ).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
