@@ -45,7 +45,8 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 // Issue 17: the appointment reminders' create and list (by the patient's appointment), show and cancel: 4.
 // Issue 14: ECM communications (SMS, call): 2.
 // Issue 16: engagement status (update, show): 2.
-const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2
+// Issue 22: collaborators.list, the assessment token, submit and list (patient_id in the query or the body): 4.
+const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 4
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

@@ -85,3 +85,11 @@ export const AppointmentReminderIdFromText = idFromText(AppointmentReminderId)
 export const DeviceId = positiveId("DeviceId")
 export type DeviceId = typeof DeviceId.Type
 export const DeviceIdFromText = idFromText(DeviceId)
+
+// Collaborators (issue 22)
+export const CollaboratorId = positiveId("CollaboratorId")
+export type CollaboratorId = typeof CollaboratorId.Type
+export const CollaboratorIdFromText = idFromText(CollaboratorId)
+export const CollaboratorAssessmentId = positiveId("CollaboratorAssessmentId")
+export type CollaboratorAssessmentId = typeof CollaboratorAssessmentId.Type
+export const CollaboratorAssessmentIdFromText = idFromText(CollaboratorAssessmentId)

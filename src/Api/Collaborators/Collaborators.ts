@@ -5,11 +5,11 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "@effect/platform"
 import { Context, type Option, Schema } from "effect"
 import {
-  AssessmentStatus, AssessmentToken, AssessmentType, Collaborator, CollaboratorAssessment, CollaboratorAssessmentId, CollaboratorId,
+  AssessmentStatus, AssessmentToken, AssessmentType, Collaborator, CollaboratorAssessment, CollaboratorId,
   CollaboratorStatus, CollaboratorType, Specialization
 } from "../../Domain/Collaborators/Collaborator.js"
 import { maxAnswerLength, Question } from "../../Domain/Collaborators/QuestionSets.js"
-import { idFromText, PatientId, PatientIdFromText } from "../../Domain/Ids.js"
+import { CollaboratorAssessmentIdFromText, CollaboratorIdFromText, PatientId, PatientIdFromText } from "../../Domain/Ids.js"
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { Access, accessHeading, groupDocs, operationDocs, requestBody, specHeading } from "../Docs.js"
 import { Forbidden, NotFound, reportAllErrors, TooManyRequests, Unauthorized, ValidationFailed } from "../Errors.js"
@@ -42,8 +42,6 @@ export class OptionalAuthentication extends HttpApiMiddleware.Tag<OptionalAuthen
   security: { userToken }
 }) {}
 
-const CollaboratorIdFromText = idFromText(CollaboratorId)
-const AssessmentIdFromText = idFromText(CollaboratorAssessmentId)
 
 const CollaboratorEmail = RequiredString(maxLengths.email).pipe(
   Schema.filter((s) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(s.trim()), { message: () => "invalid format" })
@@ -359,7 +357,7 @@ export class CollaboratorAssessmentsApi extends HttpApiGroup.make("collaboratorA
   )
   .add(
     HttpApiEndpoint.get("show", "/collaborator_assessments/:id")
-      .setPath(Schema.Struct({ id: AssessmentIdFromText }))
+      .setPath(Schema.Struct({ id: CollaboratorAssessmentIdFromText }))
       .addSuccess(AssessmentResponseBody)
       .addError(NotFound.schema)
       .middleware(Authentication)

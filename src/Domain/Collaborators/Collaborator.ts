@@ -3,21 +3,10 @@
  * status machines (issue 22).
  */
 import { Schema } from "effect"
-import { maxId, PatientId } from "../Ids.js"
+import { CollaboratorAssessmentId, CollaboratorId, PatientId } from "../Ids.js"
 import { IsoTimestamp } from "../Time.js"
 
-const positiveId = <const B extends string>(brand: B) =>
-  Schema.Int.pipe(
-    Schema.positive(),
-    Schema.lessThanOrEqualTo(maxId),
-    Schema.brand(brand),
-    Schema.annotations({ message: () => "is invalid", identifier: brand })
-  )
-
-export const CollaboratorId = positiveId("CollaboratorId")
-export type CollaboratorId = typeof CollaboratorId.Type
-export const CollaboratorAssessmentId = positiveId("CollaboratorAssessmentId")
-export type CollaboratorAssessmentId = typeof CollaboratorAssessmentId.Type
+export { CollaboratorAssessmentId, CollaboratorId } from "../Ids.js"
 
 const listMessage = { message: () => "is not included in the list" }
 
