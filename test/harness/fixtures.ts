@@ -211,11 +211,23 @@ const ecmActivityFixtures: Readonly<Record<string, Fixture>> = {
  * assessment link for them, its token taken from the response (the emailed copy goes through the
  * job queue): what the public link operations need to succeed.
  */
-const assessmentLink = ({ call, freshEmail, harness }: FixtureTools) =>
+const assessedPatients = new WeakMap<Harness, number>()
+const assessedPatient = ({ call, harness }: FixtureTools) =>
   Effect.gen(function*() {
+    const known = assessedPatients.get(harness)
+    if (known !== undefined) return known
     const created = yield* call("clinicPatients.create", { patient: { first_name: "Assessed", last_name: "Fixture", date_of_birth: "2015-06-01" } }, { asAdmin: true })
-    const patientId = (created.json as { patient?: { id?: number } }).patient?.id
-    if (patientId === undefined) return yield* Effect.fail(new FixtureError("no patient id in the create response"))
+    const id = (created.json as { patient?: { id?: number } }).patient?.id
+    if (id === undefined) return yield* Effect.fail(new FixtureError("no patient id in the create response"))
+    assessedPatients.set(harness, id)
+    return id
+  })
+
+const assessmentLink = (tools: FixtureTools) =>
+  Effect.gen(function*() {
+    const { call, freshEmail, harness } = tools
+    // One patient per harness; a collaborator per link, so no link revokes another copy's.
+    const patientId = yield* assessedPatient(tools)
     const email = yield* freshEmail
     const collaborator = yield* call("collaborators.create", {
       collaborator: { first_name: "Casey", last_name: "Fixture", email, organization: "Fixture School", type: "school", patient_ids: [patientId] }
