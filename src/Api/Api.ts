@@ -43,6 +43,8 @@ import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
 import { ClinicSessionNotesApi, SessionNoteReviewsApi, SessionNotesApi, SupervisorSessionNotesApi } from "./SessionNotes/SessionNotes.js"
 // Prescriptions, medications and medication history (issue 20)
 import { AdminMedicationsApi, MedicationHistoryApi, MedicationsApi, PrescriptionsApi } from "./Prescriptions/Prescriptions.js"
+// Collaborators (issue 22)
+import { CollaboratorAssessmentsApi, CollaboratorsApi } from "./Collaborators/Collaborators.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -172,6 +174,9 @@ export class Api extends HttpApi.make("care-coordination-api")
   // Reminders and push devices (issue 17)
   .add(RemindersApi)
   .add(DevicesApi)
+  // Collaborators (issue 22)
+  .add(CollaboratorsApi)
+  .add(CollaboratorAssessmentsApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

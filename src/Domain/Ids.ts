@@ -94,3 +94,10 @@ export const MedicationIdFromText = idFromText(MedicationId)
 export const PrescriptionId = positiveId("PrescriptionId")
 export type PrescriptionId = typeof PrescriptionId.Type
 export const PrescriptionIdFromText = idFromText(PrescriptionId)
+// Collaborators (issue 22)
+export const CollaboratorId = positiveId("CollaboratorId")
+export type CollaboratorId = typeof CollaboratorId.Type
+export const CollaboratorIdFromText = idFromText(CollaboratorId)
+export const CollaboratorAssessmentId = positiveId("CollaboratorAssessmentId")
+export type CollaboratorAssessmentId = typeof CollaboratorAssessmentId.Type
+export const CollaboratorAssessmentIdFromText = idFromText(CollaboratorAssessmentId)

@@ -235,7 +235,14 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     },
     billing: yield* billing,
     // Push reminders (issue 17): FCM when a service account key is given, else the push outbox.
-    fcm: Option.map(yield* optional(Config.string("FCM_SERVICE_ACCOUNT_FILE")), (serviceAccountFile) => ({ serviceAccountFile }))
+    fcm: Option.map(yield* optional(Config.string("FCM_SERVICE_ACCOUNT_FILE")), (serviceAccountFile) => ({ serviceAccountFile })),
+    // Collaborator assessment links (issue 22).
+    collaborators: {
+      tokenTtlHours: yield* positiveInteger("ASSESSMENT_TOKEN_TTL_HOURS", 168).pipe(
+        Config.validate({ message: "must be at most 720 hours (30 days)", validation: (n) => n <= 720 })
+      ),
+      formUrl: yield* parsed("ASSESSMENT_FORM_URL", (text) => Either.map(parseInviteUrlBase(text), Option.some), Option.none<string>())
+    }
   }
 })
 

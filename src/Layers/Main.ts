@@ -108,6 +108,14 @@ import { Medications } from "../Services/Prescriptions/Medications.js"
 import { Prescriptions } from "../Services/Prescriptions/Prescriptions.js"
 import { expirePrescriptions } from "../Services/Prescriptions/PrescriptionTasks.js"
 import { HttpPrescriptionsAreaLive } from "./Http/Prescriptions/Prescriptions.js"
+// Collaborators (issue 22)
+import { AssessmentJobs } from "../Services/Collaborators/AssessmentJobs.js"
+import { Assessments } from "../Services/Collaborators/Assessments.js"
+import { expireAssessmentsTask, incidentAlertTask, sendAssessmentLinkTask } from "../Services/Collaborators/AssessmentTasks.js"
+import { Collaborators } from "../Services/Collaborators/Collaborators.js"
+import { LinkSealKey } from "../Services/Collaborators/LinkSeal.js"
+import { HttpCollaboratorsAreaLive } from "./Http/Collaborators/Collaborators.js"
+import { SigningSecret, SigningSecretLive } from "./SigningSecret.js"
 import { TracingLive } from "./Tracing.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
@@ -163,6 +171,13 @@ const PrescriptionServicesLive = Layer.mergeAll(Prescriptions.Default, Medicatio
   Layer.provide(PatientAccess.Default)
 )
 
+/** Collaborators (issue 22): the key that seals assessment links in their mail job's payload. */
+export const LinkSealKeyLive = LinkSealKey.fromSecret(SigningSecret).pipe(Layer.provide(SigningSecretLive))
+/** Collaborators and their assessments (issue 22). */
+const CollaboratorServicesLive = Assessments.Default.pipe(
+  Layer.provideMerge(Collaborators.Default),
+  Layer.provide(LinkSealKeyLive)
+)
 /** Push devices of user accounts (issue 17). */
 const DeviceServicesLive = Devices.Default.pipe(Layer.provide(AuditLog.Default))
 
@@ -193,6 +208,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(HttpSessionNotesAreaLive),
   // Prescriptions (issue 20)
   Layer.provide(HttpPrescriptionsAreaLive),
+  // Collaborators (issue 22)
+  Layer.provide(HttpCollaboratorsAreaLive),
   Layer.provide(SecurityLive)
 )
 
@@ -228,20 +245,34 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
     Layer.provideMerge(server)
   )
 
+/** What the job tasks need, one line per area (the worker provides each below). */
+type JobTaskNeeds =
+  | Sessions
+  | Slots
+  | ReminderSender
+  | Prescriptions
+  | AssessmentJobs
+
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender | Prescriptions>> = [
+export const jobTasks: ReadonlyArray<AnyJobTask<JobTaskNeeds>> = [
   sweepExpiredSessions,
   extendSlotSeries,
   sendReminderTask,
   // Prescriptions (issue 20)
-  expirePrescriptions
+  expirePrescriptions,
+  // Collaborators (issue 22)
+  sendAssessmentLinkTask,
+  incidentAlertTask,
+  expireAssessmentsTask,
 ]
 const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: sweepExpiredSessions, pattern: "17 * * * *" },
   // Scheduling (issue 15): recurring availability kept 90 days ahead, nightly in the Americas.
   { task: extendSlotSeries, pattern: "23 10 * * *" },
   // Prescriptions (issue 20): past their end date, expired daily after midnight in the Americas (09:05 UTC).
-  { task: expirePrescriptions, pattern: "5 9 * * *" }
+  { task: expirePrescriptions, pattern: "5 9 * * *" },
+  // Collaborators (issue 22): assessments whose link ran out, hourly.
+  { task: expireAssessmentsTask, pattern: "41 * * * *" },
 ]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
@@ -249,7 +280,9 @@ const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
   Layer.provide(Sessions.Default),
   Layer.provide(Slots.Default.pipe(Layer.provide(AuditLog.Default))),
   Layer.provide(ReminderSender.Default),
-  Layer.provide(PrescriptionServicesLive)
+  Layer.provide(PrescriptionServicesLive),
+  // Collaborators (issue 22)
+  Layer.provide(AssessmentJobs.Default.pipe(Layer.provide(LinkSealKeyLive))),
 )
 
 /**
@@ -269,6 +302,7 @@ export const backendLayer = Layer.mergeAll(
   DeviceServicesLive,
   SessionNoteServicesLive,
   PrescriptionServicesLive,
+  CollaboratorServicesLive,
   JobWorkerWithTasksLive
 ).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))

@@ -143,6 +143,16 @@ export interface AppSettings {
   readonly billing: BillingSettings
   /** Firebase Cloud Messaging for push reminders (issue 17); None → the push outbox. */
   readonly fcm: Option.Option<FcmSettings>
+  /** Collaborator assessment links (issue 22). */
+  readonly collaborators: CollaboratorSettings
+}
+
+/** Collaborator assessment links (issue 22). */
+export interface CollaboratorSettings {
+  /** ASSESSMENT_TOKEN_TTL_HOURS: how long a link works (1 to 720 hours, default 168). */
+  readonly tokenTtlHours: number
+  /** ASSESSMENT_FORM_URL: the frontend page a link opens; None → the API's own form endpoint. */
+  readonly formUrl: Option.Option<string>
 }
 
 export interface FcmSettings {

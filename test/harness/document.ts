@@ -118,9 +118,15 @@ const bodySchemaOf = (document: OpenApiDocument, content: Record<string, { reado
 
 export const formMediaType = "application/x-www-form-urlencoded"
 
-/** The header name of the first apiKey scheme an operation requires. */
+/**
+ * The header name of the first apiKey scheme an operation requires. A security list with an empty
+ * requirement (`[{userToken: []}, {}]`: the session is optional, issue 22's assessment submit takes a
+ * link token in the body instead) requires none: the operation is public to the access matrix,
+ * and signed-in callers still send their token.
+ */
 const tokenHeaderOf = (document: OpenApiDocument, operation: RawOperation): string | undefined => {
   const security = operation.security ?? []
+  if (security.some((requirement) => Object.keys(requirement).length === 0)) return undefined
   for (const requirement of security) {
     for (const scheme of Object.keys(requirement)) {
       const declared = document.components?.securitySchemes?.[scheme]

@@ -206,6 +206,57 @@ const ecmActivityFixtures: Readonly<Record<string, Fixture>> = {
       withBodyValue(withPath(draft, { patient_id: patient }), ["call"], { phone_number: "415-555-0133" }))
 }
 
+/**
+ * Issue 22: a clinic patient, a collaborator linked to it (both made by the world's admin) and an
+ * assessment link for them, its token taken from the response (the emailed copy goes through the
+ * job queue): what the public link operations need to succeed.
+ */
+const assessedPatients = new WeakMap<Harness, number>()
+const assessedPatient = ({ call, harness }: FixtureTools) =>
+  Effect.gen(function*() {
+    const known = assessedPatients.get(harness)
+    if (known !== undefined) return known
+    const created = yield* call("clinicPatients.create", { patient: { first_name: "Assessed", last_name: "Fixture", date_of_birth: "2015-06-01" } }, { asAdmin: true })
+    const id = (created.json as { patient?: { id?: number } }).patient?.id
+    if (id === undefined) return yield* Effect.fail(new FixtureError("no patient id in the create response"))
+    assessedPatients.set(harness, id)
+    return id
+  })
+
+const assessmentLink = (tools: FixtureTools) =>
+  Effect.gen(function*() {
+    const { call, freshEmail, harness } = tools
+    // One patient per harness; a collaborator per link, so no link revokes another copy's.
+    const patientId = yield* assessedPatient(tools)
+    const email = yield* freshEmail
+    const collaborator = yield* call("collaborators.create", {
+      collaborator: { first_name: "Casey", last_name: "Fixture", email, organization: "Fixture School", type: "school", patient_ids: [patientId] }
+    }, { asAdmin: true })
+    const collaboratorId = (collaborator.json as { collaborator?: { id?: number } }).collaborator?.id
+    if (collaboratorId === undefined) return yield* Effect.fail(new FixtureError("no collaborator id in the create response"))
+    const issued = yield* call("collaboratorAssessments.token", undefined, {
+      asAdmin: true,
+      query: [["collaborator_id", String(collaboratorId)], ["patient_id", String(patientId)], ["assessment_type", "social_skills"]]
+    })
+    const token = (issued.json as { token?: string }).token
+    if (token === undefined) return yield* Effect.fail(new FixtureError("no token in the token response"))
+    harness.secrets.add("token", token)
+    return token
+  })
+
+/** Answers the social skills set accepts. */
+const socialSkillsAnswers = ["starts_conversations", "takes_turns", "cooperates", "resolves_conflict", "empathy"]
+  .map((question_id) => ({ question_id, answer: "Sometimes" }))
+
+/** Issue 22: the public assessment link operations with a link that works. */
+const collaboratorFixtures: Readonly<Record<string, Fixture>> = {
+  "collaboratorAssessments.form": (tools) => Effect.map(assessmentLink(tools), (token) => (draft) => withQueryValue(draft, "token", token)),
+  "collaboratorAssessments.decline": (tools) => Effect.map(assessmentLink(tools), (token) => (draft) => withBodyValue(draft, ["token"], token)),
+  "collaboratorAssessments.create": (tools) =>
+    Effect.map(assessmentLink(tools), (token) => (draft) =>
+      withBodyValue(withBodyValue(draft, ["token"], token), ["collaborator_assessment"], { responses: socialSkillsAnswers }))
+}
+
 export const fixtures: Readonly<Record<string, Fixture>> = {
   /** The copy's own parent signs in: existing credentials. */
   "users.signIn": ({ seeder, world }) =>
@@ -288,5 +339,6 @@ export const fixtures: Readonly<Record<string, Fixture>> = {
       return (draft) => withBodyValue(draft, ["token"], token)
     }),
 
-  ...ecmActivityFixtures
+  ...ecmActivityFixtures,
+  ...collaboratorFixtures
 }
