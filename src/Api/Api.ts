@@ -39,6 +39,9 @@ import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 // Billing (issue 19)
 import { ClaimsApi } from "./Billing/Claims.js"
 import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
+// Content library (issue 23)
+import { AdminContentApi } from "./Content/AdminContent.js"
+import { ContentLibraryApi, RecommendationsApi, UserCollectionsApi, UserPiecesApi } from "./Content/Content.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -158,6 +161,12 @@ export class Api extends HttpApi.make("care-coordination-api")
   // Reminders and push devices (issue 17)
   .add(RemindersApi)
   .add(DevicesApi)
+  // Content library (issue 23)
+  .add(ContentLibraryApi)
+  .add(UserPiecesApi)
+  .add(UserCollectionsApi)
+  .add(RecommendationsApi)
+  .add(AdminContentApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

@@ -85,3 +85,24 @@ export const AppointmentReminderIdFromText = idFromText(AppointmentReminderId)
 export const DeviceId = positiveId("DeviceId")
 export type DeviceId = typeof DeviceId.Type
 export const DeviceIdFromText = idFromText(DeviceId)
+
+// Content library (issue 23)
+export const ContentTagId = positiveId("ContentTagId")
+export type ContentTagId = typeof ContentTagId.Type
+export const ContentTagIdFromText = idFromText(ContentTagId)
+
+export const ContentCollectionId = positiveId("ContentCollectionId")
+export type ContentCollectionId = typeof ContentCollectionId.Type
+export const ContentCollectionIdFromText = idFromText(ContentCollectionId)
+
+export const ContentPieceId = positiveId("ContentPieceId")
+export type ContentPieceId = typeof ContentPieceId.Type
+export const ContentPieceIdFromText = idFromText(ContentPieceId)
+
+export const UserPieceId = positiveId("UserPieceId")
+export type UserPieceId = typeof UserPieceId.Type
+export const UserPieceIdFromText = idFromText(UserPieceId)
+
+export const UserCollectionId = positiveId("UserCollectionId")
+export type UserCollectionId = typeof UserCollectionId.Type
+export const UserCollectionIdFromText = idFromText(UserCollectionId)

@@ -235,7 +235,9 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     },
     billing: yield* billing,
     // Push reminders (issue 17): FCM when a service account key is given, else the push outbox.
-    fcm: Option.map(yield* optional(Config.string("FCM_SERVICE_ACCOUNT_FILE")), (serviceAccountFile) => ({ serviceAccountFile }))
+    fcm: Option.map(yield* optional(Config.string("FCM_SERVICE_ACCOUNT_FILE")), (serviceAccountFile) => ({ serviceAccountFile })),
+    // Content library (issue 23): the demo bundle loaded at start-up into an empty library.
+    contentDemo: yield* Config.withDefault(Config.boolean("CONTENT_DEMO"), true)
   }
 })
 

@@ -98,6 +98,16 @@ import { Insurance } from "../Services/Billing/Insurance.js"
 import { HttpClaimsLive } from "./Http/Billing/Claims.js"
 import { HttpCoverageLive, HttpInsurancePlansLive } from "./Http/Billing/Insurance.js"
 import { TracingLive } from "./Tracing.js"
+// Content library (issue 23)
+import { Assignees } from "../Services/Content/Assignees.js"
+import { ContentFiles } from "../Services/Content/ContentFiles.js"
+import { ContentImport } from "../Services/Content/ContentImport.js"
+import { loadDemoContent } from "../Services/Content/DemoContent.js"
+import { ContentLibrary } from "../Services/Content/Library.js"
+import { Recommendations, refreshContentStats } from "../Services/Content/Recommendations.js"
+import { UserCollections } from "../Services/Content/UserCollections.js"
+import { UserPieces } from "../Services/Content/UserPieces.js"
+import { HttpContentLive } from "./Http/Content/Content.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
   Providers.Default, ProviderInvites.Default)
@@ -143,6 +153,18 @@ const BillingServicesLive = Layer.mergeAll(Claims.Default, ClaimDocuments.Defaul
   Layer.provide(AuditLog.Default)
 )
 
+/** Content library (issue 23): library, import/export and files, assignments, recommendations. */
+const ContentServicesLive = Layer.mergeAll(
+  ContentLibrary.Default, ContentImport.Default, ContentFiles.Default, UserPieces.Default, UserCollections.Default, Recommendations.Default
+).pipe(
+  Layer.provide(Assignees.Default),
+  Layer.provide(AuditLog.Default),
+  Layer.provide(PatientAccess.Default)
+)
+
+/** The demo library, loaded at start-up into an empty library unless CONTENT_DEMO=false (issue 23). */
+const DemoContentLive = Layer.effectDiscard(loadDemoContent).pipe(Layer.provide(ContentImport.Default), Layer.provide(AuditLog.Default))
+
 /** Push devices of user accounts (issue 17). */
 const DeviceServicesLive = Devices.Default.pipe(Layer.provide(AuditLog.Default))
 
@@ -169,6 +191,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpClaimsLive, HttpInsurancePlansLive, HttpCoverageLive]),
   // Reminders and push devices (issue 17)
   Layer.provide([HttpRemindersLive, HttpDevicesLive]),
+  // Content library (issue 23)
+  Layer.provide(HttpContentLive),
   Layer.provide(SecurityLive)
 )
 
@@ -205,22 +229,28 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender>> = [
+export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender | Recommendations>> = [
   sweepExpiredSessions,
   extendSlotSeries,
-  sendReminderTask
+  sendReminderTask,
+  refreshContentStats
 ]
 const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: sweepExpiredSessions, pattern: "17 * * * *" },
   // Scheduling (issue 15): recurring availability kept 90 days ahead, nightly in the Americas.
-  { task: extendSlotSeries, pattern: "23 10 * * *" }
+  { task: extendSlotSeries, pattern: "23 10 * * *" },
+  // Content library (issue 23): popularity figures for recommendations, nightly in the Americas.
+  { task: refreshContentStats, pattern: "41 9 * * *" }
 ]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
 const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
   Layer.provide(Sessions.Default),
   Layer.provide(Slots.Default.pipe(Layer.provide(AuditLog.Default))),
-  Layer.provide(ReminderSender.Default)
+  Layer.provide(ReminderSender.Default),
+  Layer.provide(Recommendations.Default.pipe(
+    Layer.provide(Assignees.Default), Layer.provide(PatientAccess.Default)
+  ))
 )
 
 /**
@@ -238,6 +268,8 @@ export const backendLayer = Layer.mergeAll(
   SchedulingServicesLive,
   BillingServicesLive,
   DeviceServicesLive,
+  ContentServicesLive,
+  DemoContentLive,
   JobWorkerWithTasksLive
 ).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))

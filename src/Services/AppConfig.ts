@@ -143,6 +143,8 @@ export interface AppSettings {
   readonly billing: BillingSettings
   /** Firebase Cloud Messaging for push reminders (issue 17); None → the push outbox. */
   readonly fcm: Option.Option<FcmSettings>
+  /** Load seeds/content/demo.json at start-up when the content library is empty (CONTENT_DEMO, default true). */
+  readonly contentDemo: boolean
 }
 
 export interface FcmSettings {

@@ -42,6 +42,7 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
     contactPhone: "9165550100", receiverId: "CLEARINGHOUSE", receiverName: "Clearinghouse", usage: "T", extraCptCodes: [],
     maxDocumentBytes: 10 * 1024 * 1024
   },
+  contentDemo: false,
   ...overrides
 })
 
