@@ -271,11 +271,11 @@ export class ContentImport extends Effect.Service<ContentImport>()("app/ContentI
               description = excluded.description, color = excluded.color, updated_at = now()`
         }
         if (changedCollections.length > 0) {
-          const json = JSON.stringify(changedCollections)
+          const json = JSON.stringify(changedCollections.map((c, n) => ({ ...c, n })))
           yield* sql`INSERT INTO content_collections (slug, title, description, age_group, estimated_duration, published)
             SELECT x.slug, x.title, x.description, x.age_group, x.estimated_duration, x.published
-            FROM json_to_recordset(${json}::json) WITH ORDINALITY
-              AS x(slug text, title text, description text, age_group text, estimated_duration integer, published boolean, n bigint)
+            FROM json_to_recordset(${json}::json)
+              AS x(slug text, title text, description text, age_group text, estimated_duration integer, published boolean, n integer)
             ORDER BY x.n
             ON CONFLICT (slug) DO UPDATE SET title = excluded.title, description = excluded.description, age_group = excluded.age_group,
               estimated_duration = excluded.estimated_duration, published = excluded.published, updated_at = now()`
@@ -287,15 +287,15 @@ export class ContentImport extends Effect.Service<ContentImport>()("app/ContentI
             JOIN content_tags t ON t.slug = s.slug`
         }
         if (changedPieces.length > 0) {
-          const json = JSON.stringify(changedPieces)
+          const json = JSON.stringify(changedPieces.map((p, n) => ({ ...p, n })))
           yield* sql`INSERT INTO content_pieces (slug, title, description, content_type, duration_minutes, external_url, object_key,
               thumbnail_external_url, thumbnail_object_key, age_group, difficulty_level, published)
             SELECT x.slug, x.title, x.description, x.content_type, x.duration_minutes, x.external_url, x.object_key,
               x.thumbnail_external_url, x.thumbnail_object_key, x.age_group, x.difficulty_level, x.published
-            FROM json_to_recordset(${json}::json) WITH ORDINALITY
+            FROM json_to_recordset(${json}::json)
               AS x(slug text, title text, description text, content_type text, duration_minutes integer, external_url text,
                 object_key text, thumbnail_external_url text, thumbnail_object_key text, age_group text, difficulty_level text,
-                published boolean, n bigint)
+                published boolean, n integer)
             ORDER BY x.n
             ON CONFLICT (slug) DO UPDATE SET title = excluded.title, description = excluded.description,
               content_type = excluded.content_type, duration_minutes = excluded.duration_minutes, external_url = excluded.external_url,
