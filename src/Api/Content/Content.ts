@@ -39,12 +39,16 @@ export const contentMessages = {
 
 const Notes = BoundedString(maxNotesLength)
 
-const Rating = Schema.Number.pipe(
-  Schema.filter((n) => Number.isInteger(n) && n >= 1 && n <= 5, {
+/** Anything but an integer 1–5 (a fraction, a string, 0) is the one message the spec gives. */
+const Rating = Schema.declare(
+  (u: unknown): u is number => typeof u === "number" && Number.isInteger(u) && u >= 1 && u <= 5,
+  {
+    identifier: "Rating",
     message: () => contentMessages.rating,
+    description: "An integer 1 to 5, once completed",
     jsonSchema: { type: "integer", minimum: 1, maximum: 5 }
-  })
-).annotations({ message: () => contentMessages.rating, description: "An integer 1 to 5, once completed" })
+  }
+)
 
 const Category = BoundedString(100)
 
