@@ -159,7 +159,10 @@ describe("body limit lookup", () => {
       "POST /v1/clinic/patients/1/documents",
       // Claims (issue 19): claim document uploads and replacements.
       "POST /v1/admin/clinic/claims/1/documents",
-      "PUT /v1/admin/clinic/claims/1/documents/1"
+      "PUT /v1/admin/clinic/claims/1/documents/1",
+      // Content (issue 23): the library bundle and content files (50 MB).
+      "POST /v1/admin/content/import",
+      "POST /v1/admin/content/files"
     ])
     // Endpoints with a limit of their own (issue 12: a Form C document, 1,000 bulk assignments).
     const ownLimits = new Map<string, number>([
