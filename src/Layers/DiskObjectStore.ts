@@ -42,6 +42,21 @@ const writeAtomically = async (tmpDir: string, file: string, data: Uint8Array | 
   }
 }
 
+/** Copied aside and renamed into place (a stream copy: the file is never held in memory). */
+const copyAtomically = async (tmpDir: string, from: string, to: string) => {
+  await fs.mkdir(tmpDir, { recursive: true })
+  await fs.mkdir(path.dirname(to), { recursive: true })
+  const tmp = path.join(tmpDir, randomBytes(12).toString("hex"))
+  try {
+    await fs.copyFile(from, tmp)
+    await fs.rename(tmp, to)
+  } finally {
+    await fs.rm(tmp, { force: true })
+  }
+}
+
+const isMissing = (error: unknown) => ["ENOENT", "EISDIR", "ENOTDIR"].includes(String(errnoCode(error)))
+
 /** None when the key names no file (missing, or a "directory" of other keys). */
 const readObject = (dataDir: string, key: string): Effect.Effect<Option.Option<StoredObject>> =>
   Effect.promise(async () => {
@@ -50,7 +65,7 @@ const readObject = (dataDir: string, key: string): Effect.Effect<Option.Option<S
     try {
       body = await fs.readFile(paths.body)
     } catch (error) {
-      if (["ENOENT", "EISDIR", "ENOTDIR"].includes(String(errnoCode(error)))) return Option.none()
+      if (isMissing(error)) return Option.none()
       throw error
     }
     const meta = await fs.readFile(paths.meta, "utf8").then(
@@ -99,6 +114,25 @@ export const makeDiskObjectStore = (
           await fs.rm(paths.meta, { force: true })
         })),
         Effect.withSpan("ObjectStore.delete", { attributes: { "object.key_length": key.length } })
+      ),
+    putFile: (key, filePath, contentType) =>
+      checkObjectKey(key).pipe(
+        Effect.zipRight(Effect.promise(async () => {
+          const paths = pathsOf(settings.dataDir, key)
+          await writeAtomically(paths.tmp, paths.meta, JSON.stringify({ contentType }))
+          await copyAtomically(paths.tmp, filePath, paths.body)
+        })),
+        Effect.withSpan("ObjectStore.putFile", { attributes: { "object.key_length": key.length } })
+      ),
+    getToFile: (key, filePath) =>
+      checkObjectKey(key).pipe(
+        Effect.zipRight(Effect.promise(() =>
+          fs.copyFile(pathsOf(settings.dataDir, key).body, filePath).then(() => true, (error) => {
+            if (isMissing(error)) return false
+            throw error
+          })
+        )),
+        Effect.withSpan("ObjectStore.getToFile", { attributes: { "object.key_length": key.length } })
       )
   })
 

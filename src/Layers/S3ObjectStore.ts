@@ -11,6 +11,10 @@ import {
 } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { createReadStream, createWriteStream } from "node:fs"
+import { stat } from "node:fs/promises"
+import type { Readable } from "node:stream"
+import { pipeline } from "node:stream/promises"
 import { checkObjectKey, ObjectStore, tracedGet } from "../Services/ObjectStore.js"
 import { AppConfig, type S3Settings } from "../Services/AppConfig.js"
 
@@ -95,6 +99,36 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
           )),
           Effect.asVoid,
           Effect.withSpan("ObjectStore.delete", { attributes: { "object.key_length": key.length } })
+        ),
+      putFile: (key, filePath, contentType) =>
+        checkObjectKey(key).pipe(
+          Effect.zipRight(Effect.promise(async (signal) => {
+            // A known length lets one PutObject stream the file (up to S3's 5 GB single-put limit).
+            const { size } = await stat(filePath)
+            await client.send(
+              new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(filePath), ContentLength: size, ContentType: contentType }),
+              { abortSignal: signal }
+            )
+            return size
+          })),
+          Effect.tap((size) => Effect.annotateCurrentSpan("object.bytes", size)),
+          Effect.asVoid,
+          Effect.withSpan("ObjectStore.putFile", { attributes: { "object.key_length": key.length } })
+        ),
+      getToFile: (key, filePath) =>
+        checkObjectKey(key).pipe(
+          Effect.zipRight(Effect.promise(async (signal) => {
+            try {
+              const response = await client.send(new GetObjectCommand({ Bucket, Key: key }), { abortSignal: signal })
+              await pipeline(response.Body as Readable, createWriteStream(filePath), { signal })
+              return true
+            } catch (error) {
+              if (isNotFound(error)) return false
+              throw error
+            }
+          })),
+          Effect.tap((found) => Effect.annotateCurrentSpan("object.found", found)),
+          Effect.withSpan("ObjectStore.getToFile", { attributes: { "object.key_length": key.length } })
         )
     })
   })

@@ -12,6 +12,13 @@ export interface ObjectStoreShape {
   /** A URL anyone holding it can GET until `lifetime` has passed. */
   readonly signedUrl: (key: string, lifetime: Duration.DurationInput) => Effect.Effect<string>
   readonly delete: (key: string) => Effect.Effect<void>
+  /**
+   * Streams a local file into the store (large files: generated reports, videos), never holding
+   * it in memory. The file is left in place; the caller owns it.
+   */
+  readonly putFile: (key: string, filePath: string, contentType: string) => Effect.Effect<void>
+  /** Streams the object into a local file (created or truncated); false when there is no object. */
+  readonly getToFile: (key: string, filePath: string) => Effect.Effect<boolean>
 }
 
 export class ObjectStore extends Context.Tag("app/ObjectStore")<ObjectStore, ObjectStoreShape>() {}

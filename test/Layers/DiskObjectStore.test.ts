@@ -13,7 +13,7 @@ import {
 import type { AppConfig } from "../../src/Services/AppConfig.js"
 import { SigningSecret } from "../../src/Layers/SigningSecret.js"
 import { InvalidObjectKey, ObjectStore } from "../../src/Services/ObjectStore.js"
-import { tempDir, testConfig } from "./fixtures.js"
+import { checkFileRoundTrip, tempDir, testConfig } from "./fixtures.js"
 
 const secret = Redacted.make("test-signing-secret")
 const bytes = (text: string) => new TextEncoder().encode(text)
@@ -53,6 +53,11 @@ describe("DiskObjectStore", () => {
       expect(yield* store.get("uploads/2026/intake.pdf")).toEqual(Option.none())
       expect(yield* store.get("uploads")).toEqual(Option.none())
       yield* store.delete("uploads/2026/intake.pdf")
+    }))
+
+  it.scoped("streams files in and out (putFile, getToFile)", () =>
+    Effect.gen(function*() {
+      yield* checkFileRoundTrip((yield* setup).store)
     }))
 
   it.scoped("rejects keys that could escape the objects directory", () =>

@@ -6,6 +6,7 @@ import { MemoryTelephony } from "../../src/Layers/MemoryTelephony.js"
 import { MailError, Mailer } from "../../src/Services/Mailer.js"
 import { InvalidObjectKey, ObjectStore } from "../../src/Services/ObjectStore.js"
 import { Telephony, TelephonyError } from "../../src/Services/Telephony.js"
+import { checkFileRoundTrip } from "./fixtures.js"
 
 describe("MemoryTelephony", () => {
   it.effect("records sends and rejects the next one on request", () =>
@@ -64,4 +65,7 @@ describe("MemoryObjectStore", () => {
       const exit = yield* Effect.exit(store.put("../x", body, "text/plain"))
       expect(Exit.isFailure(exit) && Option.getOrNull(Cause.dieOption(exit.cause)) instanceof InvalidObjectKey).toBe(true)
     }).pipe(Effect.provide(MemoryObjectStore.layer)))
+
+  it.scoped("streams files in and out (putFile, getToFile)", () =>
+    Effect.flatMap(ObjectStore, checkFileRoundTrip).pipe(Effect.provide(MemoryObjectStore.layer)))
 })

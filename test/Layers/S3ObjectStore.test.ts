@@ -4,7 +4,7 @@ import { Effect, Layer, Option, Redacted, TestClock } from "effect"
 import * as path from "node:path"
 import { S3ObjectStoreLive } from "../../src/Layers/S3ObjectStore.js"
 import { ObjectStore } from "../../src/Services/ObjectStore.js"
-import { tempDir, testConfig } from "./fixtures.js"
+import { checkFileRoundTrip, tempDir, testConfig } from "./fixtures.js"
 
 const bucket = "care-files"
 
@@ -50,6 +50,11 @@ describe("S3ObjectStore", () => {
       yield* store.delete("uploads/2026/scan.bin")
       expect(yield* store.get("uploads/2026/scan.bin")).toEqual(Option.none())
       yield* store.delete("uploads/2026/scan.bin")
+    }))
+
+  it.scoped("streams files in and out (putFile, getToFile)", () =>
+    Effect.gen(function*() {
+      yield* checkFileRoundTrip(yield* storeAt(yield* s3Server))
     }))
 
   it.scoped("presigns GET URLs that serve the object, and refuse tampering and expiry", () =>

@@ -1,9 +1,11 @@
 /** Shared by the adapter tests: complete settings without reading the environment, temp dirs. */
+import { expect } from "@effect/vitest"
 import { Effect, Layer, LogLevel, Option } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { AppConfig, type AppSettings } from "../../src/Services/AppConfig.js"
+import type { ObjectStoreShape } from "../../src/Services/ObjectStore.js"
 
 export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings => ({
   port: 0,
@@ -53,3 +55,28 @@ export const tempDir = Effect.acquireRelease(
   Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "adapters-test-"))),
   (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
 )
+
+/**
+ * The streaming half of every `ObjectStore`: a 3 MB file in with `putFile` reads back byte for
+ * byte through `get` and `getToFile`; a missing key gives `getToFile` false and writes nothing.
+ */
+export const checkFileRoundTrip = (store: ObjectStoreShape) =>
+  Effect.gen(function*() {
+    const dir = yield* tempDir
+    const source = path.join(dir, "source.bin")
+    const data = new Uint8Array(3 * 1024 * 1024).map((_, i) => (i * 31) % 251)
+    yield* Effect.promise(() => fs.writeFile(source, data))
+    yield* store.putFile("reports/big/report.bin", source, "application/octet-stream")
+
+    const stored = yield* store.get("reports/big/report.bin")
+    expect(Option.map(stored, (o) => ({ bytes: o.body.byteLength, same: Buffer.compare(Buffer.from(o.body), Buffer.from(data)) === 0, type: o.contentType })))
+      .toEqual(Option.some({ bytes: data.byteLength, same: true, type: "application/octet-stream" }))
+
+    const copy = path.join(dir, "copy.bin")
+    expect(yield* store.getToFile("reports/big/report.bin", copy)).toBe(true)
+    expect(Buffer.compare(yield* Effect.promise(() => fs.readFile(copy)), Buffer.from(data))).toBe(0)
+
+    const missing = path.join(dir, "missing.bin")
+    expect(yield* store.getToFile("reports/big/none.bin", missing)).toBe(false)
+    expect(yield* Effect.promise(() => fs.stat(missing).then(() => true, () => false))).toBe(false)
+  })

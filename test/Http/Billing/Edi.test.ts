@@ -158,7 +158,9 @@ const FailingStore = Layer.effect(ObjectStore, Effect.map(MemoryObjectStore, () 
   put: () => Effect.dieMessage("storage unavailable"),
   get: () => Effect.dieMessage("storage unavailable"),
   signedUrl: () => Effect.dieMessage("storage unavailable"),
-  delete: () => Effect.void
+  delete: () => Effect.void,
+  putFile: () => Effect.dieMessage("storage unavailable"),
+  getToFile: () => Effect.dieMessage("storage unavailable")
 }))).pipe(Layer.provideMerge(MemoryObjectStore.layer))
 
 const FailingStoreApp = httpLayer(NodeHttpServer.layerTest).pipe(
