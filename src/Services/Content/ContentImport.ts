@@ -13,6 +13,7 @@ import type { BundleCollection, BundlePiece, BundleTag, ContentBundle } from "..
 import { ContentExport, ImportContentResult } from "../../Api/Content/AdminContent.js"
 import { type FieldMessages, invalid } from "../../Api/Errors.js"
 import { AuditLog } from "../AuditLog.js"
+import { blankToNull } from "./Library.js"
 
 /** Any fixed key of ours: the advisory lock that serialises imports. */
 const importLockKey = 23_0021
@@ -62,24 +63,20 @@ interface PieceValues {
 }
 
 const uniqueSorted = (list: ReadonlyArray<string> | undefined) => [...new Set(list ?? [])].sort()
-const trimmedOrNull = (text: string | null | undefined) => {
-  const trimmed = text?.trim() ?? ""
-  return trimmed === "" ? null : trimmed
-}
 
 const tagValues = (t: BundleTag): TagValues => ({
   slug: t.slug,
   name: t.name.trim(),
-  display_name: trimmedOrNull(t.display_name) ?? t.name.trim(),
-  category: trimmedOrNull(t.category),
-  description: trimmedOrNull(t.description),
+  display_name: blankToNull(t.display_name) ?? t.name.trim(),
+  category: blankToNull(t.category),
+  description: blankToNull(t.description),
   color: t.color?.toUpperCase() ?? null
 })
 
 const collectionValues = (c: BundleCollection): CollectionValues => ({
   slug: c.slug,
   title: c.title.trim(),
-  description: trimmedOrNull(c.description),
+  description: blankToNull(c.description),
   age_group: c.age_group,
   estimated_duration: c.estimated_duration ?? null,
   published: c.published ?? true,
@@ -136,7 +133,7 @@ const pieceValuesOf = (pieces: ReadonlyArray<BundlePiece>): Array<PieceValues> =
     return {
       slug: p.slug,
       title: p.title.trim(),
-      description: trimmedOrNull(p.description),
+      description: blankToNull(p.description),
       content_type: p.content_type,
       duration_minutes: p.duration_minutes ?? null,
       external_url: p.url ?? null,

@@ -13,6 +13,12 @@ import {
 import type { ContentCollectionId, ContentPieceId, ContentTagId } from "../../Domain/Ids.js"
 import { ObjectStore } from "../ObjectStore.js"
 
+/** Free text as stored: trimmed, and null when blank. */
+export const blankToNull = (text: string | null | undefined): string | null => {
+  const trimmed = text?.trim() ?? ""
+  return trimmed === "" ? null : trimmed
+}
+
 export interface PieceRow {
   readonly id: number
   readonly title: string

@@ -18,6 +18,7 @@ import type { ContentCollectionId, ContentPieceId, PatientId, UserCollectionId, 
 import { AuditLog } from "../AuditLog.js"
 import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
 import { Assignees } from "./Assignees.js"
+import { blankToNull } from "./Library.js"
 
 interface UserCollectionRow {
   readonly id: number
@@ -75,11 +76,6 @@ const toUserCollection = (row: UserCollectionRow): UserCollection => {
     content_collection: { id: row.content_collection_id as ContentCollectionId, title: row.title, piece_count: row.piece_count },
     user_pieces: row.pieces.map((p) => ({ id: p.id as UserPieceId, content_piece_id: p.content_piece_id as ContentPieceId, status: p.status }))
   }, true)
-}
-
-const blankToNull = (text: string | null | undefined) => {
-  const trimmed = text?.trim() ?? ""
-  return trimmed === "" ? null : trimmed
 }
 
 export class UserCollections extends Effect.Service<UserCollections>()("app/UserCollections", {

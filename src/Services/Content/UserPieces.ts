@@ -15,6 +15,7 @@ import { AuditLog } from "../AuditLog.js"
 import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { Assignees } from "./Assignees.js"
+import { blankToNull } from "./Library.js"
 
 export interface UserPieceRow {
   readonly id: number
@@ -60,11 +61,6 @@ export interface UserPieceCriteria {
   readonly contentType?: ContentType | undefined
   readonly patientId?: number | undefined
   readonly userId?: number | undefined
-}
-
-const blankToNull = (text: string | null | undefined) => {
-  const trimmed = text?.trim() ?? ""
-  return trimmed === "" ? null : trimmed
 }
 
 export class UserPieces extends Effect.Service<UserPieces>()("app/UserPieces", {
