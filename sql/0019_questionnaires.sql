@@ -68,13 +68,16 @@ CREATE TABLE questionnaire_invites (
   email                     text NOT NULL,
   due_date                  date,
   message                   text,
-  token_hash                text NOT NULL UNIQUE,
+  -- SHA-256 of the emailed token (src/Services/Tokens.ts hashToken); the token itself is never stored.
+  token_hash                bytea NOT NULL UNIQUE,
   -- 'expired' is also read from expires_at: a sent/opened invite past it is expired.
   status                    text NOT NULL DEFAULT 'sent' CHECK (status IN ('sent', 'opened', 'completed', 'expired', 'revoked')),
   expires_at                timestamptz NOT NULL,
   opened_at                 timestamptz,
   completed_at              timestamptz,
   revoked_at                timestamptz,
+  -- Set by the mail job when it sends the link (claims the invite's mail once).
+  mailed_at                 timestamptz,
   invited_by_id             integer REFERENCES users (id) ON DELETE SET NULL,
   created_at                timestamptz NOT NULL DEFAULT now(),
   updated_at                timestamptz NOT NULL DEFAULT now()
@@ -128,6 +131,8 @@ CREATE TABLE marketing_questionnaires (
   severity          text,
   subscales         jsonb NOT NULL DEFAULT '{}',
   flags             text[] NOT NULL DEFAULT '{}',
+  -- Set by the job that emails the band (claims the mail once).
+  result_mailed_at  timestamptz,
   created_at        timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX marketing_questionnaires_questionnaire_id_idx ON marketing_questionnaires (questionnaire_id);
@@ -143,6 +148,8 @@ CREATE TABLE questionnaire_alerts (
   patient_id                  integer REFERENCES patients (id) ON DELETE CASCADE,
   acknowledged_by_id          integer REFERENCES users (id) ON DELETE SET NULL,
   acknowledged_at             timestamptz,
+  -- When the alert mail went out (the job claims the alert by setting it).
+  notified_at                 timestamptz,
   created_at                  timestamptz NOT NULL DEFAULT now(),
   CHECK ((questionnaire_response_id IS NULL) <> (marketing_questionnaire_id IS NULL))
 );

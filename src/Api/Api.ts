@@ -40,6 +40,11 @@ import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 import { ClaimsApi } from "./Billing/Claims.js"
 import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
 
+// Questionnaires (issue 21)
+import { QuestionnaireInvitesApi } from "./Questionnaires/Invites.js"
+import { QuestionnaireResponsesApi, QuestionnairesApi } from "./Questionnaires/Questionnaires.js"
+import { ScreenersApi } from "./Questionnaires/Screeners.js"
+
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
 export * as Security from "./Security.js"
@@ -158,6 +163,11 @@ export class Api extends HttpApi.make("care-coordination-api")
   // Reminders and push devices (issue 17)
   .add(RemindersApi)
   .add(DevicesApi)
+  // Questionnaires (issue 21)
+  .add(QuestionnairesApi)
+  .add(QuestionnaireResponsesApi)
+  .add(QuestionnaireInvitesApi)
+  .add(ScreenersApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.
