@@ -85,11 +85,11 @@ export class QuestionnaireInvitesApi extends HttpApiGroup.make("questionnaireInv
       .annotateContext(operationDocs({
         summary: "Answer an invite",
         description: "Saves the complete set of answers as a submitted response (no score in the reply) and uses up the " +
-          "invite. Answers that do not fit, or leave a required question blank, are 422 and the link keeps working. " +
+          "invite: concurrent submissions with one token give one 201, the rest 404. Answers that do not fit, or leave a " +
+          "required question blank, are 422 and the link keeps working. " +
           "30 requests a minute per client address.",
         access: Access.public,
-        spec: "beyond spec (issue 21)",
-        singleUse: "An invite is answered once: concurrent submissions with one token give one 201, the rest 404."
+        spec: "beyond spec (issue 21)"
       }))
   )
   .addError(NotFound.schema)

@@ -21,7 +21,8 @@ const bySlug = (slug: string) =>
     return { ...q, key: (k: string) => q.questions.find((x) => x.key === k)! }
   })
 
-const runMail = (tasks: Parameters<typeof runDueJobs>[0]) => runDueJobs(tasks).pipe(Effect.provide(QuestionnaireMail.Default))
+const runMail = (tasks: ReadonlyArray<typeof screenerResultTask | typeof questionnaireAlertTask>) =>
+  runDueJobs<QuestionnaireMail>(tasks).pipe(Effect.provide(QuestionnaireMail.Default))
 
 layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test" }))("public screeners", (it) => {
   it.effect("listed without a token; scored at once; the result mail carries the band only", () =>
