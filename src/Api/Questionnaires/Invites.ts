@@ -73,7 +73,7 @@ export class QuestionnaireInvitesApi extends HttpApiGroup.make("questionnaireInv
         description: "The questionnaire an invite asks for, without patient data; marks the invite opened. Unknown, used, expired " +
           "or revoked tokens are 404 `Invite not found`. 30 requests a minute per client address.",
         access: Access.public,
-        spec: "beyond spec (issue 21)"
+        spec: "general §4.12 (beyond the spec: issue 21)"
       }))
   )
   .add(
@@ -89,7 +89,7 @@ export class QuestionnaireInvitesApi extends HttpApiGroup.make("questionnaireInv
           "required question blank, are 422 and the link keeps working. " +
           "30 requests a minute per client address.",
         access: Access.public,
-        spec: "beyond spec (issue 21)"
+        spec: "general §4.12 (beyond the spec: issue 21)"
       }))
   )
   .addError(NotFound.schema)

@@ -9,6 +9,9 @@ import type { Definition } from "./Catalogue.js"
 /** Answers as stored in `answers` jsonb: question id (as text) → answer. */
 export type StoredAnswers = Readonly<Record<string, Answer>>
 
+/** jsonb refuses a lone UTF-16 surrogate (`\ud800`) that text columns would take: free text gets U+FFFD instead. */
+const wellFormed = (s: string) => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd")
+
 /**
  * The answers of a request, each checked against its question: a map of question id → answer
  * (null: clear it), or every problem at once, named `responses[i].question_id` / `responses[i].answer`.
@@ -32,7 +35,7 @@ export const checkAnswers = (
     }
     const problem = answerProblem(question, input.answer)
     if (problem !== undefined) problems[`${field}[${i}].answer`] = [problem]
-    else changes.set(question.id, input.answer)
+    else changes.set(question.id, typeof input.answer === "string" ? wellFormed(input.answer) : input.answer)
   })
   return Object.keys(problems).length > 0 ? Either.left(problems) : Either.right(changes)
 }
