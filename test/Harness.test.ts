@@ -45,9 +45,10 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 // Issue 17: the appointment reminders' create and list (by the patient's appointment), show and cancel: 4.
 // Issue 14: ECM communications (SMS, call): 2.
 // Issue 16: engagement status (update, show): 2.
+// Issue 21: questionnaire responses (create, update, list, show) and invites (create): 5.
 // Issue 23: content user pieces and user collections (list: patient_id query; create: body patient_id) and
 // recommendations (patient_id query): 5.
-const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 5
+const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 5 + 5
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

@@ -43,6 +43,11 @@ import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
 import { AdminContentApi } from "./Content/AdminContent.js"
 import { ContentLibraryApi, RecommendationsApi, UserCollectionsApi, UserPiecesApi } from "./Content/Content.js"
 
+// Questionnaires (issue 21)
+import { QuestionnaireInvitesApi } from "./Questionnaires/Invites.js"
+import { QuestionnaireResponsesApi, QuestionnairesApi } from "./Questionnaires/Questionnaires.js"
+import { ScreenersApi } from "./Questionnaires/Screeners.js"
+
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
 export * as Security from "./Security.js"
@@ -161,6 +166,11 @@ export class Api extends HttpApi.make("care-coordination-api")
   // Reminders and push devices (issue 17)
   .add(RemindersApi)
   .add(DevicesApi)
+  // Questionnaires (issue 21)
+  .add(QuestionnairesApi)
+  .add(QuestionnaireResponsesApi)
+  .add(QuestionnaireInvitesApi)
+  .add(ScreenersApi)
   // Content library (issue 23)
   .add(ContentLibraryApi)
   .add(UserPiecesApi)

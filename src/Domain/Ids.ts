@@ -86,6 +86,15 @@ export const DeviceId = positiveId("DeviceId")
 export type DeviceId = typeof DeviceId.Type
 export const DeviceIdFromText = idFromText(DeviceId)
 
+// Questionnaires (issue 21)
+export const QuestionnaireId = positiveId("QuestionnaireId")
+export type QuestionnaireId = typeof QuestionnaireId.Type
+export const QuestionnaireIdFromText = idFromText(QuestionnaireId)
+export const QuestionId = positiveId("QuestionId")
+export type QuestionId = typeof QuestionId.Type
+export const QuestionnaireResponseId = positiveId("QuestionnaireResponseId")
+export type QuestionnaireResponseId = typeof QuestionnaireResponseId.Type
+export const QuestionnaireResponseIdFromText = idFromText(QuestionnaireResponseId)
 // Content library (issue 23)
 export const ContentTagId = positiveId("ContentTagId")
 export type ContentTagId = typeof ContentTagId.Type

@@ -98,6 +98,15 @@ import { Insurance } from "../Services/Billing/Insurance.js"
 import { HttpClaimsLive } from "./Http/Billing/Claims.js"
 import { HttpCoverageLive, HttpInsurancePlansLive } from "./Http/Billing/Insurance.js"
 import { TracingLive } from "./Tracing.js"
+// Questionnaires (issue 21)
+import { HttpQuestionnairesAreaLive } from "./Http/Questionnaires/Questionnaires.js"
+import { QuestionnaireAlerts } from "../Services/Questionnaires/Alerts.js"
+import { Catalogue } from "../Services/Questionnaires/Catalogue.js"
+import { QuestionnaireInvites } from "../Services/Questionnaires/Invites.js"
+import { QuestionnaireMail } from "../Services/Questionnaires/Mail.js"
+import { QuestionnaireResponses } from "../Services/Questionnaires/Responses.js"
+import { Screeners } from "../Services/Questionnaires/Screeners.js"
+import { purgeScreenersTask, questionnaireTasks } from "../Services/Questionnaires/Tasks.js"
 // Content library (issue 23)
 import { Assignees } from "../Services/Content/Assignees.js"
 import { ContentFiles } from "../Services/Content/ContentFiles.js"
@@ -153,6 +162,16 @@ const BillingServicesLive = Layer.mergeAll(Claims.Default, ClaimDocuments.Defaul
   Layer.provide(AuditLog.Default)
 )
 
+/** Questionnaires (issue 21): the catalogue (seeded at start-up), responses, invites and public screeners. */
+const QuestionnaireServicesLive = Layer.mergeAll(
+  Catalogue.Default, QuestionnaireResponses.Default, QuestionnaireInvites.Default, Screeners.Default, QuestionnaireAlerts.Default
+).pipe(Layer.provide(AuditLog.Default), Layer.provide(PatientAccess.Default))
+
+/** Instruments from seeds/questionnaires: a changed file becomes the next version before any request is served. */
+const QuestionnaireSeedLive = Layer.effectDiscard(Effect.flatMap(Catalogue, (catalogue) => catalogue.seed())).pipe(
+  Layer.provide(Catalogue.Default)
+)
+
 /** Content library (issue 23): library, import/export and files, assignments, recommendations. */
 const ContentServicesLive = Layer.mergeAll(
   ContentLibrary.Default, ContentImport.Default, ContentFiles.Default, UserPieces.Default, UserCollections.Default, Recommendations.Default
@@ -191,6 +210,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpClaimsLive, HttpInsurancePlansLive, HttpCoverageLive]),
   // Reminders and push devices (issue 17)
   Layer.provide([HttpRemindersLive, HttpDevicesLive]),
+  // Questionnaires (issue 21)
+  Layer.provide(HttpQuestionnairesAreaLive),
   // Content library (issue 23)
   Layer.provide(HttpContentLive),
   Layer.provide(SecurityLive)
@@ -229,18 +250,23 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender | Recommendations>> = [
+export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender | QuestionnaireMail | Recommendations>> = [
   sweepExpiredSessions,
   extendSlotSeries,
   sendReminderTask,
+  // Questionnaires (issue 21)
+  ...questionnaireTasks,
+  // Content library (issue 23)
   refreshContentStats
 ]
 const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: sweepExpiredSessions, pattern: "17 * * * *" },
   // Scheduling (issue 15): recurring availability kept 90 days ahead, nightly in the Americas.
   { task: extendSlotSeries, pattern: "23 10 * * *" },
+  // Questionnaires (issue 21): public screeners older than 180 days, nightly.
+  { task: purgeScreenersTask, pattern: "41 9 * * *" },
   // Content library (issue 23): popularity figures for recommendations, nightly in the Americas.
-  { task: refreshContentStats, pattern: "41 9 * * *" }
+  { task: refreshContentStats, pattern: "47 9 * * *" }
 ]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
@@ -248,6 +274,7 @@ const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
   Layer.provide(Sessions.Default),
   Layer.provide(Slots.Default.pipe(Layer.provide(AuditLog.Default))),
   Layer.provide(ReminderSender.Default),
+  Layer.provide(QuestionnaireMail.Default),
   Layer.provide(Recommendations.Default.pipe(
     Layer.provide(Assignees.Default), Layer.provide(PatientAccess.Default)
   ))
@@ -268,6 +295,8 @@ export const backendLayer = Layer.mergeAll(
   SchedulingServicesLive,
   BillingServicesLive,
   DeviceServicesLive,
+  QuestionnaireServicesLive,
+  QuestionnaireSeedLive,
   ContentServicesLive,
   DemoContentLive,
   JobWorkerWithTasksLive

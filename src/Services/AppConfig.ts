@@ -139,6 +139,8 @@ export interface AppSettings {
   readonly sessionMaxHours: number
   /** Where help requests of clinic patients' families are emailed (CLINIC_SUPPORT_EMAIL). */
   readonly clinicSupportEmail: string
+  /** Where self-harm alerts go when a patient has no primary provider, and those of public screeners (CLINICAL_ALERT_EMAIL). */
+  readonly clinicalAlertEmail: string
   readonly jobs: JobSettings
   readonly billing: BillingSettings
   /** Firebase Cloud Messaging for push reminders (issue 17); None → the push outbox. */

@@ -60,7 +60,10 @@ const patientRecordPaths: ReadonlyArray<readonly [RegExp, string]> = [
   [/\/spot\/\{id\}$/, "spot"],
   [/\/documents\/\{id\}$/, "document"],
   // Issue 17: a reminder of the patient's appointment.
-  [/\/appointment_reminders\/\{id\}$/, "appointment_reminder"]
+  [/\/appointment_reminders\/\{id\}$/, "appointment_reminder"],
+  // Issue 21: a questionnaire response, shown under the clinic's path and updated under its own.
+  [/\/clinic\/patients\/questionnaires\/\{id\}$/, "questionnaire_response"],
+  [/\/questionnaire_responses\/\{id\}$/, "questionnaire_response"]
 ]
 
 /**

@@ -54,9 +54,15 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
           VALUES (${patient!.id}, ${provider!.id}, now() + interval '30 days', 50) RETURNING id`
         const [reminder] = yield* sql<{ id: number }>`INSERT INTO appointment_reminders (appointment_id, reminder_type, send_at, lead_seconds, message)
           VALUES (${appointment!.id}, 'email', now() + interval '29 days', 86400, ${draw(pii.name)}) RETURNING id`
+        // Issue 21: a questionnaire response in progress (GAD-7, one answer).
+        const [response] = yield* sql<{ id: number }>`INSERT INTO questionnaire_responses (questionnaire_id, questionnaire_version, patient_id, status, answers)
+          SELECT q.id, q.version, ${patient!.id}, 'in_progress', jsonb_build_object(min(qq.id)::text, 'Several days')
+          FROM questionnaires q JOIN questionnaire_questions qq ON qq.questionnaire_id = q.id
+          WHERE q.slug = 'gad7' AND q.active GROUP BY q.id RETURNING id`
         recordsByPatient.set(patient!.id, {
           help_request: help!.id, treatment_plan: plan!.id, spot: spot!.id, document: document!.id,
-          appointment: appointment!.id, appointment_reminder: reminder!.id
+          appointment: appointment!.id, appointment_reminder: reminder!.id,
+          ...(response === undefined ? {} : { questionnaire_response: response.id })
         })
         return [patient!.id]
       }).pipe(Effect.orDie, Effect.withTracerEnabled(false)),
@@ -76,6 +82,9 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
             -- Issue 17: the patient's appointment reminders.
             (SELECT json_agg(r ORDER BY r.id) FROM appointment_reminders r JOIN appointments a ON a.id = r.appointment_id
               WHERE a.patient_id = p.id) AS appointment_reminders,
+            -- Issue 21: questionnaire responses and invites.
+            (SELECT json_agg(qr ORDER BY qr.id) FROM questionnaire_responses qr WHERE qr.patient_id = p.id) AS questionnaire_responses,
+            (SELECT json_agg(qi ORDER BY qi.id) FROM questionnaire_invites qi WHERE qi.patient_id = p.id) AS questionnaire_invites,
             -- Issue 16: the engagement status history.
             (SELECT json_agg(h ORDER BY h.id) FROM ecm_status_histories h WHERE h.patient_id = p.id) AS status_histories
           FROM patients p WHERE p.id = ${patientId}`).pipe(
