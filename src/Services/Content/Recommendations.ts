@@ -42,16 +42,6 @@ export const reasonsOf = (row: {
   return reasons
 }
 
-/**
- * Tag weights from questionnaires (docs/content.md): the latest completed response of each rule's
- * questionnaire, at most 180 days old, whose score or subscale lies in the rule's range. Empty
- * until the questionnaires migration (0019) is on this branch: the rules stay in
- * `content_signal_rules` either way.
- */
-const signalWeights = `signal_weights AS (
-  SELECT NULL::integer AS tag_id, 0 AS weight, NULL::text AS label WHERE false
-)`
-
 export class Recommendations extends Effect.Service<Recommendations>()("app/Recommendations", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -67,7 +57,7 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
       Effect.gen(function*() {
         const patientId = yield* access.defaultPatientFor(caller, query.patientId)
         const limit = Math.min(query.limit ?? defaultRecommendations, maxRecommendations)
-        const { today } = yield* assignees.now
+        const { at, today } = yield* assignees.now
         const rows = yield* sql<RankedRow>`
           WITH patient AS (
             SELECT p.id, CASE
@@ -89,7 +79,25 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
             FROM history h JOIN content_piece_tags pt ON pt.piece_id = h.content_piece_id
             GROUP BY pt.tag_id
           ),
-          ${sql.literal(signalWeights)},
+          -- Questionnaire signals: the latest completed response of each instrument at most 180 days old,
+          -- weighed by the rules in content_signal_rules (its score or a subscale within a rule's range).
+          latest_responses AS (
+            SELECT DISTINCT ON (q.slug) q.slug, qr.score, qr.subscales
+            FROM questionnaire_responses qr JOIN questionnaires q ON q.id = qr.questionnaire_id
+            WHERE qr.patient_id = ${patientId} AND qr.status IN ('completed', 'submitted', 'reviewed')
+              AND qr.completed_at >= ${at}::timestamptz - interval '180 days'
+            ORDER BY q.slug, qr.completed_at DESC, qr.id DESC
+          ),
+          signal_weights AS (
+            SELECT t.id AS tag_id, r.weight, r.questionnaire_label AS label
+            FROM latest_responses lr JOIN content_signal_rules r ON r.questionnaire_slug = lr.slug
+              CROSS JOIN LATERAL (SELECT CASE
+                WHEN r.measure = 'score' THEN lr.score::numeric
+                WHEN jsonb_typeof(lr.subscales -> r.measure) = 'number' THEN (lr.subscales ->> r.measure)::numeric
+                END AS value) v
+              JOIN content_tags t ON t.slug = r.tag_slug
+            WHERE v.value >= r.min_value AND (r.max_value IS NULL OR v.value <= r.max_value)
+          ),
           tag_weights AS (
             SELECT w.tag_id, sum(w.weight) AS weight, sum(w.weight) FILTER (WHERE w.label IS NULL) AS history_weight
             FROM (SELECT tag_id, weight, NULL::text AS label FROM history_weights

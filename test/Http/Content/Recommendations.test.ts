@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Recommendations, refreshContentStats } from "../../../src/Services/Content/Recommendations.js"
@@ -114,6 +115,40 @@ layer(TestApp({ contentDemo: false }))("recommendations", (it) => {
       // behavior-chart and sleep-story are for children: not candidates, however popular.
       expect(slugs(teens)).toEqual(["late-untagged", "focus-game", "teen-only", "untagged", "mixed", "sleep-tips", "advanced-anxiety"])
       expect(teens.find((p) => p.url.endsWith("teen-only"))!.reasons).toEqual(["beginner level", "for age group teen"])
+    }))
+
+  it.effect("questionnaire signals: the latest completed response of each instrument within 180 days, weighed by the rules", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const recommendations = yield* Recommendations
+      yield* recommendations.refreshStats
+      const child = yield* family("2016-01-01")
+      const respond = (slug: string, daysAgo: number, score: number | null, subscales: Record<string, number> = {}, flags: Array<string> = []) =>
+        sql`INSERT INTO questionnaire_responses (questionnaire_id, questionnaire_version, patient_id, status, score, subscales, flags, completed_at)
+          SELECT id, version, ${child.patient}, 'completed', ${score}, ${JSON.stringify(subscales)}::jsonb, ${flags}::text[],
+            now() - make_interval(days => ${daysAgo})
+          FROM questionnaires WHERE slug = ${slug} AND active`
+      yield* respond("gad7", 20, 3)
+      yield* respond("gad7", 10, 12)
+      yield* respond("psc17", 5, 12, { internalizing: 2, attention: 8, externalizing: 2 })
+      // Too old: externalizing would weigh behavior +2.
+      yield* respond("psc17", 200, 20, { internalizing: 2, attention: 2, externalizing: 9 })
+      // A self-harm flag adds nothing; the score is below every rule.
+      yield* respond("phq9", 3, 4, {}, ["self_harm"])
+      // Not completed: ignored.
+      yield* sql`INSERT INTO questionnaire_responses (questionnaire_id, questionnaire_version, patient_id, status, score)
+        SELECT id, version, ${child.patient}, 'in_progress', 27 FROM questionnaires WHERE slug = 'phq9' AND active`
+
+      const list = yield* recommend(child.parent.token)
+      expect(slugs(list)).toEqual([
+        "calm-video", "focus-game", "advanced-anxiety", "mixed", "behavior-chart", "sleep-story", "late-untagged", "untagged", "sleep-tips"
+      ])
+      const popularity = Math.log(2) / Math.log(3)
+      expect(list.map((p) => p.score)).toEqual([6.5 + popularity, 6.5, 6, 3.5 + popularity, 1.5, 0.5 + popularity, 0.5, 0.5, 0.5]
+        .map((n) => Math.round(n * 10_000) / 10_000))
+      expect(list[0]!.reasons).toEqual(["matches a recent GAD-7 result", "popular with other families", "beginner level", "for age group child"])
+      expect(list[1]!.reasons).toEqual(["matches a recent PSC-17 result", "intermediate level"])
+      expect(list[2]!.reasons).toEqual(["matches a recent GAD-7 result"])
     }))
 
   it.effect("the nightly job is safe to run twice", () =>
