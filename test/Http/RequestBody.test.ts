@@ -176,7 +176,10 @@ describe("body limit lookup", () => {
       ["POST /v1/clinic/patients/treatment_plans", 256 * 1024],
       ["PUT /v1/clinic/patients/treatment_plans/1", 256 * 1024],
       // Issue 19: up to 2,000 claim ids in one 837P batch.
-      ["POST /v1/admin/clinic/claims/generate_edi", generateEdiBodyBytes]
+      ["POST /v1/admin/clinic/claims/generate_edi", generateEdiBodyBytes],
+      // Issue 21: questionnaire answers (merged into the content branch, issue 23, which lists them here).
+      ...["POST /v1/questionnaire_responses", "PUT /v1/questionnaire_responses/1", "POST /v1/questionnaire_invites/respond",
+        "POST /v1/marketing_questionnaires"].map((name): [string, number] => [name, 512 * 1024])
     ])
     for (const [method, path] of operations) {
       const name = `${method} ${path}`
