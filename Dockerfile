@@ -49,6 +49,8 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/dist ./dist
 # Migrations are read at start-up from sql/, next to dist/ (src/Layers/Database.ts).
 COPY sql ./sql
+# Questionnaire instruments, seeded at start-up (issue 21).
+COPY seeds ./seeds
 RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 3000

@@ -49,7 +49,10 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 // admin list (query patient_id): 4 (the clinic ones are staff-only, the admin one admin-only: a parent is refused).
 // Issue 20: prescriptions list and create (patient_id), show, update, cancel and refill (a prescription of the patient), medication history: 7.
 // Issue 22: collaborators.list, the assessment token, submit and list (patient_id in the query or the body): 4.
-const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 4 + 7 + 4
+// Issue 21: questionnaire responses (create, update, list, show) and invites (create): 5.
+// Issue 23: content user pieces and user collections (list: patient_id query; create: body patient_id) and
+// recommendations (patient_id query): 5.
+const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 4 + 7 + 4 + 5 + 5
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

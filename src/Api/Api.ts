@@ -45,6 +45,14 @@ import { ClinicSessionNotesApi, SessionNoteReviewsApi, SessionNotesApi, Supervis
 import { AdminMedicationsApi, MedicationHistoryApi, MedicationsApi, PrescriptionsApi } from "./Prescriptions/Prescriptions.js"
 // Collaborators (issue 22)
 import { CollaboratorAssessmentsApi, CollaboratorsApi } from "./Collaborators/Collaborators.js"
+// Content library (issue 23)
+import { AdminContentApi } from "./Content/AdminContent.js"
+import { ContentLibraryApi, RecommendationsApi, UserCollectionsApi, UserPiecesApi } from "./Content/Content.js"
+
+// Questionnaires (issue 21)
+import { QuestionnaireInvitesApi } from "./Questionnaires/Invites.js"
+import { QuestionnaireResponsesApi, QuestionnairesApi } from "./Questionnaires/Questionnaires.js"
+import { ScreenersApi } from "./Questionnaires/Screeners.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -177,6 +185,17 @@ export class Api extends HttpApi.make("care-coordination-api")
   // Collaborators (issue 22)
   .add(CollaboratorsApi)
   .add(CollaboratorAssessmentsApi)
+  // Questionnaires (issue 21)
+  .add(QuestionnairesApi)
+  .add(QuestionnaireResponsesApi)
+  .add(QuestionnaireInvitesApi)
+  .add(ScreenersApi)
+  // Content library (issue 23)
+  .add(ContentLibraryApi)
+  .add(UserPiecesApi)
+  .add(UserCollectionsApi)
+  .add(RecommendationsApi)
+  .add(AdminContentApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

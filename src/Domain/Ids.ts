@@ -101,3 +101,32 @@ export const CollaboratorIdFromText = idFromText(CollaboratorId)
 export const CollaboratorAssessmentId = positiveId("CollaboratorAssessmentId")
 export type CollaboratorAssessmentId = typeof CollaboratorAssessmentId.Type
 export const CollaboratorAssessmentIdFromText = idFromText(CollaboratorAssessmentId)
+// Questionnaires (issue 21)
+export const QuestionnaireId = positiveId("QuestionnaireId")
+export type QuestionnaireId = typeof QuestionnaireId.Type
+export const QuestionnaireIdFromText = idFromText(QuestionnaireId)
+export const QuestionId = positiveId("QuestionId")
+export type QuestionId = typeof QuestionId.Type
+export const QuestionnaireResponseId = positiveId("QuestionnaireResponseId")
+export type QuestionnaireResponseId = typeof QuestionnaireResponseId.Type
+export const QuestionnaireResponseIdFromText = idFromText(QuestionnaireResponseId)
+// Content library (issue 23)
+export const ContentTagId = positiveId("ContentTagId")
+export type ContentTagId = typeof ContentTagId.Type
+export const ContentTagIdFromText = idFromText(ContentTagId)
+
+export const ContentCollectionId = positiveId("ContentCollectionId")
+export type ContentCollectionId = typeof ContentCollectionId.Type
+export const ContentCollectionIdFromText = idFromText(ContentCollectionId)
+
+export const ContentPieceId = positiveId("ContentPieceId")
+export type ContentPieceId = typeof ContentPieceId.Type
+export const ContentPieceIdFromText = idFromText(ContentPieceId)
+
+export const UserPieceId = positiveId("UserPieceId")
+export type UserPieceId = typeof UserPieceId.Type
+export const UserPieceIdFromText = idFromText(UserPieceId)
+
+export const UserCollectionId = positiveId("UserCollectionId")
+export type UserCollectionId = typeof UserCollectionId.Type
+export const UserCollectionIdFromText = idFromText(UserCollectionId)

@@ -228,6 +228,7 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     sessionMaxHours: yield* positiveInteger("SESSION_MAX_HOURS", 12),
     // Clinic patients (issue 13): the inbox help requests are emailed to.
     clinicSupportEmail: yield* Config.withDefault(Config.string("CLINIC_SUPPORT_EMAIL"), "support@localhost"),
+    clinicalAlertEmail: yield* Config.withDefault(Config.string("CLINICAL_ALERT_EMAIL"), "clinical-alerts@localhost"),
     jobs: {
       enabled: yield* Config.withDefault(Config.boolean("JOBS_ENABLED"), true),
       concurrency: yield* positiveInteger("JOBS_CONCURRENCY", 4),
@@ -242,7 +243,9 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
         Config.validate({ message: "must be at most 720 hours (30 days)", validation: (n) => n <= 720 })
       ),
       formUrl: yield* parsed("ASSESSMENT_FORM_URL", (text) => Either.map(parseInviteUrlBase(text), Option.some), Option.none<string>())
-    }
+    },
+    // Content library (issue 23): the demo bundle loaded at start-up into an empty library.
+    contentDemo: yield* Config.withDefault(Config.boolean("CONTENT_DEMO"), true)
   }
 })
 

@@ -117,6 +117,25 @@ import { LinkSealKey } from "../Services/Collaborators/LinkSeal.js"
 import { HttpCollaboratorsAreaLive } from "./Http/Collaborators/Collaborators.js"
 import { SigningSecret, SigningSecretLive } from "./SigningSecret.js"
 import { TracingLive } from "./Tracing.js"
+// Questionnaires (issue 21)
+import { HttpQuestionnairesAreaLive } from "./Http/Questionnaires/Questionnaires.js"
+import { QuestionnaireAlerts } from "../Services/Questionnaires/Alerts.js"
+import { Catalogue } from "../Services/Questionnaires/Catalogue.js"
+import { QuestionnaireInvites } from "../Services/Questionnaires/Invites.js"
+import { QuestionnaireMail } from "../Services/Questionnaires/Mail.js"
+import { QuestionnaireResponses } from "../Services/Questionnaires/Responses.js"
+import { Screeners } from "../Services/Questionnaires/Screeners.js"
+import { purgeScreenersTask, questionnaireTasks } from "../Services/Questionnaires/Tasks.js"
+// Content library (issue 23)
+import { Assignees } from "../Services/Content/Assignees.js"
+import { ContentFiles } from "../Services/Content/ContentFiles.js"
+import { ContentImport } from "../Services/Content/ContentImport.js"
+import { loadDemoContent } from "../Services/Content/DemoContent.js"
+import { ContentLibrary } from "../Services/Content/Library.js"
+import { Recommendations, refreshContentStats } from "../Services/Content/Recommendations.js"
+import { UserCollections } from "../Services/Content/UserCollections.js"
+import { UserPieces } from "../Services/Content/UserPieces.js"
+import { HttpContentLive } from "./Http/Content/Content.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
   Providers.Default, ProviderInvites.Default)
@@ -171,6 +190,25 @@ const PrescriptionServicesLive = Layer.mergeAll(Prescriptions.Default, Medicatio
   Layer.provide(PatientAccess.Default)
 )
 
+/** Questionnaires (issue 21): the catalogue (seeded at start-up), responses, invites and public screeners. */
+const QuestionnaireServicesLive = Layer.mergeAll(
+  Catalogue.Default, QuestionnaireResponses.Default, QuestionnaireInvites.Default, Screeners.Default, QuestionnaireAlerts.Default
+).pipe(Layer.provide(AuditLog.Default), Layer.provide(PatientAccess.Default))
+
+/** Instruments from seeds/questionnaires: a changed file becomes the next version before any request is served. */
+const QuestionnaireSeedLive = Layer.effectDiscard(Effect.flatMap(Catalogue, (catalogue) => catalogue.seed())).pipe(
+  Layer.provide(Catalogue.Default)
+)
+
+/** Content library (issue 23): library, import/export and files, assignments, recommendations. */
+const ContentServicesLive = Layer.mergeAll(
+  ContentLibrary.Default, ContentImport.Default, ContentFiles.Default, UserPieces.Default, UserCollections.Default, Recommendations.Default
+).pipe(
+  Layer.provide(Assignees.Default),
+  Layer.provide(AuditLog.Default),
+  Layer.provide(PatientAccess.Default)
+)
+
 /** Collaborators (issue 22): the key that seals assessment links in their mail job's payload. */
 export const LinkSealKeyLive = LinkSealKey.fromSecret(SigningSecret).pipe(Layer.provide(SigningSecretLive))
 /** Collaborators and their assessments (issue 22). */
@@ -178,6 +216,10 @@ const CollaboratorServicesLive = Assessments.Default.pipe(
   Layer.provideMerge(Collaborators.Default),
   Layer.provide(LinkSealKeyLive)
 )
+
+/** The demo library, loaded at start-up into an empty library unless CONTENT_DEMO=false (issue 23). */
+const DemoContentLive = Layer.effectDiscard(loadDemoContent).pipe(Layer.provide(ContentImport.Default), Layer.provide(AuditLog.Default))
+
 /** Push devices of user accounts (issue 17). */
 const DeviceServicesLive = Devices.Default.pipe(Layer.provide(AuditLog.Default))
 
@@ -210,6 +252,10 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(HttpPrescriptionsAreaLive),
   // Collaborators (issue 22)
   Layer.provide(HttpCollaboratorsAreaLive),
+  // Questionnaires (issue 21)
+  Layer.provide(HttpQuestionnairesAreaLive),
+  // Content library (issue 23)
+  Layer.provide(HttpContentLive),
   Layer.provide(SecurityLive)
 )
 
@@ -252,6 +298,8 @@ type JobTaskNeeds =
   | ReminderSender
   | Prescriptions
   | AssessmentJobs
+  | QuestionnaireMail
+  | Recommendations
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
 export const jobTasks: ReadonlyArray<AnyJobTask<JobTaskNeeds>> = [
@@ -264,6 +312,10 @@ export const jobTasks: ReadonlyArray<AnyJobTask<JobTaskNeeds>> = [
   sendAssessmentLinkTask,
   incidentAlertTask,
   expireAssessmentsTask,
+  // Questionnaires (issue 21)
+  ...questionnaireTasks,
+  // Content library (issue 23)
+  refreshContentStats,
 ]
 const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: sweepExpiredSessions, pattern: "17 * * * *" },
@@ -273,6 +325,10 @@ const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: expirePrescriptions, pattern: "5 9 * * *" },
   // Collaborators (issue 22): assessments whose link ran out, hourly.
   { task: expireAssessmentsTask, pattern: "41 * * * *" },
+  // Questionnaires (issue 21): public screeners older than 180 days, nightly.
+  { task: purgeScreenersTask, pattern: "41 9 * * *" },
+  // Content library (issue 23): popularity figures for recommendations, nightly in the Americas.
+  { task: refreshContentStats, pattern: "47 9 * * *" },
 ]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
@@ -283,6 +339,10 @@ const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
   Layer.provide(PrescriptionServicesLive),
   // Collaborators (issue 22)
   Layer.provide(AssessmentJobs.Default.pipe(Layer.provide(LinkSealKeyLive))),
+  Layer.provide(QuestionnaireMail.Default),
+  Layer.provide(Recommendations.Default.pipe(
+    Layer.provide(Assignees.Default), Layer.provide(PatientAccess.Default)
+  )),
 )
 
 /**
@@ -303,6 +363,10 @@ export const backendLayer = Layer.mergeAll(
   SessionNoteServicesLive,
   PrescriptionServicesLive,
   CollaboratorServicesLive,
+  QuestionnaireServicesLive,
+  QuestionnaireSeedLive,
+  ContentServicesLive,
+  DemoContentLive,
   JobWorkerWithTasksLive
 ).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))

@@ -139,10 +139,14 @@ export interface AppSettings {
   readonly sessionMaxHours: number
   /** Where help requests of clinic patients' families are emailed (CLINIC_SUPPORT_EMAIL). */
   readonly clinicSupportEmail: string
+  /** Where self-harm alerts go when a patient has no primary provider, and those of public screeners (CLINICAL_ALERT_EMAIL). */
+  readonly clinicalAlertEmail: string
   readonly jobs: JobSettings
   readonly billing: BillingSettings
   /** Firebase Cloud Messaging for push reminders (issue 17); None → the push outbox. */
   readonly fcm: Option.Option<FcmSettings>
+  /** Load seeds/content/demo.json at start-up when the content library is empty (CONTENT_DEMO, default true). */
+  readonly contentDemo: boolean
   /** Collaborator assessment links (issue 22). */
   readonly collaborators: CollaboratorSettings
 }

@@ -160,7 +160,10 @@ describe("body limit lookup", () => {
       "POST /v1/clinic/patients/1/documents",
       // Claims (issue 19): claim document uploads and replacements.
       "POST /v1/admin/clinic/claims/1/documents",
-      "PUT /v1/admin/clinic/claims/1/documents/1"
+      "PUT /v1/admin/clinic/claims/1/documents/1",
+      // Content (issue 23): the library bundle and content files (50 MB).
+      "POST /v1/admin/content/import",
+      "POST /v1/admin/content/files"
     ])
     // Endpoints with a limit of their own (issue 12: a Form C document, 1,000 bulk assignments).
     const ownLimits = new Map<string, number>([
@@ -180,7 +183,10 @@ describe("body limit lookup", () => {
       ["PUT /v1/clinic/patients/session_notes/1", noteBodyBytes],
       ["POST /v1/admin/clinic/session_notes/addendums", signatureBodyBytes],
       ["PUT /v1/admin/clinic/session_notes/addendums/1", signatureBodyBytes],
-      ["POST /v1/admin/clinic/session_notes/sign_offs", signatureBodyBytes]
+      ["POST /v1/admin/clinic/session_notes/sign_offs", signatureBodyBytes],
+      // Issue 21: questionnaire answers (merged into the content branch, issue 23, which lists them here).
+      ...["POST /v1/questionnaire_responses", "PUT /v1/questionnaire_responses/1", "POST /v1/questionnaire_invites/respond",
+        "POST /v1/marketing_questionnaires"].map((name): [string, number] => [name, 512 * 1024])
     ])
     for (const [method, path] of operations) {
       const name = `${method} ${path}`

@@ -33,6 +33,7 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   sessionIdleMinutes: 30,
   sessionMaxHours: 12,
   clinicSupportEmail: "support@clinic.test",
+  clinicalAlertEmail: "alerts@clinic.test",
   jobs: { enabled: false, concurrency: 2, pollIntervalMs: 2000 },
   fcm: Option.none(),
   mif: { importDir: Option.none(), maxFileBytes: 64 * 1024 * 1024, urlTimeoutMs: 30_000, urlAllowedNetworks: [] },
@@ -45,6 +46,7 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
     maxDocumentBytes: 10 * 1024 * 1024
   },
   collaborators: { tokenTtlHours: 168, formUrl: Option.none() },
+  contentDemo: false,
   ...overrides
 })
 

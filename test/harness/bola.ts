@@ -62,7 +62,10 @@ const patientRecordPaths: ReadonlyArray<readonly [RegExp, string]> = [
   // Issue 17: a reminder of the patient's appointment.
   [/\/appointment_reminders\/\{id\}$/, "appointment_reminder"],
   // Issue 20: a prescription of the patient (show, update, cancel, refill).
-  [/\/prescriptions\/\{id\}(\/refill)?$/, "prescription"]
+  [/\/prescriptions\/\{id\}(\/refill)?$/, "prescription"],
+  // Issue 21: a questionnaire response, shown under the clinic's path and updated under its own.
+  [/\/clinic\/patients\/questionnaires\/\{id\}$/, "questionnaire_response"],
+  [/\/questionnaire_responses\/\{id\}$/, "questionnaire_response"]
 ]
 
 /**

@@ -60,9 +60,15 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
             quantity, refills, refills_remaining, instructions, prescription_date)
           VALUES (${patient!.id}, ${provider!.id}, (SELECT min(id) FROM medications WHERE active), '50 mg', 'once daily', 30, 2, 2,
             ${draw(pii.name)}, current_date) RETURNING id`
+        // Issue 21: a questionnaire response in progress (GAD-7, one answer).
+        const [response] = yield* sql<{ id: number }>`INSERT INTO questionnaire_responses (questionnaire_id, questionnaire_version, patient_id, status, answers)
+          SELECT q.id, q.version, ${patient!.id}, 'in_progress', jsonb_build_object(min(qq.id)::text, 'Several days')
+          FROM questionnaires q JOIN questionnaire_questions qq ON qq.questionnaire_id = q.id
+          WHERE q.slug = 'gad7' AND q.active GROUP BY q.id RETURNING id`
         recordsByPatient.set(patient!.id, {
           help_request: help!.id, treatment_plan: plan!.id, spot: spot!.id, document: document!.id,
-          appointment: appointment!.id, appointment_reminder: reminder!.id, prescription: prescription!.id
+          appointment: appointment!.id, appointment_reminder: reminder!.id, prescription: prescription!.id,
+          ...(response === undefined ? {} : { questionnaire_response: response.id })
         })
         return [patient!.id]
       }).pipe(Effect.orDie, Effect.withTracerEnabled(false)),
@@ -85,6 +91,9 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
             -- Issue 20: prescriptions and their history.
             (SELECT json_agg(rx ORDER BY rx.id) FROM prescriptions rx WHERE rx.patient_id = p.id) AS prescriptions,
             (SELECT json_agg(ph ORDER BY ph.id) FROM prescription_history ph WHERE ph.patient_id = p.id) AS prescription_history,
+            -- Issue 21: questionnaire responses and invites.
+            (SELECT json_agg(qr ORDER BY qr.id) FROM questionnaire_responses qr WHERE qr.patient_id = p.id) AS questionnaire_responses,
+            (SELECT json_agg(qi ORDER BY qi.id) FROM questionnaire_invites qi WHERE qi.patient_id = p.id) AS questionnaire_invites,
             -- Issue 16: the engagement status history.
             (SELECT json_agg(h ORDER BY h.id) FROM ecm_status_histories h WHERE h.patient_id = p.id) AS status_histories
           FROM patients p WHERE p.id = ${patientId}`).pipe(

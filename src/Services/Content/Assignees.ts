@@ -1,0 +1,73 @@
+/**
+ * Who a content assignment goes to (issue 23), shared by user pieces and user collections: an
+ * account, optionally for one patient. Staff assign to a patient's account (`patient_id`; a patient
+ * without one → 422 `has no account`), to a `user_id`, or to themselves; a parent to themself or
+ * for their own patient (another patient: 404 `Patient not found`, through PatientAccess).
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import { contentMessages } from "../../Api/Content/Content.js"
+import { invalidField } from "../../Api/Errors.js"
+import { isStaff } from "../../Domain/Accounts/User.js"
+import { wallClockAt } from "../../Domain/Scheduling/ZonedTime.js"
+import { AppConfig } from "../AppConfig.js"
+import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
+
+export interface Assignee {
+  readonly userId: number
+  readonly patientId: number | null
+}
+
+const pad = (n: number) => String(n).padStart(2, "0")
+
+export class Assignees extends Effect.Service<Assignees>()("app/ContentAssignees", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const access = yield* PatientAccess
+    const zone = (yield* AppConfig).clinicTimeZone
+
+    /** Now (through Clock, so tests may move it) and today's date in the clinic's zone. */
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => {
+      const at = new Date(ms)
+      const w = wallClockAt(at, zone)
+      return { at, today: `${w.year}-${pad(w.month)}-${pad(w.day)}` }
+    })
+
+    const resolve = (caller: PatientViewer, input: { readonly patient_id?: number | null | undefined; readonly user_id?: number | null | undefined }) =>
+      Effect.gen(function*() {
+        const patientId = input.patient_id ?? undefined
+        const userId = input.user_id ?? undefined
+        if (!isStaff(caller.role)) {
+          if (userId !== undefined && userId !== caller.id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
+          if (patientId === undefined) return { userId: caller.id, patientId: null } satisfies Assignee
+          return { userId: caller.id, patientId: yield* access.visiblePatient(caller, patientId) } satisfies Assignee
+        }
+        if (patientId !== undefined) {
+          yield* access.visiblePatient(caller, patientId)
+          const [patient] = yield* sql<{ user_id: number | null }>`SELECT p.user_id FROM patients p
+            JOIN users u ON u.id = p.user_id AND u.deleted_at IS NULL WHERE p.id = ${patientId}`.pipe(Effect.orDie)
+          if (patient?.user_id == null) return yield* Effect.fail(invalidField("patient_id", contentMessages.noAccount))
+          if (userId !== undefined && userId !== patient.user_id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
+          return { userId: patient.user_id, patientId } satisfies Assignee
+        }
+        if (userId !== undefined) {
+          const [user] = yield* sql`SELECT 1 FROM users WHERE id = ${userId} AND deleted_at IS NULL`.pipe(Effect.orDie)
+          if (user === undefined) return yield* Effect.fail(invalidField("user_id", "must exist"))
+          return { userId, patientId: null } satisfies Assignee
+        }
+        return { userId: caller.id, patientId: null } satisfies Assignee
+      }).pipe(Effect.withSpan("ContentAssignees.resolve"))
+
+    /** `assigned_by`: the caller by default; only staff may name another staff user. */
+    const assigner = (caller: PatientViewer, assignedBy: number | null | undefined) =>
+      Effect.gen(function*() {
+        if (assignedBy == null || assignedBy === caller.id) return caller.id
+        if (!isStaff(caller.role)) return yield* Effect.fail(invalidField("assigned_by", "is invalid"))
+        const [user] = yield* sql`SELECT 1 FROM users WHERE id = ${assignedBy} AND role <> 'parent' AND deleted_at IS NULL`.pipe(Effect.orDie)
+        if (user === undefined) return yield* Effect.fail(invalidField("assigned_by", "is invalid"))
+        return assignedBy
+      })
+
+    return { now, resolve, assigner } as const
+  })
+}) {}

@@ -1,0 +1,67 @@
+/**
+ * Files content pieces are stored as (issue 23): PDF, MP3, MP4, PNG or JPEG up to 50 MB, sent as
+ * a base64 data URI. The type is sniffed from the bytes (`file-type`), whatever the data URI
+ * declares; the file goes to `ObjectStore` and its key is recorded for bundles to name.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { fileTypeFromBuffer } from "file-type"
+import { randomUUID } from "node:crypto"
+import { maxContentFileBytes, UploadedContentFile } from "../../Api/Content/AdminContent.js"
+import { invalidField } from "../../Api/Errors.js"
+import { AuditLog } from "../AuditLog.js"
+import { ObjectStore } from "../ObjectStore.js"
+
+/** What a piece may be stored as: sniffed extension → content type. */
+export const contentFileTypes: Readonly<Record<string, string>> = {
+  pdf: "application/pdf",
+  mp3: "audio/mpeg",
+  mp4: "video/mp4",
+  png: "image/png",
+  jpg: "image/jpeg"
+}
+
+const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/
+
+/** `data:<anything>;base64,<data>` → the bytes, or the message for `file`. */
+export const decodeDataUri = (uri: string, maxBytes: number): Uint8Array | string => {
+  const match = /^data:[a-z0-9.+-]+\/[a-z0-9.+-]+(;[a-z0-9=.+-]+)*;base64,/i.exec(uri.slice(0, 200))
+  if (match === null) return "must be a base64 data URI (data:<type>;base64,…)"
+  const encoded = uri.slice(match[0].length)
+  if (encoded.length === 0) return "can't be blank"
+  if (Math.floor((encoded.length * 3) / 4) - 2 > maxBytes) return `is too large (maximum is ${maxBytes / (1024 * 1024)} MB)`
+  if (encoded.length % 4 !== 0 || !base64Pattern.test(encoded)) return "is not valid base64"
+  const buffer = Buffer.from(encoded, "base64")
+  if (buffer.byteLength > maxBytes) return `is too large (maximum is ${maxBytes / (1024 * 1024)} MB)`
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
+}
+
+export class ContentFiles extends Effect.Service<ContentFiles>()("app/ContentFiles", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* ObjectStore
+    const audit = yield* AuditLog
+
+    const upload = (actorId: number, file: string, filename: string) =>
+      Effect.gen(function*() {
+        const bytes = decodeDataUri(file, maxContentFileBytes)
+        if (typeof bytes === "string") return yield* Effect.fail(invalidField("file", bytes))
+        const sniffed = yield* Effect.promise(() => fileTypeFromBuffer(bytes).catch(() => undefined))
+        const contentType = sniffed === undefined ? undefined : contentFileTypes[sniffed.ext]
+        if (sniffed === undefined || contentType === undefined || contentType !== sniffed.mime) {
+          return yield* Effect.fail(invalidField("file", "must be a PDF, MP3, MP4, PNG or JPEG"))
+        }
+        const key = `content/files/${randomUUID()}.${sniffed.ext}`
+        yield* store.put(key, bytes, contentType)
+        yield* sql`INSERT INTO content_files (object_key, filename, content_type, size, created_by_id)
+          VALUES (${key}, ${filename.trim()}, ${contentType}, ${bytes.byteLength}, ${actorId})`.pipe(
+          Effect.catchTag("SqlError", (error) => Effect.zipRight(store.delete(key), Effect.die(error)))
+        )
+        yield* audit.record({ actorId, action: "content_file.create", targetType: "content_file", targetId: null })
+        yield* Effect.annotateCurrentSpan({ "content_file.bytes": bytes.byteLength })
+        return UploadedContentFile.make({ object_key: key })
+      }).pipe(Effect.withSpan("ContentFiles.upload"))
+
+    return { upload } as const
+  })
+}) {}

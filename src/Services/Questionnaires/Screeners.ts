@@ -1,0 +1,70 @@
+/**
+ * Public screeners (general §4.12 marketing questionnaires; issue 21): anonymous, scored at once,
+ * the band emailed, kept 180 days (daily purge job). Rate-limited per client address and per email.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import { invalidField } from "../../Api/Errors.js"
+import { type PageRequest } from "../../Api/Pagination.js"
+import type { CreateScreenerRequest } from "../../Api/Questionnaires/Screeners.js"
+import { ScreenerResult, type TargetAudience } from "../../Domain/Questionnaires/Questionnaire.js"
+import { Jobs } from "../Jobs.js"
+import { RateLimiter } from "../RateLimiter.js"
+import { QuestionnaireAlerts } from "./Alerts.js"
+import { mergeAnswers } from "./Answers.js"
+import { Catalogue } from "./Catalogue.js"
+import { crisisResourcesOf, evaluate, mustExist, QuestionnaireResponses } from "./Responses.js"
+import { screenerResultTask } from "./Tasks.js"
+
+export const screenerLimits = {
+  perAddress: { limit: 5, window: "1 hour" },
+  perEmail: { limit: 3, window: "1 day" }
+} as const
+
+const textArray = (items: ReadonlyArray<string>) => items as Array<string>
+
+export class Screeners extends Effect.Service<Screeners>()("app/Screeners", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const catalogue = yield* Catalogue
+    const responses = yield* QuestionnaireResponses
+    const alerts = yield* QuestionnaireAlerts
+    const limiter = yield* RateLimiter
+    const jobs = yield* Jobs
+
+    const list = (targetAudience: TargetAudience | undefined, request: PageRequest) =>
+      Effect.map(catalogue.list({ targetAudience, screenersOnly: true }, request), (page) => ({
+        marketing_questionnaires: page.questionnaires,
+        pagination: page.pagination
+      }))
+
+    const create = (address: string, input: CreateScreenerRequest["marketing_questionnaire"]) =>
+      Effect.gen(function*() {
+        if (input.website !== undefined && input.website.trim() !== "") return yield* Effect.fail(invalidField("website", "must be blank"))
+        const def = (yield* catalogue.isActive(input.questionnaire_id)) ? yield* catalogue.definition(input.questionnaire_id) : undefined
+        if (def === undefined || def.targetAudience === null) return yield* Effect.fail(mustExist())
+        const answers = mergeAnswers({}, yield* responses.checked(def, input.responses))
+        const { result } = evaluate(def, answers)
+        const email = input.email.trim()
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          yield* limiter.enforce(`screener_address:${address}`, screenerLimits.perAddress)
+          yield* limiter.enforce(`screener_email:${email.toLowerCase()}`, screenerLimits.perEmail)
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const [row] = yield* sql<{ id: number }>`INSERT INTO marketing_questionnaires (questionnaire_id, email, answers, score, severity,
+              subscales, flags, created_at)
+            VALUES (${def.id}, ${email}, ${JSON.stringify(answers)}::jsonb, ${result.score}, ${result.severity},
+              ${JSON.stringify(result.subscales)}::jsonb, ${textArray(result.flags)}::text[], ${now})
+            RETURNING id`
+          if (result.flags.includes("self_harm")) yield* alerts.raise({ _tag: "Screener", id: row!.id }, null)
+          yield* jobs.enqueue(screenerResultTask, { marketing_questionnaire_id: row!.id })
+          return ScreenerResult.make({
+            id: row!.id, score: result.score, severity: result.severity, subscales: result.subscales,
+            crisis_resources: crisisResourcesOf(result.flags)
+          }, true)
+        }))
+      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Screeners.create"))
+
+    return { list, create } as const
+  }),
+  dependencies: [Catalogue.Default, QuestionnaireResponses.Default, QuestionnaireAlerts.Default, RateLimiter.Default]
+}) {}
