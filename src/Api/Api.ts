@@ -39,6 +39,8 @@ import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 // Billing (issue 19)
 import { ClaimsApi } from "./Billing/Claims.js"
 import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
+// Clinic videos (issue 24)
+import { VideosApi } from "./Videos/Videos.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -158,6 +160,8 @@ export class Api extends HttpApi.make("care-coordination-api")
   // Reminders and push devices (issue 17)
   .add(RemindersApi)
   .add(DevicesApi)
+  // Clinic videos (issue 24)
+  .add(VideosApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

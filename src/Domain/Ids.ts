@@ -85,3 +85,8 @@ export const AppointmentReminderIdFromText = idFromText(AppointmentReminderId)
 export const DeviceId = positiveId("DeviceId")
 export type DeviceId = typeof DeviceId.Type
 export const DeviceIdFromText = idFromText(DeviceId)
+
+// Clinic videos (issue 24)
+export const VideoId = positiveId("VideoId")
+export type VideoId = typeof VideoId.Type
+export const VideoIdFromText = idFromText(VideoId)

@@ -98,6 +98,13 @@ import { Insurance } from "../Services/Billing/Insurance.js"
 import { HttpClaimsLive } from "./Http/Billing/Claims.js"
 import { HttpCoverageLive, HttpInsurancePlansLive } from "./Http/Billing/Insurance.js"
 import { TracingLive } from "./Tracing.js"
+// Clinic videos (issue 24)
+import { VideoProcessing } from "../Services/Videos/VideoProcessing.js"
+import { deleteVideoObjectsTask, processVideoTask, sweepVideoUploadsTask } from "../Services/Videos/VideoTaskDefs.js"
+import { Videos } from "../Services/Videos/Videos.js"
+import { VideoUploads } from "../Services/Videos/VideoUploads.js"
+import { FfmpegVideoProcessorLive } from "./FfmpegVideoProcessor.js"
+import { HttpVideosLive } from "./Http/Videos/Videos.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
   Providers.Default, ProviderInvites.Default)
@@ -143,6 +150,14 @@ const BillingServicesLive = Layer.mergeAll(Claims.Default, ClaimDocuments.Defaul
   Layer.provide(AuditLog.Default)
 )
 
+/** Clinic videos (issue 24): records, uploads and the processing of the job worker. */
+const VideoServicesLive = VideoUploads.Default.pipe(
+  Layer.provideMerge(Videos.Default),
+  Layer.provideMerge(VideoProcessing.Default),
+  Layer.provide(FfmpegVideoProcessorLive),
+  Layer.provide(AuditLog.Default)
+)
+
 /** Push devices of user accounts (issue 17). */
 const DeviceServicesLive = Devices.Default.pipe(Layer.provide(AuditLog.Default))
 
@@ -169,6 +184,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpClaimsLive, HttpInsurancePlansLive, HttpCoverageLive]),
   // Reminders and push devices (issue 17)
   Layer.provide([HttpRemindersLive, HttpDevicesLive]),
+  // Clinic videos (issue 24)
+  Layer.provide(HttpVideosLive),
   Layer.provide(SecurityLive)
 )
 
@@ -205,22 +222,29 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender>> = [
+export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender | VideoProcessing>> = [
   sweepExpiredSessions,
   extendSlotSeries,
-  sendReminderTask
+  sendReminderTask,
+  // Clinic videos (issue 24)
+  processVideoTask,
+  deleteVideoObjectsTask,
+  sweepVideoUploadsTask
 ]
 const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: sweepExpiredSessions, pattern: "17 * * * *" },
   // Scheduling (issue 15): recurring availability kept 90 days ahead, nightly in the Americas.
-  { task: extendSlotSeries, pattern: "23 10 * * *" }
+  { task: extendSlotSeries, pattern: "23 10 * * *" },
+  // Clinic videos (issue 24): uploads idle 24 h are failed and aborted.
+  { task: sweepVideoUploadsTask, pattern: "41 * * * *" }
 ]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
 const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
   Layer.provide(Sessions.Default),
   Layer.provide(Slots.Default.pipe(Layer.provide(AuditLog.Default))),
-  Layer.provide(ReminderSender.Default)
+  Layer.provide(ReminderSender.Default),
+  Layer.provide(VideoServicesLive)
 )
 
 /**
@@ -238,6 +262,7 @@ export const backendLayer = Layer.mergeAll(
   SchedulingServicesLive,
   BillingServicesLive,
   DeviceServicesLive,
+  VideoServicesLive,
   JobWorkerWithTasksLive
 ).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
