@@ -12,12 +12,13 @@
  */
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
-import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { createReadStream, createWriteStream } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { Transform } from "node:stream"
+import { Readable, Transform } from "node:stream"
+import type { ReadableStream as WebReadableStream } from "node:stream/web"
 import { pipeline } from "node:stream/promises"
 import {
   checkObjectKey, isValidObjectKey, isValidUploadId, MultipartRejected, ObjectStore, type StoredObject, tracedGet,
@@ -418,7 +419,9 @@ export const partUploadHandler = Effect.gen(function*() {
   const dir = uploadDir(config.dataDir, uploadId)
   const declared = Number(request.headers["content-length"] ?? 0)
   if (declared > Number(max)) return partTooLarge
-  const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+  // The Node request itself when served by Node (so a refused part can be drained, not reset), else its body stream.
+  const source: unknown = NodeHttpServerRequest.toIncomingMessage(request)
+  const incoming = source instanceof Readable ? source : Readable.fromWeb(Stream.toReadableStream(request.stream) as WebReadableStream)
   const outcome = yield* Effect.promise(async () => {
     if ((await readJson<UploadMeta>(path.join(dir, "upload.json"))) === undefined) {
       incoming.resume()
