@@ -45,7 +45,8 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 // Issue 17: the appointment reminders' create and list (by the patient's appointment), show and cancel: 4.
 // Issue 14: ECM communications (SMS, call): 2.
 // Issue 16: engagement status (update, show): 2.
-const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2
+// Issue 24: clinic videos list (query patient_id), create and update (video.patient_id): 3.
+const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 3
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined
