@@ -155,6 +155,7 @@ const VideoServicesLive = VideoUploads.Default.pipe(
   Layer.provideMerge(Videos.Default),
   Layer.provideMerge(VideoProcessing.Default),
   Layer.provide(FfmpegVideoProcessorLive),
+  Layer.provide(PatientAccess.Default),
   Layer.provide(AuditLog.Default)
 )
 

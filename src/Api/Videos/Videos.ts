@@ -121,10 +121,12 @@ export class VideosApi extends HttpApiGroup.make("videos")
     HttpApiEndpoint.get("list", "/clinic/videos")
       .setUrlParams(VideoListQuery)
       .addSuccess(VideoList)
+      .addError(NotFound.schema)
       .annotateContext(operationDocs({
         summary: "List videos",
         description: `The videos the caller may read, newest first, ${videosPageSize} a page by default; filters by category, ` +
-          "status, patient and provider. Deleted videos are never listed.",
+          "status, patient and provider. Deleted videos are never listed. A parent naming another family's patient gets " +
+          "404 `Patient not found`.",
         access,
         spec: "general §2.9, §4.10"
       }))
@@ -134,6 +136,7 @@ export class VideosApi extends HttpApiGroup.make("videos")
       .setPayload(CreateVideoRequest)
       .addSuccess(VideoResponse, { status: 201 })
       .addError(Forbidden.schema)
+      .addError(NotFound.schema)
       .annotateContext(operationDocs({
         summary: "Create a video record",
         description: "A video in status `uploading`; then send the file with the upload endpoints. 422, nothing saved: a blank " +

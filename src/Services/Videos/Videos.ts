@@ -15,6 +15,7 @@ import {
 import { AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
 import { ObjectStore } from "../ObjectStore.js"
+import { PatientAccess } from "../Patients/PatientAccess.js"
 import { deleteVideoObjectsTask, processVideoTask } from "./VideoTaskDefs.js"
 import { readableBy, toVideo, type VideoRow, type VideoViewer, videoColumns, writableBy } from "./VideosRepo.js"
 
@@ -39,7 +40,18 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
     const store = yield* ObjectStore
     const jobs = yield* Jobs
     const audit = yield* AuditLog
+    const access = yield* PatientAccess
     const columns = sql.literal(videoColumns)
+
+    /**
+     * A parent naming a patient (a filter, a body field) gets 404 "Patient not found" for another
+     * family's, like every patient-scoped record (PatientAccess): ids never leak. Staff go on to the
+     * video rules ("must exist" for an unknown patient).
+     */
+    const parentNamesPatient = (caller: Caller, patientId: number | null | undefined) =>
+      caller.role === "parent" && patientId !== undefined && patientId !== null
+        ? Effect.asVoid(access.visiblePatient(caller, patientId))
+        : Effect.void
 
     const viewerOf = (caller: Caller): Effect.Effect<VideoViewer> =>
       Effect.gen(function*() {
@@ -112,6 +124,7 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
 
     const list = (caller: Caller, filters: VideoFilters, request: PageRequest) =>
       Effect.gen(function*() {
+        yield* parentNamesPatient(caller, filters.patientId)
         const viewer = yield* viewerOf(caller)
         const clauses: Array<Statement.Fragment> = [sql`v.status <> 'deleted'`, readableBy(sql, viewer)]
         if (filters.category !== undefined) clauses.push(sql`v.category = ${filters.category}`)
@@ -127,6 +140,7 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
 
     const create = (caller: Caller, input: CreateVideoRequest["video"]) =>
       Effect.gen(function*() {
+        yield* parentNamesPatient(caller, input.patient_id)
         if (!["admin", "provider", "supervisor"].includes(caller.role)) return yield* Effect.fail(notAuthorized())
         const fields = {
           category: input.category,
@@ -160,6 +174,7 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
 
     const update = (caller: Caller, id: number, input: VideoFields) =>
       Effect.gen(function*() {
+        yield* parentNamesPatient(caller, input.patient_id)
         const viewer = yield* viewerOf(caller)
         const row = yield* writable(viewer, id)
         if (input.status !== undefined && input.status !== row.status) {
