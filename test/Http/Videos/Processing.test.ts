@@ -140,7 +140,7 @@ layer(DiskApp, { timeout: 120_000 })("clinic video processing (ffmpeg, disk stor
       yield* runVideoJobs()
       expect((yield* getBytes(video.file_url!)).status).toBe(404)
       expect((yield* getBytes(video.thumbnail_url!)).status).toBe(404)
-    }))
+    }), 180_000)
 
   it.scoped("a VP9/Opus WebM becomes H.264/AAC MP4", () =>
     Effect.gen(function*() {
@@ -158,7 +158,7 @@ layer(DiskApp, { timeout: 120_000 })("clinic video processing (ffmpeg, disk stor
       const probed = yield* probe(file)
       expect(probed.codecs).toEqual({ video: "h264", audio: "aac" })
       expect(probed.format).toContain("mp4")
-    }))
+    }), 180_000)
 
   it.scoped("corrupt bytes and a renamed HLS playlist fail at once, with no retry", () =>
     Effect.gen(function*() {
@@ -177,7 +177,7 @@ layer(DiskApp, { timeout: 120_000 })("clinic video processing (ffmpeg, disk stor
       const sql = yield* SqlClient.SqlClient
       const [pending] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker._private_jobs`
       expect(pending!.n).toBe(0)
-    }))
+    }), 180_000)
 
   it.scoped("progress only grows, 100 once completed, written at most about once a second (20 s clip)", () =>
     Effect.gen(function*() {
@@ -201,5 +201,5 @@ layer(DiskApp, { timeout: 120_000 })("clinic video processing (ffmpeg, disk stor
       const status = yield* request("GET", `${videosPath}/${id}/status`, { token: p.token })
       expect(status.body).toMatchObject({ status: "completed", progress_percentage: 100, error_message: null })
       expect((status.body as { estimated_completion: string }).estimated_completion).toMatch(/Z$/)
-    }))
+    }), 180_000)
 })
