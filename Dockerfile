@@ -43,6 +43,11 @@ FROM ${NODE_IMAGE} AS runtime
 # measurable throughput gain); override it per deployment (README "Production build").
 ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0 DATA_DIR=/data NODE_OPTIONS=--max-semi-space-size=32
 WORKDIR /app
+# Clinic videos (issue 24): Debian's ffmpeg/ffprobe (security-patched; uploads are hostile) for the
+# process_video job. FFMPEG_PATH / FFPROBE_PATH point elsewhere if needed.
+RUN if ! command -v ffprobe >/dev/null 2>&1; then \
+      apt-get update && apt-get install -y --no-install-recommends ffmpeg && rm -rf /var/lib/apt/lists/*; \
+    fi
 # Code and dependencies stay owned by root: the `node` user can read them, not change them.
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/package.json ./

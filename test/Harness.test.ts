@@ -52,7 +52,8 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 // Issue 21: questionnaire responses (create, update, list, show) and invites (create): 5.
 // Issue 23: content user pieces and user collections (list: patient_id query; create: body patient_id) and
 // recommendations (patient_id query): 5.
-const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 4 + 7 + 4 + 5 + 5
+// Issue 24: clinic videos list (query patient_id), create and update (video.patient_id): 3.
+const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 4 + 7 + 4 + 5 + 5 + 3
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

@@ -53,6 +53,8 @@ import { ContentLibraryApi, RecommendationsApi, UserCollectionsApi, UserPiecesAp
 import { QuestionnaireInvitesApi } from "./Questionnaires/Invites.js"
 import { QuestionnaireResponsesApi, QuestionnairesApi } from "./Questionnaires/Questionnaires.js"
 import { ScreenersApi } from "./Questionnaires/Screeners.js"
+// Clinic videos (issue 24)
+import { VideosApi } from "./Videos/Videos.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -196,6 +198,8 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(UserCollectionsApi)
   .add(RecommendationsApi)
   .add(AdminContentApi)
+  // Clinic videos (issue 24)
+  .add(VideosApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

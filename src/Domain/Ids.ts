@@ -130,3 +130,7 @@ export const UserPieceIdFromText = idFromText(UserPieceId)
 export const UserCollectionId = positiveId("UserCollectionId")
 export type UserCollectionId = typeof UserCollectionId.Type
 export const UserCollectionIdFromText = idFromText(UserCollectionId)
+// Clinic videos (issue 24)
+export const VideoId = positiveId("VideoId")
+export type VideoId = typeof VideoId.Type
+export const VideoIdFromText = idFromText(VideoId)

@@ -188,6 +188,14 @@ const billing = Config.all({
   )
 })
 
+/** Clinic videos (issue 24). */
+const clinicVideos = Config.all({
+  maxBytes: positiveInteger("VIDEO_MAX_BYTES", 2 * 1024 * 1024 * 1024),
+  ffmpegPath: Config.withDefault(Config.string("FFMPEG_PATH"), "/usr/bin/ffmpeg"),
+  ffprobePath: Config.withDefault(Config.string("FFPROBE_PATH"), "/usr/bin/ffprobe"),
+  concurrency: positiveInteger("VIDEO_CONCURRENCY", 1)
+})
+
 export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Effect.gen(function*() {
   const port = yield* Config.withDefault(Config.port("PORT"), 3000)
   const host = yield* Config.withDefault(Config.string("HOST"), "0.0.0.0")
@@ -222,6 +230,7 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     logFormat: yield* Config.withDefault(Config.literal("json", "pretty")("LOG_FORMAT"), "json"),
     mif: yield* mif,
     video: yield* video,
+    clinicVideos: yield* clinicVideos,
     clinicTimeZone: yield* clinicTimeZone,
     // Automatic log-off for health data: docs/spec-decisions.md "Sessions" gives the reasons.
     sessionIdleMinutes: yield* positiveInteger("SESSION_IDLE_MINUTES", 30),

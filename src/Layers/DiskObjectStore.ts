@@ -2,14 +2,28 @@
  * The local default `ObjectStore`: objects are files under DATA_DIR/objects/<key>, with their
  * content type in DATA_DIR/objects/.meta/<key>.json (keys cannot start a segment with ".", so
  * neither `.meta` nor `.tmp` can collide with an object). Download links are signed here with an
- * HMAC and served by `objectDownloadRouter` at GET /objects/<key>?expires=…&signature=….
+ * HMAC and served by `objectDownloadRouter` at GET /objects/<key>?expires=…&signature=…, which
+ * honours `Range` (206/416) and streams from disk.
+ *
+ * Multipart uploads live in DATA_DIR/uploads/<upload id>/: `upload.json` (key, content type), and
+ * per part `<n>.part` with `<n>.json` (ETag, size). Parts arrive at the signed
+ * PUT /objects/uploads/<upload id>/<n>?expires=…&max=…&signature=… (streamed to disk, at most
+ * `max` bytes, answering a quoted-MD5 `ETag` like S3); `complete` concatenates them by streaming.
  */
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
+import { Clock, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { createReadStream, createWriteStream } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { checkObjectKey, isValidObjectKey, ObjectStore, type StoredObject, tracedGet } from "../Services/ObjectStore.js"
+import { Readable, Transform } from "node:stream"
+import type { ReadableStream as WebReadableStream } from "node:stream/web"
+import { pipeline } from "node:stream/promises"
+import {
+  checkObjectKey, isValidObjectKey, isValidUploadId, MultipartRejected, ObjectStore, type StoredObject, tracedGet,
+  type UploadedPart
+} from "../Services/ObjectStore.js"
 import { AppConfig, type AppSettings } from "../Services/AppConfig.js"
 import { SigningSecret } from "./SigningSecret.js"
 
@@ -76,6 +90,41 @@ const readObject = (dataDir: string, key: string): Effect.Effect<Option.Option<S
     return Option.some({ body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), contentType })
   })
 
+export const uploadsDir = (dataDir: string) => path.join(dataDir, "uploads")
+const uploadDir = (dataDir: string, uploadId: string) => path.join(uploadsDir(dataDir), uploadId)
+
+interface UploadMeta {
+  readonly key: string
+  readonly contentType: string
+}
+
+const readJson = <A>(file: string): Promise<A | undefined> =>
+  fs.readFile(file, "utf8").then((text) => JSON.parse(text) as A, (error) => {
+    if (isMissing(error)) return undefined
+    throw error
+  })
+
+/** The parts of an upload on disk, by part number (a part is there once its `<n>.json` is). */
+const partsOnDisk = async (dataDir: string, uploadId: string): Promise<Array<UploadedPart>> => {
+  const dir = uploadDir(dataDir, uploadId)
+  const names = await fs.readdir(dir).catch((error) => {
+    if (isMissing(error)) return [] as Array<string>
+    throw error
+  })
+  const parts: Array<UploadedPart> = []
+  for (const name of names) {
+    const match = /^([1-9][0-9]{0,4})\.json$/.exec(name)
+    if (!match) continue
+    const info = await readJson<{ etag: string; size: number }>(path.join(dir, name))
+    if (info) parts.push({ partNumber: Number(match[1]), etag: info.etag, size: info.size })
+  }
+  return parts.sort((a, b) => a.partNumber - b.partNumber)
+}
+
+/** Hex HMAC-SHA256 over "upload:<id>/<part>\nexpires\nmax": a part PUT link. */
+export const signPartUrl = (secret: Redacted.Redacted<string>, uploadId: string, partNumber: number, expires: number, max: number) =>
+  createHmac("sha256", Redacted.value(secret)).update(`upload:${uploadId}/${partNumber}\n${expires}\n${max}`).digest("hex")
+
 /** Hex HMAC-SHA256 over "key\nexpires". */
 export const signObjectUrl = (secret: Redacted.Redacted<string>, key: string, expires: number): string =>
   createHmac("sha256", Redacted.value(secret)).update(`${key}\n${expires}`).digest("hex")
@@ -133,7 +182,86 @@ export const makeDiskObjectStore = (
           })
         )),
         Effect.withSpan("ObjectStore.getToFile", { attributes: { "object.key_length": key.length } })
-      )
+      ),
+    multipart: {
+      create: (key, contentType) =>
+        checkObjectKey(key).pipe(
+          Effect.zipRight(Effect.promise(async () => {
+            const uploadId = randomBytes(16).toString("hex")
+            const dir = uploadDir(settings.dataDir, uploadId)
+            await fs.mkdir(dir, { recursive: true })
+            await fs.writeFile(path.join(dir, "upload.json"), JSON.stringify({ key, contentType } satisfies UploadMeta))
+            return uploadId
+          })),
+          Effect.withSpan("ObjectStore.multipart.create", { attributes: { "object.key_length": key.length } })
+        ),
+      presignPart: (key, uploadId, partNumber, lifetime, maxBytes) =>
+        checkObjectKey(key).pipe(
+          Effect.zipRight(Clock.currentTimeMillis),
+          Effect.map((now) => {
+            const expires = Math.ceil((now + Duration.toMillis(lifetime)) / 1000)
+            const signature = signPartUrl(secret, uploadId, partNumber, expires, maxBytes)
+            return `${settings.publicBaseUrl}/objects/uploads/${uploadId}/${partNumber}?expires=${expires}&max=${maxBytes}&signature=${signature}`
+          })
+        ),
+      listParts: (key, uploadId) =>
+        checkObjectKey(key).pipe(
+          Effect.zipRight(Effect.promise(async () => {
+            if (!isValidUploadId(uploadId)) return []
+            const meta = await readJson<UploadMeta>(path.join(uploadDir(settings.dataDir, uploadId), "upload.json"))
+            return meta?.key === key ? await partsOnDisk(settings.dataDir, uploadId) : []
+          })),
+          Effect.withSpan("ObjectStore.multipart.listParts")
+        ),
+      complete: (key, uploadId, parts) =>
+        checkObjectKey(key).pipe(
+          Effect.zipRight(Effect.tryPromise({
+            try: async () => {
+              const dir = uploadDir(settings.dataDir, uploadId)
+              const meta = isValidUploadId(uploadId) ? await readJson<UploadMeta>(path.join(dir, "upload.json")) : undefined
+              if (meta?.key !== key) throw new MultipartRejected({ reason: "NoSuchUpload" })
+              const stored = new Map((await partsOnDisk(settings.dataDir, uploadId)).map((p) => [p.partNumber, p]))
+              let previous = 0
+              for (const part of parts) {
+                if (part.partNumber <= previous) throw new MultipartRejected({ reason: "InvalidPartOrder" })
+                previous = part.partNumber
+                if (stored.get(part.partNumber)?.etag !== part.etag) throw new MultipartRejected({ reason: "InvalidPart" })
+              }
+              if (parts.length === 0) throw new MultipartRejected({ reason: "InvalidPart" })
+              const paths = pathsOf(settings.dataDir, key)
+              await fs.mkdir(paths.tmp, { recursive: true })
+              await fs.mkdir(path.dirname(paths.body), { recursive: true })
+              const tmp = path.join(paths.tmp, randomBytes(12).toString("hex"))
+              try {
+                const out = createWriteStream(tmp)
+                for (const part of parts) {
+                  await pipeline(createReadStream(path.join(dir, `${part.partNumber}.part`)), out, { end: false })
+                }
+                await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())))
+                await writeAtomically(paths.tmp, paths.meta, JSON.stringify({ contentType: meta.contentType }))
+                await fs.rename(tmp, paths.body)
+              } finally {
+                await fs.rm(tmp, { force: true })
+              }
+              await fs.rm(dir, { recursive: true, force: true })
+              return parts.reduce((sum, part) => sum + stored.get(part.partNumber)!.size, 0)
+            },
+            catch: (error) => error
+          })),
+          Effect.catchAll((error) => error instanceof MultipartRejected ? Effect.fail(error) : Effect.die(error)),
+          Effect.withSpan("ObjectStore.multipart.complete", { attributes: { "object.parts": parts.length } })
+        ),
+      abort: (key, uploadId) =>
+        checkObjectKey(key).pipe(
+          Effect.zipRight(Effect.promise(async () => {
+            if (!isValidUploadId(uploadId)) return
+            const dir = uploadDir(settings.dataDir, uploadId)
+            const meta = await readJson<UploadMeta>(path.join(dir, "upload.json"))
+            if (meta?.key === key) await fs.rm(dir, { recursive: true, force: true })
+          })),
+          Effect.withSpan("ObjectStore.multipart.abort")
+        )
+    }
   })
 
 export const DiskObjectStoreLive: Layer.Layer<ObjectStore, never, AppConfig | SigningSecret> = Layer.effect(
@@ -161,29 +289,174 @@ export const verifyObjectUrl = (
     return timingSafeEqual(Buffer.from(signature, "hex"), expected) && now <= Number(expires) * 1000
   })
 
-/** GET /objects/<key>?expires&signature: serves a disk object to whoever holds a valid link. */
+const downloadHeaders = {
+  "cache-control": "private, no-store",
+  // Uploads are served from the API's origin: never let one run as a page there.
+  "x-content-type-options": "nosniff",
+  "content-security-policy": "sandbox",
+  "accept-ranges": "bytes"
+}
+
+/**
+ * One `bytes=` range of a `size`-byte file: [start, end] inclusive; "unsatisfiable" for a range
+ * past the end; undefined (serve it whole) for no header, a malformed one, or several ranges.
+ */
+export const parseRange = (header: string | undefined, size: number): { start: number; end: number } | "unsatisfiable" | undefined => {
+  if (header === undefined) return undefined
+  const match = /^bytes=(\d{0,15})-(\d{0,15})$/.exec(header.trim())
+  if (!match || (match[1] === "" && match[2] === "")) return undefined
+  if (match[1] === "") {
+    const suffix = Number(match[2])
+    if (suffix === 0 || size === 0) return "unsatisfiable"
+    return { start: Math.max(0, size - suffix), end: size - 1 }
+  }
+  const start = Number(match[1])
+  const end = match[2] === "" ? size - 1 : Math.min(Number(match[2]), size - 1)
+  if (match[2] !== "" && Number(match[2]) < start) return undefined
+  if (start >= size) return "unsatisfiable"
+  return { start, end }
+}
+
+const fileStream = (file: string, range?: { start: number; end: number }) =>
+  NodeStream.fromReadable<unknown, Uint8Array>(() => createReadStream(file, range), (error) => error)
+
+/**
+ * GET /objects/<key>?expires&signature: serves a disk object to whoever holds a valid link,
+ * streamed from disk; a `Range: bytes=…` header gets 206 with that part, or 416.
+ */
 export const objectDownloadHandler = Effect.gen(function*() {
   const config = yield* AppConfig
   const secret = yield* SigningSecret
   const key = (yield* HttpRouter.params)["*"] ?? ""
   const query = yield* HttpServerRequest.ParsedSearchParams
+  const request = yield* HttpServerRequest.HttpServerRequest
   if (!(yield* verifyObjectUrl(secret, key, single(query["expires"]), single(query["signature"])))) return forbidden
   if (!isValidObjectKey(key)) return notFound
-  const found = yield* readObject(config.dataDir, key)
-  if (Option.isNone(found)) return notFound
-  return HttpServerResponse.uint8Array(found.value.body, {
-    contentType: found.value.contentType,
-    headers: {
-      "cache-control": "private, no-store",
-      // Uploads are served from the API's origin: never let one run as a page there.
-      "x-content-type-options": "nosniff",
-      "content-security-policy": "sandbox"
+  const paths = pathsOf(config.dataDir, key)
+  const found = yield* Effect.promise(async () => {
+    try {
+      const info = await fs.stat(paths.body)
+      if (!info.isFile()) return undefined
+      const meta = await readJson<{ contentType?: unknown }>(paths.meta).catch(() => undefined)
+      return { size: info.size, contentType: typeof meta?.contentType === "string" ? meta.contentType : "application/octet-stream" }
+    } catch (error) {
+      if (isMissing(error)) return undefined
+      throw error
     }
+  })
+  if (found === undefined) return notFound
+  const range = parseRange(request.headers["range"], found.size)
+  if (range === "unsatisfiable") {
+    return HttpServerResponse.empty({ status: 416, headers: { ...downloadHeaders, "content-range": `bytes */${found.size}` } })
+  }
+  if (range === undefined) {
+    return HttpServerResponse.stream(fileStream(paths.body), {
+      contentType: found.contentType,
+      contentLength: found.size,
+      headers: downloadHeaders
+    })
+  }
+  return HttpServerResponse.stream(fileStream(paths.body, range), {
+    status: 206,
+    contentType: found.contentType,
+    contentLength: range.end - range.start + 1,
+    headers: { ...downloadHeaders, "content-range": `bytes ${range.start}-${range.end}/${found.size}` }
   })
 })
 
+/** True when `signature` is ours for this part link and `expires` has not passed. */
+const verifyPartUrl = (
+  secret: Redacted.Redacted<string>,
+  uploadId: string,
+  partNumber: number,
+  expires: string | undefined,
+  max: string | undefined,
+  signature: string | undefined
+): Effect.Effect<boolean> =>
+  Effect.map(Clock.currentTimeMillis, (now) => {
+    if (expires === undefined || max === undefined || signature === undefined) return false
+    if (!/^\d{1,12}$/.test(expires) || !/^\d{1,12}$/.test(max) || !/^[0-9a-f]{64}$/.test(signature)) return false
+    const expected = Buffer.from(signPartUrl(secret, uploadId, partNumber, Number(expires), Number(max)), "hex")
+    return timingSafeEqual(Buffer.from(signature, "hex"), expected) && now <= Number(expires) * 1000
+  })
+
+class PartTooLarge extends Error {}
+
+/** Counts and hashes what flows through; fails past `max` bytes. */
+const measuring = (max: number) => {
+  const hash = createHash("md5")
+  let size = 0
+  const transform = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      size += chunk.length
+      if (size > max) return callback(new PartTooLarge())
+      hash.update(chunk)
+      callback(null, chunk)
+    }
+  })
+  return { transform, result: () => ({ size, etag: `"${hash.digest("hex")}"` }) }
+}
+
+/**
+ * PUT /objects/uploads/<upload id>/<part>?expires&max&signature: stores one part of a disk
+ * multipart upload (a part sent again replaces it). 200 with the part's `ETag`; 403 for a bad or
+ * expired link; 404 for an upload that is gone; 413 past `max` bytes.
+ */
+export const partUploadHandler = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const secret = yield* SigningSecret
+  const params = yield* HttpRouter.params
+  const uploadId = params["uploadId"] ?? ""
+  const partText = params["part"] ?? ""
+  const query = yield* HttpServerRequest.ParsedSearchParams
+  const request = yield* HttpServerRequest.HttpServerRequest
+  if (!isValidUploadId(uploadId) || !/^[1-9][0-9]{0,4}$/.test(partText) || Number(partText) > 10_000) return notFound
+  const partNumber = Number(partText)
+  const max = single(query["max"])
+  if (!(yield* verifyPartUrl(secret, uploadId, partNumber, single(query["expires"]), max, single(query["signature"])))) {
+    return forbidden
+  }
+  const dir = uploadDir(config.dataDir, uploadId)
+  const declared = Number(request.headers["content-length"] ?? 0)
+  if (declared > Number(max)) return partTooLarge
+  // The Node request itself when served by Node (so a refused part can be drained, not reset), else its body stream.
+  const source: unknown = NodeHttpServerRequest.toIncomingMessage(request)
+  const incoming = source instanceof Readable ? source : Readable.fromWeb(Stream.toReadableStream(request.stream) as WebReadableStream)
+  const outcome = yield* Effect.promise(async () => {
+    if ((await readJson<UploadMeta>(path.join(dir, "upload.json"))) === undefined) {
+      incoming.resume()
+      return "missing" as const
+    }
+    const tmp = path.join(dir, `.tmp-${randomBytes(8).toString("hex")}`)
+    const meter = measuring(Number(max))
+    try {
+      await pipeline(incoming, meter.transform, createWriteStream(tmp))
+      const result = meter.result()
+      await fs.rename(tmp, path.join(dir, `${partNumber}.part`))
+      await writeAtomically(dir, path.join(dir, `${partNumber}.json`), JSON.stringify(result))
+      return result
+    } catch (error) {
+      if (error instanceof PartTooLarge) {
+        incoming.resume()
+        return "tooLarge" as const
+      }
+      // The upload was aborted meanwhile, or the client went away mid-part.
+      return "missing" as const
+    } finally {
+      await fs.rm(tmp, { force: true })
+    }
+  })
+  if (outcome === "missing") return uploadNotFound
+  if (outcome === "tooLarge") return partTooLarge
+  return HttpServerResponse.empty({ status: 200, headers: { etag: outcome.etag, "cache-control": "no-store" } })
+})
+
+const uploadNotFound = HttpServerResponse.unsafeJson({ errors: "Upload not found" }, { status: 404 })
+const partTooLarge = HttpServerResponse.unsafeJson({ errors: "Part is too large" }, { status: 413, headers: { connection: "close" } })
+
 /** A plain router with the download route, for `HttpRouter`-based apps and tests. */
 export const objectDownloadRouter: HttpRouter.HttpRouter<never, AppConfig | SigningSecret> = HttpRouter.empty.pipe(
+  HttpRouter.put("/objects/uploads/:uploadId/:part", partUploadHandler),
   HttpRouter.get("/objects/*", objectDownloadHandler)
 )
 
@@ -192,6 +465,10 @@ export const ObjectDownloadRouteLive: Layer.Layer<never, never, AppConfig | Sign
   (router) =>
     Effect.flatMap(
       Effect.context<AppConfig | SigningSecret>(),
-      (context) => router.get("/objects/*", Effect.provide(objectDownloadHandler, context))
+      (context) =>
+        Effect.zipRight(
+          router.put("/objects/uploads/:uploadId/:part", Effect.provide(partUploadHandler, context)),
+          router.get("/objects/*", Effect.provide(objectDownloadHandler, context))
+        )
     )
 )

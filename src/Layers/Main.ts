@@ -136,6 +136,13 @@ import { Recommendations, refreshContentStats } from "../Services/Content/Recomm
 import { UserCollections } from "../Services/Content/UserCollections.js"
 import { UserPieces } from "../Services/Content/UserPieces.js"
 import { HttpContentLive } from "./Http/Content/Content.js"
+// Clinic videos (issue 24)
+import { VideoProcessing } from "../Services/Videos/VideoProcessing.js"
+import { deleteVideoObjectsTask, processVideoTask, sweepVideoUploadsTask } from "../Services/Videos/VideoTaskDefs.js"
+import { Videos } from "../Services/Videos/Videos.js"
+import { VideoUploads } from "../Services/Videos/VideoUploads.js"
+import { FfmpegVideoProcessorLive } from "./FfmpegVideoProcessor.js"
+import { HttpVideosLive } from "./Http/Videos/Videos.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
   Providers.Default, ProviderInvites.Default)
@@ -220,6 +227,15 @@ const CollaboratorServicesLive = Assessments.Default.pipe(
 /** The demo library, loaded at start-up into an empty library unless CONTENT_DEMO=false (issue 23). */
 const DemoContentLive = Layer.effectDiscard(loadDemoContent).pipe(Layer.provide(ContentImport.Default), Layer.provide(AuditLog.Default))
 
+/** Clinic videos (issue 24): records, uploads and the processing of the job worker. */
+const VideoServicesLive = VideoUploads.Default.pipe(
+  Layer.provideMerge(Videos.Default),
+  Layer.provideMerge(VideoProcessing.Default),
+  Layer.provide(FfmpegVideoProcessorLive),
+  Layer.provide(PatientAccess.Default),
+  Layer.provide(AuditLog.Default)
+)
+
 /** Push devices of user accounts (issue 17). */
 const DeviceServicesLive = Devices.Default.pipe(Layer.provide(AuditLog.Default))
 
@@ -256,6 +272,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(HttpQuestionnairesAreaLive),
   // Content library (issue 23)
   Layer.provide(HttpContentLive),
+  // Clinic videos (issue 24)
+  Layer.provide(HttpVideosLive),
   Layer.provide(SecurityLive)
 )
 
@@ -300,6 +318,7 @@ type JobTaskNeeds =
   | AssessmentJobs
   | QuestionnaireMail
   | Recommendations
+  | VideoProcessing
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
 export const jobTasks: ReadonlyArray<AnyJobTask<JobTaskNeeds>> = [
@@ -316,6 +335,10 @@ export const jobTasks: ReadonlyArray<AnyJobTask<JobTaskNeeds>> = [
   ...questionnaireTasks,
   // Content library (issue 23)
   refreshContentStats,
+  // Clinic videos (issue 24)
+  processVideoTask,
+  deleteVideoObjectsTask,
+  sweepVideoUploadsTask,
 ]
 const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: sweepExpiredSessions, pattern: "17 * * * *" },
@@ -329,6 +352,8 @@ const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: purgeScreenersTask, pattern: "41 9 * * *" },
   // Content library (issue 23): popularity figures for recommendations, nightly in the Americas.
   { task: refreshContentStats, pattern: "47 9 * * *" },
+  // Clinic videos (issue 24): uploads idle 24 h are failed and aborted.
+  { task: sweepVideoUploadsTask, pattern: "41 * * * *" },
 ]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
@@ -343,6 +368,7 @@ const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
   Layer.provide(Recommendations.Default.pipe(
     Layer.provide(Assignees.Default), Layer.provide(PatientAccess.Default)
   )),
+  Layer.provide(VideoServicesLive),
 )
 
 /**
@@ -367,6 +393,7 @@ export const backendLayer = Layer.mergeAll(
   QuestionnaireSeedLive,
   ContentServicesLive,
   DemoContentLive,
+  VideoServicesLive,
   JobWorkerWithTasksLive
 ).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))

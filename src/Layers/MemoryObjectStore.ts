@@ -1,15 +1,37 @@
 /** In-memory `ObjectStore` for tests; its signed URLs (`memory://<key>?expires=…`) are not fetchable. */
 import { Clock, Context, Duration, Effect, Layer, Option, Ref } from "effect"
+import { createHash, randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
-import { checkObjectKey, ObjectStore, type StoredObject } from "../Services/ObjectStore.js"
+import { checkObjectKey, MultipartRejected, ObjectStore, type StoredObject } from "../Services/ObjectStore.js"
+
+interface MemoryUpload {
+  readonly key: string
+  readonly contentType: string
+  readonly parts: ReadonlyMap<number, { readonly body: Uint8Array; readonly etag: string }>
+}
 
 /** The test's handle on the in-memory store. */
 export class MemoryObjectStore extends Context.Tag("app/MemoryObjectStore")<MemoryObjectStore, {
   readonly objects: Effect.Effect<ReadonlyMap<string, StoredObject>>
+  /** Multipart uploads in progress, by id. */
+  readonly uploads: Effect.Effect<ReadonlyMap<string, MemoryUpload>>
+  /**
+   * What a client's PUT to a presigned part URL does: stores the part (replacing one sent
+   * before) and answers its ETag; None when the upload is gone.
+   */
+  readonly uploadPart: (uploadId: string, partNumber: number, body: Uint8Array) => Effect.Effect<Option.Option<string>>
 }>() {
   /** Provides both `ObjectStore` and this handle, sharing one map. */
   static readonly layer: Layer.Layer<ObjectStore | MemoryObjectStore> = Layer.effectContext(Effect.gen(function*() {
     const objects = yield* Ref.make<ReadonlyMap<string, StoredObject>>(new Map())
+    const uploads = yield* Ref.make<ReadonlyMap<string, MemoryUpload>>(new Map())
+    const withoutUpload = (uploadId: string) => Ref.update(uploads, (map) => {
+      const next = new Map(map)
+      next.delete(uploadId)
+      return next
+    })
+    const uploadOf = (key: string, uploadId: string) =>
+      Effect.map(Ref.get(uploads), (map) => Option.filter(Option.fromNullable(map.get(uploadId)), (u) => u.key === key))
     const put = (key: string, body: Uint8Array, contentType: string) =>
       checkObjectKey(key).pipe(
         // Copied, so a caller reusing its buffer cannot change what was stored.
@@ -37,8 +59,60 @@ export class MemoryObjectStore extends Context.Tag("app/MemoryObjectStore")<Memo
           const next = new Map(map)
           next.delete(key)
           return next
-        })))
-    }).pipe(Context.add(MemoryObjectStore, { objects: Ref.get(objects) }))
+        }))),
+      multipart: {
+        create: (key, contentType) =>
+          checkObjectKey(key).pipe(
+            Effect.zipRight(Effect.sync(() => randomBytes(16).toString("hex"))),
+            Effect.tap((id) => Ref.update(uploads, (map) => new Map(map).set(id, { key, contentType, parts: new Map() })))
+          ),
+        presignPart: (key, uploadId, partNumber, lifetime, maxBytes) =>
+          checkObjectKey(key).pipe(
+            Effect.zipRight(Clock.currentTimeMillis),
+            Effect.map((now) =>
+              `memory://uploads/${uploadId}/${partNumber}?expires=${Math.ceil((now + Duration.toMillis(lifetime)) / 1000)}&max=${maxBytes}`
+            )
+          ),
+        listParts: (key, uploadId) =>
+          Effect.map(uploadOf(key, uploadId), Option.match({
+            onNone: () => [],
+            onSome: (upload) =>
+              [...upload.parts].sort(([a], [b]) => a - b).map(([partNumber, part]) => ({ partNumber, etag: part.etag, size: part.body.byteLength }))
+          })),
+        complete: (key, uploadId, parts) =>
+          Effect.gen(function*() {
+            const found = yield* uploadOf(key, uploadId)
+            if (Option.isNone(found)) return yield* Effect.fail(new MultipartRejected({ reason: "NoSuchUpload" }))
+            if (parts.length === 0) return yield* Effect.fail(new MultipartRejected({ reason: "InvalidPart" }))
+            const bodies: Array<Uint8Array> = []
+            let previous = 0
+            for (const part of parts) {
+              if (part.partNumber <= previous) return yield* Effect.fail(new MultipartRejected({ reason: "InvalidPartOrder" }))
+              previous = part.partNumber
+              const stored = found.value.parts.get(part.partNumber)
+              if (stored?.etag !== part.etag) return yield* Effect.fail(new MultipartRejected({ reason: "InvalidPart" }))
+              bodies.push(stored.body)
+            }
+            const body = Buffer.concat(bodies)
+            yield* put(key, new Uint8Array(body.buffer, body.byteOffset, body.byteLength), found.value.contentType)
+            yield* withoutUpload(uploadId)
+            return body.byteLength
+          }),
+        abort: (key, uploadId) =>
+          Effect.flatMap(uploadOf(key, uploadId), (found) => (Option.isSome(found) ? withoutUpload(uploadId) : Effect.void))
+      }
+    }).pipe(Context.add(MemoryObjectStore, {
+      objects: Ref.get(objects),
+      uploads: Ref.get(uploads),
+      uploadPart: (uploadId, partNumber, body) =>
+        Ref.modify(uploads, (map) => {
+          const upload = map.get(uploadId)
+          if (upload === undefined) return [Option.none(), map]
+          const etag = `"${createHash("md5").update(body).digest("hex")}"`
+          const parts = new Map(upload.parts).set(partNumber, { body: body.slice(), etag })
+          return [Option.some(etag), new Map(map).set(uploadId, { ...upload, parts })]
+        })
+    }))
   }))
 }
 

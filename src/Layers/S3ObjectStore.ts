@@ -3,11 +3,17 @@
  * presigned GET URLs for downloads.
  */
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
+  ListPartsCommand,
   PutObjectCommand,
   S3Client,
-  type S3ClientConfig
+  type S3ClientConfig,
+  UploadPartCommand
 } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
@@ -15,7 +21,7 @@ import { createReadStream, createWriteStream } from "node:fs"
 import { stat } from "node:fs/promises"
 import type { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
-import { checkObjectKey, ObjectStore, tracedGet } from "../Services/ObjectStore.js"
+import { checkObjectKey, MultipartRejected, ObjectStore, tracedGet, type UploadedPart } from "../Services/ObjectStore.js"
 import { AppConfig, type S3Settings } from "../Services/AppConfig.js"
 
 /** SigV4 presigned URLs cannot outlive 7 days. */
@@ -46,6 +52,12 @@ const isNotFound = (error: unknown) =>
   typeof error === "object" && error !== null &&
   ((error as { name?: unknown }).name === "NoSuchKey" ||
     (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode === 404)
+
+const errorName = (error: unknown) =>
+  typeof error === "object" && error !== null ? String((error as { name?: unknown; Code?: unknown }).name ?? "") : ""
+
+/** What CompleteMultipartUpload answers for parts the client got wrong: the caller's 422, not a defect. */
+const rejectedParts = new Set(["InvalidPart", "InvalidPartOrder", "EntityTooSmall", "NoSuchUpload"])
 
 export const makeS3ObjectStore = (settings: S3Settings) =>
   Effect.gen(function*() {
@@ -129,7 +141,86 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
           })),
           Effect.tap((found) => Effect.annotateCurrentSpan("object.found", found)),
           Effect.withSpan("ObjectStore.getToFile", { attributes: { "object.key_length": key.length } })
-        )
+        ),
+      multipart: {
+        create: (key, contentType) =>
+          checkObjectKey(key).pipe(
+            Effect.zipRight(Effect.promise(async (signal) => {
+              const response = await client.send(new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType: contentType }), { abortSignal: signal })
+              if (!response.UploadId) throw new Error("CreateMultipartUpload answered no UploadId")
+              return response.UploadId
+            })),
+            Effect.withSpan("ObjectStore.multipart.create", { attributes: { "object.key_length": key.length } })
+          ),
+        presignPart: (key, uploadId, partNumber, lifetime) =>
+          checkObjectKey(key).pipe(
+            Effect.zipRight(Clock.currentTimeMillis),
+            Effect.flatMap((now) =>
+              Effect.promise(() =>
+                getSignedUrl(client, new UploadPartCommand({ Bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }), {
+                  expiresIn: Math.min(maxPresignSeconds, Math.max(1, Math.ceil(Duration.toSeconds(lifetime)))),
+                  signingDate: new Date(now)
+                })
+              )
+            )
+          ),
+        listParts: (key, uploadId) =>
+          checkObjectKey(key).pipe(
+            Effect.zipRight(Effect.promise(async (signal) => {
+              const parts: Array<UploadedPart> = []
+              let marker: string | undefined
+              try {
+                for (;;) {
+                  const page = await client.send(
+                    new ListPartsCommand({ Bucket, Key: key, UploadId: uploadId, ...(marker ? { PartNumberMarker: marker } : {}) }),
+                    { abortSignal: signal }
+                  )
+                  for (const part of page.Parts ?? []) {
+                    parts.push({ partNumber: part.PartNumber ?? 0, etag: part.ETag ?? "", size: part.Size ?? 0 })
+                  }
+                  if (!page.IsTruncated || !page.NextPartNumberMarker) break
+                  marker = page.NextPartNumberMarker
+                }
+              } catch (error) {
+                if (errorName(error) === "NoSuchUpload" || isNotFound(error)) return []
+                throw error
+              }
+              return parts.sort((a, b) => a.partNumber - b.partNumber)
+            })),
+            Effect.withSpan("ObjectStore.multipart.listParts")
+          ),
+        complete: (key, uploadId, parts) =>
+          checkObjectKey(key).pipe(
+            Effect.zipRight(Effect.tryPromise({
+              try: async (signal) => {
+                await client.send(new CompleteMultipartUploadCommand({
+                  Bucket,
+                  Key: key,
+                  UploadId: uploadId,
+                  MultipartUpload: { Parts: parts.map((part) => ({ PartNumber: part.partNumber, ETag: part.etag })) }
+                }), { abortSignal: signal })
+                const head = await client.send(new HeadObjectCommand({ Bucket, Key: key }), { abortSignal: signal })
+                return head.ContentLength ?? 0
+              },
+              catch: (error) => error
+            })),
+            Effect.catchAll((error) =>
+              rejectedParts.has(errorName(error)) ? Effect.fail(new MultipartRejected({ reason: errorName(error) })) : Effect.die(error)
+            ),
+            Effect.withSpan("ObjectStore.multipart.complete", { attributes: { "object.parts": parts.length } })
+          ),
+        abort: (key, uploadId) =>
+          checkObjectKey(key).pipe(
+            Effect.zipRight(Effect.promise(async (signal) => {
+              try {
+                await client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId }), { abortSignal: signal })
+              } catch (error) {
+                if (errorName(error) !== "NoSuchUpload" && !isNotFound(error)) throw error
+              }
+            })),
+            Effect.withSpan("ObjectStore.multipart.abort")
+          )
+      }
     })
   })
 

@@ -35,6 +35,17 @@ export interface VideoSettings {
   readonly apiKeySecret: Redacted.Redacted
 }
 
+/** Clinic videos (issue 24): uploads and the ffmpeg processing of `process_video` jobs. */
+export interface ClinicVideoSettings {
+  /** Largest upload (VIDEO_MAX_BYTES, default 2 GiB). */
+  readonly maxBytes: number
+  /** ffmpeg and ffprobe binaries (FFMPEG_PATH, FFPROBE_PATH; default /usr/bin/…, Debian's package). */
+  readonly ffmpegPath: string
+  readonly ffprobePath: string
+  /** Videos this instance processes at once (VIDEO_CONCURRENCY, default 1). */
+  readonly concurrency: number
+}
+
 /** Member information file imports (ECM §4.6). */
 export interface MifSettings {
   /** Directory `path` imports may read from; None → path imports are refused. */
@@ -131,6 +142,8 @@ export interface AppSettings {
   readonly mif: MifSettings
   /** Twilio Video token settings; None → video tokens are refused (422). */
   readonly video: Option.Option<VideoSettings>
+  /** Clinic video uploads and processing (issue 24); not Twilio Video (`video`). */
+  readonly clinicVideos: ClinicVideoSettings
   /** IANA zone of the clinic's wall clock: recurring slots and day filters (`America/Los_Angeles`). */
   readonly clinicTimeZone: string
   /** A session token unused for this long stops working (automatic log-off). */

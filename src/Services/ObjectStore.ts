@@ -1,5 +1,5 @@
 /** Files (uploads, generated reports) by key; downloads go through time-limited signed URLs. */
-import { Context, type Duration, Effect, Option } from "effect"
+import { Context, Data, type Duration, Effect, Option } from "effect"
 
 export interface StoredObject {
   readonly body: Uint8Array
@@ -19,7 +19,57 @@ export interface ObjectStoreShape {
   readonly putFile: (key: string, filePath: string, contentType: string) => Effect.Effect<void>
   /** Streams the object into a local file (created or truncated); false when there is no object. */
   readonly getToFile: (key: string, filePath: string) => Effect.Effect<boolean>
+  /**
+   * Multipart uploads (large files the client sends in parts, straight to the store, resumable):
+   * S3's CreateMultipartUpload / UploadPart / ListParts / Complete / Abort, and the same contract
+   * on disk (parts PUT to the app's signed `/objects/uploads/<id>/<part>` route) and in memory.
+   */
+  readonly multipart: MultipartShape
 }
+
+export interface UploadedPart {
+  readonly partNumber: number
+  /** As the store answered the part's PUT: quoted (`"<md5 hex>"` on disk and S3). */
+  readonly etag: string
+  readonly size: number
+}
+
+export interface PartToComplete {
+  readonly partNumber: number
+  readonly etag: string
+}
+
+/** The store refused to assemble the parts: one is missing, unknown, out of order or too small. */
+export class MultipartRejected extends Data.TaggedError("MultipartRejected")<{ readonly reason: string }> {}
+
+export interface MultipartShape {
+  /** Starts an upload of `key`; the id names it in every later call. */
+  readonly create: (key: string, contentType: string) => Effect.Effect<string>
+  /**
+   * A URL the client PUTs part `partNumber` (1 … 10,000) to until `lifetime` has passed; the
+   * response's `ETag` is what `complete` needs. The disk store refuses bodies over `maxBytes`.
+   */
+  readonly presignPart: (
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    lifetime: Duration.DurationInput,
+    maxBytes: number
+  ) => Effect.Effect<string>
+  /** The parts stored so far, by part number; empty when the upload is unknown (completed, aborted). */
+  readonly listParts: (key: string, uploadId: string) => Effect.Effect<ReadonlyArray<UploadedPart>>
+  /** Assembles the parts, in order, into the object; answers its size in bytes. */
+  readonly complete: (
+    key: string,
+    uploadId: string,
+    parts: ReadonlyArray<PartToComplete>
+  ) => Effect.Effect<number, MultipartRejected>
+  /** Drops the upload and its parts; an unknown upload is fine. */
+  readonly abort: (key: string, uploadId: string) => Effect.Effect<void>
+}
+
+/** Upload ids the disk and memory stores make, and the only ones their part route takes. */
+export const isValidUploadId = (id: string): boolean => /^[0-9a-f]{32}$/.test(id)
 
 export class ObjectStore extends Context.Tag("app/ObjectStore")<ObjectStore, ObjectStoreShape>() {}
 

@@ -6,7 +6,7 @@ import { MemoryTelephony } from "../../src/Layers/MemoryTelephony.js"
 import { MailError, Mailer } from "../../src/Services/Mailer.js"
 import { InvalidObjectKey, ObjectStore } from "../../src/Services/ObjectStore.js"
 import { Telephony, TelephonyError } from "../../src/Services/Telephony.js"
-import { checkFileRoundTrip } from "./fixtures.js"
+import { checkFileRoundTrip, checkMultipart } from "./fixtures.js"
 
 describe("MemoryTelephony", () => {
   it.effect("records sends and rejects the next one on request", () =>
@@ -68,4 +68,14 @@ describe("MemoryObjectStore", () => {
 
   it.scoped("streams files in and out (putFile, getToFile)", () =>
     Effect.flatMap(ObjectStore, checkFileRoundTrip).pipe(Effect.provide(MemoryObjectStore.layer)))
+
+  it.scoped("multipart uploads: parts, listing, completion, abort", () =>
+    Effect.gen(function*() {
+      const store = yield* ObjectStore
+      const memory = yield* MemoryObjectStore
+      yield* checkMultipart(store, (url, body) => {
+        const [, uploadId, part] = /^memory:\/\/uploads\/([0-9a-f]{32})\/(\d+)\?/.exec(url)!
+        return Effect.map(memory.uploadPart(uploadId!, Number(part), body), Option.getOrThrow)
+      }, true)
+    }).pipe(Effect.provide(MemoryObjectStore.layer)))
 })

@@ -38,6 +38,7 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   fcm: Option.none(),
   mif: { importDir: Option.none(), maxFileBytes: 64 * 1024 * 1024, urlTimeoutMs: 30_000, urlAllowedNetworks: [] },
   video: Option.none(),
+  clinicVideos: { maxBytes: 2 * 1024 * 1024 * 1024, ffmpegPath: "/usr/bin/ffmpeg", ffprobePath: "/usr/bin/ffprobe", concurrency: 1 },
   clinicTimeZone: "America/Los_Angeles",
   billing: {
     npi: "1234567893", taxId: "123456789", name: "Care Coordination Clinic", address: "100 Main St", city: "Sacramento",
@@ -81,4 +82,50 @@ export const checkFileRoundTrip = (store: ObjectStoreShape) =>
     const missing = path.join(dir, "missing.bin")
     expect(yield* store.getToFile("reports/big/none.bin", missing)).toBe(false)
     expect(yield* Effect.promise(() => fs.stat(missing).then(() => true, () => false))).toBe(false)
+  })
+
+/** A client's PUT of one part to a presigned URL: the ETag the store answered. */
+export type SendPart = (url: string, body: Uint8Array) => Effect.Effect<string>
+
+/**
+ * Multipart uploads on every `ObjectStore`: two parts (5 MiB and a small last one, sent out of
+ * order) assemble into the object; with `full` (stores that have ListParts and abort) also the
+ * listing, a part sent again, a wrong ETag refused, and abort.
+ */
+export const checkMultipart = (store: ObjectStoreShape, send: SendPart, full: boolean) =>
+  Effect.gen(function*() {
+    const key = "videos/1/source"
+    const first = new Uint8Array(5 * 1024 * 1024).map((_, i) => (i * 7) % 253)
+    const last = new Uint8Array(1000).map((_, i) => i % 13)
+    const uploadId = yield* store.multipart.create(key, "video/mp4")
+    const url = (n: number) => store.multipart.presignPart(key, uploadId, n, "1 hour", 16 * 1024 * 1024)
+    const etag2 = yield* send(yield* url(2), last)
+    const etag1 = yield* send(yield* url(1), first)
+    expect(etag1).toMatch(/^"[0-9a-f]{32}"$/)
+    if (full) {
+      expect(yield* store.multipart.listParts(key, uploadId)).toEqual([
+        { partNumber: 1, etag: etag1, size: first.byteLength },
+        { partNumber: 2, etag: etag2, size: last.byteLength }
+      ])
+      // Sent again: replaced, same content, same ETag.
+      expect(yield* send(yield* url(2), last)).toBe(etag2)
+      const wrong = yield* Effect.flip(store.multipart.complete(key, uploadId, [{ partNumber: 1, etag: etag2 }, { partNumber: 2, etag: etag2 }]))
+      expect(wrong._tag).toBe("MultipartRejected")
+    }
+    const size = yield* store.multipart.complete(key, uploadId, [{ partNumber: 1, etag: etag1 }, { partNumber: 2, etag: etag2 }])
+    expect(size).toBe(first.byteLength + last.byteLength)
+    const dir = yield* tempDir
+    const copy = path.join(dir, "assembled.bin")
+    expect(yield* store.getToFile(key, copy)).toBe(true)
+    const assembled = yield* Effect.promise(() => fs.readFile(copy))
+    expect(Buffer.compare(assembled, Buffer.concat([first, last]))).toBe(0)
+    if (full) {
+      expect(yield* store.multipart.listParts(key, uploadId)).toEqual([])
+      const other = yield* store.multipart.create("videos/2/source", "video/webm")
+      yield* send(yield* store.multipart.presignPart("videos/2/source", other, 1, "1 hour", 1024), new Uint8Array(10))
+      expect((yield* store.multipart.listParts("videos/2/source", other)).length).toBe(1)
+      yield* store.multipart.abort("videos/2/source", other)
+      expect(yield* store.multipart.listParts("videos/2/source", other)).toEqual([])
+      yield* store.multipart.abort("videos/2/source", other)
+    }
   })

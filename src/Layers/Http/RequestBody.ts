@@ -283,8 +283,9 @@ export const bodyChecksFor = (api: HttpApi.HttpApi.Any) => {
   return HttpApiBuilder.middleware(
     Effect.map(AppConfig, (config) => (app) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        // Most requests carry no body: leave them untouched (this runs on every request).
-        hasBody(request)
+        // Most requests carry no body: leave them untouched (this runs on every request). Parts of
+        // disk multipart uploads stream to disk under their signed link's own limit.
+        hasBody(request) && !request.url.startsWith("/objects/uploads/")
           ? checkRequestBody(request, routeOf(request.method, request.url, config.maxBodyBytes), mediaTypes, app)
           : app))
   )

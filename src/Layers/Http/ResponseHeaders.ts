@@ -114,8 +114,9 @@ export const corsFor = (settings: Pick<AppSettings, "corsOrigins">) => {
     allowedOrigins: (origin) => allowed.has(origin),
     allowedMethods: corsMethods,
     allowedHeaders: ["Content-Type", "X-User-Token"],
-    // Readable by the frontend beyond the safelisted ones: when to retry after 429/503.
-    exposedHeaders: ["Retry-After"],
+    // Readable by the frontend beyond the safelisted ones: when to retry after 429/503; the ETag of
+    // a video part PUT to the disk store's signed route (issue 24, docs/videos.md).
+    exposedHeaders: ["Retry-After", "ETag"],
     // Browsers cap it (Chrome at 2 hours); a preflight per endpoint per 10 minutes is cheap.
     maxAge: 600,
     credentials: false

@@ -160,7 +160,14 @@ const FailingStore = Layer.effect(ObjectStore, Effect.map(MemoryObjectStore, () 
   signedUrl: () => Effect.dieMessage("storage unavailable"),
   delete: () => Effect.void,
   putFile: () => Effect.dieMessage("storage unavailable"),
-  getToFile: () => Effect.dieMessage("storage unavailable")
+  getToFile: () => Effect.dieMessage("storage unavailable"),
+  multipart: {
+    create: () => Effect.dieMessage("storage unavailable"),
+    presignPart: () => Effect.dieMessage("storage unavailable"),
+    listParts: () => Effect.dieMessage("storage unavailable"),
+    complete: () => Effect.dieMessage("storage unavailable"),
+    abort: () => Effect.dieMessage("storage unavailable")
+  }
 }))).pipe(Layer.provideMerge(MemoryObjectStore.layer))
 
 const FailingStoreApp = httpLayer(NodeHttpServer.layerTest).pipe(

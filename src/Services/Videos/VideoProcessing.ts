@@ -1,0 +1,211 @@
+/**
+ * The `process_video` job and the clean-up jobs of clinic videos (issue 24). Processing claims the
+ * row (status `processing`), then: download the source to a per-job temp dir (always removed),
+ * probe, transcode (or remux) to an H.264/AAC MP4 with +faststart, take a thumbnail at 10 %, store
+ * both and delete the source. Progress is measured at each stage and written at most once a
+ * second, never backwards. Bad input fails at once; crashes are retried (3 attempts) and, object
+ * keys being fixed per video, never leave duplicates.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Data, Effect, Fiber, Ref } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { performance } from "node:perf_hooks"
+import {
+  maxDurationSeconds, needsTranscode, type ProbeResult, type Stage, stagePercent, videoMessages
+} from "../../Domain/Videos/Video.js"
+import { AppConfig } from "../AppConfig.js"
+import { AuditLog } from "../AuditLog.js"
+import type { JobContext } from "../Jobs.js"
+import { ObjectStore } from "../ObjectStore.js"
+import { VideoProcessor } from "./VideoProcessor.js"
+import { videoKeys } from "./VideosRepo.js"
+
+/** The video cannot be processed as it is: failed with this message, not retried. */
+class Permanent extends Data.TaggedError("Permanent")<{ readonly message: string }> {}
+
+/** An upload untouched this long is given up. */
+export const uploadIdleMs = 24 * 60 * 60 * 1000
+/** Progress is written to the row at most this often (any instance answers the status). */
+const progressWriteMs = 1000
+
+/** ffprobe's answer without tags (titles, comments: free text that may name a patient). */
+const probeSummary = (probe: ProbeResult) => ({
+  format: { format_name: probe.format?.format_name ?? null, duration: probe.format?.duration ?? null },
+  streams: (probe.streams ?? []).map((s) => ({
+    codec_type: s.codec_type ?? null,
+    codec_name: s.codec_name ?? null,
+    width: (s as { width?: number }).width ?? null,
+    height: (s as { height?: number }).height ?? null
+  }))
+})
+
+const durationOf = (probe: ProbeResult): number => {
+  const duration = Number(probe.format?.duration)
+  return Number.isFinite(duration) && duration > 0 ? duration : 0
+}
+
+export class VideoProcessing extends Effect.Service<VideoProcessing>()("app/VideoProcessing", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* ObjectStore
+    const processor = yield* VideoProcessor
+    const audit = yield* AuditLog
+    const config = yield* AppConfig
+    const permits = yield* Effect.makeSemaphore(config.clinicVideos.concurrency)
+
+    const fail = (id: number, message: string) =>
+      Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const rows = yield* sql`UPDATE videos SET status = 'failed', error_message = ${message}, updated_at = ${now}
+            WHERE id = ${id} AND status = 'processing' RETURNING id`
+          if (rows.length > 0) yield* audit.record({ actorId: null, action: "video.process_failed", targetType: "video", targetId: id })
+        })).pipe(Effect.orDie)
+      })
+
+    /** Writes `percent` unless it would go backwards; at most once a second unless `force`. */
+    const progressWriter = (id: number) =>
+      Effect.map(Ref.make({ at: Number.NEGATIVE_INFINITY, percent: -1 }), (last) => (percent: number, force = false) =>
+        Effect.gen(function*() {
+          const now = performance.now()
+          const write = yield* Ref.modify(last, (state) => {
+            if (percent <= state.percent || (!force && now - state.at < progressWriteMs)) return [false, state]
+            return [true, { at: now, percent }]
+          })
+          if (!write) return
+          yield* sql`UPDATE videos SET progress = GREATEST(progress, ${percent})
+            WHERE id = ${id} AND status = 'processing'`.pipe(Effect.orDie)
+        }))
+
+    const tempDir = Effect.acquireRelease(
+      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "video-job-"))),
+      (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
+    )
+
+    /** The download's share by bytes, measured on the growing file (the store streams into it). */
+    const watchDownload = (file: string, size: number, report: (percent: number) => Effect.Effect<void>) =>
+      Effect.forever(Effect.gen(function*() {
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 500)))
+        const bytes = yield* Effect.promise(() => fs.stat(file).then((s) => s.size, () => 0))
+        yield* report(stagePercent("download", size > 0 ? bytes / size : 0))
+      }))
+
+    const runOnce = (id: number) =>
+      Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const [claimed] = yield* sql<{ size_bytes: string | null; content_type: string | null }>`
+          UPDATE videos SET processing_started_at = COALESCE(processing_started_at, ${now}), updated_at = ${now}
+          WHERE id = ${id} AND status = 'processing' RETURNING size_bytes, content_type`.pipe(Effect.orDie)
+        // Deleted, already done, or never ours: nothing to do (a job may run twice).
+        if (claimed === undefined) return
+        if (!processor.available) return yield* Effect.fail(new Permanent({ message: videoMessages.unavailable }))
+        const keys = videoKeys(id)
+        const write = yield* progressWriter(id)
+        const report = (stage: Stage, fraction: number, force = false) => write(stagePercent(stage, fraction), force)
+        const dir = yield* tempDir
+        const source = path.join(dir, "source")
+        const playback = path.join(dir, "playback.mp4")
+        const thumbnail = path.join(dir, "thumbnail.jpg")
+
+        const watcher = yield* Effect.fork(watchDownload(source, Number(claimed.size_bytes ?? 0), (p) => write(p)))
+        const found = yield* store.getToFile(keys.source, source)
+        yield* Fiber.interrupt(watcher)
+        if (!found) return yield* Effect.fail(new Permanent({ message: videoMessages.notPlayable }))
+        yield* report("download", 1, true)
+
+        const probe = yield* processor.probe(source).pipe(Effect.mapError(() => new Permanent({ message: videoMessages.notPlayable })))
+        const duration = durationOf(probe)
+        if (!(probe.streams ?? []).some((s) => s.codec_type === "video") || duration <= 0) {
+          return yield* Effect.fail(new Permanent({ message: videoMessages.notPlayable }))
+        }
+        if (duration > maxDurationSeconds) return yield* Effect.fail(new Permanent({ message: videoMessages.tooLong }))
+        yield* report("probe", 1, true)
+
+        yield* processor.convert(source, playback, {
+          transcode: needsTranscode(probe),
+          durationSeconds: duration,
+          onProgress: (fraction) => report("transcode", fraction)
+        }).pipe(Effect.mapError(() => new Permanent({ message: videoMessages.notPlayable })))
+        yield* report("transcode", 1, true)
+        yield* processor.thumbnail(playback, thumbnail, duration * 0.1, duration).pipe(
+          Effect.mapError(() => new Permanent({ message: videoMessages.notPlayable }))
+        )
+        yield* report("finish", 0.3, true)
+        yield* store.putFile(keys.playback, playback, "video/mp4")
+        yield* store.putFile(keys.thumbnail, thumbnail, "image/jpeg")
+
+        const finished = new Date(yield* Clock.currentTimeMillis)
+        const completed = yield* sql.withTransaction(Effect.gen(function*() {
+          const rows = yield* sql`UPDATE videos SET status = 'completed', progress = 100, completed_at = ${finished},
+            duration_seconds = ${duration}, probe = ${JSON.stringify(probeSummary(probe))}::jsonb,
+            playback_key = ${keys.playback}, thumbnail_key = ${keys.thumbnail}, source_stored = false, error_message = NULL,
+            updated_at = ${finished}
+            WHERE id = ${id} AND status = 'processing' RETURNING id`
+          if (rows.length > 0) yield* audit.record({ actorId: null, action: "video.processed", targetType: "video", targetId: id })
+          return rows.length > 0
+        })).pipe(Effect.orDie)
+        if (completed) {
+          yield* store.delete(keys.source)
+        } else {
+          // Deleted while we worked: its clean-up may already have run, so remove what we just stored.
+          yield* store.delete(keys.playback)
+          yield* store.delete(keys.thumbnail)
+        }
+      }).pipe(Effect.scoped)
+
+    /** One run of `process_video`: permanent failures end the job; crashes retry, the last one marks the video failed. */
+    const process = (id: number, job: JobContext) =>
+      permits.withPermits(1)(runOnce(id)).pipe(
+        Effect.catchTag("Permanent", (error) => fail(id, error.message)),
+        Effect.tapErrorCause(() => (job.attempt >= job.maxAttempts ? fail(id, videoMessages.crashed) : Effect.void)),
+        Effect.withSpan("VideoProcessing.process", { attributes: { "video.id": id, "job.attempt": job.attempt } })
+      )
+
+    /** Every stored object of a deleted video, and its unfinished upload. Safe to run again. */
+    const removeObjects = (id: number, uploadId: string | null) =>
+      Effect.gen(function*() {
+        const keys = videoKeys(id)
+        const [row] = yield* sql<{ upload_id: string | null }>`SELECT upload_id FROM videos WHERE id = ${id}`.pipe(Effect.orDie)
+        for (const upload of new Set([uploadId, row?.upload_id ?? null])) {
+          if (upload !== null) yield* store.multipart.abort(keys.source, upload)
+        }
+        yield* store.delete(keys.source)
+        yield* store.delete(keys.playback)
+        yield* store.delete(keys.thumbnail)
+        yield* sql`UPDATE videos SET upload_id = NULL, source_stored = false WHERE id = ${id} AND status = 'deleted'`.pipe(Effect.orDie)
+      }).pipe(Effect.withSpan("VideoProcessing.removeObjects", { attributes: { "video.id": id } }))
+
+    /** Uploads idle 24 h: failed "Upload was not completed" and aborted; one still receiving parts is kept. */
+    const sweepUploads = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const cutoff = new Date(now - uploadIdleMs)
+      const rows = yield* sql<{ id: number; upload_id: string | null; uploaded_bytes: string }>`
+        SELECT id, upload_id, uploaded_bytes FROM videos
+        WHERE status = 'uploading' AND COALESCE(upload_activity_at, created_at) < ${cutoff} ORDER BY id LIMIT 500`.pipe(Effect.orDie)
+      for (const row of rows) {
+        const key = videoKeys(row.id).source
+        if (row.upload_id !== null) {
+          const parts = yield* store.multipart.listParts(key, row.upload_id)
+          const bytes = parts.reduce((sum, part) => sum + part.size, 0)
+          if (bytes > Number(row.uploaded_bytes)) {
+            yield* sql`UPDATE videos SET uploaded_bytes = ${bytes}, upload_activity_at = ${new Date(now)}
+              WHERE id = ${row.id} AND status = 'uploading'`.pipe(Effect.orDie)
+            continue
+          }
+        }
+        const failed = yield* sql.withTransaction(Effect.gen(function*() {
+          const done = yield* sql`UPDATE videos SET status = 'failed', error_message = ${videoMessages.notCompleted},
+            upload_id = NULL, updated_at = ${new Date(now)}
+            WHERE id = ${row.id} AND status = 'uploading' AND upload_id IS NOT DISTINCT FROM ${row.upload_id} RETURNING id`
+          if (done.length > 0) yield* audit.record({ actorId: null, action: "video.upload_expired", targetType: "video", targetId: row.id })
+          return done.length > 0
+        })).pipe(Effect.orDie)
+        if (failed && row.upload_id !== null) yield* store.multipart.abort(key, row.upload_id)
+      }
+    }).pipe(Effect.withSpan("VideoProcessing.sweepUploads"))
+
+    return { process, removeObjects, sweepUploads } as const
+  })
+}) {}

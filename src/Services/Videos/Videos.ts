@@ -1,0 +1,303 @@
+/**
+ * Clinic video records (general §2.9, §4.10, §5.4; issue 24): list, create, show, update, delete,
+ * status and retry, with the record-level access rules of `VideosRepo`.
+ */
+import { SqlClient, type Statement } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import { forbidden, invalid, invalidField, messages, notFound } from "../../Api/Errors.js"
+import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { Caller } from "../../Api/Security.js"
+import type { CreateVideoRequest, UpdateVideoRequest } from "../../Api/Videos/Videos.js"
+import type { VideoId } from "../../Domain/Ids.js"
+import {
+  estimateCompletion, patientCategories, type VideoCategory, type VideoStatus, VideoStatusReport, videoMessages
+} from "../../Domain/Videos/Video.js"
+import { AuditLog } from "../AuditLog.js"
+import { Jobs } from "../Jobs.js"
+import { ObjectStore } from "../ObjectStore.js"
+import { PatientAccess } from "../Patients/PatientAccess.js"
+import { deleteVideoObjectsTask, processVideoTask } from "./VideoTaskDefs.js"
+import { readableBy, toVideo, type VideoRow, type VideoViewer, videoColumns, writableBy } from "./VideosRepo.js"
+
+export const notAuthorized = () => forbidden(messages.unauthorized)
+export const videoNotFound = () => notFound("Video")
+
+type VideoFields = UpdateVideoRequest["video"]
+
+export interface VideoFilters {
+  readonly category?: VideoCategory | undefined
+  readonly status?: VideoStatus | undefined
+  readonly patientId?: number | undefined
+  readonly providerId?: number | undefined
+}
+
+/** Upload progress is re-measured (ListParts) at most this often. */
+export const uploadCheckMs = 10_000
+
+export class Videos extends Effect.Service<Videos>()("app/Videos", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* ObjectStore
+    const jobs = yield* Jobs
+    const audit = yield* AuditLog
+    const access = yield* PatientAccess
+    const columns = sql.literal(videoColumns)
+
+    /**
+     * A parent naming a patient (a filter, a body field) gets 404 "Patient not found" for another
+     * family's, like every patient-scoped record (PatientAccess): ids never leak. Staff go on to the
+     * video rules ("must exist" for an unknown patient).
+     */
+    const parentNamesPatient = (caller: Caller, patientId: number | null | undefined) =>
+      caller.role === "parent" && patientId !== undefined && patientId !== null
+        ? Effect.asVoid(access.visiblePatient(caller, patientId))
+        : Effect.void
+
+    const viewerOf = (caller: Caller): Effect.Effect<VideoViewer> =>
+      Effect.gen(function*() {
+        if (caller.role === "parent") return { id: caller.id, role: caller.role, providerId: null }
+        const rows = yield* sql<{ id: number }>`SELECT id FROM providers WHERE user_id = ${caller.id} AND active`.pipe(Effect.orDie)
+        return { id: caller.id, role: caller.role, providerId: rows[0]?.id ?? null }
+      })
+
+    /** The video if it exists and is not deleted, with what the caller may do with it. */
+    const load = (viewer: VideoViewer, id: number) =>
+      Effect.gen(function*() {
+        const [row] = yield* sql<VideoRow & { readonly readable: boolean; readonly writable: boolean }>`
+          SELECT ${columns}, ${readableBy(sql, viewer)} AS readable, ${writableBy(sql, viewer)} AS writable
+          FROM videos v WHERE v.id = ${id} AND v.status <> 'deleted'`.pipe(Effect.orDie)
+        if (row === undefined) return yield* Effect.fail(videoNotFound())
+        return row
+      })
+
+    const readable = (viewer: VideoViewer, id: number) =>
+      Effect.flatMap(load(viewer, id), (row) => (row.readable || row.writable ? Effect.succeed(row) : Effect.fail(notAuthorized())))
+
+    const writable = (viewer: VideoViewer, id: number) =>
+      Effect.flatMap(load(viewer, id), (row) => (row.writable ? Effect.succeed(row) : Effect.fail(notAuthorized())))
+
+    /** Links to a patient's video are audited (who was handed the file). */
+    const shown = (viewer: VideoViewer, rows: ReadonlyArray<VideoRow>) =>
+      Effect.gen(function*() {
+        const videos = yield* Effect.forEach(rows, (row) => toVideo(store, row))
+        const linked = videos.filter((v) => v.file_url !== null && v.patient_id !== null)
+        if (linked.length > 0) {
+          yield* audit.recordMany(linked.map((v) => ({ actorId: viewer.id, action: "video.link", targetType: "video", targetId: v.id })))
+        }
+        return videos
+      })
+
+    /** The create/update rules over the merged fields: 422 with every problem, nothing saved. */
+    const check = (fields: {
+      readonly category: VideoCategory
+      readonly patient_id: number | null
+      readonly provider_id: number | null
+      readonly appointment_id: number | null
+    }) =>
+      Effect.gen(function*() {
+        const errors: Record<string, Array<string>> = {}
+        const add = (field: string, message: string) => void (errors[field] ??= []).push(message)
+        if (fields.patient_id !== null) {
+          const rows = yield* sql`SELECT 1 FROM patients WHERE id = ${fields.patient_id}`.pipe(Effect.orDie)
+          if (rows.length === 0) add("patient_id", videoMessages.mustExist)
+        } else if (patientCategories.includes(fields.category)) {
+          add("patient_id", "can't be blank")
+        }
+        if (fields.provider_id !== null) {
+          const rows = yield* sql`SELECT 1 FROM providers WHERE id = ${fields.provider_id}`.pipe(Effect.orDie)
+          if (rows.length === 0) add("provider_id", videoMessages.mustExist)
+        }
+        if (fields.appointment_id !== null) {
+          const [appointment] = yield* sql<{ patient_id: number; provider_id: number }>`
+            SELECT patient_id, provider_id FROM appointments WHERE id = ${fields.appointment_id}`.pipe(Effect.orDie)
+          if (appointment === undefined) {
+            add("appointment_id", videoMessages.mustExist)
+          } else if (
+            appointment.patient_id !== fields.patient_id ||
+            (fields.provider_id !== null && appointment.provider_id !== fields.provider_id)
+          ) {
+            add("appointment_id", videoMessages.doesNotMatch)
+          }
+        }
+        if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
+      })
+
+    const list = (caller: Caller, filters: VideoFilters, request: PageRequest) =>
+      Effect.gen(function*() {
+        yield* parentNamesPatient(caller, filters.patientId)
+        const viewer = yield* viewerOf(caller)
+        const clauses: Array<Statement.Fragment> = [sql`v.status <> 'deleted'`, readableBy(sql, viewer)]
+        if (filters.category !== undefined) clauses.push(sql`v.category = ${filters.category}`)
+        if (filters.status !== undefined) clauses.push(sql`v.status = ${filters.status}`)
+        if (filters.patientId !== undefined) clauses.push(sql`v.patient_id = ${filters.patientId}`)
+        if (filters.providerId !== undefined) clauses.push(sql`v.provider_id = ${filters.providerId}`)
+        const where = sql.and(clauses)
+        const rows = yield* sql<VideoRow>`SELECT ${columns} FROM videos v WHERE ${where}
+          ORDER BY v.created_at DESC, v.id DESC LIMIT ${request.perPage} OFFSET ${request.offset}`.pipe(Effect.orDie)
+        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM videos v WHERE ${where}`.pipe(Effect.orDie)
+        return { videos: yield* shown(viewer, rows), pagination: paginationOf(request, counted?.count ?? 0) }
+      }).pipe(Effect.withSpan("Videos.list"))
+
+    const create = (caller: Caller, input: CreateVideoRequest["video"]) =>
+      Effect.gen(function*() {
+        yield* parentNamesPatient(caller, input.patient_id)
+        if (!["admin", "provider", "supervisor"].includes(caller.role)) return yield* Effect.fail(notAuthorized())
+        const fields = {
+          category: input.category,
+          patient_id: input.patient_id ?? null,
+          provider_id: input.provider_id ?? null,
+          appointment_id: input.appointment_id ?? null
+        }
+        yield* check(fields)
+        const row = yield* sql.withTransaction(Effect.gen(function*() {
+          const [row] = yield* sql<VideoRow>`INSERT INTO videos ${sql.insert({
+            title: input.title.trim(),
+            description: input.description ?? null,
+            ...fields,
+            duration_seconds: input.duration_seconds ?? null,
+            shared_with_family: input.shared_with_family ?? false,
+            created_by_id: caller.id
+          })} RETURNING ${sql.literal(videoColumns.replaceAll("v.", ""))}`
+          yield* audit.record({ actorId: caller.id, action: "video.create", targetType: "video", targetId: row!.id })
+          return row!
+        })).pipe(Effect.orDie)
+        return yield* toVideo(store, row)
+      }).pipe(Effect.withSpan("Videos.create"))
+
+    const show = (caller: Caller, id: number) =>
+      Effect.gen(function*() {
+        const viewer = yield* viewerOf(caller)
+        const row = yield* readable(viewer, id)
+        const [video] = yield* shown(viewer, [row])
+        return video!
+      }).pipe(Effect.withSpan("Videos.show", { attributes: { "video.id": id } }))
+
+    const update = (caller: Caller, id: number, input: VideoFields) =>
+      Effect.gen(function*() {
+        yield* parentNamesPatient(caller, input.patient_id)
+        const viewer = yield* viewerOf(caller)
+        const row = yield* writable(viewer, id)
+        if (input.status !== undefined && input.status !== row.status) {
+          const allowed = (row.status === "completed" && input.status === "archived") ||
+            (row.status === "archived" && input.status === "completed")
+          if (!allowed) return yield* Effect.fail(invalidField("status", videoMessages.move(row.status, input.status)))
+        }
+        const fields = {
+          category: input.category ?? row.category,
+          patient_id: input.patient_id === undefined ? row.patient_id : input.patient_id,
+          provider_id: input.provider_id === undefined ? row.provider_id : input.provider_id,
+          appointment_id: input.appointment_id === undefined ? row.appointment_id : input.appointment_id
+        }
+        yield* check(fields)
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const status = input.status ?? row.status
+        const updated = yield* sql.withTransaction(Effect.gen(function*() {
+          const [updated] = yield* sql<VideoRow>`UPDATE videos SET ${sql.update({
+            title: input.title?.trim() ?? row.title,
+            description: input.description === undefined ? row.description : input.description,
+            ...fields,
+            duration_seconds: input.duration_seconds === undefined ? row.duration_seconds : input.duration_seconds,
+            shared_with_family: input.shared_with_family ?? row.shared_with_family,
+            status,
+            updated_at: now
+          })} WHERE id = ${id} AND status = ${row.status} RETURNING ${sql.literal(videoColumns.replaceAll("v.", ""))}`
+          if (updated === undefined) return undefined
+          const action = status === row.status ? "video.update" : status === "archived" ? "video.archive" : "video.unarchive"
+          yield* audit.record({ actorId: caller.id, action, targetType: "video", targetId: id })
+          return updated
+        })).pipe(Effect.orDie)
+        // Its status moved meanwhile (processing finished, deleted): the caller sees the video as it is now.
+        if (updated === undefined) return yield* show(caller, id)
+        return yield* toVideo(store, updated)
+      }).pipe(Effect.withSpan("Videos.update", { attributes: { "video.id": id } }))
+
+    /** Status deleted; a job removes every stored object (and any unfinished upload). */
+    const remove = (caller: Caller, id: number) =>
+      Effect.gen(function*() {
+        const viewer = yield* viewerOf(caller)
+        yield* writable(viewer, id)
+        const now = new Date(yield* Clock.currentTimeMillis)
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const [row] = yield* sql<{ id: number; upload_id: string | null }>`
+            UPDATE videos v SET status = 'deleted', deleted_at = ${now}, updated_at = ${now}
+            FROM (SELECT id, upload_id FROM videos WHERE id = ${id} FOR UPDATE) old
+            WHERE v.id = old.id AND v.status <> 'deleted' RETURNING v.id, old.upload_id`
+          if (row === undefined) return
+          yield* jobs.enqueue(deleteVideoObjectsTask, { video_id: id, upload_id: row.upload_id }, { jobKey: `delete_video:${id}` })
+          yield* audit.record({ actorId: caller.id, action: "video.delete", targetType: "video", targetId: id })
+        })).pipe(Effect.orDie)
+      }).pipe(Effect.withSpan("Videos.remove", { attributes: { "video.id": id } }))
+
+    const status = (caller: Caller, id: number) =>
+      Effect.gen(function*() {
+        const viewer = yield* viewerOf(caller)
+        let row: VideoRow = yield* readable(viewer, id)
+        const now = yield* Clock.currentTimeMillis
+        if (row.status === "uploading" && row.upload_id !== null && row.size_bytes !== null &&
+          (row.uploaded_checked_at === null || now - row.uploaded_checked_at.getTime() >= uploadCheckMs)) {
+          const parts = yield* store.multipart.listParts(`videos/${id}/source`, row.upload_id)
+          const bytes = parts.reduce((sum, part) => sum + part.size, 0)
+          const [updated] = yield* sql<VideoRow>`UPDATE videos SET uploaded_bytes = GREATEST(uploaded_bytes, ${bytes}),
+            uploaded_checked_at = ${new Date(now)},
+            upload_activity_at = CASE WHEN ${bytes} > uploaded_bytes THEN ${new Date(now)} ELSE upload_activity_at END
+            WHERE id = ${id} AND upload_id = ${row.upload_id}
+            RETURNING ${sql.literal(videoColumns.replaceAll("v.", ""))}`.pipe(Effect.orDie)
+          if (updated !== undefined) row = updated
+        }
+        return statusOf(row, now)
+      }).pipe(Effect.withSpan("Videos.status", { attributes: { "video.id": id } }))
+
+    /** Re-enqueues a failed video's processing; its source must still be stored. */
+    const retry = (caller: Caller, id: number) =>
+      Effect.gen(function*() {
+        const viewer = yield* viewerOf(caller)
+        const row = yield* writable(viewer, id)
+        if (row.status !== "failed" || !row.source_stored) {
+          return yield* Effect.fail(invalidField("status", videoMessages.notFailed(row.status === "failed" ? "failed without a file" : row.status)))
+        }
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const done = yield* sql.withTransaction(Effect.gen(function*() {
+          const rows = yield* sql`UPDATE videos SET status = 'processing', error_message = NULL, progress = 0,
+            processing_started_at = NULL, updated_at = ${now} WHERE id = ${id} AND status = 'failed' RETURNING id`
+          if (rows.length === 0) return false
+          yield* jobs.enqueue(processVideoTask, { video_id: id }, { jobKey: `process_video:${id}`, maxAttempts: 3 })
+          yield* audit.record({ actorId: caller.id, action: "video.retry", targetType: "video", targetId: id })
+          return true
+        })).pipe(Effect.orDie)
+        if (!done) return yield* Effect.fail(invalidField("status", videoMessages.notFailed("no longer failed")))
+        return yield* show(caller, id)
+      }).pipe(Effect.withSpan("Videos.retry", { attributes: { "video.id": id } }))
+
+    return { viewerOf, load, readable, writable, list, create, show, update, remove, status, retry } as const
+  })
+}) {}
+
+/** The status report of a row at `now` (ms). */
+export const statusOf = (row: VideoRow, now: number): VideoStatusReport => {
+  const base = { id: row.id as VideoId, status: row.status, error_message: row.error_message }
+  switch (row.status) {
+    case "completed":
+    case "archived":
+      return VideoStatusReport.make({ ...base, progress_percentage: 100, estimated_completion: row.completed_at })
+    case "uploading": {
+      const size = Number(row.size_bytes ?? 0)
+      const percent = size > 0 ? Math.min(99, Math.floor(Number(row.uploaded_bytes) * 100 / size)) : 0
+      const started = row.upload_started_at?.getTime()
+      return VideoStatusReport.make({
+        ...base,
+        progress_percentage: percent,
+        estimated_completion: started === undefined ? null : estimateCompletion(started, now, percent)
+      })
+    }
+    case "processing": {
+      const started = row.processing_started_at?.getTime()
+      return VideoStatusReport.make({
+        ...base,
+        progress_percentage: Math.min(99, row.progress),
+        estimated_completion: started === undefined ? null : estimateCompletion(started, now, row.progress)
+      })
+    }
+    default:
+      return VideoStatusReport.make({ ...base, progress_percentage: Math.min(99, row.progress), estimated_completion: null })
+  }
+}
