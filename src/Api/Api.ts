@@ -39,6 +39,8 @@ import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 // Billing (issue 19)
 import { ClaimsApi } from "./Billing/Claims.js"
 import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
+// Admin reports (issue 25)
+import { ReportsApi } from "./Reports/Reports.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -158,6 +160,8 @@ export class Api extends HttpApi.make("care-coordination-api")
   // Reminders and push devices (issue 17)
   .add(RemindersApi)
   .add(DevicesApi)
+  // Admin reports (issue 25)
+  .add(ReportsApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

@@ -5,7 +5,7 @@ import { request, signIn, TestApp } from "../../support/app.js"
 import { adminToken, auditActions, insertUser, makeProvider, password, providerIdOf, providerOf, put } from "./helpers.js"
 
 const providerKeys = [
-  "active", "created_at", "email", "first_name", "has_supervisor", "id", "last_name", "license_number", "npi", "roles",
+  "active", "created_at", "department", "email", "first_name", "has_supervisor", "id", "last_name", "license_number", "npi", "roles",
   "specialty", "supervisor_id", "updated_at", "user_id"
 ]
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
