@@ -35,8 +35,6 @@ CREATE TABLE reports (
 CREATE INDEX reports_requested_by_id_idx ON reports (requested_by_id) WHERE requested_by_id IS NOT NULL;
 -- The daily expiry job: completed reports past their expiry.
 CREATE INDEX reports_expiry_idx ON reports (expires_at) WHERE status = 'completed';
--- Abandoned ones: queued or generating for too long (the expiry job fails them).
-CREATE INDEX reports_unfinished_idx ON reports (created_at) WHERE status IN ('queued', 'generating');
 
 -- Appointments with rates joins an appointment's claim that is not denied (the unique index
 -- claims_active_appointment_key of 0016 serves it); follow-up schedules look up each patient's

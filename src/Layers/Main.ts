@@ -97,6 +97,12 @@ import { EdiBatches } from "../Services/Billing/EdiBatches.js"
 import { Insurance } from "../Services/Billing/Insurance.js"
 import { HttpClaimsLive } from "./Http/Billing/Claims.js"
 import { HttpCoverageLive, HttpInsurancePlansLive } from "./Http/Billing/Insurance.js"
+// Admin reports (issue 25)
+import { ReportGenerator } from "../Services/Reports/ReportGenerator.js"
+import { Reports } from "../Services/Reports/Reports.js"
+import { expireReportsTask, generateReportTask } from "../Services/Reports/ReportTasks.js"
+import { WeeklyMetricsReport } from "../Services/Reports/WeeklyMetrics.js"
+import { HttpReportsLive } from "./Http/Reports/Reports.js"
 import { TracingLive } from "./Tracing.js"
 
 export const ServicesLive = Layer.mergeAll(Auth.Default, UsersRepo.Default, Accounts.Default, AuditLog.Default, UserLifecycle.Default, AdminUsers.Default,
@@ -143,6 +149,9 @@ const BillingServicesLive = Layer.mergeAll(Claims.Default, ClaimDocuments.Defaul
   Layer.provide(AuditLog.Default)
 )
 
+/** Admin reports (issue 25): weekly metrics and report files. */
+const ReportServicesLive = Layer.mergeAll(Reports.Default, WeeklyMetricsReport.Default).pipe(Layer.provide(AuditLog.Default))
+
 /** Push devices of user accounts (issue 17). */
 const DeviceServicesLive = Devices.Default.pipe(Layer.provide(AuditLog.Default))
 
@@ -169,6 +178,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpClaimsLive, HttpInsurancePlansLive, HttpCoverageLive]),
   // Reminders and push devices (issue 17)
   Layer.provide([HttpRemindersLive, HttpDevicesLive]),
+  // Admin reports (issue 25)
+  Layer.provide(HttpReportsLive),
   Layer.provide(SecurityLive)
 )
 
@@ -205,22 +216,28 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender>> = [
+export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender | ReportGenerator>> = [
   sweepExpiredSessions,
   extendSlotSeries,
-  sendReminderTask
+  sendReminderTask,
+  // Admin reports (issue 25)
+  generateReportTask,
+  expireReportsTask
 ]
 const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: sweepExpiredSessions, pattern: "17 * * * *" },
   // Scheduling (issue 15): recurring availability kept 90 days ahead, nightly in the Americas.
-  { task: extendSlotSeries, pattern: "23 10 * * *" }
+  { task: extendSlotSeries, pattern: "23 10 * * *" },
+  // Admin reports (issue 25): files past their 30 days deleted daily.
+  { task: expireReportsTask, pattern: "41 9 * * *" }
 ]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
 const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
   Layer.provide(Sessions.Default),
   Layer.provide(Slots.Default.pipe(Layer.provide(AuditLog.Default))),
-  Layer.provide(ReminderSender.Default)
+  Layer.provide(ReminderSender.Default),
+  Layer.provide(ReportGenerator.Default)
 )
 
 /**
@@ -238,6 +255,7 @@ export const backendLayer = Layer.mergeAll(
   SchedulingServicesLive,
   BillingServicesLive,
   DeviceServicesLive,
+  ReportServicesLive,
   JobWorkerWithTasksLive
 ).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))

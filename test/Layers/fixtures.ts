@@ -34,6 +34,7 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   sessionMaxHours: 12,
   clinicSupportEmail: "support@clinic.test",
   jobs: { enabled: false, concurrency: 2, pollIntervalMs: 2000 },
+  reports: { linkMinutes: 15 },
   fcm: Option.none(),
   mif: { importDir: Option.none(), maxFileBytes: 64 * 1024 * 1024, urlTimeoutMs: 30_000, urlAllowedNetworks: [] },
   video: Option.none(),

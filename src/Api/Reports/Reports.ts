@@ -24,7 +24,8 @@ export const maxReportIdLength = 64
 
 export const reportMessages = {
   notFound: "Report not found",
-  notReady: (status: string) => `Report is ${status}`,
+  notReady: "Report is not ready yet",
+  failed: "Report generation failed",
   afterStart: "must be on or after start_date",
   afterWeekStart: "must be on or after week_start",
   rangeTooLong: (days: number) => `must be at most ${days} days after the start`,
