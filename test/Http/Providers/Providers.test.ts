@@ -42,7 +42,7 @@ layer(TestApp())("admin providers", (it) => {
       expect(Object.keys(provider).sort()).toEqual(providerKeys)
       expect(provider).toEqual({
         id, user_id: userId, first_name: "Dana", last_name: "Role", email: "dana.role@providers.test", roles: ["provider"],
-        specialty: null, license_number: null, npi: null, has_supervisor: false, supervisor_id: null, active: true,
+        specialty: null, license_number: null, npi: null, department: null, has_supervisor: false, supervisor_id: null, active: true,
         created_at: expect.stringMatching(iso), updated_at: expect.stringMatching(iso)
       })
       // Through the self-service endpoint an admin changes roles too: the profile follows.
