@@ -20,6 +20,12 @@ export type GroupBy = typeof GroupBy.Type
 export const PatientStatus = Schema.Literal("active", "inactive").annotations({ message: () => "is not included in the list" })
 export type PatientStatus = typeof PatientStatus.Type
 
+const dayMs = 86_400_000
+/** `YYYY-MM-DD` plus (or minus) whole days. */
+export const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00.000Z`) + days * dayMs).toISOString().slice(0, 10)
+/** Whole days from one `YYYY-MM-DD` to another (0 for the same day). */
+export const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / dayMs)
+
 /** Files are kept, and links to them work, this long after generation (general §4.13: 30 days). */
 export const reportLifetimeDays = 30
 

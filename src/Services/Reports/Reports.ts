@@ -10,7 +10,7 @@ import {
   type AppointmentsReportRequest, type FollowUpReportRequest, maxReportDays, reportMessages
 } from "../../Api/Reports/Reports.js"
 import {
-  AppointmentsReportQueued, estimateFinish, FollowUpReportQueued, progressOf, ReportState, type ReportFormat, type ReportStatus,
+  AppointmentsReportQueued, daysBetween, estimateFinish, FollowUpReportQueued, progressOf, ReportState, type ReportFormat, type ReportStatus,
   ReportSummary, type ReportType
 } from "../../Domain/Reports/Report.js"
 import { AppConfig } from "../AppConfig.js"
@@ -42,8 +42,21 @@ interface ReportRow {
   readonly expires_at: Date | null
 }
 
-const dayMs = 86_400_000
-const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / dayMs)
+/** Validated request parameters with their defaults (csv, no patient status, no rates, no grouping) and `extra`. */
+const paramsOf = (
+  request: { readonly start_date: string; readonly end_date: string; readonly format?: ReportFormat | null | undefined },
+  ids: ReadonlyArray<number>,
+  extra: Partial<ReportParams>
+): ReportParams => ({
+  start_date: request.start_date,
+  end_date: request.end_date,
+  provider_ids: ids.length === 0 ? null : ids,
+  patient_status: null,
+  include_rates: false,
+  group_by: null,
+  format: request.format ?? "csv",
+  ...extra
+})
 
 export class Reports extends Effect.Service<Reports>()("app/Reports", {
   effect: Effect.gen(function*() {
@@ -92,15 +105,7 @@ export class Reports extends Effect.Service<Reports>()("app/Reports", {
     const followUpSchedules = (actorId: number, request: FollowUpReportRequest["report_params"]) =>
       Effect.gen(function*() {
         const ids = yield* check(request)
-        const params: ReportParams = {
-          start_date: request.start_date,
-          end_date: request.end_date,
-          provider_ids: ids.length === 0 ? null : ids,
-          patient_status: request.patient_status ?? null,
-          include_rates: false,
-          group_by: null,
-          format: request.format ?? "csv"
-        }
+        const params = paramsOf(request, ids, { patient_status: request.patient_status ?? null })
         const { estimate, reportId } = yield* enqueue(actorId, "patient_follow_up", params, 0)
         return FollowUpReportQueued.make({ report_id: reportId, status: "queued", estimated_completion: estimate, download_url: null })
       }).pipe(Effect.withSpan("Reports.followUpSchedules", { attributes: { "actor.id": actorId } }))
@@ -108,15 +113,7 @@ export class Reports extends Effect.Service<Reports>()("app/Reports", {
     const appointmentsWithRates = (actorId: number, request: AppointmentsReportRequest["report_params"]) =>
       Effect.gen(function*() {
         const ids = yield* check(request)
-        const params: ReportParams = {
-          start_date: request.start_date,
-          end_date: request.end_date,
-          provider_ids: ids.length === 0 ? null : ids,
-          patient_status: null,
-          include_rates: request.include_rates ?? true,
-          group_by: request.group_by ?? null,
-          format: request.format ?? "csv"
-        }
+        const params = paramsOf(request, ids, { include_rates: request.include_rates ?? true, group_by: request.group_by ?? null })
         const summary = yield* appointmentsSummary(sql, zone, params).pipe(Effect.orDie)
         const { reportId } = yield* enqueue(actorId, "provider_appointments", params, summary.total_appointments)
         return AppointmentsReportQueued.make({

@@ -6,7 +6,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { invalid, invalidField } from "../../Api/Errors.js"
 import { maxMetricsDays, reportMessages } from "../../Api/Reports/Reports.js"
-import { DailyFigures, WeeklyMetrics, WeeklyMetricValues } from "../../Domain/Reports/Report.js"
+import { addDays, DailyFigures, daysBetween, WeeklyMetrics, WeeklyMetricValues } from "../../Domain/Reports/Report.js"
 import { AppConfig } from "../AppConfig.js"
 
 export interface MetricsCriteria {
@@ -16,9 +16,6 @@ export interface MetricsCriteria {
   readonly department?: string | undefined
 }
 
-const dayMs = 86_400_000
-const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00.000Z`) + days * dayMs).toISOString().slice(0, 10)
-const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / dayMs)
 
 /** Booked time: every appointment that held the provider's time (not cancelled or moved away). */
 const bookedStatuses = ["scheduled", "confirmed", "in_progress", "completed", "no_show"]
