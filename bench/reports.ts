@@ -13,13 +13,16 @@
  *
  * Database: DATABASE_URL's server (a fresh `cc_bench_reports_<random>` database, dropped at the end),
  * else an embedded PostgreSQL. Flags: --appointments (1000000), --formats (csv,excel,json,pdf), --target
- * (production: node dist/main.js, built first; tsx), --keep.
+ * (production: node dist/main.js, built once; tsx), --keep, --seeded URL (measure a database a run kept).
  */
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
+import * as fs from "node:fs/promises"
 import { stat } from "node:fs/promises"
+import * as os from "node:os"
 import * as path from "node:path"
 import { parseArgs } from "node:util"
-import { describeTarget, parseTarget, runBench } from "./support.js"
+import pg from "pg"
+import { describeTarget, parseTarget, root, type RunningApp, runBench, startApp, type StartAppOptions } from "./support.js"
 
 const { values: flags } = parseArgs({
   options: {
@@ -27,7 +30,9 @@ const { values: flags } = parseArgs({
     formats: { type: "string", default: "csv,excel,json,pdf" },
     // The app as the image runs it (node dist/main.js), or as `npm start` runs it (tsx: ~300 MB idle).
     target: { type: "string", default: "production" },
-    keep: { type: "boolean", default: false }
+    keep: { type: "boolean", default: false },
+    // A database an earlier run seeded and kept (--keep): measures without seeding again.
+    seeded: { type: "string" }
   }
 })
 const appointments = Number(flags.appointments)
@@ -46,12 +51,8 @@ const procKb = (pid: number, field: string) => {
   return match === null ? 0 : Number(match[1])
 }
 
-runBench("reports", async (bench) => {
-  console.log(`bench:reports — ${appointments.toLocaleString("en-US")} appointments; formats ${formats.join(", ")}; app: ${describeTarget(target)}`)
-  // The first app migrates the fresh database.
-  const migrating = await bench.startApp({ env: { JOBS_ENABLED: "false" } })
-  await migrating.stop()
-  const client = await bench.connect()
+/** Seeds a migrated, empty database. */
+const seed = async (client: pg.Client) => {
   const started = performance.now()
   const step = (what: string) => console.log(`  seeding: ${what} (${secs(performance.now() - started)})`)
   await client.query(`INSERT INTO users (email, password_hash, first_name, last_name, role, confirmed, status)
@@ -81,10 +82,19 @@ runBench("reports", async (bench) => {
   step("claims")
   await client.query("ANALYZE")
   step("analyze")
+}
 
+interface Apps {
+  readonly tmpDir: string
+  readonly client: pg.Client
+  readonly startApp: (options: Omit<StartAppOptions, "databaseUrl" | "dataDir">) => Promise<RunningApp>
+}
+
+/** Each format through a fresh app; prints the figures. */
+const measure = async ({ client, startApp, tmpDir }: Apps) => {
   const results: Array<{ format: string; job: number; wall: number; before: number; peak: number; bytes: number; rows: number }> = []
   for (const format of formats) {
-    const app = await bench.startApp({ target, env: { JOBS_ENABLED: "true", JOBS_POLL_INTERVAL_MS: "200" } })
+    const app = await startApp({ target, skipBuild: builds++ > 0, env: { JOBS_ENABLED: "true", JOBS_POLL_INTERVAL_MS: "200" } })
     const pid = app.child.pid!
     const headers = { "content-type": "application/json", "x-user-token": app.token }
     const before = procKb(pid, "VmRSS")
@@ -112,8 +122,9 @@ runBench("reports", async (bench) => {
         extract(epoch FROM generated_at - started_at) * 1000 AS ms, object_key AS key, byte_size::text AS bytes, rows_written AS rows
       FROM reports WHERE report_id = $1`, [queued.report_id])
     // The disk store keeps the file under DATA_DIR: its size there confirms the upload.
-    const stored = await stat(path.join(bench.tmpDir, "data", "objects", row!.key)).then((s) => s.size).catch(() => Number(row!.bytes))
+    const stored = await stat(path.join(tmpDir, "data", "objects", row!.key)).then((s) => s.size).catch(() => Number(row!.bytes))
     results.push({ format, job: Number(row!.ms), wall, before, peak, bytes: stored, rows: row!.rows })
+    console.log(`  ${format}: job ${secs(Number(row!.ms))}, request→completed ${secs(wall)}, RSS before ${mb(before)}, peak ${mb(peak)}`)
     await app.stop()
   }
   console.log("")
@@ -127,4 +138,48 @@ runBench("reports", async (bench) => {
     console.log(`target ${r.format}: ≤ 15 s → ${r.job <= 15_000 ? "met" : "missed"}`)
   }
   console.log(`target RSS ≤ 300 MB → ${results.every((r) => r.peak <= 300 * 1024) ? "met" : "missed"}`)
-}, { keepDatabase: flags.keep })
+}
+
+let builds = 0
+
+if (flags.seeded === undefined) {
+  runBench("reports", async (bench) => {
+    console.log(`bench:reports — ${appointments.toLocaleString("en-US")} appointments; formats ${formats.join(", ")}; app: ${describeTarget(target)}`)
+    // The first app migrates the fresh database (and builds dist/ for the production target).
+    const migrating = await bench.startApp({ target, env: { JOBS_ENABLED: "false" } })
+    builds++
+    await migrating.stop()
+    const client = await bench.connect()
+    await seed(client)
+    await measure({ client, tmpDir: bench.tmpDir, startApp: bench.startApp })
+  }, { keepDatabase: flags.keep })
+} else {
+  const seededUrl = flags.seeded
+  // A dist/ already built (by an earlier run) is used as it is.
+  if (existsSync(path.join(root, "dist", "main.js"))) builds = 1
+  const run = async () => {
+    console.log(`bench:reports — the seeded database ${new URL(seededUrl).pathname.slice(1)}; formats ${formats.join(", ")}; app: ${describeTarget(target)}`)
+    const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-reports-"))
+    const client = new pg.Client({ connectionString: seededUrl })
+    await client.connect()
+    const started: Array<RunningApp> = []
+    try {
+      await measure({
+        client, tmpDir,
+        startApp: async (options) => {
+          const app = await startApp({ ...options, databaseUrl: seededUrl, dataDir: path.join(tmpDir, "data") })
+          started.push(app)
+          return app
+        }
+      })
+    } finally {
+      for (const app of started) await app.stop()
+      await client.end()
+      await fs.rm(tmpDir, { recursive: true, force: true })
+    }
+  }
+  run().catch((error) => {
+    console.error(error)
+    process.exit(1)
+  })
+}
