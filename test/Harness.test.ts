@@ -45,7 +45,10 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 // Issue 17: the appointment reminders' create and list (by the patient's appointment), show and cancel: 4.
 // Issue 14: ECM communications (SMS, call): 2.
 // Issue 16: engagement status (update, show): 2.
-const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2
+// Issue 18: session notes' clinic list, last (query patient_id) and create (session_note.patient_id), and the
+// admin list (query patient_id): 4 (the clinic ones are staff-only, the admin one admin-only: a parent is refused).
+// Issue 20: prescriptions list and create (patient_id), show, update, cancel and refill (a prescription of the patient), medication history: 7.
+const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 4 + 7
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

@@ -39,6 +39,10 @@ import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 // Billing (issue 19)
 import { ClaimsApi } from "./Billing/Claims.js"
 import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
+// Session notes (issue 18)
+import { ClinicSessionNotesApi, SessionNoteReviewsApi, SessionNotesApi, SupervisorSessionNotesApi } from "./SessionNotes/SessionNotes.js"
+// Prescriptions, medications and medication history (issue 20)
+import { AdminMedicationsApi, MedicationHistoryApi, MedicationsApi, PrescriptionsApi } from "./Prescriptions/Prescriptions.js"
 // Admin reports (issue 25)
 import { ReportsApi } from "./Reports/Reports.js"
 
@@ -157,6 +161,16 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(ClaimsApi)
   .add(InsurancePlansApi)
   .add(CoverageApi)
+  // Session notes (issue 18)
+  .add(ClinicSessionNotesApi)
+  .add(SessionNotesApi)
+  .add(SessionNoteReviewsApi)
+  .add(SupervisorSessionNotesApi)
+  // Prescriptions, medications and medication history (issue 20)
+  .add(PrescriptionsApi)
+  .add(MedicationHistoryApi)
+  .add(MedicationsApi)
+  .add(AdminMedicationsApi)
   // Reminders and push devices (issue 17)
   .add(RemindersApi)
   .add(DevicesApi)

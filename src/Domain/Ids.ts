@@ -85,3 +85,12 @@ export const AppointmentReminderIdFromText = idFromText(AppointmentReminderId)
 export const DeviceId = positiveId("DeviceId")
 export type DeviceId = typeof DeviceId.Type
 export const DeviceIdFromText = idFromText(DeviceId)
+
+// Prescriptions (issue 20)
+export const MedicationId = positiveId("MedicationId")
+export type MedicationId = typeof MedicationId.Type
+export const MedicationIdFromText = idFromText(MedicationId)
+
+export const PrescriptionId = positiveId("PrescriptionId")
+export type PrescriptionId = typeof PrescriptionId.Type
+export const PrescriptionIdFromText = idFromText(PrescriptionId)

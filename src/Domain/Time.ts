@@ -53,3 +53,10 @@ export const IsoTimestampInput = Schema.String.pipe(
     jsonSchema: { type: "string", format: "date-time", pattern: timestampPattern, maxLength: 35 }
   })
 )
+
+/** The calendar day (`YYYY-MM-DD`) of an instant in an IANA time zone, e.g. the clinic's "today". */
+export const calendarDayIn = (epochMillis: number, timeZone: string): string => {
+  const parts = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).formatToParts(new Date(epochMillis))
+  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? ""
+  return `${part("year")}-${part("month")}-${part("day")}`
+}

@@ -97,6 +97,17 @@ import { EdiBatches } from "../Services/Billing/EdiBatches.js"
 import { Insurance } from "../Services/Billing/Insurance.js"
 import { HttpClaimsLive } from "./Http/Billing/Claims.js"
 import { HttpCoverageLive, HttpInsurancePlansLive } from "./Http/Billing/Insurance.js"
+// Session notes (issue 18)
+import { NotePdfs } from "../Services/SessionNotes/NotePdf.js"
+import { SessionNoteReviews } from "../Services/SessionNotes/Reviews.js"
+import { SessionNotes } from "../Services/SessionNotes/SessionNotes.js"
+import { SupervisedAppointments } from "../Services/SessionNotes/Supervision.js"
+import { HttpSessionNotesAreaLive } from "./Http/SessionNotes/SessionNotes.js"
+// Prescriptions (issue 20)
+import { Medications } from "../Services/Prescriptions/Medications.js"
+import { Prescriptions } from "../Services/Prescriptions/Prescriptions.js"
+import { expirePrescriptions } from "../Services/Prescriptions/PrescriptionTasks.js"
+import { HttpPrescriptionsAreaLive } from "./Http/Prescriptions/Prescriptions.js"
 // Admin reports (issue 25)
 import { ReportGenerator } from "../Services/Reports/ReportGenerator.js"
 import { Reports } from "../Services/Reports/Reports.js"
@@ -149,6 +160,14 @@ const BillingServicesLive = Layer.mergeAll(Claims.Default, ClaimDocuments.Defaul
   Layer.provide(AuditLog.Default)
 )
 
+/** Session notes, addenda, sign-offs and supervision (issue 18). */
+const SessionNoteServicesLive = Layer.mergeAll(SessionNotes.Default, SessionNoteReviews.Default, NotePdfs.Default, SupervisedAppointments.Default)
+
+/** Prescriptions, the medications catalogue and medication history (issue 20). */
+const PrescriptionServicesLive = Layer.mergeAll(Prescriptions.Default, Medications.Default).pipe(
+  Layer.provide(AuditLog.Default),
+  Layer.provide(PatientAccess.Default)
+)
 /** Admin reports (issue 25): weekly metrics and report files. */
 const ReportServicesLive = Layer.mergeAll(Reports.Default, WeeklyMetricsReport.Default).pipe(Layer.provide(AuditLog.Default))
 
@@ -178,6 +197,10 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([HttpClaimsLive, HttpInsurancePlansLive, HttpCoverageLive]),
   // Reminders and push devices (issue 17)
   Layer.provide([HttpRemindersLive, HttpDevicesLive]),
+  // Session notes (issue 18)
+  Layer.provide(HttpSessionNotesAreaLive),
+  // Prescriptions (issue 20)
+  Layer.provide(HttpPrescriptionsAreaLive),
   // Admin reports (issue 25)
   Layer.provide(HttpReportsLive),
   Layer.provide(SecurityLive)
@@ -216,10 +239,12 @@ export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   )
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
-export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender | ReportGenerator>> = [
+export const jobTasks: ReadonlyArray<AnyJobTask<Sessions | Slots | ReminderSender | Prescriptions | ReportGenerator>> = [
   sweepExpiredSessions,
   extendSlotSeries,
   sendReminderTask,
+  // Prescriptions (issue 20)
+  expirePrescriptions,
   // Admin reports (issue 25)
   generateReportTask,
   expireReportsTask
@@ -228,6 +253,8 @@ const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: sweepExpiredSessions, pattern: "17 * * * *" },
   // Scheduling (issue 15): recurring availability kept 90 days ahead, nightly in the Americas.
   { task: extendSlotSeries, pattern: "23 10 * * *" },
+  // Prescriptions (issue 20): past their end date, expired daily after midnight in the Americas (09:05 UTC).
+  { task: expirePrescriptions, pattern: "5 9 * * *" },
   // Admin reports (issue 25): files past their 30 days deleted daily.
   { task: expireReportsTask, pattern: "41 9 * * *" }
 ]
@@ -237,6 +264,7 @@ const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
   Layer.provide(Sessions.Default),
   Layer.provide(Slots.Default.pipe(Layer.provide(AuditLog.Default))),
   Layer.provide(ReminderSender.Default),
+  Layer.provide(PrescriptionServicesLive),
   Layer.provide(ReportGenerator.Default)
 )
 
@@ -255,6 +283,8 @@ export const backendLayer = Layer.mergeAll(
   SchedulingServicesLive,
   BillingServicesLive,
   DeviceServicesLive,
+  SessionNoteServicesLive,
+  PrescriptionServicesLive,
   ReportServicesLive,
   JobWorkerWithTasksLive
 ).pipe(

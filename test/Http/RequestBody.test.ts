@@ -19,6 +19,7 @@ import { ErrorHandlingLive } from "../../src/Layers/Http/Errors.js"
 import { bodyChecksFor, bodyRoutesOf, jsonDepth } from "../../src/Layers/Http/RequestBody.js"
 import { request, TestApp, testConfig } from "../support/app.js"
 import { webhookBodyBytes } from "../../src/Api/Ecm/Communications.js"
+import { noteBodyBytes, signatureBodyBytes } from "../../src/Api/SessionNotes/SessionNotes.js"
 
 /** Just the body limit of a request to `api` (`bodyRoutesOf` also names the endpoint). */
 const limitsOf = (api: Parameters<typeof bodyRoutesOf>[0]) => {
@@ -173,7 +174,13 @@ describe("body limit lookup", () => {
       ["POST /v1/clinic/patients/treatment_plans", 256 * 1024],
       ["PUT /v1/clinic/patients/treatment_plans/1", 256 * 1024],
       // Issue 19: up to 2,000 claim ids in one 837P batch.
-      ["POST /v1/admin/clinic/claims/generate_edi", generateEdiBodyBytes]
+      ["POST /v1/admin/clinic/claims/generate_edi", generateEdiBodyBytes],
+      // Issue 18: a session note's five sections; signature images (PNG data URIs) of addenda and sign-offs.
+      ["POST /v1/clinic/patients/session_notes", noteBodyBytes],
+      ["PUT /v1/clinic/patients/session_notes/1", noteBodyBytes],
+      ["POST /v1/admin/clinic/session_notes/addendums", signatureBodyBytes],
+      ["PUT /v1/admin/clinic/session_notes/addendums/1", signatureBodyBytes],
+      ["POST /v1/admin/clinic/session_notes/sign_offs", signatureBodyBytes]
     ])
     for (const [method, path] of operations) {
       const name = `${method} ${path}`

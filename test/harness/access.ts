@@ -69,7 +69,9 @@ const checkOperation = (harness: Harness, seeder: Seeder, seed: number, operatio
   Effect.gen(function*() {
     const target = yield* seeder.user({ role: "parent" })
     const world: World = yield* seeder.world([target])
-    const context = { ...generationContext(harness, [target.id]), ids: fc.constant(target.id) }
+    // Plausible values: the matrix is about roles, so no edge value (a year-0000 date) may end a
+    // parent's call with 422 before the handler's role check answers 403.
+    const context = { ...generationContext(harness, [target.id]), ids: fc.constant(target.id), plausible: true }
     const draft = fc.sample(validDraft(operation, context, harness.tokenHeaders), { seed: caseSeed(seed, index), numRuns: 1 })[0]!
     const failures: Array<AccessFailure> = []
     for (const caller of matrixCallers) {

@@ -60,7 +60,9 @@ const patientRecordPaths: ReadonlyArray<readonly [RegExp, string]> = [
   [/\/spot\/\{id\}$/, "spot"],
   [/\/documents\/\{id\}$/, "document"],
   // Issue 17: a reminder of the patient's appointment.
-  [/\/appointment_reminders\/\{id\}$/, "appointment_reminder"]
+  [/\/appointment_reminders\/\{id\}$/, "appointment_reminder"],
+  // Issue 20: a prescription of the patient (show, update, cancel, refill).
+  [/\/prescriptions\/\{id\}(\/refill)?$/, "prescription"]
 ]
 
 /**

@@ -22,7 +22,8 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
   const draw = sampler(seed)
   return {
     description: "one ECM member per family, linked to the parent's account, with an eligibility record and one clinic " +
-      "record of each kind (help request, treatment plan, offered spot, document), an appointment and a reminder of it",
+      "record of each kind (help request, treatment plan, offered spot, document), an appointment and a reminder of it, " +
+      "and a prescription",
     patientsOf: (parent) =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -54,9 +55,14 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
           VALUES (${patient!.id}, ${provider!.id}, now() + interval '30 days', 50) RETURNING id`
         const [reminder] = yield* sql<{ id: number }>`INSERT INTO appointment_reminders (appointment_id, reminder_type, send_at, lead_seconds, message)
           VALUES (${appointment!.id}, 'email', now() + interval '29 days', 86400, ${draw(pii.name)}) RETURNING id`
+        // Issue 20: a prescription written by that provider.
+        const [prescription] = yield* sql<{ id: number }>`INSERT INTO prescriptions (patient_id, provider_id, medication_id, dosage, frequency,
+            quantity, refills, refills_remaining, instructions, prescription_date)
+          VALUES (${patient!.id}, ${provider!.id}, (SELECT min(id) FROM medications WHERE active), '50 mg', 'once daily', 30, 2, 2,
+            ${draw(pii.name)}, current_date) RETURNING id`
         recordsByPatient.set(patient!.id, {
           help_request: help!.id, treatment_plan: plan!.id, spot: spot!.id, document: document!.id,
-          appointment: appointment!.id, appointment_reminder: reminder!.id
+          appointment: appointment!.id, appointment_reminder: reminder!.id, prescription: prescription!.id
         })
         return [patient!.id]
       }).pipe(Effect.orDie, Effect.withTracerEnabled(false)),
@@ -76,6 +82,9 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
             -- Issue 17: the patient's appointment reminders.
             (SELECT json_agg(r ORDER BY r.id) FROM appointment_reminders r JOIN appointments a ON a.id = r.appointment_id
               WHERE a.patient_id = p.id) AS appointment_reminders,
+            -- Issue 20: prescriptions and their history.
+            (SELECT json_agg(rx ORDER BY rx.id) FROM prescriptions rx WHERE rx.patient_id = p.id) AS prescriptions,
+            (SELECT json_agg(ph ORDER BY ph.id) FROM prescription_history ph WHERE ph.patient_id = p.id) AS prescription_history,
             -- Issue 16: the engagement status history.
             (SELECT json_agg(h ORDER BY h.id) FROM ecm_status_histories h WHERE h.patient_id = p.id) AS status_histories
           FROM patients p WHERE p.id = ${patientId}`).pipe(

@@ -1,0 +1,447 @@
+/**
+ * Prescriptions (general §2.8, §4.8) with record-level access (§5.4), the status machine, refills,
+ * the append-only history every change writes, and a patient's medication history (§4.2).
+ *
+ * Who may do what (docs/spec-decisions.md): admins everything; a provider reads and writes the
+ * prescriptions they wrote; a supervisor also reads their supervisees'; a parent reads their own
+ * patients' (the parent rule of PatientAccess: another patient's is 404) and writes none; support
+ * and billing none. Refusals are 403 `You are not authorized to perform this action.`.
+ */
+import { SqlClient, type Statement } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import { type FieldMessages, type Forbidden, forbidden, invalid, invalidField, messages, notFound, type NotFound } from "../../Api/Errors.js"
+import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import {
+  type CreatePrescriptionRequest, MedicationHistory, PrescriptionList, prescriptionMessages, type UpdatePrescriptionRequest
+} from "../../Api/Prescriptions/Prescriptions.js"
+import type { Role } from "../../Domain/Accounts/User.js"
+import type { PatientId, PrescriptionId } from "../../Domain/Ids.js"
+import {
+  canMove, canonicalFrequency, HistoryPrescription, MedicationHistoryGroup, PrescriptionHistoryEntry, type HistoryEvent,
+  type PrescriptionStatus, setByJobOnly
+} from "../../Domain/Prescriptions/Prescription.js"
+import { PersonName } from "../../Domain/Scheduling/Scheduling.js"
+import { calendarDayIn } from "../../Domain/Time.js"
+import { AppConfig } from "../AppConfig.js"
+import { AuditLog } from "../AuditLog.js"
+import { PatientAccess } from "../Patients/PatientAccess.js"
+import { likePattern } from "../SqlSearch.js"
+import {
+  historyInsert, prescriptionColumns, prescriptionFrom, type PrescriptionRow, toMedicationSummary, toPrescription
+} from "./PrescriptionsRepo.js"
+
+export interface Viewer {
+  readonly id: number
+  readonly role: Role
+}
+
+export interface PrescriptionCriteria {
+  readonly patientId?: number | undefined
+  readonly providerId?: number | undefined
+  readonly status?: PrescriptionStatus | undefined
+  readonly medicationName?: string | undefined
+}
+
+type PrescriptionInput = CreatePrescriptionRequest["prescription"]
+type PrescriptionChanges = UpdatePrescriptionRequest["prescription"]
+
+/** The caller as the rules see them: their role, and their provider profile when they have one. */
+interface Actor {
+  readonly viewer: Viewer
+  readonly providerId: number | null
+}
+
+const notAuthorized = () => forbidden(messages.unauthorized)
+const prescriptionNotFound = () => notFound("Prescription")
+
+const blankToNull = (text: string | null | undefined): string | null => {
+  const trimmed = text?.trim() ?? ""
+  return trimmed === "" ? null : trimmed
+}
+
+/** What a prescription says that the history tracks, besides its status. */
+const sameTerms = (a: Terms, b: Terms) =>
+  a.medicationId === b.medicationId && a.dosage === b.dosage && a.frequency === b.frequency && a.quantity === b.quantity &&
+  a.refills === b.refills && a.startDate === b.startDate && a.endDate === b.endDate && a.patientId === b.patientId &&
+  a.providerId === b.providerId && a.prescriptionDate === b.prescriptionDate && a.instructions === b.instructions &&
+  a.refillsRemaining === b.refillsRemaining
+
+interface Terms {
+  readonly patientId: number
+  readonly providerId: number
+  readonly medicationId: number
+  readonly dosage: string
+  readonly frequency: string
+  readonly quantity: number
+  readonly refills: number
+  readonly refillsRemaining: number
+  readonly instructions: string | null
+  readonly prescriptionDate: string
+  readonly startDate: string | null
+  readonly endDate: string | null
+}
+
+export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescriptions", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const audit = yield* AuditLog
+    const access = yield* PatientAccess
+    const config = yield* AppConfig
+    const columns = sql.literal(prescriptionColumns)
+    const from = sql.literal(prescriptionFrom)
+
+    const today = Effect.map(Clock.currentTimeMillis, (ms) => calendarDayIn(ms, config.clinicTimeZone))
+
+    const actorOf = (viewer: Viewer) =>
+      Effect.gen(function*() {
+        if (viewer.role !== "provider" && viewer.role !== "supervisor") return { viewer, providerId: null } satisfies Actor
+        const [profile] = yield* sql<{ id: number }>`SELECT id FROM providers WHERE user_id = ${viewer.id}`
+        return { viewer, providerId: profile?.id ?? null } satisfies Actor
+      }).pipe(Effect.orDie)
+
+    /** The prescriptions an actor may read, as a condition on `r`/`pa`/`p`; undefined when none at all (403). */
+    const readableBy = (actor: Actor): Statement.Fragment | undefined => {
+      switch (actor.viewer.role) {
+        case "admin":
+          return sql`TRUE`
+        case "parent":
+          return sql`pa.user_id = ${actor.viewer.id}`
+        case "provider":
+        case "supervisor":
+          return actor.providerId === null ? sql`FALSE` : sql`(r.provider_id = ${actor.providerId} OR p.supervisor_id = ${actor.providerId})`
+        default:
+          return undefined
+      }
+    }
+
+    const canRead = (actor: Actor, row: PrescriptionRow) =>
+      actor.viewer.role === "admin" ||
+      (actor.viewer.role === "parent" && row.patient_user_id === actor.viewer.id) ||
+      (actor.providerId !== null && (row.provider_id === actor.providerId || row.provider_supervisor_id === actor.providerId))
+
+    const canWrite = (actor: Actor, row: PrescriptionRow) =>
+      actor.viewer.role === "admin" || (actor.providerId !== null && row.provider_id === actor.providerId)
+
+    const findRow = (id: number, lock = false) =>
+      sql<PrescriptionRow>`SELECT ${columns} FROM ${from} WHERE r.id = ${id} ${lock ? sql`FOR UPDATE OF r` : sql``}`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => rows[0])
+      )
+
+    /** The row when the actor may read it: 404 when unknown (or, for a parent, not their patient's), else 403. */
+    const readable = (actor: Actor, id: number, lock = false): Effect.Effect<PrescriptionRow, NotFound | Forbidden> =>
+      Effect.gen(function*() {
+        const row = yield* findRow(id, lock)
+        if (row === undefined) return yield* Effect.fail(prescriptionNotFound())
+        if (actor.viewer.role === "parent" && row.patient_user_id !== actor.viewer.id) return yield* Effect.fail(prescriptionNotFound())
+        if (!canRead(actor, row)) return yield* Effect.fail(notAuthorized())
+        return row
+      })
+
+    /**
+     * The row the actor may change (locked): a parent is checked against the patient named in the
+     * body first (404 for another family's), then refused outright; staff need to have written it.
+     */
+    const writable = (actor: Actor, id: number, bodyPatientId: number | undefined) =>
+      Effect.gen(function*() {
+        if (actor.viewer.role === "parent" && bodyPatientId !== undefined) yield* access.visiblePatient(actor.viewer, bodyPatientId)
+        const row = yield* readable(actor, id, true)
+        if (!canWrite(actor, row)) return yield* Effect.fail(notAuthorized())
+        return row
+      })
+
+    const list = (viewer: Viewer, criteria: PrescriptionCriteria, request: PageRequest) =>
+      Effect.gen(function*() {
+        const actor = yield* actorOf(viewer)
+        if (viewer.role === "parent" && criteria.patientId !== undefined) yield* access.visiblePatient(viewer, criteria.patientId)
+        const visible = readableBy(actor)
+        if (visible === undefined) return yield* Effect.fail(notAuthorized())
+        const clauses = [visible]
+        if (criteria.patientId !== undefined) clauses.push(sql`r.patient_id = ${criteria.patientId}`)
+        if (criteria.providerId !== undefined) clauses.push(sql`r.provider_id = ${criteria.providerId}`)
+        if (criteria.status !== undefined) clauses.push(sql`r.status = ${criteria.status}`)
+        const name = criteria.medicationName?.trim() ?? ""
+        if (name !== "") {
+          const pattern = likePattern(name)
+          clauses.push(sql`(m.name ILIKE ${pattern} ESCAPE '\\' OR m.generic_name ILIKE ${pattern} ESCAPE '\\'
+            OR EXISTS (SELECT 1 FROM unnest(m.brand_names) AS b(name) WHERE b.name ILIKE ${pattern} ESCAPE '\\'))`)
+        }
+        const where = sql.and(clauses)
+        const rows = yield* sql<PrescriptionRow>`SELECT ${columns} FROM ${from} WHERE ${where}
+          ORDER BY r.prescription_date DESC, r.id DESC LIMIT ${request.perPage} OFFSET ${request.offset}`.pipe(Effect.orDie)
+        const [total] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM ${from} WHERE ${where}`.pipe(Effect.orDie)
+        yield* Effect.annotateCurrentSpan({ "prescriptions.count": rows.length })
+        return PrescriptionList.make({ prescriptions: rows.map(toPrescription), pagination: paginationOf(request, total?.count ?? 0) })
+      }).pipe(Effect.withSpan("Prescriptions.list", { attributes: { "actor.id": viewer.id } }))
+
+    const show = (viewer: Viewer, id: number) =>
+      Effect.gen(function*() {
+        const actor = yield* actorOf(viewer)
+        return toPrescription(yield* readable(actor, id))
+      }).pipe(Effect.withSpan("Prescriptions.show", { attributes: { "prescription.id": id, "actor.id": viewer.id } }))
+
+    /** Every rule at once (Rails style); only what changed is checked against the database. */
+    const checkTerms = (terms: Terms, before: Terms | undefined) =>
+      Effect.gen(function*() {
+        const errors: Record<string, Array<string>> = {}
+        const add = (field: string, message: string) => (errors[field] ??= []).push(message)
+        if (terms.quantity <= 0) add("quantity", prescriptionMessages.quantity)
+        if (terms.refillsRemaining > terms.refills) add("refills_remaining", prescriptionMessages.refillsRemaining)
+        if (before?.prescriptionDate !== terms.prescriptionDate && terms.prescriptionDate > (yield* today)) {
+          add("prescription_date", prescriptionMessages.future)
+        }
+        if (terms.startDate !== null && terms.endDate !== null && terms.endDate <= terms.startDate) add("end_date", prescriptionMessages.endAfterStart)
+        if (before?.patientId !== terms.patientId) {
+          const [patient] = yield* sql`SELECT 1 FROM patients WHERE id = ${terms.patientId}`
+          if (patient === undefined) add("patient_id", "must exist")
+        }
+        if (before?.medicationId !== terms.medicationId) {
+          const [medication] = yield* sql<{ active: boolean }>`SELECT active FROM medications WHERE id = ${terms.medicationId}`
+          if (medication === undefined) add("medication_id", "must exist")
+          else if (!medication.active) add("medication_id", prescriptionMessages.medicationInactive)
+        }
+        if (before?.providerId !== terms.providerId) {
+          // Share-locked until commit: the prescriber cannot be deactivated in between.
+          const [prescriber] = yield* sql<{ ok: boolean }>`SELECT (p.active AND u.deleted_at IS NULL AND coalesce(btrim(p.license_number), '') <> '') AS ok
+            FROM providers p JOIN users u ON u.id = p.user_id WHERE p.id = ${terms.providerId} FOR SHARE OF p`
+          if (prescriber?.ok !== true) add("provider_id", prescriptionMessages.prescriber)
+        }
+        if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors as FieldMessages))
+      }).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    const appendHistory = (ids: ReadonlyArray<number>, event: HistoryEvent, fromStatus: PrescriptionStatus | null, actorId: number | null) =>
+      sql`${sql.literal(historyInsert)}
+        SELECT r.id, r.patient_id, r.medication_id, ${event}, ${fromStatus}, r.status, r.dosage, r.frequency, r.quantity,
+          r.refills_remaining, r.start_date, r.end_date, ${actorId}
+        FROM prescriptions r WHERE r.id IN ${sql.in(ids)} ORDER BY r.id`.pipe(Effect.orDie)
+
+    const create = (viewer: Viewer, input: PrescriptionInput) =>
+      Effect.gen(function*() {
+        const actor = yield* actorOf(viewer)
+        if (viewer.role === "parent") {
+          yield* access.visiblePatient(viewer, input.patient_id)
+          return yield* Effect.fail(notAuthorized())
+        }
+        let providerId: number
+        if (viewer.role === "admin") {
+          if (input.provider_id === undefined) return yield* Effect.fail(invalidField("provider_id", "can't be blank"))
+          providerId = input.provider_id
+        } else if (actor.providerId !== null) {
+          providerId = actor.providerId
+        } else {
+          return yield* Effect.fail(notAuthorized())
+        }
+        const refills = input.refills ?? 0
+        const terms: Terms = {
+          patientId: input.patient_id,
+          providerId,
+          medicationId: input.medication_id,
+          dosage: input.dosage.trim(),
+          frequency: canonicalFrequency(input.frequency),
+          quantity: input.quantity,
+          refills,
+          refillsRemaining: refills,
+          instructions: blankToNull(input.instructions),
+          prescriptionDate: input.prescription_date,
+          startDate: input.start_date ?? null,
+          endDate: input.end_date ?? null
+        }
+        const id = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* checkTerms(terms, undefined)
+          const [row] = yield* sql<{ id: number }>`INSERT INTO prescriptions (patient_id, provider_id, medication_id, dosage, frequency,
+              quantity, refills, refills_remaining, instructions, prescription_date, start_date, end_date, created_by_id)
+            VALUES (${terms.patientId}, ${terms.providerId}, ${terms.medicationId}, ${terms.dosage}, ${terms.frequency}, ${terms.quantity},
+              ${terms.refills}, ${terms.refillsRemaining}, ${terms.instructions}, ${terms.prescriptionDate}::date, ${terms.startDate}::date,
+              ${terms.endDate}::date, ${viewer.id})
+            RETURNING id`.pipe(Effect.orDie)
+          yield* appendHistory([row!.id], "created", null, viewer.id)
+          yield* audit.record({ actorId: viewer.id, action: "prescription.create", targetType: "prescription", targetId: row!.id })
+          return row!.id
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        return toPrescription((yield* findRow(id))!)
+      }).pipe(Effect.withSpan("Prescriptions.create", { attributes: { "actor.id": viewer.id } }))
+
+    const termsOf = (row: PrescriptionRow): Terms => ({
+      patientId: row.patient_id,
+      providerId: row.provider_id,
+      medicationId: row.medication_id,
+      dosage: row.dosage,
+      frequency: row.frequency,
+      quantity: row.quantity,
+      refills: row.refills,
+      refillsRemaining: row.refills_remaining,
+      instructions: row.instructions,
+      prescriptionDate: row.prescription_date,
+      startDate: row.start_date,
+      endDate: row.end_date
+    })
+
+    const update = (viewer: Viewer, id: number, changes: PrescriptionChanges) =>
+      Effect.gen(function*() {
+        const actor = yield* actorOf(viewer)
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const current = yield* writable(actor, id, changes.patient_id)
+          const before = termsOf(current)
+          if (changes.provider_id !== undefined && changes.provider_id !== current.provider_id && viewer.role !== "admin") {
+            return yield* Effect.fail(invalidField("provider_id", "can only be changed by an admin"))
+          }
+          const refills = changes.refills ?? current.refills
+          // A change of refills moves what remains by as much, never below 0 nor above refills.
+          const refillsRemaining = changes.refills_remaining ??
+            Math.min(refills, Math.max(0, current.refills_remaining + (refills - current.refills)))
+          const after: Terms = {
+            patientId: changes.patient_id ?? current.patient_id,
+            providerId: changes.provider_id ?? current.provider_id,
+            medicationId: changes.medication_id ?? current.medication_id,
+            dosage: changes.dosage?.trim() ?? current.dosage,
+            frequency: changes.frequency === undefined ? current.frequency : canonicalFrequency(changes.frequency),
+            quantity: changes.quantity ?? current.quantity,
+            refills,
+            refillsRemaining,
+            instructions: changes.instructions === undefined ? current.instructions : blankToNull(changes.instructions),
+            prescriptionDate: changes.prescription_date ?? current.prescription_date,
+            startDate: changes.start_date === undefined ? current.start_date : changes.start_date,
+            endDate: changes.end_date === undefined ? current.end_date : changes.end_date
+          }
+          const edits = !sameTerms(before, after)
+          const status = changes.status ?? current.status
+          if (edits && current.status !== "active" && current.status !== "on_hold") {
+            return yield* Effect.fail(invalidField("status", prescriptionMessages.notEditable(current.status)))
+          }
+          if (status !== current.status) {
+            if (setByJobOnly.includes(status)) return yield* Effect.fail(invalidField("status", prescriptionMessages.expiredByJob))
+            if (!canMove(current.status, status)) return yield* Effect.fail(invalidField("status", prescriptionMessages.move(current.status, status)))
+          }
+          if (edits) yield* checkTerms(after, before)
+          if (!edits && status === current.status) return
+          yield* sql`UPDATE prescriptions SET
+              patient_id = ${after.patientId}, provider_id = ${after.providerId}, medication_id = ${after.medicationId},
+              dosage = ${after.dosage}, frequency = ${after.frequency}, quantity = ${after.quantity}, refills = ${after.refills},
+              refills_remaining = ${after.refillsRemaining}, instructions = ${after.instructions},
+              prescription_date = ${after.prescriptionDate}::date, start_date = ${after.startDate}::date, end_date = ${after.endDate}::date,
+              status = ${status}, updated_at = now()
+            WHERE id = ${id}`.pipe(Effect.orDie)
+          if (edits) yield* appendHistory([id], "changed", null, viewer.id)
+          if (status !== current.status) yield* appendHistory([id], "status_changed", current.status, viewer.id)
+          yield* audit.record({ actorId: viewer.id, action: "prescription.update", targetType: "prescription", targetId: id })
+          if (status !== current.status) yield* audit.record({ actorId: viewer.id, action: `prescription.${status}`, targetType: "prescription", targetId: id })
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        return toPrescription((yield* findRow(id))!)
+      }).pipe(Effect.withSpan("Prescriptions.update", { attributes: { "prescription.id": id, "actor.id": viewer.id } }))
+
+    /** DELETE: an active prescription written in error becomes `cancelled` and stays readable. */
+    const cancel = (viewer: Viewer, id: number) =>
+      Effect.gen(function*() {
+        const actor = yield* actorOf(viewer)
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const current = yield* writable(actor, id, undefined)
+          if (current.status !== "active") return yield* Effect.fail(invalidField("status", prescriptionMessages.cancelActiveOnly(current.status)))
+          yield* sql`UPDATE prescriptions SET status = 'cancelled', updated_at = now() WHERE id = ${id}`
+          yield* appendHistory([id], "status_changed", "active", viewer.id)
+          yield* audit.record({ actorId: viewer.id, action: "prescription.cancelled", targetType: "prescription", targetId: id })
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }).pipe(Effect.withSpan("Prescriptions.cancel", { attributes: { "prescription.id": id, "actor.id": viewer.id } }))
+
+    /** One refill: `refills_remaining` − 1 on an active prescription, never below 0 (the row is locked). */
+    const refill = (viewer: Viewer, id: number) =>
+      Effect.gen(function*() {
+        const actor = yield* actorOf(viewer)
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const current = yield* writable(actor, id, undefined)
+          if (current.status !== "active") {
+            return yield* Effect.fail(invalidField("status", `is ${current.status}: only an active prescription can be refilled`))
+          }
+          const updated = yield* sql`UPDATE prescriptions SET refills_remaining = refills_remaining - 1, updated_at = now()
+            WHERE id = ${id} AND refills_remaining > 0 RETURNING id`
+          if (updated.length === 0) return yield* Effect.fail(invalidField("refills_remaining", prescriptionMessages.noRefills))
+          yield* appendHistory([id], "refilled", null, viewer.id)
+          yield* audit.record({ actorId: viewer.id, action: "prescription.refill", targetType: "prescription", targetId: id })
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        return toPrescription((yield* findRow(id))!)
+      }).pipe(Effect.withSpan("Prescriptions.refill", { attributes: { "prescription.id": id, "actor.id": viewer.id } }))
+
+    /** §4.2 medication history: the patient's prescriptions grouped by medication, most recently prescribed first. */
+    const history = (viewer: Viewer, patientId: number, request: PageRequest) =>
+      Effect.gen(function*() {
+        const patient: PatientId = yield* access.visiblePatient(viewer, patientId)
+        const groups = yield* sql<{ medication_id: number; first_prescribed: string; last_prescribed: string }>`
+          SELECT medication_id, to_char(min(prescription_date), 'YYYY-MM-DD') AS first_prescribed,
+            to_char(max(prescription_date), 'YYYY-MM-DD') AS last_prescribed
+          FROM prescriptions WHERE patient_id = ${patient}
+          GROUP BY medication_id ORDER BY max(prescription_date) DESC, max(id) DESC
+          LIMIT ${request.perPage} OFFSET ${request.offset}`
+        const [total] = yield* sql<{ count: number }>`SELECT count(DISTINCT medication_id)::int AS count FROM prescriptions WHERE patient_id = ${patient}`
+        const medicationIds = groups.map((g) => g.medication_id)
+        const rows = medicationIds.length === 0 ? [] : yield* sql<PrescriptionRow>`SELECT ${columns} FROM ${from}
+          WHERE r.patient_id = ${patient} AND r.medication_id IN ${sql.in(medicationIds)}
+          ORDER BY r.prescription_date DESC, r.id DESC`
+        const entries = rows.length === 0 ? [] : yield* sql<{
+          prescription_id: number; event: HistoryEvent; from_status: PrescriptionStatus | null; status: PrescriptionStatus; dosage: string
+          frequency: string; quantity: number; refills_remaining: number; start_date: string | null; end_date: string | null; recorded_at: Date
+        }>`SELECT prescription_id, event, from_status, status, dosage, frequency, quantity, refills_remaining,
+            to_char(start_date, 'YYYY-MM-DD') AS start_date, to_char(end_date, 'YYYY-MM-DD') AS end_date, recorded_at
+          FROM prescription_history WHERE prescription_id IN ${sql.in(rows.map((r) => r.id))} ORDER BY prescription_id, id`
+        const entriesOf = new Map<number, Array<PrescriptionHistoryEntry>>()
+        for (const { prescription_id, ...entry } of entries) {
+          const list = entriesOf.get(prescription_id) ?? []
+          list.push(PrescriptionHistoryEntry.make(entry, true))
+          entriesOf.set(prescription_id, list)
+        }
+        const medications = groups.map((group) => {
+          const ofGroup = rows.filter((r) => r.medication_id === group.medication_id)
+          return MedicationHistoryGroup.make({
+            medication: toMedicationSummary(ofGroup[0]!),
+            first_prescribed: group.first_prescribed,
+            last_prescribed: group.last_prescribed,
+            prescriptions: ofGroup.map((r) => HistoryPrescription.make({
+              id: r.id as PrescriptionId,
+              provider: PersonName.make({ id: r.provider_id, first_name: r.provider_first_name, last_name: r.provider_last_name }),
+              prescription_date: r.prescription_date,
+              start_date: r.start_date,
+              end_date: r.end_date,
+              status: r.status,
+              dosage: r.dosage,
+              frequency: r.frequency,
+              history: entriesOf.get(r.id) ?? []
+            }, true))
+          }, true)
+        })
+        yield* Effect.annotateCurrentSpan({ "medications.count": medications.length })
+        return MedicationHistory.make({ patient_id: patient, medications, pagination: paginationOf(request, total?.count ?? 0) })
+      }).pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.withSpan("Prescriptions.history", { attributes: { "patient.id": patientId, "actor.id": viewer.id } })
+      )
+
+    /**
+     * The daily job: active prescriptions whose end date has passed (clinic time zone) become
+     * `expired`, a batch at a time. Each batch claims its rows (compare-and-swap on the status,
+     * skipping rows another transaction holds), so running twice expires nothing twice.
+     */
+    const expireDue = Effect.gen(function*() {
+      const day = yield* today
+      let expired = 0
+      for (;;) {
+        const ids = yield* sql.withTransaction(Effect.gen(function*() {
+          const rows = yield* sql<{ id: number }>`UPDATE prescriptions r SET status = 'expired', updated_at = now()
+            WHERE r.id IN (SELECT id FROM prescriptions WHERE status = 'active' AND end_date < ${day}::date
+              ORDER BY id LIMIT 500 FOR UPDATE SKIP LOCKED)
+              AND r.status = 'active'
+            RETURNING r.id`
+          const claimed = rows.map((r) => r.id)
+          if (claimed.length > 0) {
+            yield* appendHistory(claimed, "status_changed", "active", null)
+            yield* audit.recordMany(claimed.map((id) => ({ actorId: null, action: "prescription.expired", targetType: "prescription", targetId: id })))
+          }
+          return claimed
+        }))
+        expired += ids.length
+        if (ids.length < 500) break
+      }
+      yield* Effect.annotateCurrentSpan({ "prescriptions.expired": expired })
+      return expired
+    }).pipe(Effect.orDie, Effect.withSpan("Prescriptions.expireDue"))
+
+    return { list, show, create, update, cancel, refill, history, expireDue } as const
+  })
+}) {}

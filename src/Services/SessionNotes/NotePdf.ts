@@ -1,0 +1,125 @@
+/**
+ * A signed session note as a PDF (issue 18, beyond the spec): what a clinic hands to auditors and
+ * payers. The note's content, its addenda and sign-offs with their signature images, and the
+ * content hashes that show whether the signed content is still what is stored. Admins only; the
+ * download is audited.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import PDFDocument from "pdfkit"
+import { invalid } from "../../Api/Errors.js"
+import { sessionNoteMessages } from "../../Api/SessionNotes/SessionNotes.js"
+import { contentSections } from "../../Domain/SessionNotes/SessionNote.js"
+import { addendumColumns, type AddendumRow, contentOf, currentHash, type NoteRow, signOffColumns, type SignOffRow } from "./SessionNotesRepo.js"
+import { type NoteViewer, SessionNotes } from "./SessionNotes.js"
+import { Signatures } from "./Signatures.js"
+
+const sectionTitles: Record<(typeof contentSections)[number], string> = {
+  subjective: "Subjective",
+  objective: "Objective",
+  assessment: "Assessment",
+  plan: "Plan",
+  free_text: "Notes"
+}
+
+interface PdfInput {
+  readonly note: NoteRow
+  readonly addendums: ReadonlyArray<AddendumRow & { readonly image?: Uint8Array | undefined; readonly respondedImage?: Uint8Array | undefined }>
+  readonly signOffs: ReadonlyArray<SignOffRow & { readonly image?: Uint8Array | undefined; readonly reviewer: string }>
+  readonly generatedAt: Date
+}
+
+/** Renders the document: pure apart from pdfkit's buffers. */
+export const renderNotePdf = (input: PdfInput): Promise<Uint8Array> =>
+  new Promise((resolve, reject) => {
+    const doc = new PDFDocument({ size: "LETTER", margin: 54, info: { Title: `Session note ${input.note.id}`, Producer: "Care Coordination API" } })
+    const chunks: Array<Buffer> = []
+    doc.on("data", (chunk: Buffer) => chunks.push(chunk))
+    doc.on("end", () => resolve(new Uint8Array(Buffer.concat(chunks))))
+    doc.on("error", reject)
+    const { note } = input
+    const hash = currentHash(note)
+    const image = (bytes: Uint8Array | undefined) => {
+      if (bytes === undefined) return
+      try {
+        doc.image(Buffer.from(bytes), { fit: [200, 80] })
+        doc.moveDown(0.5)
+      } catch {
+        doc.text("(signature image unreadable)")
+      }
+    }
+    doc.fontSize(18).text(`Session note ${note.id}`)
+    doc.moveDown(0.5).fontSize(10)
+    doc.text(`Patient: ${note.patient_first_name} ${note.patient_last_name} (id ${note.patient_id})`)
+    doc.text(`Provider: ${note.provider_first_name} ${note.provider_last_name} (id ${note.provider_id})`)
+    doc.text(`Appointment: ${note.appointment_id}, ${note.appointment_scheduled_at.toISOString()}${note.appointment_type === null ? "" : `, ${note.appointment_type}`}`)
+    doc.text(`Status: ${note.status}${note.supervision_required ? `; supervision: ${note.supervision_status ?? "-"}` : ""}`)
+    doc.text(`Signed: ${note.locked_at?.toISOString() ?? "-"}`)
+    doc.text(`Content SHA-256: ${note.content_sha256}${hash === note.content_sha256 ? "" : " (STORED CONTENT DIFFERS: altered outside the API)"}`)
+    doc.moveDown()
+    const content = contentOf(note)
+    for (const section of contentSections) {
+      const text = content[section]
+      if (text === null) continue
+      doc.fontSize(13).text(sectionTitles[section])
+      doc.fontSize(10).text(text)
+      doc.moveDown(0.5)
+    }
+    if (note.supervision_notes !== null) {
+      doc.fontSize(13).text("Supervision notes")
+      doc.fontSize(10).text(note.supervision_notes)
+      doc.moveDown(0.5)
+    }
+    if (input.addendums.length > 0) {
+      doc.moveDown().fontSize(14).text("Addenda")
+      for (const a of input.addendums) {
+        doc.moveDown(0.5).fontSize(11).text(`Addendum ${a.id} (${a.created_at.toISOString()}, requested by user ${a.created_by_id ?? "-"})`)
+        doc.fontSize(10).text(`Instructions: ${a.instructions}`)
+        image(a.image)
+        doc.text(`Response: ${a.instructions_response ?? "(not answered)"}${a.responded_by_id === null ? "" : ` (user ${a.responded_by_id}, ${a.responded_at?.toISOString() ?? ""})`}`)
+        image(a.respondedImage)
+      }
+    }
+    if (input.signOffs.length > 0) {
+      doc.moveDown().fontSize(14).text("Sign-offs")
+      for (const s of input.signOffs) {
+        doc.moveDown(0.5).fontSize(11).text(`Sign-off ${s.id} by ${s.reviewer} (user ${s.reviewer_id}), review date ${s.review_date.toISOString()}`)
+        doc.fontSize(10)
+        if (s.instructions !== null) doc.text(`Instructions: ${s.instructions}`)
+        doc.text(`Signed content SHA-256: ${s.signed_content_sha256} (${s.signed_content_sha256 === hash ? "matches the stored content" : "DOES NOT MATCH the stored content"})`)
+        image(s.image)
+      }
+    }
+    doc.moveDown().fontSize(8).text(`Generated ${input.generatedAt.toISOString()}`)
+    doc.end()
+  })
+
+export class NotePdfs extends Effect.Service<NotePdfs>()("app/NotePdfs", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const notes = yield* SessionNotes
+    const signatures = yield* Signatures
+
+    const imageOf = (key: string | null) => key === null ? Effect.succeed(undefined) : signatures.image(key)
+
+    const pdf = (viewer: NoteViewer, id: number) =>
+      Effect.gen(function*() {
+        const note = yield* notes.findRow(viewer, id, false)
+        if (note.locked_at === null) return yield* Effect.fail(invalid({ status: [sessionNoteMessages.notSigned(note.status)] }))
+        const addendumRows = yield* sql<AddendumRow>`SELECT ${sql.literal(addendumColumns)} FROM session_note_addendums
+          WHERE session_note_id = ${id} ORDER BY id`
+        const signOffRows = yield* sql<SignOffRow & { reviewer: string }>`SELECT ${sql.literal(signOffColumns.split(",").map((c) => `o.${c.trim()}`).join(", "))},
+            u.first_name || ' ' || u.last_name AS reviewer
+          FROM session_note_sign_offs o JOIN users u ON u.id = o.reviewer_id WHERE o.session_note_id = ${id} ORDER BY o.id`
+        const addendums = yield* Effect.forEach(addendumRows, (a) =>
+          Effect.map(Effect.all([imageOf(a.signature_key), imageOf(a.responded_signature_key)]), ([image, respondedImage]) => ({ ...a, image, respondedImage })))
+        const signOffs = yield* Effect.forEach(signOffRows, (s) => Effect.map(imageOf(s.signature_key), (image) => ({ ...s, image })))
+        yield* notes.record(viewer, "pdf", id)
+        const generatedAt = new Date(yield* Clock.currentTimeMillis)
+        return yield* Effect.promise(() => renderNotePdf({ note, addendums, signOffs, generatedAt }))
+      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("NotePdfs.pdf", { attributes: { "session_note.id": id } }))
+
+    return { pdf } as const
+  }),
+  dependencies: [SessionNotes.Default, Signatures.Default]
+}) {}

@@ -1,0 +1,71 @@
+/** Prescribers, supervisors, parents and patients for the prescription tests. */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { request, signIn } from "../../support/app.js"
+import { insertPatient } from "../Billing/helpers.js"
+import { insertUser, makeProvider, password } from "../Providers/helpers.js"
+
+export { adminToken, auditActions } from "../Providers/helpers.js"
+export { insertPatient }
+
+export const prescriptionsPath = "/v1/prescriptions"
+let counter = 0
+
+/** A provider (or supervisor) with a license number, signed in; ids and token. */
+export const prescriber = (adminToken: string, options: { role?: "provider" | "supervisor"; license?: string | null; supervisorId?: number } = {}) =>
+  Effect.gen(function*() {
+    const email = `prescriber${++counter}.${Date.now()}@rx.test`
+    const profile = yield* makeProvider(adminToken, options.role ?? "provider", { email, first_name: "Riley", last_name: `Prescriber${counter}` })
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`UPDATE providers SET license_number = ${options.license === undefined ? `LIC-${counter}` : options.license},
+      supervisor_id = ${options.supervisorId ?? null} WHERE id = ${profile.id}`.pipe(Effect.orDie)
+    const token = yield* signIn(email, password)
+    return { id: profile.id, userId: profile.userId, token }
+  })
+
+/** A signed-in user of any role; id and token. */
+export const signedIn = (role: "parent" | "support" | "billing") =>
+  Effect.gen(function*() {
+    const email = `${role}${++counter}.${Date.now()}@rx.test`
+    const id = yield* insertUser({ email, role })
+    return { id, token: yield* signIn(email, password) }
+  })
+
+export const medicationId = (name: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ id: number }>`SELECT id FROM medications WHERE name = ${name}`.pipe(Effect.orDie)
+    if (row === undefined) return yield* Effect.dieMessage(`no medication ${name}`)
+    return row.id
+  })
+
+export const body = (patientId: number, medication: number, extra: Record<string, unknown> = {}) => ({
+  patient_id: patientId,
+  medication_id: medication,
+  dosage: "50 mg",
+  frequency: "once daily",
+  quantity: 30,
+  prescription_date: "2026-01-05",
+  ...extra
+})
+
+export const create = (token: string, prescription: Record<string, unknown>) => request("POST", prescriptionsPath, { token, body: { prescription } })
+export const put = (token: string, id: number, prescription: Record<string, unknown>) =>
+  request("PUT", `${prescriptionsPath}/${id}`, { token, body: { prescription } })
+
+export type PrescriptionBody = { prescription: Record<string, unknown> & { id: number; status: string; refills_remaining: number } }
+
+/** A prescription written by `token`; its id. */
+export const written = (token: string, prescription: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const response = yield* create(token, prescription)
+    if (response.status !== 201) return yield* Effect.dieMessage(`prescription: ${response.status} ${JSON.stringify(response.body)}`)
+    return (response.body as PrescriptionBody).prescription.id
+  })
+
+export const historyRows = (prescriptionId: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ event: string; status: string; dosage: string }>`SELECT event, status, dosage FROM prescription_history
+      WHERE prescription_id = ${prescriptionId} ORDER BY id`.pipe(Effect.orDie)
+  })

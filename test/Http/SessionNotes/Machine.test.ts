@@ -1,0 +1,201 @@
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { request, TestApp } from "../../support/app.js"
+import {
+  addendum, adminNotesPath, adminToken, answer, auditActions, content, createNote, type NoteBody, noteIn, noteRow, notesPath, putNote,
+  setting, signOff
+} from "./helpers.js"
+
+const statuses = ["draft", "pending_review", "pending_signature", "completed", "requires_addendum", "archived"] as const
+
+/** Moves `PUT` makes (by an admin, who may make them all). */
+const putMoves = new Set([
+  "draft>pending_review", "draft>archived", "pending_review>pending_signature", "pending_review>archived",
+  "pending_signature>archived", "requires_addendum>archived"
+])
+/** Moves of the machine that another endpoint or event makes, with what PUT answers. */
+const otherMoves: Record<string, string> = {
+  "pending_review>requires_addendum": "can only become requires_addendum through an addendum",
+  "pending_signature>requires_addendum": "can only become requires_addendum through an addendum",
+  "completed>requires_addendum": "can only become requires_addendum through an addendum",
+  "pending_signature>completed": "can only become completed through a sign-off",
+  "requires_addendum>pending_review": "can only become pending_review when the provider answers its addenda"
+}
+
+type AddendumBody = { addendum: Record<string, unknown> & { id: number } }
+
+layer(TestApp())("session notes: the status machine", (it) => {
+  it.effect("every PUT move from every status: allowed, made elsewhere, or refused with the spec's body", () =>
+    Effect.gen(function*() {
+      const admin = yield* adminToken
+      for (const from of statuses) {
+        for (const to of statuses) {
+          if (from === to) continue
+          const s = yield* setting(admin)
+          const id = yield* noteIn(s, from)
+          expect((yield* noteRow(id))!.status).toBe(from)
+          const response = yield* putNote(admin, id, { status: to })
+          const key = `${from}>${to}`
+          if (putMoves.has(key)) {
+            expect(response.status, `${key}: ${JSON.stringify(response.body)}`).toBe(200)
+            expect((response.body as NoteBody).session_note.status).toBe(to)
+            expect(yield* auditActions("session_note", id)).toContain(`session_note.${to}`)
+          } else {
+            const message = otherMoves[key] ?? `cannot change from ${from} to ${to}`
+            expect(response.status, key).toBe(422)
+            expect(response.body, key).toEqual({ errors: { status: [message] } })
+            expect((yield* noteRow(id))!.status).toBe(from)
+          }
+        }
+      }
+    }), { timeout: 120_000 })
+
+  it.effect("the other triggers: addendum, answer, sign-off; refused where the machine has no move", () =>
+    Effect.gen(function*() {
+      const admin = yield* adminToken
+      const s = yield* setting(admin)
+      for (const from of ["draft", "archived", "requires_addendum"] as const) {
+        const id = yield* noteIn(yield* setting(admin), from)
+        const refused = yield* addendum(admin, id)
+        expect(refused).toMatchObject({ status: 422, body: { errors: { status: [`cannot change from ${from} to requires_addendum`] } } })
+        const unsigned = yield* signOff(admin, id)
+        expect(unsigned).toMatchObject({ status: 422, body: { errors: { status: [`is ${from}: only notes pending review or signature can be signed off`] } } })
+      }
+      // pending_review → requires_addendum → (answered) pending_review → pending_signature → completed.
+      const id = yield* noteIn(s, "pending_review")
+      const asked = yield* addendum(admin, id)
+      expect(asked.status).toBe(201)
+      const added = (asked.body as AddendumBody).addendum
+      expect(Object.keys(added).sort()).toEqual([
+        "created_at", "created_by_id", "id", "instructions", "instructions_response", "responded_by_id", "responded_signature_url",
+        "session_note_id", "signature_url", "updated_at"
+      ])
+      expect(added).toMatchObject({ session_note_id: id, instructions: "Add the school report.", instructions_response: null, signature_url: null })
+      expect((yield* noteRow(id))!.status).toBe("requires_addendum")
+      // Only the note's provider answers, once, with a response.
+      expect(yield* answer(admin, added.id)).toMatchObject({ status: 422, body: { errors: { addendum: ["can only be answered by the note's provider"] } } })
+      expect(yield* request("PUT", `${adminNotesPath}/addendums/${added.id}`, { token: s.provider.token, body: { addendum: {} } }))
+        .toMatchObject({ status: 422, body: { errors: { instructions_response: ["can't be blank"] } } })
+      const answered = yield* answer(s.provider.token, added.id)
+      expect(answered.status).toBe(200)
+      expect((answered.body as AddendumBody).addendum).toMatchObject({ instructions_response: "Added it.", responded_by_id: s.provider.userId })
+      expect(yield* answer(s.provider.token, added.id)).toMatchObject({ status: 422, body: { errors: { addendum: ["has already been answered"] } } })
+      expect((yield* noteRow(id))!.status).toBe("pending_review")
+      // Only an admin passes the review of an unsupervised note, and archives.
+      expect(yield* putNote(s.provider.token, id, { status: "pending_signature" })).toMatchObject({
+        status: 422, body: { errors: { status: ["can only be moved by an admin (the review)"] } }
+      })
+      expect(yield* putNote(s.provider.token, id, { status: "archived" })).toMatchObject({ status: 422, body: { errors: { status: ["can only be archived by an admin"] } } })
+      expect((yield* putNote(admin, id, { status: "pending_signature" })).status).toBe(200)
+      // The provider does not sign off their own note.
+      expect(yield* signOff(s.provider.token, id)).toMatchObject({ status: 422, body: { errors: { sign_off: ["can only be given by the note's supervisor or an admin"] } } })
+      const signed = yield* signOff(admin, id)
+      expect(signed.status).toBe(201)
+      const note = (yield* request("GET", `${notesPath}/${id}`, { token: admin })).body as NoteBody
+      expect(note.session_note).toMatchObject({ status: "completed", addendums: [{ id: added.id, instructions: "Add the school report.", instructions_response: "Added it." }] })
+      expect(note.session_note.signed_at).toEqual(expect.any(String))
+      expect(yield* auditActions("session_note", id)).toEqual(expect.arrayContaining([
+        "session_note.addendum_create", "session_note.requires_addendum", "session_note.addendum_answer", "session_note.pending_review",
+        "session_note.pending_signature", "session_note.sign_off_create", "session_note.completed"
+      ]))
+    }))
+
+  it.effect("supervision: the supervisor's approval is the review, their sign-off completes, escalation and changes", () =>
+    Effect.gen(function*() {
+      const admin = yield* adminToken
+      const s = yield* setting(admin, { supervised: true })
+      const supervisor = s.supervisor!
+      const id = (((yield* createNote(s.provider.token, s)).body) as NoteBody).session_note.id
+      expect((yield* putNote(s.provider.token, id, { status: "pending_review" })).status).toBe(200)
+      const view = (yield* request("GET", `/v1/admin/clinic/supervisors/session_notes/${id}`, { token: admin })).body as NoteBody
+      expect(view.session_note).toMatchObject({ supervision_required: true, supervisor_id: supervisor.id, supervision_status: "pending_supervision", supervision_notes: null })
+      expect(yield* putNote(admin, id, { status: "pending_signature" })).toMatchObject({
+        status: 422, body: { errors: { status: ["needs the supervisor's approval (supervision_status approved)"] } }
+      })
+      expect(yield* putNote(s.provider.token, id, { supervision_status: "approved" })).toMatchObject({
+        status: 422, body: { errors: { supervision_status: ["can only be given by the note's supervisor or an admin"] } }
+      })
+      // Changes through an addendum: requires_changes, then pending_supervision when answered.
+      const asked = yield* addendum(supervisor.token, id)
+      expect(asked.status).toBe(201)
+      const supervision = () => Effect.map(request("GET", `/v1/admin/clinic/supervisors/session_notes/${id}`, { token: admin }), (r) => (r.body as NoteBody).session_note)
+      expect(yield* supervision()).toMatchObject({ status: "requires_addendum", supervision_status: "requires_changes" })
+      expect(yield* putNote(supervisor.token, id, { supervision_status: "approved" })).toMatchObject({
+        status: 422, body: { errors: { supervision_status: ["cannot change from requires_changes to approved"] } }
+      })
+      expect((yield* answer(s.provider.token, (asked.body as AddendumBody).addendum.id)).status).toBe(200)
+      expect(yield* supervision()).toMatchObject({ status: "pending_review", supervision_status: "pending_supervision" })
+      // Escalated, then approved (by an admin): the review passed.
+      expect((yield* putNote(supervisor.token, id, { supervision_status: "escalated" })).status).toBe(200)
+      const approved = yield* putNote(admin, id, { supervision_status: "approved", supervision_notes: "Goals documented well." })
+      expect((approved.body as NoteBody).session_note.status).toBe("pending_signature")
+      expect(yield* supervision()).toMatchObject({ status: "pending_signature", supervision_status: "approved", supervision_notes: "Goals documented well." })
+      // An admin's sign-off alone does not complete a supervised note; the supervisor's does.
+      expect((yield* signOff(admin, id)).status).toBe(201)
+      expect((yield* noteRow(id))!.status).toBe("pending_signature")
+      expect((yield* signOff(supervisor.token, id)).status).toBe(201)
+      expect((yield* noteRow(id))!.status).toBe("completed")
+      // The supervisor lists and appointments.
+      const listed = (yield* request("GET", `/v1/admin/clinic/supervisors/session_notes?supervisor_id=${supervisor.id}`, { token: admin })).body as {
+        session_notes: Array<{ id: number; supervision_status: string }>
+        pagination: { total_count: number }
+      }
+      expect(listed.session_notes.map((n) => [n.id, n.supervision_status])).toEqual([[id, "approved"]])
+      const appointments = (yield* request("GET", `/v1/admin/clinic/supervisors/appointments?supervisor_id=${supervisor.id}&supervision_status=approved`, { token: admin })).body
+      const appointment = {
+        id: s.appointmentId, patient_id: s.patientId, provider_id: s.provider.id, supervisor_id: supervisor.id, scheduled_at: expect.any(String),
+        status: "completed", supervision_status: "approved", supervision_notes: "Goals documented well.", session_note: { id, status: "completed" },
+        created_at: expect.any(String), updated_at: expect.any(String)
+      }
+      expect(appointments).toEqual({ appointments: [appointment], pagination: { current_page: 1, total_pages: 1, total_count: 1, per_page: 25 } })
+      expect((yield* request("GET", `/v1/admin/clinic/supervisors/appointments/${s.appointmentId}`, { token: admin })).body).toEqual({ appointment })
+      const unsupervised = yield* setting(admin)
+      expect(yield* request("GET", `/v1/admin/clinic/supervisors/appointments/${unsupervised.appointmentId}`, { token: admin }))
+        .toMatchObject({ status: 404, body: { errors: "Appointment not found" } })
+      const plainNote = yield* noteIn(unsupervised, "draft")
+      expect(yield* request("GET", `/v1/admin/clinic/supervisors/session_notes/${plainNote}`, { token: admin }))
+        .toMatchObject({ status: 404, body: { errors: "Session note not found" } })
+      expect(yield* putNote(admin, plainNote, { supervision_status: "approved" })).toMatchObject({
+        status: 422, body: { errors: { supervision_status: ["is not applicable: the note is not supervised"] } }
+      })
+    }))
+
+  it.effect("a signed note never changes: PUT refused, addenda instead, and a change behind the API is detected", () =>
+    Effect.gen(function*() {
+      const admin = yield* adminToken
+      const s = yield* setting(admin)
+      const id = yield* noteIn(s, "completed")
+      const before = (yield* request("GET", `${notesPath}/${id}`, { token: admin })).body as NoteBody
+      const readOnly = { status: 422, body: { errors: { status: ["is completed: the note is read-only; corrections are addenda"] } } }
+      expect(yield* putNote(s.provider.token, id, { content: { plan: "changed" } })).toMatchObject(readOnly)
+      expect(yield* putNote(admin, id, {})).toMatchObject(readOnly)
+      // A correction is an addendum: the note reopens, but its body stays locked.
+      const asked = yield* addendum(admin, id)
+      expect(asked.status).toBe(201)
+      expect(yield* putNote(s.provider.token, id, { content: { plan: "changed" } })).toMatchObject({
+        status: 422, body: { errors: { content: ["is locked: the note was signed; corrections are addenda"] } }
+      })
+      expect((yield* answer(s.provider.token, (asked.body as AddendumBody).addendum.id, { instructions_response: "Corrected dose: 5 mg." })).status).toBe(200)
+      expect((yield* putNote(admin, id, { status: "pending_signature" })).status).toBe(200)
+      expect((yield* signOff(admin, id)).status).toBe(201)
+      const after = (yield* request("GET", `${notesPath}/${id}`, { token: admin })).body as NoteBody
+      expect(after.session_note).toMatchObject({ status: "completed", signed_at: before.session_note.signed_at, content: before.session_note.content })
+      // The database refuses to change a signed note's content …
+      const sql = yield* SqlClient.SqlClient
+      const blocked = yield* Effect.either(sql`UPDATE session_notes SET content = '{"plan":"forged"}'::jsonb WHERE id = ${id}`)
+      expect(blocked._tag).toBe("Left")
+      // … and when someone goes around that too, the hashes show it.
+      yield* sql`ALTER TABLE session_notes DISABLE TRIGGER session_notes_locked_content`.pipe(Effect.orDie)
+      yield* sql`UPDATE session_notes SET content = jsonb_set(content, '{plan}', '"forged"') WHERE id = ${id}`.pipe(Effect.orDie)
+      yield* sql`ALTER TABLE session_notes ENABLE TRIGGER session_notes_locked_content`.pipe(Effect.orDie)
+      const forged = (yield* request("GET", `${notesPath}/${id}`, { token: admin })).body as {
+        session_note: { content: { plan: string }; content_intact: boolean; content_sha256: string; sign_offs: Array<{ content_sha256: string; content_matches: boolean }> }
+      }
+      expect(forged.session_note.content.plan).toBe("forged")
+      expect(forged.session_note.content_intact).toBe(false)
+      expect(forged.session_note.sign_offs.map((o) => o.content_matches)).toEqual([false, false])
+      expect(forged.session_note.sign_offs[0]!.content_sha256).toBe(before.session_note.content_sha256)
+      expect(content.plan).not.toBe("forged")
+    }))
+})

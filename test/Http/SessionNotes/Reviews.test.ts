@@ -1,0 +1,191 @@
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { getDocument } from "pdfjs-dist/legacy/build/pdf.mjs"
+import { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
+import { request, TestApp } from "../../support/app.js"
+import {
+  addendum, adminNotesPath, adminToken, answer, auditActions, content, type NoteBody, noteIn, pngDataUri, setting, signOff, staffMember
+} from "./helpers.js"
+
+type SignOffBody = { sign_off: Record<string, unknown> & { id: number; signature_url: string } }
+type AddendumBody = { addendum: Record<string, unknown> & { id: number } }
+
+const signatureError = (field: string, message: string) => ({ status: 422, body: { errors: { [field]: [message] } } })
+const png = "must be a PNG image (data:image/png;base64,…)"
+
+/** The raw bytes and content type of a GET. */
+const download = (url: string, token: string) =>
+  Effect.gen(function*() {
+    const http = yield* HttpClient.HttpClient
+    const response = yield* http.execute(HttpClientRequest.get(url).pipe(HttpClientRequest.setHeader("x-user-token", token)))
+    const bytes = new Uint8Array(yield* response.arrayBuffer)
+    return { status: response.status, type: response.headers["content-type"], bytes }
+  }).pipe(Effect.orDie)
+
+const fontDirectory = new URL("../../../node_modules/pdfjs-dist/standard_fonts/", import.meta.url).pathname
+
+const pdfText = (bytes: Uint8Array) =>
+  Effect.promise(async () => {
+    const document = await getDocument({ data: bytes, useSystemFonts: false, standardFontDataUrl: fontDirectory }).promise
+    const parts: Array<string> = []
+    for (let n = 1; n <= document.numPages; n++) {
+      const page = await document.getPage(n)
+      const text = await page.getTextContent()
+      parts.push(text.items.map((item) => ("str" in item ? item.str : "")).join(" "))
+    }
+    return parts.join("\n")
+  })
+
+layer(TestApp())("session notes: addenda, sign-offs, signatures, admin and PDF", (it) => {
+  it.effect("signatures: PNGs only, within the size and dimension caps; stored with the hash of what was signed", () =>
+    Effect.gen(function*() {
+      const admin = yield* adminToken
+      const s = yield* setting(admin)
+      const id = yield* noteIn(s, "pending_signature")
+      const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01]).toString("base64")
+      const validPng = pngDataUri()
+      const truncated = validPng.slice(0, 22 + 64)
+      const cases: Array<[string, string]> = [
+        [`data:image/jpeg;base64,${jpeg}`, png],
+        [`data:image/png;base64,${jpeg}`, png],
+        ["not a data uri", png],
+        ["data:image/png;base64,!!!!", png],
+        [`data:text/plain;base64,${Buffer.from("hello").toString("base64")}`, png],
+        [truncated, "is not a valid PNG image"],
+        [pngDataUri(3000, 2), "is too large (maximum is 2000×2000 pixels)"],
+        [pngDataUri(300, 300, true), "is too long (maximum is 349560 characters)"]
+      ]
+      for (const [signature, message] of cases) {
+        expect(yield* signOff(admin, id, { signature }), message).toMatchObject(signatureError("signature", message))
+        expect(yield* addendum(admin, id, { signature }), message).toMatchObject(signatureError("signature", message))
+      }
+      expect((yield* request("GET", `${adminNotesPath}/${id}`, { token: admin })).body).toMatchObject({ session_note: { status: "pending_signature", sign_offs: [] } })
+      // A valid one: stored under the note, linked, with the content hash the reviewer signed.
+      const signed = yield* signOff(admin, id, { signature: validPng, instructions: "Reviewed.", review_date: "2026-01-06T15:30:00-08:00" })
+      expect(signed.status).toBe(201)
+      const body = (signed.body as SignOffBody).sign_off
+      expect(Object.keys(body).sort()).toEqual(["created_at", "id", "instructions", "review_date", "reviewer_id", "session_note_id", "signature_url"])
+      expect(body).toMatchObject({ session_note_id: id, instructions: "Reviewed.", review_date: "2026-01-06T23:30:00.000Z" })
+      expect(body.signature_url).toMatch(new RegExp(`^memory://session-notes/${id}/signature-[0-9a-f]{64}\\.png\\?expires=\\d+$`))
+      const objects = yield* Effect.flatMap(MemoryObjectStore, (store) => store.objects)
+      const key = body.signature_url.slice("memory://".length).split("?")[0]!
+      expect(objects.get(key)?.contentType).toBe("image/png")
+      expect(Buffer.from(objects.get(key)!.body).toString("base64")).toBe(validPng.split(",")[1])
+      const sql = yield* SqlClient.SqlClient
+      const [row] = yield* sql<{ signed_content_sha256: string; content_sha256: string }>`SELECT o.signed_content_sha256, n.content_sha256
+        FROM session_note_sign_offs o JOIN session_notes n ON n.id = o.session_note_id WHERE o.id = ${body.id}`.pipe(Effect.orDie)
+      expect(row!.signed_content_sha256).toBe(row!.content_sha256)
+      const note = ((yield* request("GET", `${adminNotesPath}/${id}`, { token: admin })).body as NoteBody).session_note
+      expect(note.sign_offs).toEqual([{
+        id: body.id, reviewer_id: body.reviewer_id, review_date: "2026-01-06T23:30:00.000Z", signature: expect.stringMatching(/^memory:\/\//),
+        content_sha256: row!.content_sha256, content_matches: true
+      }])
+      // Addenda carry both signatures.
+      const other = yield* setting(admin)
+      const open = yield* noteIn(other, "pending_review")
+      const asked = yield* addendum(admin, open, { signature: pngDataUri(60, 30) })
+      expect((asked.body as AddendumBody).addendum.signature_url).toMatch(/^memory:\/\/session-notes\//)
+      expect(yield* answer(other.provider.token, (asked.body as AddendumBody).addendum.id, { responded_signature: `data:image/png;base64,${jpeg}` }))
+        .toMatchObject(signatureError("responded_signature", png))
+      const answered = yield* answer(other.provider.token, (asked.body as AddendumBody).addendum.id, { responded_signature: pngDataUri(50, 25) })
+      expect((answered.body as AddendumBody).addendum.responded_signature_url).toMatch(/^memory:\/\/session-notes\//)
+    }))
+
+  it.effect("sign-offs are changed and withdrawn by their reviewer or an admin until the note is completed", () =>
+    Effect.gen(function*() {
+      const admin = yield* adminToken
+      const s = yield* setting(admin, { supervised: true })
+      const supervisor = s.supervisor!
+      const noteId = (((yield* request("POST", "/v1/clinic/patients/session_notes", {
+        token: s.provider.token, body: { session_note: { patient_id: s.patientId, appointment_id: s.appointmentId, content } }
+      })).body) as NoteBody).session_note.id
+      expect((yield* request("PUT", `/v1/clinic/patients/session_notes/${noteId}`, { token: s.provider.token, body: { session_note: { status: "pending_review" } } })).status).toBe(200)
+      const given = yield* signOff(supervisor.token, noteId, { instructions: "First look." })
+      expect(given.status).toBe(201)
+      const signOffId = (given.body as SignOffBody).sign_off.id
+      const path = `${adminNotesPath}/sign_offs/${signOffId}`
+      expect(yield* request("PUT", path, { token: s.provider.token, body: { sign_off: { instructions: "x" } } }))
+        .toMatchObject({ status: 422, body: { errors: { sign_off: ["can only be changed by its reviewer or an admin"] } } })
+      const stranger = yield* staffMember(admin)
+      expect(yield* request("PUT", path, { token: stranger.token, body: { sign_off: { instructions: "x" } } }))
+        .toMatchObject({ status: 404, body: { errors: "Sign off not found" } })
+      const changed = yield* request("PUT", path, { token: supervisor.token, body: { sign_off: { instructions: "Second look.", review_date: "2026-01-08" } } })
+      expect(changed.status).toBe(200)
+      expect((changed.body as SignOffBody).sign_off).toMatchObject({ instructions: "Second look.", review_date: "2026-01-08T00:00:00.000Z" })
+      expect(yield* request("DELETE", path, { token: s.provider.token })).toMatchObject({ status: 422 })
+      expect((yield* request("DELETE", path, { token: supervisor.token })).status).toBe(204)
+      expect(yield* request("DELETE", path, { token: supervisor.token })).toMatchObject({ status: 404, body: { errors: "Sign off not found" } })
+      expect(yield* auditActions("session_note", noteId)).toEqual(expect.arrayContaining([
+        "session_note.sign_off_create", "session_note.sign_off_update", "session_note.sign_off_delete"
+      ]))
+      // Once completed, sign-offs stay.
+      const done = yield* noteIn(yield* setting(admin), "completed")
+      const final = ((yield* request("GET", `${adminNotesPath}/${done}`, { token: admin })).body as NoteBody).session_note.sign_offs as Array<{ id: number }>
+      const finalPath = `${adminNotesPath}/sign_offs/${final[0]!.id}`
+      const locked = { status: 422, body: { errors: { status: ["is completed: the sign-offs of a completed note can't be changed"] } } }
+      expect(yield* request("PUT", finalPath, { token: admin, body: { sign_off: { instructions: "late" } } })).toMatchObject(locked)
+      expect(yield* request("DELETE", finalPath, { token: admin })).toMatchObject(locked)
+      expect(yield* request("PUT", `${adminNotesPath}/addendums/999999`, { token: admin, body: { addendum: { instructions_response: "x" } } }))
+        .toMatchObject({ status: 404, body: { errors: "Addendum not found" } })
+      expect(yield* addendum(admin, 999999)).toMatchObject({ status: 404, body: { errors: "Session note not found" } })
+    }))
+
+  it.effect("admin list, filters and compliance-restricted deletion", () =>
+    Effect.gen(function*() {
+      const admin = yield* adminToken
+      const a = yield* setting(admin)
+      const b = yield* setting(admin)
+      const draft = yield* noteIn(a, "draft")
+      const review = yield* noteIn(b, "pending_review")
+      const list = (query: string) =>
+        Effect.map(request("GET", `${adminNotesPath}?${query}`, { token: admin }), (r) => (r.body as { session_notes: Array<{ id: number }> }).session_notes.map((n) => n.id))
+      expect(yield* list(`patient_id=${a.patientId}`)).toEqual([draft])
+      expect(yield* list(`provider_id=${b.provider.id}&status=pending_review`)).toEqual([review])
+      const providerB = ((yield* request("GET", `${adminNotesPath}/${review}`, { token: admin })).body as NoteBody).session_note.provider as { last_name: string }
+      expect(yield* list(`search=${providerB.last_name}`)).toEqual([review])
+      const filtered = yield* request("POST", `${adminNotesPath}/filter_notes`, {
+        token: admin, body: { filters: { status: ["draft", "pending_review"], provider_name: providerB.last_name, appointment_type: "therapy" } }
+      })
+      expect((filtered.body as { session_notes: Array<{ id: number }> }).session_notes.map((n) => n.id)).toEqual([review])
+      const byDate = yield* request("POST", `${adminNotesPath}/filter_notes`, { token: admin, body: { filters: { status: "draft", date: { start_date: "2001-01-01", end_date: "2001-01-02" } } } })
+      expect((byDate.body as { session_notes: Array<unknown> }).session_notes).toEqual([])
+      const options = (yield* request("GET", `${adminNotesPath}/filters`, { token: admin })).body as Record<string, Array<unknown>>
+      expect(options.statuses).toEqual(["draft", "pending_review", "pending_signature", "completed", "requires_addendum", "archived"])
+      expect(options.appointment_types).toContain("therapy")
+      expect(options.providers).toEqual(expect.arrayContaining([expect.objectContaining({ id: a.provider.id })]))
+      // Only drafts are deleted.
+      expect(yield* request("DELETE", `${adminNotesPath}/${review}`, { token: admin })).toMatchObject({
+        status: 422, body: { errors: { status: ["is pending_review: notes in that status are kept for compliance; only draft notes can be deleted"] } }
+      })
+      expect((yield* request("DELETE", `${adminNotesPath}/${draft}`, { token: admin })).status).toBe(204)
+      expect(yield* request("GET", `${adminNotesPath}/${draft}`, { token: admin })).toMatchObject({ status: 404, body: { errors: "Session note not found" } })
+      expect(yield* auditActions("session_note", draft)).toEqual(["session_note.create", "session_note.read", "session_note.delete"])
+      // Non-admins are refused here.
+      expect(yield* request("GET", adminNotesPath, { token: a.provider.token })).toMatchObject({ status: 403, body: { errors: "Admin access required" } })
+    }))
+
+  it.effect("a signed note downloads as a PDF with its content, addenda and sign-offs", () =>
+    Effect.gen(function*() {
+      const admin = yield* adminToken
+      const s = yield* setting(admin)
+      const draft = yield* noteIn(s, "draft")
+      expect(yield* request("GET", `${adminNotesPath}/${draft}/pdf`, { token: admin })).toMatchObject({
+        status: 422, body: { errors: { status: ["is draft: only signed notes can be exported"] } }
+      })
+      const other = yield* setting(admin)
+      const id = yield* noteIn(other, "completed")
+      const asked = yield* addendum(admin, id, { instructions: "Clarify the homework.", signature: pngDataUri(80, 40) })
+      yield* answer(other.provider.token, (asked.body as AddendumBody).addendum.id, { instructions_response: "Homework: feelings chart daily." })
+      const pdf = yield* download(`${adminNotesPath}/${id}/pdf`, admin)
+      expect(pdf.status).toBe(200)
+      expect(pdf.type).toMatch(/^application\/pdf/)
+      expect(Buffer.from(pdf.bytes.subarray(0, 5)).toString("latin1")).toBe("%PDF-")
+      const text = yield* pdfText(pdf.bytes)
+      for (const expected of [`Session note ${id}`, content.subjective, content.plan, "Clarify the homework.", "Homework: feelings chart daily.", "Sign-offs", "matches the stored content"]) {
+        expect(text).toContain(expected)
+      }
+      expect(yield* auditActions("session_note", id)).toContain("session_note.pdf")
+    }))
+})
