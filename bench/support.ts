@@ -142,6 +142,8 @@ export interface StartAppOptions {
   readonly nodeFlags?: ReadonlyArray<string>
   /** Added to (and overriding) the bench environment, e.g. DB_POOL_SIZE. */
   readonly env?: Readonly<Record<string, string>>
+  /** The production target runs the existing dist/ (built by an earlier start) instead of building again. */
+  readonly skipBuild?: boolean
 }
 
 export interface RunningApp {
@@ -161,7 +163,7 @@ export interface RunningApp {
  */
 export const startApp = async (options: StartAppOptions): Promise<RunningApp> => {
   const target = options.target ?? "tsx"
-  if (target === "production") execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" })
+  if (target === "production" && options.skipBuild !== true) execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" })
   const nodeFlags = options.nodeFlags ?? targetNodeFlags(target)
   const entry = target === "production" ? ["dist/main.js"] : ["--import", "tsx", "src/main.ts"]
   const port = await freePort()

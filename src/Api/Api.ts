@@ -55,6 +55,8 @@ import { QuestionnaireResponsesApi, QuestionnairesApi } from "./Questionnaires/Q
 import { ScreenersApi } from "./Questionnaires/Screeners.js"
 // Clinic videos (issue 24)
 import { VideosApi } from "./Videos/Videos.js"
+// Admin reports (issue 25)
+import { ReportsApi } from "./Reports/Reports.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -200,6 +202,8 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(AdminContentApi)
   // Clinic videos (issue 24)
   .add(VideosApi)
+  // Admin reports (issue 25)
+  .add(ReportsApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

@@ -244,6 +244,12 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
       pollIntervalMs: yield* positiveInteger("JOBS_POLL_INTERVAL_MS", 2000)
     },
     billing: yield* billing,
+    // Admin reports (issue 25): report files hold personal data, so links are short-lived; 30 days at most.
+    reports: {
+      linkMinutes: yield* positiveInteger("REPORT_LINK_MINUTES", 15).pipe(
+        Config.validate({ message: "must be at most 43200 (30 days)", validation: (n) => n <= 43_200 })
+      )
+    },
     // Push reminders (issue 17): FCM when a service account key is given, else the push outbox.
     fcm: Option.map(yield* optional(Config.string("FCM_SERVICE_ACCOUNT_FILE")), (serviceAccountFile) => ({ serviceAccountFile })),
     // Collaborator assessment links (issue 22).

@@ -116,6 +116,12 @@ import { Collaborators } from "../Services/Collaborators/Collaborators.js"
 import { LinkSealKey } from "../Services/Collaborators/LinkSeal.js"
 import { HttpCollaboratorsAreaLive } from "./Http/Collaborators/Collaborators.js"
 import { SigningSecret, SigningSecretLive } from "./SigningSecret.js"
+// Admin reports (issue 25)
+import { ReportGenerator } from "../Services/Reports/ReportGenerator.js"
+import { Reports } from "../Services/Reports/Reports.js"
+import { expireReportsTask, generateReportTask } from "../Services/Reports/ReportTasks.js"
+import { WeeklyMetricsReport } from "../Services/Reports/WeeklyMetrics.js"
+import { HttpReportsLive } from "./Http/Reports/Reports.js"
 import { TracingLive } from "./Tracing.js"
 // Questionnaires (issue 21)
 import { HttpQuestionnairesAreaLive } from "./Http/Questionnaires/Questionnaires.js"
@@ -196,6 +202,8 @@ const PrescriptionServicesLive = Layer.mergeAll(Prescriptions.Default, Medicatio
   Layer.provide(AuditLog.Default),
   Layer.provide(PatientAccess.Default)
 )
+/** Admin reports (issue 25): weekly metrics and report files. */
+const ReportServicesLive = Layer.mergeAll(Reports.Default, WeeklyMetricsReport.Default).pipe(Layer.provide(AuditLog.Default))
 
 /** Questionnaires (issue 21): the catalogue (seeded at start-up), responses, invites and public screeners. */
 const QuestionnaireServicesLive = Layer.mergeAll(
@@ -274,6 +282,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(HttpContentLive),
   // Clinic videos (issue 24)
   Layer.provide(HttpVideosLive),
+  // Admin reports (issue 25)
+  Layer.provide(HttpReportsLive),
   Layer.provide(SecurityLive)
 )
 
@@ -319,6 +329,7 @@ type JobTaskNeeds =
   | QuestionnaireMail
   | Recommendations
   | VideoProcessing
+  | ReportGenerator
 
 /** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
 export const jobTasks: ReadonlyArray<AnyJobTask<JobTaskNeeds>> = [
@@ -339,6 +350,9 @@ export const jobTasks: ReadonlyArray<AnyJobTask<JobTaskNeeds>> = [
   processVideoTask,
   deleteVideoObjectsTask,
   sweepVideoUploadsTask,
+  // Admin reports (issue 25)
+  generateReportTask,
+  expireReportsTask,
 ]
 const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: sweepExpiredSessions, pattern: "17 * * * *" },
@@ -354,6 +368,8 @@ const jobSchedules: ReadonlyArray<JobSchedule> = [
   { task: refreshContentStats, pattern: "47 9 * * *" },
   // Clinic videos (issue 24): uploads idle 24 h are failed and aborted.
   { task: sweepVideoUploadsTask, pattern: "41 * * * *" },
+  // Admin reports (issue 25): files past their 30 days deleted daily.
+  { task: expireReportsTask, pattern: "41 9 * * *" },
 ]
 
 /** This instance's job worker (off with `JOBS_ENABLED=false`) with what its tasks need. */
@@ -369,6 +385,7 @@ const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
     Layer.provide(Assignees.Default), Layer.provide(PatientAccess.Default)
   )),
   Layer.provide(VideoServicesLive),
+  Layer.provide(ReportGenerator.Default),
 )
 
 /**
@@ -394,6 +411,7 @@ export const backendLayer = Layer.mergeAll(
   ContentServicesLive,
   DemoContentLive,
   VideoServicesLive,
+  ReportServicesLive,
   JobWorkerWithTasksLive
 ).pipe(
   Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))

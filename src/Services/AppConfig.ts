@@ -90,6 +90,12 @@ export interface BillingSettings {
   readonly maxDocumentBytes: number
 }
 
+/** Admin report files (issue 25). */
+export interface ReportSettings {
+  /** Lifetime of the signed link a download redirects to (never past the report's 30-day expiry). */
+  readonly linkMinutes: number
+}
+
 /** The job queue worker of this instance (`src/Layers/Jobs.ts`). */
 export interface JobSettings {
   /** false: an API-only instance; jobs it adds run on instances where this is true. */
@@ -156,6 +162,8 @@ export interface AppSettings {
   readonly clinicalAlertEmail: string
   readonly jobs: JobSettings
   readonly billing: BillingSettings
+  /** Admin report files (issue 25). */
+  readonly reports: ReportSettings
   /** Firebase Cloud Messaging for push reminders (issue 17); None → the push outbox. */
   readonly fcm: Option.Option<FcmSettings>
   /** Load seeds/content/demo.json at start-up when the content library is empty (CONTENT_DEMO, default true). */

@@ -14,7 +14,7 @@ import { AdminAuthentication } from "../Security.js"
 /** Default page size of the provider and supervisor lists (issue 10, as clinic patients in §8). */
 export const providersPageSize = 25
 
-export const providerMaxLengths = { specialty: 100, licenseNumber: 50, npi: 10, role: 16 } as const
+export const providerMaxLengths = { specialty: 100, licenseNumber: 50, npi: 10, role: 16, department: 100 } as const
 
 /** Columns the provider list may be sorted by: an allow-list, never SQL from the request. */
 export const ProviderSortColumn = Schema.Literal(
@@ -89,6 +89,9 @@ export class UpdateProviderRequest extends Schema.Class<UpdateProviderRequest>("
     specialty: Schema.optional(Schema.NullOr(Specialty)),
     license_number: Schema.optional(Schema.NullOr(LicenseNumber)),
     npi: Schema.optional(Schema.NullOr(Npi)),
+    department: Schema.optional(Schema.NullOr(BoundedString(providerMaxLengths.department).annotations({
+      description: "The clinic department (`outpatient`, `child_and_family` …); the weekly metrics report filters on it; blank clears it"
+    }))),
     active: Schema.optional(Schema.Boolean)
   })
 }, requestBody({
@@ -99,6 +102,7 @@ export class UpdateProviderRequest extends Schema.Class<UpdateProviderRequest>("
     specialty: "child_psychiatry",
     license_number: "PSY-12345",
     npi: "1234567893",
+    department: "child_and_family",
     active: true
   }
 })) {}
@@ -152,7 +156,7 @@ export class ProvidersApi extends HttpApiGroup.make("providers")
       .addError(NotFound.schema)
       .annotateContext(operationDocs({
         summary: "Update a provider",
-        description: "Changes roles, supervisor, specialty, license number, NPI and active; fields left out keep their value. " +
+        description: "Changes roles, supervisor, specialty, license number, NPI, department and active; fields left out keep their value. " +
           "The supervisor must be an active provider holding the supervisor role, not the provider itself, and must not " +
           "create a supervision cycle; a provider whose user is clinical keeps a license number.",
         access: Access.admin,

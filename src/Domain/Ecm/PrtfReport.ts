@@ -83,13 +83,8 @@ export const prtfFilename = (npi: string | null, endDate: string, generatedOn: s
 /** An NPI as §4.7 takes it: exactly 10 digits. */
 export const npiPattern = /^[0-9]{10}$/
 
-/**
- * A text cell a spreadsheet would run as a formula: starts with `=`, `+`, `-` or `@` (after any
- * spaces), or with a tab or carriage return. Written with a leading `'` (and quoted), OWASP's
- * CSV-injection advice; numbers are written as numbers and never touched.
- */
-export const formulaStart = /^\s*[=+\-@]|^[\t\r]/
-export const neutralised = (text: string) => (formulaStart.test(text) ? `'${text}` : text)
+/** Formula neutralisation is the shared CSV rule (src/Domain/Csv.ts). */
+export { formulaStart, neutralised } from "../Csv.js"
 
 /**
  * A phone number for the report: NANP numbers (`+1` and ten digits, how patients' phones are

@@ -166,6 +166,7 @@ export class Providers extends Effect.Service<Providers>()("app/Providers", {
               specialty = ${changes.specialty === undefined ? current.specialty : blankToNull(changes.specialty)},
               license_number = ${license},
               npi = ${changes.npi === undefined ? current.npi : blankToNull(changes.npi)},
+              department = ${changes.department === undefined ? current.department : blankToNull(changes.department)},
               supervisor_id = ${supervisorId},
               active = ${active},
               updated_at = now()

@@ -13,6 +13,7 @@ export interface ProviderRow {
   readonly specialty: string | null
   readonly license_number: string | null
   readonly npi: string | null
+  readonly department: string | null
   readonly supervisor_id: number | null
   readonly active: boolean
   readonly created_at: Date
@@ -24,7 +25,7 @@ export interface ProviderRow {
 
 /** `FROM providers p JOIN users u` columns of a `ProviderRow`. */
 export const providerColumns = `p.id, p.user_id, u.first_name, u.last_name, u.email, p.roles, p.specialty,
-  p.license_number, p.npi, p.supervisor_id, p.active, p.created_at, p.updated_at, u.clinical, u.role AS user_role`
+  p.license_number, p.npi, p.department, p.supervisor_id, p.active, p.created_at, p.updated_at, u.clinical, u.role AS user_role`
 
 /** Rows are trusted (typed and checked by the database); the encoder still checks them on the way out. */
 export const toProvider = (row: ProviderRow): Provider =>
@@ -38,6 +39,7 @@ export const toProvider = (row: ProviderRow): Provider =>
     specialty: row.specialty,
     license_number: row.license_number,
     npi: row.npi,
+    department: row.department,
     has_supervisor: row.supervisor_id !== null,
     supervisor_id: row.supervisor_id as ProviderId | null,
     active: row.active,

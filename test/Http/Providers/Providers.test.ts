@@ -5,7 +5,7 @@ import { request, signIn, TestApp } from "../../support/app.js"
 import { adminToken, auditActions, insertUser, makeProvider, password, providerIdOf, providerOf, put } from "./helpers.js"
 
 const providerKeys = [
-  "active", "created_at", "email", "first_name", "has_supervisor", "id", "last_name", "license_number", "npi", "roles",
+  "active", "created_at", "department", "email", "first_name", "has_supervisor", "id", "last_name", "license_number", "npi", "roles",
   "specialty", "supervisor_id", "updated_at", "user_id"
 ]
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -42,7 +42,7 @@ layer(TestApp())("admin providers", (it) => {
       expect(Object.keys(provider).sort()).toEqual(providerKeys)
       expect(provider).toEqual({
         id, user_id: userId, first_name: "Dana", last_name: "Role", email: "dana.role@providers.test", roles: ["provider"],
-        specialty: null, license_number: null, npi: null, has_supervisor: false, supervisor_id: null, active: true,
+        specialty: null, license_number: null, npi: null, department: null, has_supervisor: false, supervisor_id: null, active: true,
         created_at: expect.stringMatching(iso), updated_at: expect.stringMatching(iso)
       })
       // Through the self-service endpoint an admin changes roles too: the profile follows.

@@ -1,0 +1,165 @@
+/**
+ * Generates report files (the `reports.generate` job) and deletes expired ones (the daily
+ * `reports.expire` job). A run claims its report with a compare-and-swap (`queued`, or
+ * `generating` left by a crashed run of the same job), counts the rows, streams them from a SQL
+ * cursor into a per-job temporary file while recording progress, streams the file into the
+ * ObjectStore, and only then marks the report completed. Any failure on the way leaves no object,
+ * deletes the temporary file and marks the report failed with the stage that failed.
+ */
+import { SqlClient } from "@effect/sql"
+import { Cause, Chunk, Clock, Effect, Exit, Option, Stream } from "effect"
+import { randomBytes } from "node:crypto"
+import { rm, stat } from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { contentTypes, fileExtensions, reportLifetimeDays, type ReportFormat, type ReportType } from "../../Domain/Reports/Report.js"
+import { AppConfig } from "../AppConfig.js"
+import { ObjectStore } from "../ObjectStore.js"
+import { appointmentsDefinition, followUpDefinition, type ReportDefinition, type ReportParams } from "./ReportQueries.js"
+import { openReportWriter, type ReportFileWriter } from "./ReportWriters.js"
+
+const dayMs = 86_400_000
+
+/** Why a report failed, by stage: no data, no paths, nothing personal. */
+export const failureReasons = {
+  count: "Counting the report's rows failed",
+  write: "Writing the report file failed",
+  store: "Storing the report file failed"
+} as const
+
+class StageFailed {
+  readonly _tag = "StageFailed"
+  constructor(readonly reason: string) {}
+}
+
+/** Any failure or defect of `effect` becomes `StageFailed(reason)` (one already named keeps its stage). */
+const stage = (reason: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, StageFailed, R> =>
+  effect.pipe(
+    Effect.catchAllCause((cause) => {
+      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      const failure = Cause.failureOption(cause)
+      return Effect.fail(Option.isSome(failure) && failure.value instanceof StageFailed ? failure.value : new StageFailed(reason))
+    })
+  )
+
+interface ClaimedRow {
+  readonly id: number
+  readonly report_type: ReportType
+  readonly format: ReportFormat
+  readonly parameters: ReportParams
+}
+
+/** Rows between progress updates: about a hundred updates a report, never fewer rows than a cursor read. */
+const progressStep = (total: number) => Math.max(128, Math.ceil(total / 100))
+
+export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/ReportGenerator", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* ObjectStore
+    const config = yield* AppConfig
+    const zone = config.clinicTimeZone
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const claim = (id: number) =>
+      Effect.flatMap(now, (at) =>
+        sql<ClaimedRow>`UPDATE reports SET status = 'generating', started_at = ${at}, rows_written = 0, rows_total = NULL, updated_at = ${at}
+          WHERE id = ${id} AND status IN ('queued', 'generating')
+          RETURNING id, report_type, format, parameters`).pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+
+    const markFailed = (id: number, reason: string) =>
+      Effect.flatMap(now, (at) =>
+        sql`UPDATE reports SET status = 'failed', failure_reason = ${reason}, updated_at = ${at}
+          WHERE id = ${id} AND status = 'generating'`).pipe(Effect.asVoid, Effect.orDie)
+
+    const definitionOf = (row: ClaimedRow, generatedAt: Date): ReportDefinition<any> =>
+      row.report_type === "provider_appointments"
+        ? appointmentsDefinition(sql, zone, row.parameters, generatedAt)
+        : followUpDefinition(sql, zone, row.parameters, generatedAt)
+
+    /** Streams the rows into the file, recording progress; the rows written. */
+    const writeRows = <Raw>(id: number, definition: ReportDefinition<Raw>, writer: ReportFileWriter, total: number) =>
+      Effect.gen(function*() {
+        const step = progressStep(total)
+        let written = 0
+        let reported = 0
+        yield* definition.rows.pipe(
+          Stream.runForEachChunk((chunk) =>
+            Effect.gen(function*() {
+              const raws = Chunk.toReadonlyArray(chunk)
+              for (const raw of raws) definition.tally(raw)
+              yield* Effect.tryPromise(() => writer.write(raws.map(definition.toRow)))
+              written += raws.length
+              if (written - reported >= step) {
+                reported = written
+                const at = yield* now
+                yield* sql`UPDATE reports SET rows_written = ${written}, updated_at = ${at} WHERE id = ${id} AND status = 'generating'`
+              }
+            }))
+        )
+        yield* Effect.tryPromise(() => writer.finish(definition.sections()))
+        return written
+      })
+
+    const run = (row: ClaimedRow) =>
+      Effect.gen(function*() {
+        const generatedAt = yield* now
+        const definition = definitionOf(row, generatedAt)
+        const extension = fileExtensions[row.format]
+        const tempFile = path.join(os.tmpdir(), `cc-report-${row.id}-${randomBytes(8).toString("hex")}.${extension}`)
+        const key = `reports/${row.id}-${randomBytes(8).toString("hex")}/${row.report_type}_${row.parameters.start_date}_${row.parameters.end_date}.${extension}`
+        const result = yield* Effect.gen(function*() {
+          const total = yield* definition.count.pipe(stage(failureReasons.count))
+          yield* sql`UPDATE reports SET rows_total = ${total} WHERE id = ${row.id}`.pipe(stage(failureReasons.count))
+          const writer = yield* Effect.tryPromise(() => openReportWriter(row.format, tempFile, definition.layout))
+          const written = yield* writeRows(row.id, definition, writer, total).pipe(
+            Effect.onExit((exit) => (Exit.isFailure(exit) ? Effect.sync(() => writer.abort()) : Effect.void)),
+            stage(failureReasons.write)
+          )
+          const { size } = yield* Effect.tryPromise(() => stat(tempFile))
+          yield* store.putFile(key, tempFile, contentTypes[row.format]).pipe(stage(failureReasons.store))
+          return { written, size }
+        }).pipe(
+          stage(failureReasons.write),
+          Effect.ensuring(Effect.promise(() => rm(tempFile, { force: true }))),
+          Effect.either
+        )
+        if (result._tag === "Left") {
+          // A store that failed half-way may hold part of the object: nothing of the report is kept.
+          yield* store.delete(key).pipe(Effect.catchAllCause(() => Effect.void))
+          yield* markFailed(row.id, result.left.reason)
+          yield* Effect.annotateCurrentSpan({ "report.failed": true })
+          return
+        }
+        const at = yield* now
+        const expiresAt = new Date(at.getTime() + reportLifetimeDays * dayMs)
+        const completed = yield* sql`UPDATE reports SET status = 'completed', rows_written = ${result.right.written},
+            object_key = ${key}, byte_size = ${result.right.size}, generated_at = ${at}, expires_at = ${expiresAt}, updated_at = ${at}
+          WHERE id = ${row.id} AND status = 'generating' RETURNING id`.pipe(Effect.orDie)
+        // Taken over meanwhile (another run of a retried job): keep no second file.
+        if (completed.length === 0) yield* store.delete(key)
+        yield* Effect.annotateCurrentSpan({ "report.rows": result.right.written, "report.bytes": result.right.size })
+      })
+
+    /** The job: generate report `id` unless it is no longer queued (already done, failed or expired). */
+    const generate = (id: number) =>
+      claim(id).pipe(
+        Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: run })),
+        Effect.withSpan("ReportGenerator.generate", { attributes: { "report.id": id } })
+      )
+
+    /** Deletes the files of reports past their expiry and marks them expired; how many. */
+    const expire = Effect.gen(function*() {
+      const at = yield* now
+      const due = yield* sql<{ id: number; object_key: string }>`SELECT id, object_key FROM reports
+        WHERE status = 'completed' AND expires_at <= ${at} ORDER BY expires_at LIMIT 10000`
+      for (const report of due) {
+        yield* store.delete(report.object_key)
+        yield* sql`UPDATE reports SET status = 'expired', updated_at = ${at} WHERE id = ${report.id} AND status = 'completed'`
+      }
+      yield* Effect.annotateCurrentSpan({ "reports.expired": due.length })
+      return due.length
+    }).pipe(Effect.orDie, Effect.withSpan("ReportGenerator.expire"))
+
+    return { generate, expire } as const
+  })
+}) {}

@@ -1,0 +1,91 @@
+/** A hand-built clinic week and bulk appointments for the report tests; files read back in each format. */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import Papa from "papaparse"
+import { request } from "../../support/app.js"
+import { makeProvider } from "../Providers/helpers.js"
+
+export { adminToken, auditActions } from "../Providers/helpers.js"
+
+export const reportsPath = "/v1/admin/clinic/reports"
+
+/** A wall-clock time in Los Angeles in February 2026 (PST, UTC−8). */
+export const pst = (day: string, time: string) => new Date(`${day}T${time}:00-08:00`)
+
+let counter = 0
+
+export const insertPatient = (first: string, last: string, active = true) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ id: number }>`INSERT INTO patients (first_name, last_name, date_of_birth, active)
+      VALUES (${first}, ${last}, '2012-04-05', ${active}) RETURNING id`
+    return row!.id
+  }).pipe(Effect.orDie)
+
+export const insertAppointment = (patientId: number, providerId: number, at: Date, minutes: number, status: string, type = "therapy") =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ id: number }>`INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes, status, appointment_type)
+      VALUES (${patientId}, ${providerId}, ${at}, ${minutes}, ${status}, ${type}) RETURNING id`
+    return row!.id
+  }).pipe(Effect.orDie)
+
+export const insertSlot = (providerId: number, start: Date, end: Date) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`INSERT INTO available_slots (provider_id, start_time, end_time) VALUES (${providerId}, ${start}, ${end})`).pipe(Effect.orDie)
+
+/** A claim of the appointment; paid ones (and any past `ready`) sit in an EDI batch, as the schema wants. */
+export const insertClaim = (
+  appointment: { id: number; patientId: number; providerId: number; day: string },
+  amount: number,
+  status: "draft" | "submitted" | "paid" | "denied",
+  payment: number | null = null
+) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    let batch: number | null = null
+    if (status !== "draft") {
+      const n = ++counter
+      const [row] = yield* sql<{ id: number }>`INSERT INTO edi_batches (batch_id, interchange_control_number, object_key, claim_count, total_amount)
+        VALUES (${`EDI${String(900000000 + n)}`}, ${900000000 + n}, ${`edi/test-${n}.x12`}, 1, ${amount}) RETURNING id`
+      batch = row!.id
+    }
+    yield* sql`INSERT INTO claims (patient_id, provider_id, appointment_id, cpt_code, diagnosis_codes, service_date, amount, status,
+        payment_amount, payment_date, edi_batch_id)
+      VALUES (${appointment.patientId}, ${appointment.providerId}, ${appointment.id}, '90837', ARRAY['F329'], ${appointment.day}::date,
+        ${amount}, ${status}, ${payment}, ${payment === null ? null : appointment.day}::date, ${batch})`
+  }).pipe(Effect.orDie)
+
+/** A provider (made by the admin) with a department set through the provider update. */
+export const providerIn = (token: string, department: string, name: { first_name: string; last_name: string }) =>
+  Effect.gen(function*() {
+    const provider = yield* makeProvider(token, "provider", name)
+    const updated = yield* request("PUT", `/v1/admin/clinic/providers/${provider.id}`, { token, body: { provider: { department } } })
+    if (updated.status !== 200 || (updated.body as { provider: { department: string } }).provider.department !== department) {
+      return yield* Effect.dieMessage(`department: ${updated.status} ${JSON.stringify(updated.body)}`)
+    }
+    return provider.id
+  })
+
+export const parseCsv = (text: string) => Papa.parse<Array<string>>(text, { skipEmptyLines: true }).data
+
+/** Every text item of every page of a PDF, a line per page. */
+export const pdfText = async (bytes: Uint8Array): Promise<Array<string>> => {
+  const pdfjs = await import("pdfjs-dist/legacy/build/pdf.mjs")
+  const document = await pdfjs.getDocument({ data: new Uint8Array(bytes), useSystemFonts: false, isEvalSupported: false }).promise
+  const pages: Array<string> = []
+  for (let n = 1; n <= document.numPages; n++) {
+    const page = await document.getPage(n)
+    const content = await page.getTextContent()
+    pages.push(content.items.map((item) => ("str" in item ? item.str : "")).join(" "))
+  }
+  await document.destroy()
+  return pages
+}
+
+export const readXlsx = async (bytes: Uint8Array) => {
+  const { default: ExcelJS } = await import("exceljs")
+  const workbook = new ExcelJS.Workbook()
+  await workbook.xlsx.load(Buffer.from(bytes) as unknown as ArrayBuffer)
+  return workbook
+}
