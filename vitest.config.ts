@@ -8,6 +8,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Both cores (vitest's default leaves one idle), and one module graph per worker: every file
+    // imports the whole app, so loading it afresh per file cost more than the tests themselves.
+    // Each file still gets its own app layer and its own database.
+    maxWorkers: 2,
+    poolOptions: { forks: { isolate: false } },
     sequence: { concurrent: false }
   }
 })

@@ -8,7 +8,7 @@ import {
   AssessmentStatus, AssessmentToken, AssessmentType, Collaborator, CollaboratorAssessment, CollaboratorId,
   CollaboratorStatus, CollaboratorType, Specialization
 } from "../../Domain/Collaborators/Collaborator.js"
-import { maxAnswerLength, Question } from "../../Domain/Collaborators/QuestionSets.js"
+import { AssessmentQuestion, maxAnswerLength } from "../../Domain/Collaborators/QuestionSets.js"
 import { CollaboratorAssessmentIdFromText, CollaboratorIdFromText, PatientId, PatientIdFromText } from "../../Domain/Ids.js"
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { Access, accessHeading, groupDocs, operationDocs, requestBody, specHeading } from "../Docs.js"
@@ -127,7 +127,7 @@ export class AssessmentForm extends Schema.Class<AssessmentForm>("AssessmentForm
     collaborator: Schema.Struct({ first_name: Schema.String, last_name: Schema.String }),
     patient: Schema.Struct({ first_name: Schema.String })
   }),
-  questions: Schema.Array(Question)
+  questions: Schema.Array(AssessmentQuestion)
 }) {}
 
 export class DeclineRequest extends Schema.Class<DeclineRequest>("DeclineRequest")({
@@ -228,7 +228,7 @@ export class CollaboratorsApi extends HttpApiGroup.make("collaborators")
       .addSuccess(CollaboratorResponse)
       .addError(Forbidden.schema)
       .addError(NotFound.schema)
-      .annotateContext(operationDocs({ summary: "Show a collaborator", description: "One collaborator.", access: recordAccess, spec: "general §4.4, §5.4" }))
+      .annotateContext(operationDocs({ summary: "Show a collaborator", description: "One collaborator with the ids of the patients linked to it; 404 `Collaborator not found` for an unknown or deleted one.", access: recordAccess, spec: "general §4.4, §5.4" }))
   )
   .add(
     HttpApiEndpoint.put("update", "/collaborators/:id")
@@ -352,7 +352,7 @@ export class CollaboratorAssessmentsApi extends HttpApiGroup.make("collaboratorA
         description: `Assessments the caller may read (owner, admin, the patient's primary provider or parent), newest first, ` +
           `${assessmentsPageSize} a page.`,
         access: Access.signedIn,
-        spec: "beyond spec (issue 22)"
+        spec: "general §4.4 (beyond the spec: issue 22)"
       }))
   )
   .add(
@@ -365,7 +365,7 @@ export class CollaboratorAssessmentsApi extends HttpApiGroup.make("collaboratorA
         summary: "Show a collaborator assessment",
         description: "One assessment; 404 `Collaborator assessment not found` for one the caller may not read.",
         access: "Signed in: the collaborator's owner, an admin, the patient's primary provider or the patient's parent.",
-        spec: "beyond spec (issue 22)"
+        spec: "general §4.4 (beyond the spec: issue 22)"
       }))
   )
   .addError(ValidationFailed.schema)

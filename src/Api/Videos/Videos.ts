@@ -217,7 +217,7 @@ export class VideosApi extends HttpApiGroup.make("videos")
           `signed PUT URL per part, valid ${partUrlMinutes} minutes. Starting again replaces an unfinished upload. ` +
           "Not in the spec (docs/videos.md).",
         access: "The video's creator, while it is uploading (else 403 / 422).",
-        spec: "ours (general §4.10: not shown)"
+        spec: "general §4.10 (not shown there: ours, docs/videos.md)"
       }))
   )
   .add(
@@ -230,7 +230,7 @@ export class VideosApi extends HttpApiGroup.make("videos")
         summary: "Resume the file upload",
         description: "The parts stored so far (with their ETags) and fresh URLs for every part; a part may be sent again.",
         access: "The video's creator, while it is uploading.",
-        spec: "ours (general §4.10: not shown)"
+        spec: "general §4.10 (not shown there: ours, docs/videos.md)"
       }))
   )
   .add(
@@ -245,7 +245,7 @@ export class VideosApi extends HttpApiGroup.make("videos")
         description: "Assembles the parts (every one, with the ETag its PUT answered) and queues processing: 202 with status " +
           "`processing`. Missing or wrong parts: 422 `parts` \"is incomplete\", still uploading.",
         access: "The video's creator, while it is uploading.",
-        spec: "ours (general §4.10: not shown)"
+        spec: "general §4.10 (not shown there: ours, docs/videos.md)"
       }))
   )
   .add(
@@ -258,7 +258,7 @@ export class VideosApi extends HttpApiGroup.make("videos")
         summary: "Abort the file upload",
         description: "Drops the unfinished upload and its parts; the video stays `uploading` for a new one.",
         access: "The video's creator, while it is uploading.",
-        spec: "ours (general §4.10: not shown)"
+        spec: "general §4.10 (not shown there: ours, docs/videos.md)"
       }))
   )
   .add(
@@ -272,7 +272,7 @@ export class VideosApi extends HttpApiGroup.make("videos")
         description: "Queues a failed video's processing again (its source is kept until it completes); 422 under `status` " +
           "for any other status, or a failure that left no file (an upload that was never completed).",
         access: writers,
-        spec: "ours (general §4.10: not shown)"
+        spec: "general §4.10 (not shown there: ours, docs/videos.md)"
       }))
   )
   .middleware(Authentication)

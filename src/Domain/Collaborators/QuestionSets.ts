@@ -7,7 +7,7 @@ import { Schema } from "effect"
 
 export const QuestionOption = Schema.Struct({ label: Schema.String, points: Schema.NullOr(Schema.Int) })
 
-export class Question extends Schema.Class<Question>("Question")({
+export class AssessmentQuestion extends Schema.Class<AssessmentQuestion>("AssessmentQuestion")({
   id: Schema.String,
   text: Schema.String,
   type: Schema.Literal("choice", "text", "date"),
@@ -21,11 +21,11 @@ export type Band = typeof Band.Type
 
 export interface QuestionSet {
   readonly version: number
-  readonly questions: ReadonlyArray<Question>
+  readonly questions: ReadonlyArray<AssessmentQuestion>
   readonly bands: ReadonlyArray<Band>
 }
 
-export const decodeQuestions = Schema.decodeUnknownSync(Schema.Array(Question))
+export const decodeQuestions = Schema.decodeUnknownSync(Schema.Array(AssessmentQuestion))
 export const decodeBands = Schema.decodeUnknownSync(Schema.Array(Band))
 
 /** Longest text answer. */

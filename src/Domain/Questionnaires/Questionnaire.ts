@@ -9,7 +9,7 @@ export const targetAudiences = ["parents", "teens", "adults"] as const
 export const TargetAudience = Schema.Literal(...targetAudiences)
 export type TargetAudience = typeof TargetAudience.Type
 
-export class Question extends Schema.Class<Question>("Question")({
+export class Question extends Schema.Class<Question>("QuestionnaireQuestion")({
   id: Schema.Int,
   key: Schema.String.annotations({ description: "Stable across versions, e.g. phq9_9" }),
   position: Schema.Int,

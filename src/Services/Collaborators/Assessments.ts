@@ -21,7 +21,7 @@ import {
   type CollaboratorId
 } from "../../Domain/Collaborators/Collaborator.js"
 import {
-  decodeBands, decodeQuestions, isAlertingIncident, type Question, type QuestionSet, scoreAnswers, type ScoredResponse
+  decodeBands, decodeQuestions, isAlertingIncident, type AssessmentQuestion, type QuestionSet, scoreAnswers, type ScoredResponse
 } from "../../Domain/Collaborators/QuestionSets.js"
 import type { PatientId } from "../../Domain/Ids.js"
 import { AppConfig } from "../AppConfig.js"
@@ -213,7 +213,7 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
             collaborator: { first_name: row.collaborator_first_name, last_name: row.collaborator_last_name },
             patient: { first_name: row.patient_first_name }
           },
-          questions: set.questions as ReadonlyArray<Question>
+          questions: set.questions as ReadonlyArray<AssessmentQuestion>
         }
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("CollaboratorAssessments.form"))
 
