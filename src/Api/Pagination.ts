@@ -18,6 +18,13 @@ export const PageSize = positiveIntFromString.annotations({
 
 /** Query fields of an endpoint that names its size `page_size`. */
 export const PageSizeQuery = { page: Schema.optional(PageNumber), page_size: Schema.optional(PageSize) }
+/** page and page_size in a JSON body (the `filter_…` operations): integers from 1, page_size clamped. */
+const BodyPage = Schema.Int.pipe(Schema.greaterThan(0, { message: () => "must be greater than 0" }))
+export const PageSizeBody = {
+  page: Schema.optional(BodyPage.annotations({ description: "Page number, from 1" })),
+  page_size: Schema.optional(BodyPage.annotations({ description: `Items per page; values above ${maxPageSize} are clamped to ${maxPageSize}` }))
+}
+
 /** Query fields of an endpoint that names its size `per_page`. */
 export const PerPageQuery = { page: Schema.optional(PageNumber), per_page: Schema.optional(PageSize) }
 

@@ -15,7 +15,7 @@ import { IsoTimestamp } from "../../Domain/Time.js"
 import { BodyLimit, carriesFiles } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { maxPageSize, PageSizeQuery, Pagination } from "../Pagination.js"
+import { PageSizeBody, PageSizeQuery, Pagination } from "../Pagination.js"
 import { BoundedArray, BoundedString, IsoDate, RequiredString, Search, SortDir } from "../Schemas.js"
 import { AdminAuthentication } from "../Security.js"
 
@@ -152,14 +152,11 @@ const ClaimListQuery = Schema.Struct({
   provider_id: Schema.optional(ProviderIdFromText)
 }).annotations(reportAllErrors)
 
-const BodyPage = Schema.Int.pipe(Schema.greaterThan(0, { message: () => "must be greater than 0" }))
-
 export class FilterClaimsRequest extends Schema.Class<FilterClaimsRequest>("FilterClaimsRequest")({
   search: Schema.optional(Schema.NullOr(Search.annotations({ description: "Claim number, CPT code, patient or provider name" }))),
   sort_by: Schema.optional(ClaimSortColumn),
   sort_dir: Schema.optional(SortDir),
-  page: Schema.optional(BodyPage.annotations({ description: "Page number, from 1" })),
-  page_size: Schema.optional(BodyPage.annotations({ description: `Items per page; values above ${maxPageSize} are clamped to ${maxPageSize}` })),
+  ...PageSizeBody,
   filters: Schema.optional(Schema.Struct({
     date: Schema.optional(Schema.Struct({
       start_date: Schema.optional(Schema.NullOr(IsoDate)),

@@ -10,7 +10,7 @@ import { IsoDate, IsoTimestamp, IsoTimestampInput } from "../../Domain/Time.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
 import { Conflict } from "../Errors.js"
-import { maxPageSize, PageSizeQuery, Pagination } from "../Pagination.js"
+import { PageSizeBody, PageSizeQuery, Pagination } from "../Pagination.js"
 import { BoundedString, Search, SortDir } from "../Schemas.js"
 import { AdminAuthentication, Authentication } from "../Security.js"
 import { maxDurationMinutes, maxNotesLength } from "./Availability.js"
@@ -49,14 +49,11 @@ const AppointmentListQuery = Schema.Struct({
   status: Schema.optional(AppointmentStatus)
 }).annotations(reportAllErrors)
 
-const BodyPage = Schema.Int.pipe(Schema.greaterThan(0, { message: () => "must be greater than 0" }))
-
 export class FilterAppointmentsRequest extends Schema.Class<FilterAppointmentsRequest>("FilterAppointmentsRequest")({
   search: Schema.optional(Schema.NullOr(Search)),
   sort_by: Schema.optional(AppointmentSortColumn),
   sort_dir: Schema.optional(SortDir),
-  page: Schema.optional(BodyPage.annotations({ description: "Page number, from 1" })),
-  page_size: Schema.optional(BodyPage.annotations({ description: `Items per page; values above ${maxPageSize} are clamped to ${maxPageSize}` })),
+  ...PageSizeBody,
   filters: Schema.optional(Schema.Struct({
     date: Schema.optional(Schema.Struct({
       start_date: Schema.optional(Schema.NullOr(IsoDate)),

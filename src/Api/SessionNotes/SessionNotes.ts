@@ -12,7 +12,7 @@ import {
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { maxPageSize, PageSizeQuery, Pagination } from "../Pagination.js"
+import { PageSizeBody, PageSizeQuery, Pagination } from "../Pagination.js"
 import { BoundedArray, BoundedString, IdParam, IsoDate, RequiredString, Search, SortDir } from "../Schemas.js"
 import { AdminAuthentication, StaffAuthentication } from "../Security.js"
 
@@ -159,14 +159,11 @@ const AdminListQuery = Schema.Struct({
   status: Schema.optional(SessionNoteStatus)
 }).annotations(reportAllErrors)
 
-const BodyPage = Schema.Int.pipe(Schema.greaterThan(0, { message: () => "must be greater than 0" }))
-
 export class FilterSessionNotesRequest extends Schema.Class<FilterSessionNotesRequest>("FilterSessionNotesRequest")({
   search: Schema.optional(Schema.NullOr(Search.annotations({ description: "Patient or provider name" }))),
   sort_by: Schema.optional(SessionNoteSortColumn),
   sort_dir: Schema.optional(SortDir),
-  page: Schema.optional(BodyPage.annotations({ description: "Page number, from 1" })),
-  page_size: Schema.optional(BodyPage.annotations({ description: `Items per page; values above ${maxPageSize} are clamped to ${maxPageSize}` })),
+  ...PageSizeBody,
   filters: Schema.optional(Schema.Struct({
     date: Schema.optional(Schema.Struct({
       start_date: Schema.optional(Schema.NullOr(IsoDate)),
