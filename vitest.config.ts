@@ -8,10 +8,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: "forks",
-    // Both cores (vitest's default leaves one idle), and one module graph per worker: every file
-    // imports the whole app, so loading it afresh per file cost more than the tests themselves.
-    // Each file still gets its own app layer and its own database.
-    maxWorkers: 2,
+    // One worker (the PostgreSQL server needs the other core: with two, the harness's race mode
+    // saw lock waits time out) and one module graph for it: every file imports the whole app, so
+    // loading it afresh per file cost more than the tests themselves. Each file still gets its own
+    // app layer and its own database.
+    maxWorkers: 1,
     poolOptions: { forks: { isolate: false } },
     sequence: { concurrent: false }
   }
