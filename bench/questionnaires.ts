@@ -8,6 +8,7 @@
  *    nine answers each) inserted with SQL generate_series, and VACUUM ANALYZE.
  * 2. Submissions: rounds of 100 complete PHQ-9 responses sent at once (one in ten with a self-harm
  *    answer, so the alert row, audit entry and mail job are in the measured path), as the admin.
+ *    Then the machine's floor for that burst (`burstFloor`: 100 GET /health at once).
  * 3. Lists: `GET /v1/clinic/patients/questionnaires?patient_id=…` one after another over random
  *    patients, pages 1–4, sometimes filtered by status, after a warm-up.
  *
@@ -15,7 +16,7 @@
  * default, or `production`), --keep (leave the database for EXPLAIN; its name is printed).
  */
 import { parseArgs } from "node:util"
-import { describeTarget, latencySummary, parseTarget, runBench } from "./support.js"
+import { burstFloor, describeTarget, latencySummary, parseTarget, runBench } from "./support.js"
 
 const { values: flags } = parseArgs({
   options: {
@@ -96,6 +97,8 @@ runBench("questionnaires", async (bench) => {
     submissions.push(...await Promise.all(Array.from({ length: 100 }, (_, i) => submit(round * 100 + i))))
   }
 
+  const floor = await burstFloor(base, 100)
+
   // One patient's list.
   const statuses = ["completed", "submitted", "reviewed"]
   const list = async (i: number) => {
@@ -121,5 +124,6 @@ runBench("questionnaires", async (bench) => {
   const submitP99 = latencySummary(submissions).p99
   const listP99 = latencySummary(lists).p99
   console.log(`submissions (${rounds} rounds of 100 at once, complete PHQ-9, 1 in 10 raising the self-harm alert): ${summary(submissions)} → target p99 ≤ 100 ms ${submitP99 <= 100 ? "met" : "MISSED"}`)
+  console.log(floor)
   console.log(`one patient's list among ${responseCount} (${listCount} one after another, mean ${Math.round(total / listCount)} matching, page size 25): ${summary(lists)} → target p99 ≤ 30 ms ${listP99 <= 30 ? "met" : "MISSED"}`)
 }, { keepDatabase: flags.keep })

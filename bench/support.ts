@@ -164,7 +164,10 @@ export interface RunningApp {
 export const startApp = async (options: StartAppOptions): Promise<RunningApp> => {
   const target = options.target ?? "tsx"
   if (target === "production" && options.skipBuild !== true) execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" })
-  const nodeFlags = options.nodeFlags ?? targetNodeFlags(target)
+  // BENCH_APP_NODE_FLAGS adds flags to the app's node only, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
+  // (node refuses --cpu-prof in NODE_OPTIONS).
+  const extraFlags = process.env.BENCH_APP_NODE_FLAGS?.split(/\s+/).filter((flag) => flag !== "") ?? []
+  const nodeFlags = [...(options.nodeFlags ?? targetNodeFlags(target)), ...extraFlags]
   const entry = target === "production" ? ["dist/main.js"] : ["--import", "tsx", "src/main.ts"]
   const port = await freePort()
   const child = killOnExit(spawn(process.execPath, [...nodeFlags, ...entry], {
@@ -290,3 +293,29 @@ export const latencySummary = (samples: ReadonlyArray<number>): LatencySummary =
 
 /** Milliseconds with one decimal: `12.3 ms`. */
 export const ms = (n: number) => `${n.toFixed(1)} ms`
+
+/**
+ * The machine's floor for a burst target ("N requests at once, p99 ≤ …"): the same burst of the
+ * cheapest requests the app answers, `GET /health` (one `SELECT 1`) and an unrouted path (no
+ * database), sent by the same client. A target below these figures cannot be met by any endpoint
+ * on this machine, whatever it does.
+ */
+export const burstFloor = async (base: string, concurrency: number, rounds = 5) => {
+  const burst = async (path: string) => {
+    const times: Array<number> = []
+    for (let round = 0; round < rounds + 2; round++) {
+      const samples = await Promise.all(Array.from({ length: concurrency }, async () => {
+        const started = performance.now()
+        const response = await fetch(`${base}${path}`)
+        await response.arrayBuffer()
+        return performance.now() - started
+      }))
+      // The first two rounds open the client's connections and warm the server up.
+      if (round >= 2) times.push(...samples)
+    }
+    return latencySummary(times)
+  }
+  const health = await burst("/health")
+  const unrouted = await burst("/no-such-path")
+  return `floor (${concurrency} at once, ${rounds} rounds, same client): GET /health p50 ${ms(health.p50)}, p99 ${ms(health.p99)}; unrouted 404 p50 ${ms(unrouted.p50)}, p99 ${ms(unrouted.p99)}`
+}

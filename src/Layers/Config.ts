@@ -46,7 +46,8 @@ const s3 = Config.all({
   accessKeyId: optional(Config.string("S3_ACCESS_KEY_ID")),
   secretAccessKey: optional(Config.redacted("S3_SECRET_ACCESS_KEY")),
   forcePathStyle: Config.withDefault(Config.boolean("S3_FORCE_PATH_STYLE"), false)
-}).pipe(Config.option)
+  // An empty S3_BUCKET (`S3_BUCKET=` in a compose file or .env) means no bucket: the disk store.
+}).pipe(Config.option, Config.map(Option.filter((settings) => settings.bucket.trim() !== "")))
 
 const entries = (text: string) => text.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
 

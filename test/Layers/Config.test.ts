@@ -63,3 +63,15 @@ describe("INVITE_URL_BASE", () => {
       }
     }))
 })
+
+describe("S3_BUCKET", () => {
+  it.effect("unset or empty: no S3 settings (the disk store); a bucket name selects S3", () =>
+    Effect.gen(function*() {
+      for (const env of [{}, { S3_BUCKET: "" }, { S3_BUCKET: "  " }]) {
+        const result = yield* read(env)
+        expect(Either.isRight(result) && Option.isNone(result.right.s3), JSON.stringify(env)).toBe(true)
+      }
+      const set = yield* read({ S3_BUCKET: "clinic-files", S3_REGION: "us-west-2" })
+      expect(Either.isRight(set) && Option.getOrNull(set.right.s3)?.bucket).toBe("clinic-files")
+    }))
+})
