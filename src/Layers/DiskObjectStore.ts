@@ -233,11 +233,12 @@ export const makeDiskObjectStore = (
               await fs.mkdir(path.dirname(paths.body), { recursive: true })
               const tmp = path.join(paths.tmp, randomBytes(12).toString("hex"))
               try {
-                const out = createWriteStream(tmp)
-                for (const part of parts) {
-                  await pipeline(createReadStream(path.join(dir, `${part.partNumber}.part`)), out, { end: false })
-                }
-                await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())))
+                // One pipeline over the parts in order: piping each part into a shared stream with
+                // `end: false` left its listeners behind (MaxListenersExceeded past ten parts).
+                const partPaths = parts.map((part) => path.join(dir, `${part.partNumber}.part`))
+                await pipeline(async function*() {
+                  for (const partPath of partPaths) yield* createReadStream(partPath)
+                }, createWriteStream(tmp))
                 await writeAtomically(paths.tmp, paths.meta, JSON.stringify({ contentType: meta.contentType }))
                 await fs.rename(tmp, paths.body)
               } finally {

@@ -47,6 +47,29 @@ describe("DiskObjectStore", () => {
       expect(yield* Effect.promise(() => fs.readdir(path.join(dataDir, "uploads")))).toEqual([])
     }))
 
+  it.scoped("completing many parts joins them in order and leaves no listener behind (no process warning)", () =>
+    Effect.gen(function*() {
+      const { request, store } = yield* setup
+      const warnings: Array<string> = []
+      const onWarning = (warning: Error) => void warnings.push(warning.name)
+      process.on("warning", onWarning)
+      yield* Effect.addFinalizer(() => Effect.sync(() => process.off("warning", onWarning)))
+      const uploadId = yield* store.multipart.create("videos/12/source", "video/mp4")
+      const parts: Array<{ partNumber: number; etag: string }> = []
+      for (let partNumber = 1; partNumber <= 12; partNumber++) {
+        const url = yield* store.multipart.presignPart("videos/12/source", uploadId, partNumber, "1 minute", 10)
+        const response = yield* request(url, { method: "PUT", body: bytes(`<${partNumber}>`) })
+        expect(response.status).toBe(200)
+        parts.push({ partNumber, etag: response.headers.get("etag")! })
+      }
+      yield* store.multipart.complete("videos/12/source", uploadId, parts)
+      const joined = new TextDecoder().decode(Option.getOrThrow(yield* store.get("videos/12/source")).body)
+      expect(joined).toBe(parts.map((part) => `<${part.partNumber}>`).join(""))
+      // Warnings are emitted on the next tick.
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      expect(warnings).toEqual([])
+    }))
+
   it.scoped("the part route refuses forged, expired and oversized parts, and unknown uploads", () =>
     Effect.gen(function*() {
       const { request, store } = yield* setup
