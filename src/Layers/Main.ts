@@ -331,7 +331,10 @@ type JobTaskNeeds =
   | VideoProcessing
   | ReportGenerator
 
-/** Every task the job worker runs, and the recurring ones (crontab times, UTC). */
+/**
+ * Every task the job worker runs, and the recurring ones (crontab times, UTC; each at its own
+ * minute, so housekeeping never piles onto one moment of the pool).
+ */
 export const jobTasks: ReadonlyArray<AnyJobTask<JobTaskNeeds>> = [
   sweepExpiredSessions,
   extendSlotSeries,
@@ -361,13 +364,13 @@ const jobSchedules: ReadonlyArray<JobSchedule> = [
   // Prescriptions (issue 20): past their end date, expired daily after midnight in the Americas (09:05 UTC).
   { task: expirePrescriptions, pattern: "5 9 * * *" },
   // Collaborators (issue 22): assessments whose link ran out, hourly.
-  { task: expireAssessmentsTask, pattern: "41 * * * *" },
+  { task: expireAssessmentsTask, pattern: "11 * * * *" },
   // Questionnaires (issue 21): public screeners older than 180 days, nightly.
-  { task: purgeScreenersTask, pattern: "41 9 * * *" },
+  { task: purgeScreenersTask, pattern: "35 9 * * *" },
   // Content library (issue 23): popularity figures for recommendations, nightly in the Americas.
   { task: refreshContentStats, pattern: "47 9 * * *" },
   // Clinic videos (issue 24): uploads idle 24 h are failed and aborted.
-  { task: sweepVideoUploadsTask, pattern: "41 * * * *" },
+  { task: sweepVideoUploadsTask, pattern: "29 * * * *" },
   // Admin reports (issue 25): files past their 30 days deleted daily.
   { task: expireReportsTask, pattern: "41 9 * * *" },
 ]
