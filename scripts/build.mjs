@@ -37,6 +37,13 @@ const { metafile } = await build({
   platform: "node",
   target: "node20",
   sourcemap: "linked",
+  // No comments or indentation: the source of every loaded chunk stays in memory, and a single
+  // non-ASCII character in a comment (undici has many) makes V8 store the whole chunk as a
+  // two-byte string (main.js: 12.8 MB of idle heap instead of ~4). Names are kept for stack traces.
+  minifyWhitespace: true,
+  // Licence comments go to a .LEGAL.txt file beside each chunk rather than into its source (one
+  // of them holds a non-ASCII name).
+  legalComments: "external",
   logLevel: "warning",
   metafile: true,
   external: [

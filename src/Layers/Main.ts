@@ -3,7 +3,7 @@
  * HTTP. The HTTP server layer is built last, so it listens only once migrations are done and the
  * app is attached: no request can arrive at a half-built service.
  */
-import { Headers, HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import { Headers, HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Function, Layer } from "effect"
 import { createServer } from "node:http"
@@ -57,9 +57,9 @@ import { EngagementStatuses } from "../Services/Ecm/EngagementStatuses.js"
 import { PrtfReports } from "../Services/Ecm/PrtfReports.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
 import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
-import { corsFor, docsPath, withResponseHeaders } from "./Http/ResponseHeaders.js"
+import { corsFor, withResponseHeaders } from "./Http/ResponseHeaders.js"
 import { currentTracker, GracefulDrainLive, NodeServer, ShutdownReportLive } from "./Http/Shutdown.js"
-import { BodyLimitLive, HealthLive } from "./Http/Routes.js"
+import { BodyLimitLive, DocsLive, HealthLive } from "./Http/Routes.js"
 import { SecurityLive } from "./Http/Security.js"
 import { HttpUsersLive } from "./Http/Accounts/Users.js"
 import { HttpProviderInvitesLive } from "./Http/Providers/Invites.js"
@@ -305,8 +305,7 @@ const serveLive = Layer.unwrapEffect(Effect.gen(function*() {
 /** The HTTP app on the given server layer (the real one, or `NodeHttpServer.layerTest`). */
 export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   serveLive.pipe(
-    // System fonts: the page's CSP allows no third-party font host.
-    Layer.provide(HttpApiScalar.layer({ path: docsPath, scalar: { withDefaultFonts: false } })),
+    Layer.provide(DocsLive),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" })),
     Layer.provide(HealthLive),
     Layer.provide(ObjectDownloadLive),

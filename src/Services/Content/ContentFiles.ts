@@ -5,7 +5,6 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { fileTypeFromBuffer } from "file-type"
 import { randomUUID } from "node:crypto"
 import { maxContentFileBytes, UploadedContentFile } from "../../Api/Content/AdminContent.js"
 import { invalidField } from "../../Api/Errors.js"
@@ -46,6 +45,8 @@ export class ContentFiles extends Effect.Service<ContentFiles>()("app/ContentFil
       Effect.gen(function*() {
         const bytes = decodeDataUri(file, maxContentFileBytes)
         if (typeof bytes === "string") return yield* Effect.fail(invalidField("file", bytes))
+        // file-type (and its tokenizers) loads on first upload, not with every instance.
+        const { fileTypeFromBuffer } = yield* Effect.promise(() => import("file-type"))
         const sniffed = yield* Effect.promise(() => fileTypeFromBuffer(bytes).catch(() => undefined))
         const contentType = sniffed === undefined ? undefined : contentFileTypes[sniffed.ext]
         if (sniffed === undefined || contentType === undefined || contentType !== sniffed.mime) {

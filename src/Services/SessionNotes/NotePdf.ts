@@ -6,7 +6,6 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
-import PDFDocument from "pdfkit"
 import { invalid } from "../../Api/Errors.js"
 import { sessionNoteMessages } from "../../Api/SessionNotes/SessionNotes.js"
 import { contentSections } from "../../Domain/SessionNotes/SessionNote.js"
@@ -30,8 +29,10 @@ interface PdfInput {
 }
 
 /** Renders the document: pure apart from pdfkit's buffers. */
-export const renderNotePdf = (input: PdfInput): Promise<Uint8Array> =>
-  new Promise((resolve, reject) => {
+export const renderNotePdf = async (input: PdfInput): Promise<Uint8Array> => {
+  // Loaded on first use: pdfkit and its font machinery are tens of MB an idle instance never needs.
+  const { default: PDFDocument } = await import("pdfkit")
+  return new Promise((resolve, reject) => {
     const doc = new PDFDocument({ size: "LETTER", margin: 54, info: { Title: `Session note ${input.note.id}`, Producer: "Care Coordination API" } })
     const chunks: Array<Buffer> = []
     doc.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -93,6 +94,7 @@ export const renderNotePdf = (input: PdfInput): Promise<Uint8Array> =>
     doc.moveDown().fontSize(8).text(`Generated ${input.generatedAt.toISOString()}`)
     doc.end()
   })
+}
 
 export class NotePdfs extends Effect.Service<NotePdfs>()("app/NotePdfs", {
   effect: Effect.gen(function*() {
