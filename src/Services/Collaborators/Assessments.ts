@@ -25,7 +25,7 @@ import {
 } from "../../Domain/Collaborators/QuestionSets.js"
 import type { PatientId } from "../../Domain/Ids.js"
 import { AppConfig } from "../AppConfig.js"
-import { AuditLog } from "../AuditLog.js"
+import { type AuditEntry, AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
 import { PatientAccess } from "../Patients/PatientAccess.js"
 import { inviteLink } from "../Providers/Invites.js"
@@ -292,14 +292,15 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
             WHERE id = ${collaboratorId} AND status = 'pending' RETURNING id
           )
           SELECT a.*, EXISTS (SELECT 1 FROM activated) AS activated FROM completed a`
-        if (row!.activated) {
-          yield* audit.record({ actorId: submittedBy, action: "collaborator.status", targetType: "collaborator", targetId: collaboratorId })
-        }
-        yield* audit.record({ actorId: submittedBy, action: "collaborator_assessment.submitted", targetType: "collaborator_assessment", targetId: assessmentId })
+        const entries: Array<AuditEntry> = [
+          ...(row!.activated ? [{ actorId: submittedBy, action: "collaborator.status", targetType: "collaborator", targetId: collaboratorId }] : []),
+          { actorId: submittedBy, action: "collaborator_assessment.submitted", targetType: "collaborator_assessment", targetId: assessmentId }
+        ]
         if (row!.assessment_type === "incident_report" && isAlertingIncident(scored.responses)) {
           yield* jobs.enqueue(incidentAlertTask, { assessment_id: assessmentId })
-          yield* audit.record({ actorId: submittedBy, action: "collaborator_assessment.incident_alert", targetType: "collaborator_assessment", targetId: assessmentId })
+          entries.push({ actorId: submittedBy, action: "collaborator_assessment.incident_alert", targetType: "collaborator_assessment", targetId: assessmentId })
         }
+        yield* audit.recordMany(entries)
         return toAssessment(row!)
       })
 
