@@ -25,7 +25,7 @@ import {
 } from "../../Domain/Collaborators/QuestionSets.js"
 import type { PatientId } from "../../Domain/Ids.js"
 import { AppConfig } from "../AppConfig.js"
-import { AuditLog } from "../AuditLog.js"
+import { type AuditEntry, AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
 import { PatientAccess } from "../Patients/PatientAccess.js"
 import { inviteLink } from "../Providers/Invites.js"
@@ -104,6 +104,10 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
     const linkBase = Option.getOrElse(config.collaborators.formUrl, () => `${config.publicBaseUrl}${apiFormPath}`)
     const columns = sql.literal(assessmentColumns)
 
+    /** The question set of a row that joined `assessment_question_sets` (its questions and bands). */
+    const setOf = (row: { readonly question_set_version: number; readonly questions: unknown; readonly bands: unknown }): QuestionSet =>
+      ({ version: row.question_set_version, questions: decodeQuestions(row.questions), bands: decodeBands(row.bands) })
+
     const questionSet = (type: AssessmentType, version?: number) =>
       Effect.gen(function*() {
         const [row] = version === undefined
@@ -176,17 +180,20 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
         })
       )
 
+    /** Also joins the assessment's question set `s`: the public paths read it in the same statement. */
     const usableLink = (at: Date) =>
       sql`t.used_at IS NULL AND t.revoked_at IS NULL AND t.expires_at > ${at} AND a.id = t.assessment_id AND a.status = 'pending'
-        AND c.id = a.collaborator_id AND c.deleted_at IS NULL AND c.status IN ('pending', 'active')`
+        AND c.id = a.collaborator_id AND c.deleted_at IS NULL AND c.status IN ('pending', 'active')
+        AND s.assessment_type = a.assessment_type AND s.version = a.question_set_version`
 
-    /** Claims the link (single use): undefined when it is not usable. */
+    /** Claims the link (single use), with its question set: undefined when it is not usable. */
     const claim = (token: string, at: Date) =>
       Effect.map(
-        sql<LinkRow>`UPDATE collaborator_assessment_tokens t SET used_at = ${at}
-          FROM collaborator_assessments a, collaborators c
+        sql<LinkRow & { questions: unknown; bands: unknown }>`UPDATE collaborator_assessment_tokens t SET used_at = ${at}
+          FROM collaborator_assessments a, collaborators c, assessment_question_sets s
           WHERE t.token_hash = ${hashToken(token)} AND ${usableLink(at)}
-          RETURNING t.id AS token_id, a.id AS assessment_id, a.collaborator_id, a.patient_id, a.assessment_type, a.question_set_version, t.expires_at`,
+          RETURNING t.id AS token_id, a.id AS assessment_id, a.collaborator_id, a.patient_id, a.assessment_type, a.question_set_version,
+            t.expires_at, s.questions, s.bands`,
         (rows) => rows[0]
       )
 
@@ -194,18 +201,30 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
       Effect.gen(function*() {
         yield* limiter.enforce(`assessment_form:${clientAddress}`, publicLinkLimit)
         const at = yield* now
-        const [row] = yield* sql<LinkRow & { collaborator_first_name: string; collaborator_last_name: string; patient_first_name: string }>`
-          SELECT t.id AS token_id, a.id AS assessment_id, a.assessment_type, a.question_set_version, t.expires_at,
-            c.first_name AS collaborator_first_name, c.last_name AS collaborator_last_name, p.first_name AS patient_first_name
-          FROM collaborator_assessment_tokens t, collaborator_assessments a, collaborators c, patients p
-          WHERE t.token_hash = ${hashToken(token)} AND ${usableLink(at)} AND p.id = a.patient_id`
+        // The link, its question set and the first opening recorded in one statement (one round trip).
+        const [row] = yield* sql<LinkRow & {
+          collaborator_first_name: string
+          collaborator_last_name: string
+          patient_first_name: string
+          questions: unknown
+          bands: unknown
+        }>`
+          WITH link AS (
+            SELECT t.id AS token_id, a.id AS assessment_id, a.assessment_type, a.question_set_version, t.expires_at,
+              c.first_name AS collaborator_first_name, c.last_name AS collaborator_last_name, p.first_name AS patient_first_name,
+              s.questions, s.bands
+            FROM collaborator_assessment_tokens t, collaborator_assessments a, collaborators c, patients p, assessment_question_sets s
+            WHERE t.token_hash = ${hashToken(token)} AND ${usableLink(at)} AND p.id = a.patient_id
+          ), opened AS (
+            UPDATE collaborator_assessments SET opened_at = COALESCE(opened_at, ${at}) WHERE id IN (SELECT assessment_id FROM link)
+          )
+          SELECT * FROM link`
         if (row === undefined) {
           yield* audit.record({ actorId: null, action: "collaborator_assessment.refused", targetType: "collaborator_assessment", targetId: null })
           return yield* Effect.fail(invalidLink())
         }
-        yield* sql`UPDATE collaborator_assessments SET opened_at = COALESCE(opened_at, ${at}) WHERE id = ${row.assessment_id}`
         yield* audit.record({ actorId: null, action: "collaborator_assessment.form_opened", targetType: "collaborator_assessment", targetId: row.assessment_id })
-        const set = yield* questionSet(row.assessment_type, row.question_set_version)
+        const set = setOf(row)
         return {
           assessment: {
             assessment_type: row.assessment_type,
@@ -259,22 +278,29 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
         const outcome = scoreAnswers(set, answers, dayIn(at, config.clinicTimeZone))
         if (outcome._tag === "Invalid") return yield* Effect.fail(invalid(outcome.errors))
         const { scored } = outcome
-        const [row] = yield* sql<AssessmentRow>`UPDATE collaborator_assessments a SET status = 'completed',
-            responses = ${JSON.stringify(scored.responses)}::jsonb, total_score = ${scored.total_score},
-            interpretation = ${scored.interpretation}, completed_at = ${at}, expires_at = NULL, submitted_by = ${submittedBy}, updated_at = ${at}
-          WHERE a.id = ${assessmentId} RETURNING ${columns}`
-        yield* sql`UPDATE collaborator_assessment_tokens SET revoked_at = ${at}
-          WHERE assessment_id = ${assessmentId} AND used_at IS NULL AND revoked_at IS NULL`
-        const [activated] = yield* sql`UPDATE collaborators SET status = 'active', updated_at = ${at}
-          WHERE id = ${collaboratorId} AND status = 'pending' RETURNING id`
-        if (activated !== undefined) {
-          yield* audit.record({ actorId: submittedBy, action: "collaborator.status", targetType: "collaborator", targetId: collaboratorId })
-        }
-        yield* audit.record({ actorId: submittedBy, action: "collaborator_assessment.submitted", targetType: "collaborator_assessment", targetId: assessmentId })
+        // Completed, its open link revoked, a pending collaborator made active: one statement (one round trip).
+        const [row] = yield* sql<AssessmentRow & { activated: boolean }>`WITH completed AS (
+            UPDATE collaborator_assessments a SET status = 'completed',
+              responses = ${JSON.stringify(scored.responses)}::jsonb, total_score = ${scored.total_score},
+              interpretation = ${scored.interpretation}, completed_at = ${at}, expires_at = NULL, submitted_by = ${submittedBy}, updated_at = ${at}
+            WHERE a.id = ${assessmentId} RETURNING ${columns}
+          ), revoked AS (
+            UPDATE collaborator_assessment_tokens SET revoked_at = ${at}
+            WHERE assessment_id = ${assessmentId} AND used_at IS NULL AND revoked_at IS NULL
+          ), activated AS (
+            UPDATE collaborators SET status = 'active', updated_at = ${at}
+            WHERE id = ${collaboratorId} AND status = 'pending' RETURNING id
+          )
+          SELECT a.*, EXISTS (SELECT 1 FROM activated) AS activated FROM completed a`
+        const entries: Array<AuditEntry> = [
+          ...(row!.activated ? [{ actorId: submittedBy, action: "collaborator.status", targetType: "collaborator", targetId: collaboratorId }] : []),
+          { actorId: submittedBy, action: "collaborator_assessment.submitted", targetType: "collaborator_assessment", targetId: assessmentId }
+        ]
         if (row!.assessment_type === "incident_report" && isAlertingIncident(scored.responses)) {
           yield* jobs.enqueue(incidentAlertTask, { assessment_id: assessmentId })
-          yield* audit.record({ actorId: submittedBy, action: "collaborator_assessment.incident_alert", targetType: "collaborator_assessment", targetId: assessmentId })
+          entries.push({ actorId: submittedBy, action: "collaborator_assessment.incident_alert", targetType: "collaborator_assessment", targetId: assessmentId })
         }
+        yield* audit.recordMany(entries)
         return toAssessment(row!)
       })
 
@@ -289,8 +315,7 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
             (input.patient_id !== undefined && input.patient_id !== link.patient_id) ||
             (input.assessment_type !== undefined && input.assessment_type !== link.assessment_type)
           if (differs) return yield* Effect.fail(forbidden(collaboratorMessages.differentAssessment))
-          const set = yield* questionSet(link.assessment_type, link.question_set_version)
-          return yield* complete(link.assessment_id, link.collaborator_id, set, input.responses, at, null)
+          return yield* complete(link.assessment_id, link.collaborator_id, setOf(link), input.responses, at, null)
         }))
       }).pipe(
         Effect.tapError((error) => error._tag === "Unauthorized" || error._tag === "Forbidden"
