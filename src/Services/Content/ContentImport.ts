@@ -15,8 +15,8 @@ import { type FieldMessages, invalid } from "../../Api/Errors.js"
 import { AuditLog } from "../AuditLog.js"
 import { blankToNull } from "./Library.js"
 
-/** Any fixed key of ours: the advisory lock that serialises imports. */
-const importLockKey = 23_0021
+/** Any fixed key of ours: the advisory lock that serialises imports (and the nightly popularity refresh). */
+export const importLockKey = 23_0021
 
 interface Counts {
   tags: number

@@ -12,6 +12,7 @@ import { ObjectStore } from "../ObjectStore.js"
 import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
 import { Schema } from "effect"
 import { Assignees } from "./Assignees.js"
+import { importLockKey } from "./ContentImport.js"
 import { pieceColumns, pieceFieldsOf, type PieceRow } from "./Library.js"
 
 interface RankedRow extends PieceRow {
@@ -57,6 +58,7 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
       Effect.gen(function*() {
         const patientId = yield* access.defaultPatientFor(caller, query.patientId)
         const limit = Math.min(query.limit ?? defaultRecommendations, maxRecommendations)
+        const contentType = query.contentType ?? null
         const { at, today } = yield* assignees.now
         const rows = yield* sql<RankedRow>`
           WITH patient AS (
@@ -108,38 +110,57 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
             SELECT coalesce(max(CASE cp.difficulty_level WHEN 'beginner' THEN 1 WHEN 'intermediate' THEN 2 ELSE 3 END), 1) AS highest
             FROM history h JOIN content_pieces cp ON cp.id = h.content_piece_id WHERE h.status = 'completed'
           ),
-          candidates AS (
-            SELECT cp.id, cp.created_at, cp.difficulty_level FROM content_pieces cp CROSS JOIN patient
-            WHERE cp.published AND (cp.age_group = 'all' OR cp.age_group = patient.age_group)
-              AND (${query.contentType ?? null}::text IS NULL OR cp.content_type = ${query.contentType ?? null})
+          -- Tags that move a score (a tag whose weights cancel out, or one only seen on open assignments,
+          -- adds 0). Candidates carrying one are the only ones whose affinity can differ from 0, so each
+          -- is scored in full: its weights summed over all its tags, divided by their count.
+          weighing_tags AS (SELECT tag_id FROM tag_weights WHERE weight <> 0),
+          weighted AS (
+            SELECT cp.id, cp.created_at, cp.difficulty_level, cp.popularity, 3.0 * sum(tw.weight) / count(*) AS affinity
+            FROM content_pieces cp CROSS JOIN patient
+              JOIN content_piece_tags pt ON pt.piece_id = cp.id LEFT JOIN tag_weights tw ON tw.tag_id = pt.tag_id
+            WHERE cp.id IN (SELECT x.piece_id FROM content_piece_tags x JOIN weighing_tags w ON w.tag_id = x.tag_id)
+              AND cp.published AND (cp.age_group = 'all' OR cp.age_group = patient.age_group)
+              AND (${contentType}::text IS NULL OR cp.content_type = ${contentType})
               AND NOT EXISTS (SELECT 1 FROM history h WHERE h.content_piece_id = cp.id)
+            GROUP BY cp.id
           ),
-          affinity AS (
-            SELECT pt.piece_id, sum(tw.weight) AS weight_sum,
-              array_agg(t.name ORDER BY tw.history_weight DESC, t.name) FILTER (WHERE tw.history_weight > 0) AS shared,
-              (SELECT array_agg(DISTINCT sw.label ORDER BY sw.label) FROM signal_weights sw JOIN content_piece_tags x ON x.tag_id = sw.tag_id
-                WHERE x.piece_id = pt.piece_id AND sw.weight > 0) AS signals
-            FROM tag_weights tw JOIN content_piece_tags pt ON pt.tag_id = tw.tag_id JOIN content_tags t ON t.id = tw.tag_id
-            WHERE pt.piece_id IN (SELECT id FROM candidates)
-            GROUP BY pt.piece_id
+          -- Every other candidate scores popularity + 0.5 × fit, and within one age group and level that
+          -- follows content_pieces_ranking_idx (popularity, newest, lowest id): the first few of each of
+          -- those six streams, as many as the limit, hold every such piece that can reach the top.
+          streams AS (
+            SELECT s.* FROM (SELECT 'all' AS age_group UNION ALL SELECT age_group FROM patient) g
+              CROSS JOIN (VALUES ('beginner'), ('intermediate'), ('advanced')) AS l(difficulty_level)
+              CROSS JOIN LATERAL (
+                SELECT cp.id, cp.created_at, cp.difficulty_level, cp.popularity, NULL::numeric AS affinity
+                FROM content_pieces cp
+                WHERE cp.published AND cp.age_group = g.age_group AND cp.difficulty_level = l.difficulty_level
+                  AND (${contentType}::text IS NULL OR cp.content_type = ${contentType})
+                  AND NOT EXISTS (SELECT 1 FROM history h WHERE h.content_piece_id = cp.id)
+                  AND NOT EXISTS (SELECT 1 FROM content_piece_tags x JOIN weighing_tags w ON w.tag_id = x.tag_id WHERE x.piece_id = cp.id)
+                ORDER BY cp.popularity DESC, cp.created_at DESC, cp.id
+                LIMIT ${limit}
+              ) s
           ),
           ranked AS (
             SELECT c.id, c.created_at,
-              coalesce(3.0 * a.weight_sum / nullif((SELECT count(*) FROM content_piece_tags x WHERE x.piece_id = c.id), 0), 0)
-                + coalesce(s.popularity, 0)
+              coalesce(c.affinity, 0)
+                + c.popularity
                 + CASE WHEN (CASE c.difficulty_level WHEN 'beginner' THEN 1 WHEN 'intermediate' THEN 2 ELSE 3 END) <= level.highest + 1
                     THEN 0.5 ELSE 0 END AS score,
-              coalesce(s.popularity, 0) AS popularity,
+              c.popularity,
               CASE WHEN (CASE c.difficulty_level WHEN 'beginner' THEN 1 WHEN 'intermediate' THEN 2 ELSE 3 END) <= level.highest + 1
-                THEN 1 ELSE 0 END AS fit,
-              a.shared, a.signals
-            FROM candidates c CROSS JOIN level
-              LEFT JOIN affinity a ON a.piece_id = c.id
-              LEFT JOIN content_piece_stats s ON s.piece_id = c.id
+                THEN 1 ELSE 0 END AS fit
+            FROM (SELECT * FROM weighted UNION ALL SELECT * FROM streams) c CROSS JOIN level
             ORDER BY score DESC, c.created_at DESC, c.id ASC
             LIMIT ${limit}
           )
-          SELECT ${sql.literal(pieceColumns)}, r.score::float8 AS score, r.popularity::float8 AS popularity, r.fit, r.shared, r.signals,
+          -- What counted, for the returned pieces only.
+          SELECT ${sql.literal(pieceColumns)}, r.score::float8 AS score, r.popularity::float8 AS popularity, r.fit,
+            (SELECT array_agg(t.name ORDER BY tw.history_weight DESC, t.name)
+              FROM content_piece_tags x JOIN tag_weights tw ON tw.tag_id = x.tag_id JOIN content_tags t ON t.id = x.tag_id
+              WHERE x.piece_id = r.id AND tw.history_weight > 0) AS shared,
+            (SELECT array_agg(DISTINCT sw.label ORDER BY sw.label) FROM signal_weights sw JOIN content_piece_tags x ON x.tag_id = sw.tag_id
+              WHERE x.piece_id = r.id AND sw.weight > 0) AS signals,
             (SELECT age_group FROM patient) AS patient_age_group
           FROM ranked r JOIN content_pieces cp ON cp.id = r.id
           ORDER BY r.score DESC, r.created_at DESC, r.id ASC`.pipe(Effect.orDie)
@@ -151,11 +172,14 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
       }).pipe(Effect.withSpan("Recommendations.forPatient", { attributes: { "patient.id": query.patientId ?? 0 } }))
 
     /**
-     * Completions of each piece in the last 90 days and its popularity ln(1 + n) / ln(1 + max):
-     * one statement, safe to run twice.
+     * Completions of each piece in the last 90 days (content_piece_stats) and its popularity
+     * ln(1 + n) / ln(1 + max), written onto the piece where it changed (the ranking index reads it):
+     * one statement, safe to run twice. It holds the import's lock, so an import and the refresh
+     * never update the same pieces in opposite orders.
      */
-    const refreshStats = Effect.gen(function*() {
+    const refreshStats = sql.withTransaction(Effect.gen(function*() {
       const { at } = yield* assignees.now
+      yield* sql`SELECT pg_advisory_xact_lock(${importLockKey})`
       const rows = yield* sql<{ pieces: number }>`
         WITH counts AS (
           SELECT cp.id AS piece_id, count(up.id)::int AS n
@@ -164,19 +188,26 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
           GROUP BY cp.id
         ),
         top AS (SELECT coalesce(max(n), 0) AS max FROM counts),
-        written AS (
-          INSERT INTO content_piece_stats (piece_id, completions_90d, popularity, refreshed_at)
-          SELECT c.piece_id, c.n, CASE WHEN top.max = 0 THEN 0 ELSE least(1, ln(1 + c.n) / ln(1 + top.max)) END, ${at}
+        figures AS (
+          SELECT c.piece_id, c.n, CASE WHEN top.max = 0 THEN 0 ELSE least(1, ln(1 + c.n) / ln(1 + top.max)) END AS popularity
           FROM counts c CROSS JOIN top
-          ON CONFLICT (piece_id) DO UPDATE SET completions_90d = excluded.completions_90d, popularity = excluded.popularity,
-            refreshed_at = excluded.refreshed_at
+        ),
+        ranked AS (
+          UPDATE content_pieces cp SET popularity = f.popularity FROM figures f
+          WHERE cp.id = f.piece_id AND cp.popularity IS DISTINCT FROM f.popularity
+          RETURNING 1
+        ),
+        written AS (
+          INSERT INTO content_piece_stats (piece_id, completions_90d, refreshed_at)
+          SELECT f.piece_id, f.n, ${at} FROM figures f
+          ON CONFLICT (piece_id) DO UPDATE SET completions_90d = excluded.completions_90d, refreshed_at = excluded.refreshed_at
           RETURNING 1
         )
-        SELECT count(*)::int AS pieces FROM written`.pipe(Effect.orDie)
+        SELECT count(*)::int AS pieces FROM written`
       const pieces = rows[0]?.pieces ?? 0
       yield* Effect.annotateCurrentSpan({ "content.pieces": pieces })
       return pieces
-    }).pipe(Effect.withSpan("Recommendations.refreshStats"))
+    })).pipe(Effect.orDie, Effect.withSpan("Recommendations.refreshStats"))
 
     return { forPatient, refreshStats } as const
   })
