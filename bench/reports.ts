@@ -133,7 +133,9 @@ const measure = async ({ client, startApp, tmpDir }: Apps) => {
     await app.stop()
   }
   console.log("")
-  console.log(`appointments with rates, ${appointments.toLocaleString("en-US")} rows (shared, loaded machine: figures are upper bounds)`)
+  // The rows written (a --seeded database may hold another number than --appointments).
+  const rows = results[0]?.rows ?? appointments
+  console.log(`appointments with rates, ${rows.toLocaleString("en-US")} rows (shared, loaded machine: figures are upper bounds)`)
   console.log("format   job time   request→completed   RSS before   peak RSS   file")
   for (const r of results) {
     console.log(`${r.format.padEnd(8)} ${secs(r.job).padStart(8)}   ${secs(r.wall).padStart(17)}   ${mb(r.before).padStart(10)}   ${mb(r.peak).padStart(8)}   ` +
