@@ -2,8 +2,8 @@
  * What each report file holds (docs/reports.md): its parameters, columns, the count taken before
  * writing (progress), the rows streamed from a cursor in order, and the totals written after them.
  */
-import type { SqlClient, SqlError } from "@effect/sql"
-import { Effect, type Stream } from "effect"
+import type { SqlClient, SqlError, Statement } from "@effect/sql"
+import { Effect } from "effect"
 import type { GroupBy, PatientStatus, ReportFormat, ReportType } from "../../Domain/Reports/Report.js"
 import type { Column, ReportLayout, Row, Section } from "./ReportWriters.js"
 
@@ -21,7 +21,8 @@ export interface ReportParams {
 export interface ReportDefinition<Raw> {
   readonly layout: ReportLayout
   readonly count: Effect.Effect<number, SqlError.SqlError>
-  readonly rows: Stream.Stream<Raw, SqlError.SqlError>
+  /** The rows in order, read through a cursor (ReportCursor.ts). */
+  readonly rows: Statement.Statement<Raw>
   readonly toRow: (raw: Raw) => Row
   /** Called with each row as written; `sections` gives the totals at the end. */
   readonly tally: (raw: Raw) => void
@@ -165,7 +166,7 @@ export const appointmentsDefinition = (
         a.duration_minutes, c.cpt_code, c.amount::text AS billed, c.payment_amount::text AS paid
       FROM appointments a JOIN providers p ON p.id = a.provider_id JOIN users u ON u.id = p.user_id
         LEFT JOIN claims c ON c.appointment_id = a.id AND c.status <> 'denied'
-      WHERE ${where} ${order}`.stream,
+      WHERE ${where} ${order}`,
     toRow: (raw) => [
       ...(grouping === "week" ? [raw.week] : []),
       raw.day, raw.time, raw.id, raw.provider_id, raw.provider_name, raw.patient_id, raw.appointment_type, raw.status, raw.duration_minutes,
@@ -256,7 +257,7 @@ export const followUpDefinition = (
           ORDER BY a.scheduled_at, a.id LIMIT 1) n ON TRUE
         LEFT JOIN providers np ON np.id = n.provider_id LEFT JOIN users nu ON nu.id = np.user_id
       WHERE ${statusFilter}
-      ORDER BY (n.scheduled_at IS NOT NULL), l.scheduled_at, s.patient_id`.stream,
+      ORDER BY (n.scheduled_at IS NOT NULL), l.scheduled_at, s.patient_id`,
     toRow: (raw) => [
       raw.patient_id, `${raw.first_name} ${raw.last_name}`, raw.active ? "active" : "inactive", raw.visits, raw.last_visit, raw.days_since,
       raw.provider_name, raw.next_at, raw.next_type, raw.next_provider_name

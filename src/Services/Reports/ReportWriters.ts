@@ -126,30 +126,113 @@ const excelFormat = (type: ColumnType): string | undefined =>
 /** Lets the zip stream behind exceljs drain what the rows produced. */
 const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve))
 
+/**
+ * What the table rows' XML needs of exceljs 4.4's streaming writer (its last release, pinned by the
+ * lock file), beyond its typings: the worksheet's XML stream and the workbook's style table.
+ */
+interface WorksheetWriterInternals {
+  readonly stream: {
+    readonly write: (xml: string) => unknown
+    /**
+     * Where the sheet's XML goes: the zip's entry, a readable-stream PassThrough fed without regard
+     * to backpressure (its `_writableState` is what every Writable implementation keeps).
+     */
+    readonly pipes: ReadonlyArray<NodeJS.WritableStream & { readonly _writableState?: { readonly needDrain: boolean } }>
+  }
+}
+interface WorkbookWriterInternals {
+  readonly styles: { readonly addStyleModel: (style: Partial<ExcelJS.Style>, cellType: number) => number }
+}
+
+/** exceljs's `ValueType`s of the cells the table holds. */
+const excelValueType = { null: 0, number: 2, string: 3, date: 4 } as const
+
+// exceljs's xmlEncode: the five XML entities escaped, the control characters XML 1.0 forbids dropped.
+const xmlEntities: Record<string, string> = { "<": "&lt;", ">": "&gt;", "&": "&amp;", "'": "&apos;", "\"": "&quot;" }
+// eslint-disable-next-line no-control-regex -- the characters to drop are control characters
+const xmlSpecials = /[<>&'"\x7F\x00-\x08\x0B-\x0C\x0E-\x1F]/g
+const xmlEncode = (text: string) => text.replace(xmlSpecials, (c) => xmlEntities[c] ?? "")
+
+/** A column's letters: 1 → A, 27 → AA. */
+const columnLetters = (n: number): string => (n <= 26 ? String.fromCharCode(64 + n) : columnLetters(Math.floor((n - 1) / 26)) + columnLetters(((n - 1) % 26) + 1))
+
+/** exceljs's serial day of a date (1900 system): days since 1899-12-30, fractional. */
+const excelSerial = (date: Date) => 25569 + date.getTime() / 86_400_000
+
+/**
+ * The table rows as exceljs's own row and cell renderers write them (`<row r spans x14ac:dyDescent>`,
+ * `<c r s t><v>`), byte for byte, without its per-cell objects, validation and XML builder: those
+ * took about 20 µs a row, most of the xlsx time. Every cell of a row exists (each has its column's
+ * style), so `spans` is the whole width; an empty cell is written only when its style has an id.
+ */
+const excelRowsXml = (columns: ReadonlyArray<Column>, styleIds: ReadonlyArray<number>) => {
+  const letters = columns.map((_, i) => columnLetters(i + 1))
+  const spans = `1:${columns.length}`
+  const styleAttributes = styleIds.map((id) => (id ? ` s="${id}"` : ""))
+  return (rows: ReadonlyArray<Row>, firstRowNumber: number): string => {
+    let xml = ""
+    for (let r = 0; r < rows.length; r++) {
+      const values = rows[r]!
+      const number = firstRowNumber + r
+      let cells = ""
+      let hasValues = false
+      for (let i = 0; i < columns.length; i++) {
+        const value = excelValue(columns[i]!.type, values[i] ?? null)
+        const cell = `<c r="${letters[i]}${number}"${styleAttributes[i]}`
+        if (value === null) {
+          if (styleIds[i]) cells += `${cell}/>`
+          continue
+        }
+        hasValues = true
+        if (typeof value === "number") cells += `${cell}><v>${value}</v></c>`
+        else if (typeof value === "string") cells += `${cell} t="str"><v>${xmlEncode(value)}</v></c>`
+        else cells += `${cell}><v>${excelSerial(value)}</v></c>`
+      }
+      // exceljs skips a row without a value.
+      if (hasValues) xml += `<row r="${number}" spans="${spans}" x14ac:dyDescent="0.25">${cells}</row>`
+    }
+    return xml
+  }
+}
+
+const excelRowsPerWrite = 256
+
+/** The exceljs value type of a column's cells (only styles without a number format depend on it). */
+const excelCellType = (type: ColumnType) => (type === "date" ? excelValueType.date : type === "text" ? excelValueType.string : excelValueType.number)
+
 const excelWriter = async (filePath: string, layout: ReportLayout): Promise<ReportFileWriter> => {
   const { default: ExcelJS } = await import("exceljs")
-  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: filePath, useStyles: true, useSharedStrings: false })
+  // Level 1 deflate: the rows' XML is repetitive, so it compresses almost as well as at level 6, faster.
+  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: filePath, useStyles: true, useSharedStrings: false, zip: { zlib: { level: 1 } } })
   workbook.created = layout.generatedAt
   const sheet = workbook.addWorksheet("Report", { views: [{ state: "frozen", ySplit: 1 }] })
   sheet.columns = layout.columns.map((column) => ({ key: column.key, width: Math.max(column.chars, column.label.length) + 2 }))
-  // One style object per column, set on each cell: exceljs caches a style by object identity, where
-  // a column style would be merged into a new object per cell and serialised again (2–3× slower).
   const styleOf = (type: ColumnType): Partial<ExcelJS.Style> => {
     const numFmt = excelFormat(type)
     return numFmt === undefined ? {} : { numFmt }
   }
-  const styles = layout.columns.map((column) => styleOf(column.type))
+  // The header goes through exceljs (it also opens the sheet's data); the rows through excelRowsXml.
   const header = sheet.addRow(layout.columns.map((c) => c.label))
   header.font = { bold: true }
   header.commit()
+  // One style a column, registered as exceljs registers a cell's style (in column order, as the
+  // first row's cells would be): the ids its style table gives.
+  const { styles } = workbook as unknown as WorkbookWriterInternals
+  const styleIds = layout.columns.map((column) => styles.addStyleModel(styleOf(column.type), excelCellType(column.type)))
+  const rowsXml = excelRowsXml(layout.columns, styleIds)
+  const sheetXml = (sheet as unknown as WorksheetWriterInternals).stream
+  let nextRowNumber = 2
   const typed = (columns: ReadonlyArray<Column>, row: Row) => columns.map((column, i) => excelValue(column.type, row[i] ?? null))
   return {
     write: async (rows) => {
-      for (const values of rows) {
-        const row = sheet.addRow(typed(layout.columns, values))
-        for (let i = 0; i < styles.length; i++) row.getCell(i + 1).style = styles[i]!
-        row.commit()
+      // A few hundred rows a string: tens of kB, collected young, where a whole batch's XML (megabytes)
+      // would be a large object for the old generation's collector.
+      for (let from = 0; from < rows.length; from += excelRowsPerWrite) {
+        sheetXml.write(rowsXml(rows.slice(from, from + excelRowsPerWrite), nextRowNumber))
+        nextRowNumber += Math.min(excelRowsPerWrite, rows.length - from)
       }
+      // The rows' XML waits in the zip's entry until deflated: wait while it holds more than it wants.
+      for (const zipEntry of sheetXml.pipes) if (zipEntry._writableState?.needDrain === true) await once(zipEntry, "drain")
       await yieldToIo()
     },
     finish: async (sections) => {
@@ -206,6 +289,50 @@ const pdfLine = (columns: ReadonlyArray<Column>, row: ReadonlyArray<Value>) =>
 const pdfLabels = (columns: ReadonlyArray<Column>) =>
   columns.map((column) => fit(column.label, column.chars, column.type === "money" || column.type === "integer")).join("")
 
+/** What the table lines' operators need of pdfkit 0.20.2 (pinned) beyond its typings: the current font. */
+interface PdfDocumentInternals {
+  readonly _font: {
+    readonly id: string
+    readonly ascender: number
+    readonly font: { readonly encodeText: (text: string) => ReadonlyArray<string> }
+  }
+  readonly _fontSize: number
+  readonly page: { readonly height: number; readonly fonts: Record<string, unknown> }
+}
+
+/** pdfkit's number formatting in content streams. */
+const pdfNumber = (n: number) => Math.round(n * 1e6) / 1e6
+
+/**
+ * The operators pdfkit's `text(line, x, y, {lineBreak: false})` adds for one line in a standard
+ * font without kerning (Courier), byte for byte, or null when the font is not on the page yet.
+ * pdfkit measures every glyph's width and kerning pair to place each line (about 150 µs a table
+ * line, minutes for a million rows); a monospaced line needs neither. Glyph codes are pdfkit's own
+ * (its WinAnsi encoding), cached by character.
+ */
+const pdfLineOps = (document: object) => {
+  const doc = document as unknown as PdfDocumentInternals
+  const codes = new Map<string, Map<number, string>>()
+  return (text: string, x: number, y: number): string | null => {
+    const font = doc._font
+    if (doc.page.fonts[font.id] === undefined) return null
+    let fontCodes = codes.get(font.id)
+    if (fontCodes === undefined) codes.set(font.id, fontCodes = new Map())
+    let hex = ""
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i)
+      let glyph = fontCodes.get(code)
+      if (glyph === undefined) fontCodes.set(code, glyph = font.font.encodeText(text[i]!).join(""))
+      hex += glyph
+    }
+    const height = doc.page.height
+    const baseline = height - y - (font.ascender / 1000) * doc._fontSize
+    return `q\n1 0 0 -1 0 ${pdfNumber(height)} cm\nBT\n1 0 0 1 ${pdfNumber(x)} ${pdfNumber(baseline)} Tm\n/${font.id} ${
+      pdfNumber(doc._fontSize)
+    } Tf\n[<${hex}> 0] TJ\nET\nQ`
+  }
+}
+
 const pdfWriter = async (filePath: string, layout: ReportLayout): Promise<ReportFileWriter> => {
   const { default: PDFDocument } = await import("pdfkit")
   const out = await fileStream(filePath)
@@ -228,12 +355,23 @@ const pdfWriter = async (filePath: string, layout: ReportLayout): Promise<Report
   for (const [name, value] of layout.parameters) doc.text(`${name}: ${value}`)
   doc.moveDown()
   header()
+  const lineOps = pdfLineOps(doc)
+  // Table lines whose operators wait to be added to the page at once (before anything else is drawn).
+  let pending: Array<string> = []
+  const flush = () => {
+    if (pending.length > 0) doc.addContent(pending.join("\n"))
+    pending = []
+  }
   const line = (text: string) => {
     if (doc.y > bottom()) {
+      flush()
       doc.addPage()
       header()
     }
-    doc.text(text, margin, doc.y, { lineBreak: false })
+    // The page's first line in the font goes through pdfkit (which adds the font to the page).
+    const ops = lineOps(text, margin, doc.y)
+    if (ops === null) doc.text(text, margin, doc.y, { lineBreak: false })
+    else pending.push(ops)
     doc.y += lineHeight
   }
   const drained = async () => {
@@ -246,6 +384,7 @@ const pdfWriter = async (filePath: string, layout: ReportLayout): Promise<Report
   return {
     write: async (rows) => {
       for (const row of rows) line(pdfLine(layout.columns, row))
+      flush()
       await drained()
     },
     finish: async (sections) => {
@@ -257,6 +396,7 @@ const pdfWriter = async (filePath: string, layout: ReportLayout): Promise<Report
         doc.y += lineHeight
         doc.font("Courier")
         for (const row of section.rows) line(pdfLine(section.columns, row))
+        flush()
       }
       doc.end()
       await once(out, "finish")
