@@ -46,7 +46,7 @@ const waitingForSlots = (client: pg.Client) =>
  * Runs `requests` at once behind the gate: released when the whole pool waits on it (or when every
  * request has already answered, which the assertions then explain).
  */
-const allAtOnce = (requests: ReadonlyArray<Effect.Effect<RawResponse>>) =>
+const allAtOnce = <R>(requests: ReadonlyArray<Effect.Effect<RawResponse, never, R>>) =>
   Effect.scoped(Effect.gen(function*() {
     const gate = yield* ownClient
     const watcher = yield* ownClient
