@@ -2,6 +2,13 @@
  * Provider availability (general §2.5, §4.5). Overlaps are refused by the exclusion constraint
  * `available_slots_no_overlap` (sql/0011_scheduling.sql), never by looking first; a booked slot is
  * protected by `NOT booked` in the WHERE of every change, which the row lock re-checks.
+ *
+ * Creates write each slot once, complete, with `INSERT … ON CONFLICT DO NOTHING`. A plain INSERT
+ * (or an UPDATE of a slot's indexed columns, `series_id` included) checks the constraint against
+ * rows of transactions still in progress and waits for them; two writers of overlapping slots can
+ * then wait for each other, which PostgreSQL ends by aborting one (deadlock, 40P01, after a second),
+ * so a burst of identical creates got 500s and, while the pool waited, 503s. ON CONFLICT's
+ * speculative insertion waits for the earlier writer to finish and then skips the row instead.
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect } from "effect"
@@ -104,8 +111,9 @@ export class Slots extends Effect.Service<Slots>()("app/Slots", {
       return errors
     }
 
+    /** An unknown provider, met by the series (written first for a recurring slot) or the slot. */
     const providerMustExist = (error: unknown): Effect.Effect<never, ValidationFailed> =>
-      isForeignKeyViolation(error, "available_slots_provider_id_fkey")
+      isForeignKeyViolation(error, "available_slots_provider_id_fkey") || isForeignKeyViolation(error, "slot_series_provider_id_fkey")
         ? Effect.fail(invalid({ provider_id: ["must exist"] }))
         : Effect.die(error)
 
@@ -129,19 +137,22 @@ export class Slots extends Effect.Service<Slots>()("app/Slots", {
         const type = input.appointment_type ?? null
         const ruleText = pattern === "custom" ? input.recurrence_rule!.trim() : null
         return yield* sql.withTransaction(Effect.gen(function*() {
+          const horizon = new Date(at.getTime() + recurrenceHorizonDays * dayMs)
+          // The series first, so that the first slot is written once, with its series_id.
+          const seriesId = rule === undefined ? null : (yield* sql<{ id: number }>`INSERT INTO slot_series
+              (provider_id, first_start_time, first_end_time, appointment_type, recurrence_pattern, recurrence_rule, generated_until)
+              VALUES (${input.provider_id}, ${input.start_time}, ${input.end_time}, ${type}, ${pattern}, ${ruleText}, ${horizon})
+              RETURNING id`)[0]!.id
+          // No row back: the slot overlaps availability (the table's only other constraint, the
+          // generated primary key, cannot conflict). Failing rolls the series back with it.
           const [first] = yield* sql<{ id: number }>`INSERT INTO available_slots
-            (provider_id, start_time, end_time, appointment_type, recurring, recurrence_pattern, recurrence_rule)
-            VALUES (${input.provider_id}, ${input.start_time}, ${input.end_time}, ${type}, ${recurring}, ${pattern}, ${ruleText})
-            RETURNING id`
+            (provider_id, start_time, end_time, appointment_type, recurring, recurrence_pattern, recurrence_rule, series_id)
+            VALUES (${input.provider_id}, ${input.start_time}, ${input.end_time}, ${type}, ${recurring}, ${pattern}, ${ruleText}, ${seriesId})
+            ON CONFLICT DO NOTHING RETURNING id`
+          if (first === undefined) return yield* Effect.fail(conflict(slotMessages.conflict))
           const skipped: Array<SkippedOccurrence> = []
           let created = 0
           if (rule !== undefined) {
-            const horizon = new Date(at.getTime() + recurrenceHorizonDays * dayMs)
-            const [series] = yield* sql<{ id: number }>`INSERT INTO slot_series
-              (provider_id, first_start_time, first_end_time, appointment_type, recurrence_pattern, recurrence_rule, generated_until)
-              VALUES (${input.provider_id}, ${input.start_time}, ${input.end_time}, ${type}, ${pattern}, ${ruleText}, ${horizon})
-              RETURNING id`
-            yield* sql`UPDATE available_slots SET series_id = ${series!.id} WHERE id = ${first!.id}`
             const occurrences = laterOccurrences({ start: input.start_time, end: input.end_time }, rule, zone, horizon)
             if (occurrences.length > 0) {
               const inserted = yield* sql<{ start_time: Date }>`INSERT INTO available_slots ${sql.insert(occurrences.map((o) => ({
@@ -152,7 +163,7 @@ export class Slots extends Effect.Service<Slots>()("app/Slots", {
                 recurring: true,
                 recurrence_pattern: pattern,
                 recurrence_rule: ruleText,
-                series_id: series!.id
+                series_id: seriesId
               })))} ON CONFLICT DO NOTHING RETURNING start_time`
               const made = new Set(inserted.map((r) => r.start_time.getTime()))
               created = inserted.length
@@ -161,12 +172,11 @@ export class Slots extends Effect.Service<Slots>()("app/Slots", {
               }
             }
           }
-          yield* audit.record({ actorId, action: "available_slot.create", targetType: "available_slot", targetId: first!.id })
-          const row = yield* find(first!.id).pipe(Effect.catchTag("NotFound", Effect.die))
+          yield* audit.record({ actorId, action: "available_slot.create", targetType: "available_slot", targetId: first.id })
+          const row = yield* find(first.id).pipe(Effect.catchTag("NotFound", Effect.die))
           return SlotCreated.make({ available_slot: toSlot(row), occurrences_created: created, skipped_occurrences: skipped })
         })).pipe(
-          Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | ValidationFailed> =>
-            isExclusionViolation(error, "available_slots_no_overlap") ? Effect.fail(conflict(slotMessages.conflict)) : providerMustExist(error))
+          Effect.catchTag("SqlError", providerMustExist)
         )
       }).pipe(Effect.withSpan("Slots.create", { attributes: { "provider.id": input.provider_id, "actor.id": actorId } }))
 
@@ -258,9 +268,8 @@ export class Slots extends Effect.Service<Slots>()("app/Slots", {
               end_time: slot.end_time,
               appointment_type: slot.appointment_type ?? null
             })))} ON CONFLICT DO NOTHING RETURNING id, start_time, end_time`
-            for (const row of rows) {
-              yield* audit.record({ actorId, action: "available_slot.create", targetType: "available_slot", targetId: row.id })
-            }
+            // One statement for the whole batch: concurrent creates of these times wait for this commit.
+            yield* audit.recordMany(rows.map((row) => ({ actorId, action: "available_slot.create", targetType: "available_slot", targetId: row.id })))
             return rows
           })).pipe(Effect.catchTag("SqlError", providerMustExist))
           // Match returned rows to the request's slots in order; a slot without its row was skipped.

@@ -69,6 +69,23 @@ layer(TestApp())("recurring slots", (it) => {
       expect(first.status).toBe(409)
       expect(first.body).toEqual({ errors: "Slot conflicts with existing availability" })
       expect(yield* slotsOf(token, provider.id)).toHaveLength(4)
+      // The refused create's series (written before its first slot) went with it.
+      const sql = yield* SqlClient.SqlClient
+      const series = yield* sql<{ pattern: string }>`SELECT recurrence_pattern AS pattern FROM slot_series WHERE provider_id = ${provider.id}`
+      expect(series.map((s) => s.pattern)).toEqual(["custom"])
+    }))
+
+  it.effect("a recurring slot of an unknown provider is 422, like a one-off one", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(new Date("2030-03-01T12:00:00Z").getTime())
+      const token = yield* adminToken
+      for (const recurrence of [{}, { recurrence_pattern: "weekly" }]) {
+        const response = yield* createSlot(token, {
+          provider_id: 999999, start_time: "2030-03-11T09:00:00-07:00", end_time: "2030-03-11T10:00:00-07:00", ...recurrence
+        })
+        expect(response.status).toBe(422)
+        expect(response.body).toEqual({ errors: { provider_id: ["must exist"] } })
+      }
     }))
 
   it.effect("monthly on the 31st skips months without one", () =>
