@@ -9,14 +9,15 @@
  * 2. Filtered lists one after another, as the admin (type, status, organization contains,
  *    patient_id, pages 1–3), as an owner and as a primary provider: p50/p95/p99 per caller.
  * 3. Form + submit flows: 50 at once (each its own link and address: GET form, then POST the
- *    answers with the token), several rounds; p99 of each request and of the whole flow.
+ *    answers with the token), several rounds; p99 of each request and of the whole flow. Then the
+ *    machine's floor for such a burst (`burstFloor`: 50 GET /health at once).
  *
  * Flags: --collaborators (100000), --requests (600), --rounds (4), --target (`tsx` or `production`),
  * --keep (leave the database, its name printed).
  */
 import { createHash, randomBytes } from "node:crypto"
 import { parseArgs } from "node:util"
-import { describeTarget, latencySummary, parseTarget, runBench } from "./support.js"
+import { burstFloor, describeTarget, latencySummary, parseTarget, runBench } from "./support.js"
 
 const { values: flags } = parseArgs({
   options: {
@@ -160,4 +161,5 @@ runBench("collaborators", async (bench) => {
   console.log(`  flow     ${summary(flowTimes)}`)
   const worst = Math.max(latencySummary(formTimes).p99, latencySummary(submitTimes).p99)
   console.log(`flows: request p99 ${worst.toFixed(1)} ms → target p99 ≤ 100 ms ${worst <= 100 ? "met" : "MISSED"}`)
+  console.log(await burstFloor(base, flowsAtOnce))
 }, { keepDatabase: flags.keep })

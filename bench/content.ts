@@ -15,7 +15,7 @@
  * --clients (20), --target (`tsx` or `production`), --keep.
  */
 import { parseArgs } from "node:util"
-import { describeTarget, latencySummary, parseTarget, runBench } from "./support.js"
+import { burstFloor, describeTarget, latencySummary, parseTarget, runBench } from "./support.js"
 
 const { values: flags } = parseArgs({
   options: {
@@ -145,4 +145,5 @@ runBench("content", async (bench) => {
     const p99 = latencySummary(times[kind]).p99
     console.log(`  ${kind.padEnd(17)} ${summary(times[kind])} → target p99 ≤ ${targets[kind]} ms ${p99 <= targets[kind] ? "met" : "MISSED"}`)
   }
+  console.log(await burstFloor(base, clientCount))
 }, { keepDatabase: flags.keep })
