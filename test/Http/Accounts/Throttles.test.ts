@@ -6,7 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Clock, Effect, TestClock } from "effect"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
 import { hashPassword } from "../../../src/Services/Accounts/Passwords.js"
 import { request, type RawResponse, signIn, TestApp } from "../../support/app.js"
@@ -15,6 +15,13 @@ let counter = 0
 const uniqueEmail = (prefix: string) => `${prefix}.${++counter}.${Date.now()}@example.test`
 /** A valid US number of its own for every registration, so per-phone limits stay out of the way. */
 const uniquePhone = () => `+1415555${String(1000 + (++counter % 9000)).padStart(4, "0")}`
+
+/**
+ * The start of the test clock's next hour: every limit's window (a minute, an hour) starts afresh
+ * there, and the test's own later steps stay inside it. The clock starts at the real time, so a
+ * plain "+1 hour" kept the minutes past the hour and, at :59, a step of 61 seconds left the window.
+ */
+const nextHour = Effect.flatMap(Clock.currentTimeMillis, (now) => TestClock.adjust(3_600_000 - (now % 3_600_000)))
 
 /** `n` requests fired at once. */
 const together = <A, E, R>(n: number, make: (i: number) => Effect.Effect<A, E, R>) =>
@@ -74,7 +81,7 @@ const tooManyRequests = { errors: "Too many requests; try again later" }
 layer(TestApp())("sign-in: atomic attempts, per-account back-off, per-address limit", (it) => {
   it.effect("40 concurrent wrong passwords for one email: only the 5 free attempts are checked", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const user = yield* seededUser
       const responses = yield* together(40, () => signInAs(user.email, "wrong-password"))
       expect(statuses(responses)).toEqual({ 401: 5, 429: 35 })
@@ -87,7 +94,7 @@ layer(TestApp())("sign-in: atomic attempts, per-account back-off, per-address li
 
   it.effect("unknown emails are throttled the same way, so the throttle does not reveal accounts", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const email = uniqueEmail("nobody")
       const responses = yield* together(8, () => signInAs(email, "wrong-password"))
       expect(statuses(responses)).toEqual({ 401: 5, 429: 3 })
@@ -95,7 +102,7 @@ layer(TestApp())("sign-in: atomic attempts, per-account back-off, per-address li
 
   it.effect("back-off, not a lock: after 10 wrong tries the owner gets in once the delay (32 s) has passed", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const user = yield* seededUser
       // Waits out each delay (1 s, 2 s, 4 s, 8 s, 16 s after the 5th to 9th failures). The first wait
       // is a minute rather than 1 s so the attempts spread over two windows of the per-address limit.
@@ -124,7 +131,7 @@ layer(TestApp())("sign-in: atomic attempts, per-account back-off, per-address li
       const now = new Date(yield* TestClock.currentTimeMillis)
       yield* sql`INSERT INTO sign_in_throttles (email_hash, attempts, not_before, last_attempt_at)
         SELECT sha256(convert_to(${user.email}, 'UTF8')), 20, ${new Date(now.getTime() + 15 * 60_000)}, ${now}`
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       expect((yield* signInAs(user.email, "wrong-password")).status).toBe(401)
       expect(yield* signInAs(user.email, user.password))
         .toMatchObject({ status: 429, body: { errors: "Too many failed sign-in attempts; try again in 15 minutes" } })
@@ -134,7 +141,7 @@ layer(TestApp())("sign-in: atomic attempts, per-account back-off, per-address li
 
   it.effect("30 different emails from one address: only 10 are checked (password spraying)", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const before = yield* auditCount("user.sign_in_failed")
       const responses = yield* together(30, (i) => signInAs(`sprayed.${i}.${Date.now()}@example.test`, "Password1!"))
       expect(statuses(responses)).toEqual({ 401: 10, 429: 20 })
@@ -146,7 +153,7 @@ layer(TestApp())("sign-in: atomic attempts, per-account back-off, per-address li
 
   it.effect("successful sign-ins do not use up the address budget (many users behind one office address)", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const user = yield* seededUser
       for (let i = 0; i < 30; i++) expect((yield* signInAs(user.email, user.password)).status).toBe(200)
       expect((yield* signInAs(user.email, "wrong-password")).status).toBe(401)
@@ -156,7 +163,7 @@ layer(TestApp())("sign-in: atomic attempts, per-account back-off, per-address li
 layer(TestApp())("confirmation codes: claimed atomically", (it) => {
   it.effect("30 concurrent wrong codes get exactly 5 checks", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const user = yield* registered()
       const responses = yield* together(30, () => confirm(user.id, wrongCode(user.code)))
       expect(statuses(responses)).toEqual({ 401: 30 })
@@ -169,7 +176,7 @@ layer(TestApp())("confirmation codes: claimed atomically", (it) => {
 
   it.effect("20 concurrent confirmations with the right code succeed exactly once", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const user = yield* registered()
       const responses = yield* together(20, () => confirm(user.id, user.code))
       expect(statuses(responses)).toEqual({ 200: 1, 401: 19 })
@@ -181,7 +188,7 @@ layer(TestApp())("confirmation codes: claimed atomically", (it) => {
 layer(TestApp())("resend: one code a minute, the wrong-try count kept", (it) => {
   it.effect("20 concurrent resends send exactly 1 SMS (signed in as staff)", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const user = yield* registered()
       const token = yield* signIn()
       yield* TestClock.adjust("61 seconds")
@@ -194,7 +201,7 @@ layer(TestApp())("resend: one code a minute, the wrong-try count kept", (it) => 
 
   it.effect("20 concurrent unauthenticated resends send exactly 1 SMS", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const user = yield* registered()
       yield* TestClock.adjust("61 seconds")
       const before = yield* smsCount
@@ -206,7 +213,7 @@ layer(TestApp())("resend: one code a minute, the wrong-try count kept", (it) => 
 
   it.effect("resending does not reset the wrong-try count; the count is per 15 minutes", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const user = yield* registered()
       for (let i = 0; i < 5; i++) expect((yield* confirm(user.id, wrongCode(user.code))).status).toBe(401)
       yield* TestClock.adjust("61 seconds")
@@ -225,7 +232,7 @@ layer(TestApp())("resend: one code a minute, the wrong-try count kept", (it) => 
 
   it.effect("unauthenticated resends are limited per client address (they tell which id goes with an email)", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const responses = yield* together(12, (i) =>
         request("POST", "/v1/users/resend_confirmation", { body: { user_id: 900000 + i, email: "guess@example.test" } }))
       expect(statuses(responses)).toEqual({ 401: 10, 429: 2 })
@@ -234,7 +241,7 @@ layer(TestApp())("resend: one code a minute, the wrong-try count kept", (it) => 
 
   it.effect("codes to one phone number are limited to 5 an hour, across registrations and resends", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const sql = yield* SqlClient.SqlClient
       const phone = uniquePhone()
       const before = yield* smsCount
@@ -258,7 +265,7 @@ layer(TestApp())("resend: one code a minute, the wrong-try count kept", (it) => 
 layer(TestApp())("registration: one account per email, whatever the race or the spelling", (it) => {
   it.effect("20 concurrent registrations with one email: exactly 1 × 201 and 19 × 422", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const body = registration()
       const before = yield* smsCount
       const responses = yield* together(20, () => request("POST", "/v1/users", { body }))
@@ -273,17 +280,17 @@ layer(TestApp())("registration: one account per email, whatever the race or the 
 
   it.effect("registrations are limited to 20 an hour per client address", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const responses = yield* together(21, () => request("POST", "/v1/users", { body: registration() }))
       expect(statuses(responses)).toEqual({ 201: 20, 429: 1 })
       expect(responses.find((r) => r.status === 429)!.body).toEqual(tooManyRequests)
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       expect((yield* request("POST", "/v1/users", { body: registration() })).status).toBe(201)
     }))
 
   it.effect("a padded or differently-cased duplicate email is 422 on register and update; emails are stored trimmed and lower-cased", () =>
     Effect.gen(function*() {
-      yield* TestClock.adjust("1 hour")
+      yield* nextHour
       const first = yield* registered({ email: "  Mixed.Case@Example.TEST " })
       const sql = yield* SqlClient.SqlClient
       const [stored] = yield* sql<{ email: string }>`SELECT email FROM users WHERE id = ${first.id}`
