@@ -461,8 +461,11 @@ layer(TestApp())("appointment reminders", (it) => {
       const push = (yield* listOf(f.token, appointment.id)).find((r) => r.reminder_type === "push")!
       const memory = yield* MemoryPush
       yield* memory.clear
-      // The first device (live) is sent to first; then the dead one fails as unregistered.
-      yield* advanceAndRun(29 * hourMs + 31 * minuteMs - hourMs)
+      // The first device (live) is sent to first; then the dead one fails as unregistered. Counted
+      // from the reminder's own time: the appointment starts on a whole hour, and a fixed step from
+      // the clock's now (which starts at the real time) reached the send time at :59.
+      const untilPush = new Date(push.send_at).getTime() - (yield* Clock.currentTimeMillis)
+      yield* advanceAndRun(untilPush - 29 * minuteMs)
       const sentBefore = (yield* memory.sent).length
       expect(sentBefore).toBe(0)
       const sender = yield* ReminderSender.pipe(Effect.provide(ReminderSender.Default))
