@@ -13,9 +13,8 @@
  *
  * Database: DATABASE_URL's server (a fresh `cc_bench_reports_<random>` database, dropped at the end),
  * else an embedded PostgreSQL. Flags: --appointments (1000000), --formats (csv,excel,json,pdf), --target
- * (production: node dist/main.js, built once; tsx), --keep, --seeded URL (measure a database a run kept),
- * --cpu-prof DIR (each app writes a V8 CPU profile there when it stops: open it in Chrome DevTools),
- * --node-flags "…" (added to the app's node flags, e.g. "--trace-gc").
+ * (production: node dist/main.js, built once; tsx), --keep, --seeded URL (measure a database a run kept).
+ * Profiling, as for every bench: BENCH_APP_NODE_FLAGS="--cpu-prof --cpu-prof-dir=DIR" (or "--trace-gc").
  */
 import { existsSync, readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
@@ -24,7 +23,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { parseArgs } from "node:util"
 import pg from "pg"
-import { describeTarget, parseTarget, root, type RunningApp, runBench, startApp, type StartAppOptions, targetNodeFlags } from "./support.js"
+import { describeTarget, parseTarget, root, type RunningApp, runBench, startApp, type StartAppOptions } from "./support.js"
 
 const { values: flags } = parseArgs({
   options: {
@@ -34,10 +33,7 @@ const { values: flags } = parseArgs({
     target: { type: "string", default: "production" },
     keep: { type: "boolean", default: false },
     // A database an earlier run seeded and kept (--keep): measures without seeding again.
-    seeded: { type: "string" },
-    // A directory for the apps' CPU profiles (node --cpu-prof), written as each app stops.
-    "cpu-prof": { type: "string" },
-    "node-flags": { type: "string" }
+    seeded: { type: "string" }
   }
 })
 const appointments = Number(flags.appointments)
@@ -99,7 +95,7 @@ interface Apps {
 const measure = async ({ client, startApp, tmpDir }: Apps) => {
   const results: Array<{ format: string; job: number; wall: number; before: number; peak: number; bytes: number; rows: number }> = []
   for (const format of formats) {
-    const app = await startApp({ target, skipBuild: builds++ > 0, env: { JOBS_ENABLED: "true", JOBS_POLL_INTERVAL_MS: "200" }, ...profiling })
+    const app = await startApp({ target, skipBuild: builds++ > 0, env: { JOBS_ENABLED: "true", JOBS_POLL_INTERVAL_MS: "200" } })
     const pid = app.child.pid!
     const headers = { "content-type": "application/json", "x-user-token": app.token }
     const before = procKb(pid, "VmRSS")
@@ -148,11 +144,6 @@ const measure = async ({ client, startApp, tmpDir }: Apps) => {
 }
 
 let builds = 0
-const extraNodeFlags = [
-  ...(flags["cpu-prof"] === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${path.resolve(flags["cpu-prof"])}`]),
-  ...(flags["node-flags"] ?? "").split(/\s+/).filter((flag) => flag.length > 0)
-]
-const profiling = extraNodeFlags.length === 0 ? {} : { nodeFlags: [...targetNodeFlags(target), ...extraNodeFlags] }
 
 if (flags.seeded === undefined) {
   runBench("reports", async (bench) => {
