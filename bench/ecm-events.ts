@@ -24,7 +24,7 @@ import { spawn } from "node:child_process"
 import { parseArgs } from "node:util"
 import pg from "pg"
 import { freePort } from "../src/Layers/FreePort.js"
-import { describeTarget, killOnExit, latencySummary, ms, parseTarget, root, runBench, stopChild, targetNodeFlags, waitUntilAnswering } from "./support.js"
+import { describeTarget, killOnExit, latencySummary, ms, parseTarget, root, runBench, stopChild, waitUntilAnswering } from "./support.js"
 
 const { values: flags } = parseArgs({
   options: {
@@ -109,7 +109,7 @@ const bareServerBaseline = async (databaseUrl: string, token: string, userId: nu
 }
 
 runBench("events", async (bench) => {
-  console.log(`app: ${describeTarget(target)}${target === "production" ? ` (${targetNodeFlags(target).join(" ")})` : ""}`)
+  console.log(`app: ${describeTarget(target)}`)
   const app = await bench.startApp({ target })
   const { base, token, adminId } = app
 

@@ -16,14 +16,14 @@
  * (production: node dist/main.js, built once; tsx), --keep, --seeded URL (measure a database a run kept).
  * Profiling, as for every bench: BENCH_APP_NODE_FLAGS="--cpu-prof --cpu-prof-dir=DIR" (or "--trace-gc").
  */
-import { existsSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import { stat } from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { parseArgs } from "node:util"
 import pg from "pg"
-import { describeTarget, parseTarget, root, type RunningApp, runBench, startApp, type StartAppOptions } from "./support.js"
+import { describeTarget, parseTarget, type RunningApp, runBench, startApp, type StartAppOptions } from "./support.js"
 
 const { values: flags } = parseArgs({
   options: {
@@ -158,8 +158,8 @@ if (flags.seeded === undefined) {
   }, { keepDatabase: flags.keep })
 } else {
   const seededUrl = flags.seeded
-  // A dist/ already built (by an earlier run) is used as it is.
-  if (existsSync(path.join(root, "dist", "main.js"))) builds = 1
+  // The first app builds dist/ from the current sources, as in a seeding run: a dist/ left by an
+  // earlier build would measure older code.
   const run = async () => {
     console.log(`bench:reports — the seeded database ${new URL(seededUrl).pathname.slice(1)}; formats ${formats.join(", ")}; app: ${describeTarget(target)}`)
     const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-reports-"))

@@ -12,7 +12,7 @@
  * Flags (or env): --duration (BENCH_DURATION, s per run, default 5), --rounds (BENCH_ROUNDS, 3),
  * --connections (BENCH_CONNECTIONS, 50), --warmup (BENCH_WARMUP, s, 15: the app's JIT keeps improving for a while), --users (BENCH_USERS,
  * 10000), --pool (DB_POOL_SIZE, 10), --target (BENCH_TARGET: `production`, the default, or `tsx`),
- * --semi-space (BENCH_SEMI_SPACE_MB, 32 like the image's NODE_OPTIONS; 0 = V8's default), --profile
+ * --semi-space (BENCH_SEMI_SPACE_MB, 0 = V8's default like the image; e.g. 32), --profile
  * (BENCH_PROFILE=1: run the app under `--cpu-prof` and print where its CPU time went; the
  * .cpuprofile is kept for Chrome DevTools / speedscope. Use it with `--target tsx`: in the bundle
  * every frame belongs to dist/main.js, so the per-package summary says little).
@@ -29,6 +29,7 @@ import { parseArgs } from "node:util"
 import pg from "pg"
 import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
 import { generateUsers } from "./generate.js"
+import { imageEnv } from "./support.js"
 import { freePort } from "../src/Layers/FreePort.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
@@ -42,7 +43,7 @@ const { values: flags } = parseArgs({
     users: { type: "string", default: process.env.BENCH_USERS ?? "10000" },
     pool: { type: "string", default: process.env.DB_POOL_SIZE ?? "10" },
     target: { type: "string", default: process.env.BENCH_TARGET ?? "production" },
-    "semi-space": { type: "string", default: process.env.BENCH_SEMI_SPACE_MB ?? "32" },
+    "semi-space": { type: "string", default: process.env.BENCH_SEMI_SPACE_MB ?? "0" },
     profile: { type: "boolean", default: process.env.BENCH_PROFILE === "1" }
   }
 })
@@ -576,7 +577,8 @@ const main = async () => {
     LOG_LEVEL: "Warn", // Effect's label (Config.logLevel rejects "Warning")
     BOOTSTRAP_ADMIN_EMAIL: bootstrapEmail,
     BOOTSTRAP_ADMIN_PASSWORD: randomBytes(12).toString("base64url"),
-    DATA_DIR: path.join(workDir, "data")
+    DATA_DIR: path.join(workDir, "data"),
+    ...(settings.target === "production" ? imageEnv : {})
   })
   await waitForHealth(app)
   console.log(`[${elapsed()}] app healthy at ${app.baseUrl} (migrations applied)`)

@@ -27,6 +27,7 @@ import { parseArgs } from "node:util"
 import pg from "pg"
 import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
 import { freePort } from "../src/Layers/FreePort.js"
+import { imageEnv } from "./support.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 
@@ -76,6 +77,8 @@ const npmStartArgs = (): Array<string> => {
 interface Path {
   readonly name: string
   readonly args: ReadonlyArray<string>
+  /** Environment of the way it runs (the image's malloc settings). */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 interface Started {
@@ -100,7 +103,7 @@ const start = async (target: Path, env: Record<string, string>, timeoutMs = 60_0
   const spawnedAt = performance.now()
   const child = spawn(process.execPath, [...target.args], {
     cwd: root,
-    env: { ...baseEnv(), LOG_LEVEL: "Warn", ...env, PORT: String(port), HOST: "127.0.0.1" },
+    env: { ...baseEnv(), LOG_LEVEL: "Warn", ...target.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"]
   })
   children.add(child)
@@ -192,14 +195,15 @@ const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math
 const main = async () => {
   const paths: ReadonlyArray<Path> = [
     { name: "npm start (tsx)", args: npmStartArgs() },
-    { name: "production (node dist/main.js)", args: ["dist/main.js"] }
+    { name: "production (node dist/main.js)", args: ["dist/main.js"], env: imageEnv }
   ]
   if (!flags["skip-build"]) {
     const began = performance.now()
     execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" })
     console.log(`built dist/ in ${Math.round(performance.now() - began)} ms`)
   }
-  console.log(`node ${process.version}, ${os.cpus().length} CPUs; NODE_OPTIONS=${process.env.NODE_OPTIONS ?? "(unset)"}; ` +
+  console.log(`node ${process.version}, ${os.cpus().length} CPUs; NODE_OPTIONS=${process.env.NODE_OPTIONS ?? "(unset)"}; production with the image's ` +
+    `${Object.entries(imageEnv).map(([name, value]) => `${name}=${value}`).join(" ")}; ` +
     `${runs} run(s) per path, settle ${settleMs / 1000}s; machine load ${os.loadavg()[0]!.toFixed(2)}`)
 
   const dir = await scratchDir()

@@ -72,7 +72,7 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
         sql`UPDATE reports SET status = 'failed', failure_reason = ${reason}, updated_at = ${at}
           WHERE id = ${id} AND status = 'generating'`).pipe(Effect.asVoid, Effect.orDie)
 
-    const definitionOf = (row: ClaimedRow, generatedAt: Date): ReportDefinition<any> =>
+    const definitionOf = (row: ClaimedRow, generatedAt: Date): ReportDefinition =>
       row.report_type === "provider_appointments"
         ? appointmentsDefinition(sql, zone, row.parameters, generatedAt)
         : followUpDefinition(sql, zone, row.parameters, generatedAt)
@@ -86,7 +86,7 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
      * (a batch is written in slices at those boundaries, so the recorded count is always in the
      * file); the rows written. Rows are formatted in plain loops: no effect per row.
      */
-    const writeRows = <Raw>(id: number, definition: ReportDefinition<Raw>, writer: ReportFileWriter, total: number) =>
+    const writeRows = (id: number, definition: ReportDefinition, writer: ReportFileWriter, total: number) =>
       Effect.gen(function*() {
         const step = progressStep(total)
         let written = 0
@@ -98,9 +98,9 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
               const to = Math.min(raws.length, from + (reported + step - written))
               const rows = new Array<Row>(to - from)
               for (let i = from; i < to; i++) {
-                const raw = raws[i]!
-                definition.tally(raw)
-                rows[i - from] = definition.toRow(raw)
+                const row = definition.toRow(raws[i]!)
+                definition.tally(row)
+                rows[i - from] = row
               }
               yield* Effect.tryPromise(() => writer.write(rows))
               written += to - from

@@ -18,20 +18,27 @@ export interface ReportParams {
   readonly format: ReportFormat
 }
 
-export interface ReportDefinition<Raw> {
+/**
+ * A fetched row: its values in the order of `layout.columns` (the cursor reads rows as arrays: no
+ * object a row, no property names), converted in place by `toRow`.
+ */
+export type RawRow = Array<unknown>
+
+export interface ReportDefinition {
   readonly layout: ReportLayout
   readonly count: Effect.Effect<number, SqlError.SqlError>
-  /** The rows in order, read through a cursor (ReportCursor.ts). */
-  readonly rows: Statement.Statement<Raw>
-  readonly toRow: (raw: Raw) => Row
-  /** Called with each row as written; `sections` gives the totals at the end. */
-  readonly tally: (raw: Raw) => void
+  /** The rows in order, one value a column of the layout, read through a cursor (ReportCursor.ts). */
+  readonly rows: Statement.Statement<unknown>
+  /** The row's cells (the same array, its values typed for the writers). */
+  readonly toRow: (raw: RawRow) => Row
+  /** Called with each row as written (after `toRow`); `sections` gives the totals at the end. */
+  readonly tally: (row: Row) => void
   readonly sections: () => ReadonlyArray<Section>
 }
 
 const column = (key: string, label: string, type: Column["type"], chars: number): Column => ({ key, label, type, chars })
 
-const cents = (amount: string | null) => (amount === null ? 0 : Math.round(Number(amount) * 100))
+const cents = (dollars: number | null) => (dollars === null ? 0 : Math.round(dollars * 100))
 const dollars = (value: number) => Math.round(value) / 100
 const money = (amount: string | null) => (amount === null ? null : Number(amount))
 
@@ -88,22 +95,6 @@ export const appointmentsSummary = (sql: SqlClient.SqlClient, zone: string, para
     } satisfies Summary
   })
 
-interface AppointmentRaw {
-  readonly id: number
-  readonly day: string
-  readonly time: string
-  readonly week: string
-  readonly provider_id: number
-  readonly provider_name: string
-  readonly patient_id: number
-  readonly appointment_type: string | null
-  readonly status: string
-  readonly duration_minutes: number
-  readonly cpt_code: string | null
-  readonly billed: string | null
-  readonly paid: string | null
-}
-
 interface Totals {
   appointments: number
   billedCents: number
@@ -115,13 +106,14 @@ export const appointmentsDefinition = (
   zone: string,
   params: ReportParams,
   generatedAt: Date
-): ReportDefinition<AppointmentRaw> => {
+): ReportDefinition => {
   const { from, to } = rangeOf(sql, zone, params)
   const where = sql`a.scheduled_at >= ${from} AND a.scheduled_at < ${to} AND ${providerFilter(sql, "a", params.provider_ids)}`
   const rates = params.include_rates
   const grouping = params.group_by
+  const byWeek = grouping === "week"
   const columns: Array<Column> = [
-    ...(grouping === "week" ? [column("week", "Week of", "date", 10)] : []),
+    ...(byWeek ? [column("week", "Week of", "date", 10)] : []),
     column("date", "Date", "date", 10),
     column("time", "Time", "text", 5),
     column("appointment_id", "Appointment", "integer", 11),
@@ -133,6 +125,8 @@ export const appointmentsDefinition = (
     column("duration_minutes", "Minutes", "integer", 7),
     ...(rates ? [column("cpt_code", "CPT", "text", 5), column("billed_amount", "Billed", "money", 10), column("paid_amount", "Paid", "money", 10)] : [])
   ]
+  const at = (key: string) => columns.findIndex((c) => c.key === key)
+  const [providerAt, providerIdAt, typeAt, billedAt, paidAt] = [at("provider"), at("provider_id"), at("appointment_type"), at("billed_amount"), at("paid_amount")]
   const order = grouping === "provider"
     ? sql`ORDER BY lower(u.last_name), lower(u.first_name), a.provider_id, a.scheduled_at, a.id`
     : grouping === "appointment_type"
@@ -140,12 +134,14 @@ export const appointmentsDefinition = (
     : sql`ORDER BY a.scheduled_at, a.id`
   const total: Totals = { appointments: 0, billedCents: 0, paidCents: 0 }
   const groups = new Map<string, Totals>()
-  const groupOf = (raw: AppointmentRaw) =>
-    grouping === "provider" ? `${raw.provider_name} (${raw.provider_id})` : grouping === "week" ? raw.week : raw.appointment_type ?? "none"
-  const add = (totals: Totals, raw: AppointmentRaw) => {
+  const groupOf = (row: Row): string =>
+    grouping === "provider" ? `${row[providerAt]} (${row[providerIdAt]})` : grouping === "week" ? String(row[0]) : String(row[typeAt] ?? "none")
+  const add = (totals: Totals, row: Row) => {
     totals.appointments += 1
-    totals.billedCents += cents(raw.billed)
-    totals.paidCents += cents(raw.paid)
+    if (rates) {
+      totals.billedCents += cents(row[billedAt] as number | null)
+      totals.paidCents += cents(row[paidAt] as number | null)
+    }
   }
   const totalColumns = (first: Column): ReadonlyArray<Column> => [
     first,
@@ -159,25 +155,26 @@ export const appointmentsDefinition = (
   return {
     layout: { title: reportTitles.provider_appointments, generatedAt, parameters: parameterList(params, "provider_appointments"), columns },
     count: Effect.map(sql<{ count: number }>`SELECT count(*)::int AS count FROM appointments a WHERE ${where}`, (rows) => rows[0]?.count ?? 0),
-    rows: sql<AppointmentRaw>`SELECT a.id, to_char(a.scheduled_at AT TIME ZONE ${zone}, 'YYYY-MM-DD') AS day,
-        to_char(a.scheduled_at AT TIME ZONE ${zone}, 'HH24:MI') AS time,
-        to_char(date_trunc('week', a.scheduled_at AT TIME ZONE ${zone}), 'YYYY-MM-DD') AS week,
-        a.provider_id, u.first_name || ' ' || u.last_name AS provider_name, a.patient_id, a.appointment_type, a.status,
-        a.duration_minutes, c.cpt_code, c.amount::text AS billed, c.payment_amount::text AS paid
+    rows: sql`SELECT ${byWeek ? sql`to_char(date_trunc('week', a.scheduled_at AT TIME ZONE ${zone}), 'YYYY-MM-DD'),` : sql``}
+        to_char(a.scheduled_at AT TIME ZONE ${zone}, 'YYYY-MM-DD'), to_char(a.scheduled_at AT TIME ZONE ${zone}, 'HH24:MI'),
+        a.id, a.provider_id, u.first_name || ' ' || u.last_name, a.patient_id, a.appointment_type, a.status, a.duration_minutes
+        ${rates ? sql`, c.cpt_code, c.amount::text, c.payment_amount::text` : sql``}
       FROM appointments a JOIN providers p ON p.id = a.provider_id JOIN users u ON u.id = p.user_id
         LEFT JOIN claims c ON c.appointment_id = a.id AND c.status <> 'denied'
       WHERE ${where} ${order}`,
-    toRow: (raw) => [
-      ...(grouping === "week" ? [raw.week] : []),
-      raw.day, raw.time, raw.id, raw.provider_id, raw.provider_name, raw.patient_id, raw.appointment_type, raw.status, raw.duration_minutes,
-      ...(rates ? [raw.cpt_code, money(raw.billed), money(raw.paid)] : [])
-    ],
-    tally: (raw) => {
-      add(total, raw)
+    toRow: (raw) => {
+      if (rates) {
+        raw[billedAt] = money(raw[billedAt] as string | null)
+        raw[paidAt] = money(raw[paidAt] as string | null)
+      }
+      return raw as Row
+    },
+    tally: (row) => {
+      add(total, row)
       if (grouping !== null) {
-        const key = groupOf(raw)
+        const key = groupOf(row)
         const totals = groups.get(key) ?? { appointments: 0, billedCents: 0, paidCents: 0 }
-        add(totals, raw)
+        add(totals, row)
         groups.set(key, totals)
       }
     },
@@ -192,27 +189,12 @@ export const appointmentsDefinition = (
   }
 }
 
-interface FollowUpRaw {
-  readonly patient_id: number
-  readonly first_name: string
-  readonly last_name: string
-  readonly active: boolean
-  readonly visits: number
-  readonly last_visit: string
-  readonly days_since: number
-  readonly provider_id: number | null
-  readonly provider_name: string | null
-  readonly next_at: string | null
-  readonly next_type: string | null
-  readonly next_provider_name: string | null
-}
-
 export const followUpDefinition = (
   sql: SqlClient.SqlClient,
   zone: string,
   params: ReportParams,
   generatedAt: Date
-): ReportDefinition<FollowUpRaw> => {
+): ReportDefinition => {
   const { from, to } = rangeOf(sql, zone, params)
   const now = generatedAt
   const statusFilter = params.patient_status === null ? sql`TRUE` : sql`pa.active = ${params.patient_status === "active"}`
@@ -232,6 +214,7 @@ export const followUpDefinition = (
     column("next_appointment_type", "Next type", "text", 17),
     column("next_provider", "Next provider", "text", 22)
   ]
+  const nextAt = columns.findIndex((c) => c.key === "next_appointment")
   let patients = 0
   let withoutNext = 0
   return {
@@ -241,12 +224,12 @@ export const followUpDefinition = (
       (rows) => rows[0]?.count ?? 0
     ),
     // Without a next appointment first (they need a follow-up), the longest since their last visit first.
-    rows: sql<FollowUpRaw>`SELECT s.patient_id, pa.first_name, pa.last_name, pa.active, s.visits,
-        to_char(l.scheduled_at AT TIME ZONE ${zone}, 'YYYY-MM-DD') AS last_visit,
-        ((${now}::timestamptz AT TIME ZONE ${zone})::date - (l.scheduled_at AT TIME ZONE ${zone})::date) AS days_since,
-        l.provider_id, lu.first_name || ' ' || lu.last_name AS provider_name,
-        to_char(n.scheduled_at AT TIME ZONE ${zone}, 'YYYY-MM-DD HH24:MI') AS next_at, n.appointment_type AS next_type,
-        nu.first_name || ' ' || nu.last_name AS next_provider_name
+    rows: sql`SELECT s.patient_id, pa.first_name || ' ' || pa.last_name, CASE WHEN pa.active THEN 'active' ELSE 'inactive' END, s.visits,
+        to_char(l.scheduled_at AT TIME ZONE ${zone}, 'YYYY-MM-DD'),
+        ((${now}::timestamptz AT TIME ZONE ${zone})::date - (l.scheduled_at AT TIME ZONE ${zone})::date),
+        lu.first_name || ' ' || lu.last_name,
+        to_char(n.scheduled_at AT TIME ZONE ${zone}, 'YYYY-MM-DD HH24:MI'), n.appointment_type,
+        nu.first_name || ' ' || nu.last_name
       FROM (${seen}) s JOIN patients pa ON pa.id = s.patient_id
         CROSS JOIN LATERAL (SELECT a.scheduled_at, a.provider_id FROM appointments a
           WHERE a.patient_id = s.patient_id AND a.status = 'completed'
@@ -258,13 +241,10 @@ export const followUpDefinition = (
         LEFT JOIN providers np ON np.id = n.provider_id LEFT JOIN users nu ON nu.id = np.user_id
       WHERE ${statusFilter}
       ORDER BY (n.scheduled_at IS NOT NULL), l.scheduled_at, s.patient_id`,
-    toRow: (raw) => [
-      raw.patient_id, `${raw.first_name} ${raw.last_name}`, raw.active ? "active" : "inactive", raw.visits, raw.last_visit, raw.days_since,
-      raw.provider_name, raw.next_at, raw.next_type, raw.next_provider_name
-    ],
-    tally: (raw) => {
+    toRow: (raw) => raw as Row,
+    tally: (row) => {
       patients += 1
-      if (raw.next_at === null) withoutNext += 1
+      if (row[nextAt] === null) withoutNext += 1
     },
     sections: () => [{
       title: "Totals",
