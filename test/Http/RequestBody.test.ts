@@ -97,6 +97,27 @@ const sendChunked = (port: number, path: string, bytes: number) =>
     })
   )
 
+/**
+ * Sends `bytes` of JSON with a Content-Length, the whole body before reading (as fetch does); the
+ * answer's status and `Connection` header, or the transport error.
+ */
+const sendDeclared = (port: number, path: string, bytes: number) =>
+  Effect.promise(() =>
+    new Promise<{ readonly status?: number; readonly connection?: string; readonly error?: string }>((resolve) => {
+      const body = Buffer.from(jsonOfSize(bytes))
+      const req = http.request({
+        host: "127.0.0.1", port, path, method: "POST",
+        headers: { "content-type": "application/json", "content-length": body.length, connection: "keep-alive" }
+      })
+      req.on("response", (res) => {
+        res.resume()
+        res.on("end", () => resolve({ status: res.statusCode!, connection: res.headers["connection"] }))
+      })
+      req.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }))
+      req.end(body)
+    })
+  )
+
 const serverPort = Effect.map(HttpServer.HttpServer, (server) => {
   if (server.address._tag !== "TcpAddress") throw new Error("expected a TCP server")
   return server.address.port
@@ -118,6 +139,22 @@ layer(ProbeLive)("body limits per endpoint", (it) => {
       expect(yield* sendChunked(port, "/v1/things", 2_000_000)).toEqual(tooLarge)
       expect(yield* sendChunked(port, "/v1/things", 1_000)).toEqual({ status: 200, body: { length: 989 } })
       expect(yield* sendChunked(port, "/v1/things/import", 5_000_000)).toEqual(tooLarge)
+    }))
+
+  it.effect("a body up to about twice its limit is read to its end before the 413: the connection stays open; a larger one closes it", () =>
+    Effect.gen(function*() {
+      const port = yield* serverPort
+      // Read to the end: the client, still writing when the limit passed, gets the answer.
+      expect(yield* sendDeclared(port, "/v1/things/import", maxBodyBytes + 150_000)).toEqual({ status: 413, connection: "keep-alive" })
+      expect(yield* sendDeclared(port, "/v1/things", smallBodyBytes * 2)).toEqual({ status: 413, connection: "keep-alive" })
+      expect(yield* sendChunked(port, "/v1/things/import", maxBodyBytes + 150_000)).toEqual(tooLarge)
+      // Declared far over: answered at once, and the connection closed after the answer.
+      expect(yield* request("POST", "/v1/things", { body: jsonOfSize(smallBodyBytes * 2 + 1) })).toMatchObject(tooLarge)
+      const far = yield* sendDeclared(port, "/v1/things", smallBodyBytes * 3)
+      if (far.error === undefined) expect(far).toEqual({ status: 413, connection: "close" })
+      else expect(far.error).toBe("ECONNRESET")
+      // And the server keeps serving.
+      expect(yield* request("POST", "/v1/things", { body: jsonOfSize(100) })).toMatchObject({ status: 200 })
     }))
 
   it.effect("an endpoint that carries files takes bodies up to MAX_BODY_BYTES", () =>

@@ -1,9 +1,10 @@
 /**
  * What a request body must be before the Api decodes it:
  * - no larger than its endpoint's limit (src/Api/BodyLimit.ts: a few KB unless the endpoint
- *   carries files), else 413 — for a declared Content-Length before reading, for a chunked body
- *   as soon as it passes the limit, with the response delivered (the rest of the body is
- *   discarded, not the connection);
+ *   carries files), else 413: after reading the body to its end (nothing kept) when it is at most
+ *   about twice the limit, so the client is done sending; at once for a larger declared
+ *   Content-Length or as soon as a chunked body passes that, closing the connection after the
+ *   answer;
  * - in a media type some endpoint takes: the platform decodes any media type it recognises (XML
  *   or form data as raw bytes or string pairs), so a body that is not JSON could decode as an
  *   empty payload where every field is optional;
@@ -167,22 +168,35 @@ const refuse = (request: HttpServerRequest.HttpServerRequest, message: string) =
   errorResponse(validationFailure(areaOfPath(request.url), { body: [message] }))
 
 /**
- * 413, and the connection closes once it is sent: the client may still be sending a body we
- * will not read. Node discards what arrives meanwhile instead of resetting the connection, so
- * the client gets the answer.
+ * How far past its limit a body is still read (and dropped) before the 413 is sent: the whole body
+ * then arrived, the connection stays open, and a client that writes its body before it reads gets
+ * the answer. Past this (a body twice its limit, or 16 MiB over it), the answer goes at once.
  */
-const tooLarge = Effect.map(errorResponse(payloadTooLarge()), HttpServerResponse.setHeader("connection", "close"))
+const drainLimit = (limit: number) => limit + Math.min(limit, 16 * 1024 * 1024)
 
-type ReadOutcome = { readonly _tag: "Read"; readonly bytes: Buffer } | { readonly _tag: "TooLarge" }
+/** 413 once the whole body was read: the connection stays usable. */
+const tooLargeRead = errorResponse(payloadTooLarge())
 
 /**
- * Reads a Node request body up to `limit` bytes. Unlike the platform's reader, which destroys
- * the request (and with it the socket) at its limit, this stops collecting and lets the rest
- * flow away unread, so a 413 can still be delivered.
+ * 413 before the body ends, and the connection closes once it is sent: the client may still be
+ * sending a body we will not read. Node discards what arrives until then, but once the socket is
+ * closed more data gets a reset, which a client still writing may see instead of the answer
+ * (hence `drainLimit` for bodies only somewhat too large).
+ */
+const tooLarge = Effect.map(tooLargeRead, HttpServerResponse.setHeader("connection", "close"))
+
+type ReadOutcome = { readonly _tag: "Read"; readonly bytes: Buffer } | { readonly _tag: "TooLarge"; readonly whole: boolean }
+
+/**
+ * Reads a Node request body up to `limit` bytes. Past the limit it keeps reading without keeping
+ * anything, to the body's end (TooLarge, whole) unless `drainLimit` is passed first (TooLarge, not
+ * whole): then, unlike the platform's reader, which destroys the request (and with it the socket),
+ * it lets the rest flow away unread, so a 413 can still be delivered.
  */
 const readBody = (request: HttpServerRequest.HttpServerRequest, incoming: IncomingMessage, limit: number) =>
   Effect.async<ReadOutcome, HttpServerError.RequestError>((resume) => {
     const chunks: Array<Buffer> = []
+    const drainTo = drainLimit(limit)
     let size = 0
     const stop = () => {
       incoming.off("data", onData)
@@ -193,15 +207,16 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, incoming: Incomi
     function onData(chunk: Buffer) {
       size += chunk.length
       if (size <= limit) return void chunks.push(chunk)
-      stop()
       chunks.length = 0
-      // Flowing with no listener: what still arrives is dropped, the socket stays usable.
+      if (size <= drainTo) return
+      stop()
+      // Flowing with no listener: what still arrives is dropped until the connection closes.
       incoming.resume()
-      resume(Effect.succeed({ _tag: "TooLarge" }))
+      resume(Effect.succeed({ _tag: "TooLarge", whole: false }))
     }
     function onEnd() {
       stop()
-      resume(Effect.succeed({ _tag: "Read", bytes: Buffer.concat(chunks, size) }))
+      resume(Effect.succeed(size > limit ? { _tag: "TooLarge", whole: true } : { _tag: "Read", bytes: Buffer.concat(chunks, size) }))
     }
     function onError(cause: unknown) {
       stop()
@@ -250,7 +265,14 @@ export const checkRequestBody = <E, R>(
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
   if (!hasBody(request)) return app
   const answer = withRoute(route)
-  if (Number(request.headers["content-length"] ?? 0) > limit) return answer(tooLarge)
+  const declared = Number(request.headers["content-length"] ?? 0)
+  if (declared > drainLimit(limit)) return answer(tooLarge)
+  if (declared > limit) {
+    // Read to its end and dropped, so the client is done sending when the 413 comes.
+    const drained = readBody(request, NodeHttpServerRequest.toIncomingMessage(request), limit)
+    return answer(Effect.flatMap(Effect.either(drained), (outcome) =>
+      outcome._tag === "Right" && outcome.right._tag === "TooLarge" && outcome.right.whole ? tooLargeRead : tooLarge))
+  }
   // Without a Content-Type the platform reads JSON.
   const mediaType = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase()
   const mediaTypes = routeMediaTypes ?? apiMediaTypes
@@ -263,7 +285,7 @@ export const checkRequestBody = <E, R>(
   )
   return Effect.flatMap(read, (outcome) => {
     if (outcome._tag === "Unreadable") return answer(refuse(request, "could not be read"))
-    if (outcome._tag === "TooLarge") return answer(tooLarge)
+    if (outcome._tag === "TooLarge") return answer(outcome.whole ? tooLargeRead : tooLarge)
     const text = outcome.bytes.toString("utf8")
     if (jsonDepth(text) > maxJsonDepth) return answer(refuse(request, `is nested too deeply (more than ${maxJsonDepth} levels)`))
     return app.pipe(
