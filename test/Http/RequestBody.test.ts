@@ -103,7 +103,7 @@ const sendChunked = (port: number, path: string, bytes: number) =>
  */
 const sendDeclared = (port: number, path: string, bytes: number) =>
   Effect.promise(() =>
-    new Promise<{ readonly status?: number; readonly connection?: string; readonly error?: string }>((resolve) => {
+    new Promise<{ readonly status?: number; readonly connection?: string | undefined; readonly error?: string }>((resolve) => {
       const body = Buffer.from(jsonOfSize(bytes))
       const req = http.request({
         host: "127.0.0.1", port, path, method: "POST",
