@@ -38,7 +38,7 @@ export interface ReportDefinition {
 
 const column = (key: string, label: string, type: Column["type"], chars: number): Column => ({ key, label, type, chars })
 
-const cents = (dollars: number | null) => (dollars === null ? 0 : Math.round(dollars * 100))
+const cents = (amount: number | null) => (amount === null ? 0 : Math.round(amount * 100))
 const dollars = (value: number) => Math.round(value) / 100
 const money = (amount: string | null) => (amount === null ? null : Number(amount))
 

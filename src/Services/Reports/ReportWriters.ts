@@ -113,10 +113,12 @@ const jsonWriter = async (filePath: string, layout: ReportLayout): Promise<Repor
   }
 }
 
+const isDay = (text: string) => /^\d{4}-\d{2}-\d{2}$/.test(text)
+
 /** A typed spreadsheet cell: days become dates (midnight UTC, shown as a day), money and counts numbers. */
 const excelValue = (type: ColumnType, value: Value): string | number | Date | null => {
   if (value === null) return null
-  if (type === "date" && typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value)) return new Date(`${value}T00:00:00.000Z`)
+  if (type === "date" && typeof value === "string" && isDay(value)) return new Date(`${value}T00:00:00.000Z`)
   return value
 }
 
@@ -155,7 +157,6 @@ const xmlEncode = (text: string) => text.replace(xmlSpecials, (c) => xmlEntities
 
 /** exceljs's serial day (1900 system) of a `YYYY-MM-DD` day at midnight UTC: days since 1899-12-30. */
 const daySerial = (day: string) => 25569 + Date.UTC(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1, Number(day.slice(8, 10))) / 86_400_000
-const isDay = (text: string) => /^\d{4}-\d{2}-\d{2}$/.test(text)
 
 /**
  * The table rows' XML, written straight into the sheet without exceljs's per-cell objects,
