@@ -1,12 +1,12 @@
 /**
  * Generates report files (the `reports.generate` job) and deletes expired ones (the daily
  * `reports.expire` job). A run claims its report with a compare-and-swap (`queued`, or
- * `generating` left by a crashed run of the same job), counts the rows, reads them in batches from a
- * SQL cursor (ReportCursor.ts) into a per-job temporary file while recording progress, streams the
- * file into the ObjectStore, and only then marks the report completed. Any failure on the way leaves no object,
+ * `generating` left by a crashed run of the same job), and in one snapshot (ReportCursor.ts) counts
+ * the rows, reads them in batches from a cursor into a per-job temporary file while recording
+ * progress, and reads the totals; then streams the file into the ObjectStore, and only then marks the report completed. Any failure on the way leaves no object,
  * deletes the temporary file and marks the report failed with the stage that failed.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Cause, Clock, Effect, Exit, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { rm, stat } from "node:fs/promises"
@@ -15,9 +15,10 @@ import * as path from "node:path"
 import { contentTypes, fileExtensions, reportLifetimeDays, type ReportFormat, type ReportType } from "../../Domain/Reports/Report.js"
 import { AppConfig } from "../AppConfig.js"
 import { ObjectStore } from "../ObjectStore.js"
+import { reportSelect, toValues } from "./ReportCells.js"
+import { type ReportSnapshot, withReportSnapshot } from "./ReportCursor.js"
 import { appointmentsDefinition, followUpDefinition, type ReportDefinition, type ReportParams } from "./ReportQueries.js"
-import { forEachRowBatch } from "./ReportCursor.js"
-import { openReportWriter, type ReportFileWriter, type Row } from "./ReportWriters.js"
+import { openReportWriter, type ReportFileWriter, type Section } from "./ReportWriters.js"
 
 const dayMs = 86_400_000
 
@@ -84,25 +85,19 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
     /**
      * Reads the rows batch by batch into the file, recording progress each `progressStep` rows
      * (a batch is written in slices at those boundaries, so the recorded count is always in the
-     * file); the rows written. Rows are formatted in plain loops: no effect per row.
+     * file); the rows written.
      */
-    const writeRows = (id: number, definition: ReportDefinition, writer: ReportFileWriter, total: number) =>
+    const writeRows = (id: number, snapshot: ReportSnapshot, query: Statement.Statement<unknown>, writer: ReportFileWriter, total: number) =>
       Effect.gen(function*() {
         const step = progressStep(total)
         let written = 0
         let reported = 0
-        yield* forEachRowBatch(sql, definition.rows, (raws) =>
+        yield* snapshot.forEachBatch(query, (rows) =>
           Effect.gen(function*() {
             let from = 0
-            while (from < raws.length) {
-              const to = Math.min(raws.length, from + (reported + step - written))
-              const rows = new Array<Row>(to - from)
-              for (let i = from; i < to; i++) {
-                const row = definition.toRow(raws[i]!)
-                definition.tally(row)
-                rows[i - from] = row
-              }
-              yield* Effect.tryPromise(() => writer.write(rows))
+            while (from < rows.length) {
+              const to = Math.min(rows.length, from + (reported + step - written))
+              yield* Effect.tryPromise(() => writer.write(from === 0 && to === rows.length ? rows : rows.slice(from, to)))
               written += to - from
               from = to
               if (written - reported >= step) {
@@ -111,9 +106,36 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
               }
             }
           }))
-        yield* Effect.tryPromise(() => writer.finish(definition.sections()))
         return written
       })
+
+    /** The totals sections, read in the snapshot the rows came from. */
+    const totalsOf = (snapshot: ReportSnapshot, definition: ReportDefinition) =>
+      Effect.forEach(definition.totals, (totals) =>
+        Effect.map(snapshot.values(totals.rows), (rows): Section => ({
+          title: totals.title,
+          columns: totals.columns,
+          rows: rows.map((row) => toValues(totals.columns, row))
+        })))
+
+    /** Writes the report into `file` in one snapshot: counts, rows, totals; the rows written. */
+    const writeFile = (id: number, format: ReportFormat, definition: ReportDefinition, file: string) =>
+      withReportSnapshot(sql, (snapshot) =>
+        Effect.gen(function*() {
+          const [[total]] = (yield* snapshot.values(definition.count).pipe(stage(failureReasons.count))) as [[number]]
+          yield* sql`UPDATE reports SET rows_total = ${total} WHERE id = ${id}`.pipe(stage(failureReasons.count))
+          const writer = yield* Effect.tryPromise(() => openReportWriter(format, file, definition.layout))
+          return yield* Effect.gen(function*() {
+            const select = reportSelect(sql, format, definition.layout.columns, writer.excelStyleIds)
+            const written = yield* writeRows(id, snapshot, sql`SELECT ${select} ${definition.source}`, writer, total)
+            const sections = yield* totalsOf(snapshot, definition)
+            yield* Effect.tryPromise(() => writer.finish(sections))
+            return written
+          }).pipe(
+            Effect.onExit((exit) => (Exit.isFailure(exit) ? Effect.sync(() => writer.abort()) : Effect.void)),
+            stage(failureReasons.write)
+          )
+        }))
 
     const run = (row: ClaimedRow) =>
       Effect.gen(function*() {
@@ -123,13 +145,7 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
         const tempFile = path.join(os.tmpdir(), `cc-report-${row.id}-${randomBytes(8).toString("hex")}.${extension}`)
         const key = `reports/${row.id}-${randomBytes(8).toString("hex")}/${row.report_type}_${row.parameters.start_date}_${row.parameters.end_date}.${extension}`
         const result = yield* Effect.gen(function*() {
-          const total = yield* definition.count.pipe(stage(failureReasons.count))
-          yield* sql`UPDATE reports SET rows_total = ${total} WHERE id = ${row.id}`.pipe(stage(failureReasons.count))
-          const writer = yield* Effect.tryPromise(() => openReportWriter(row.format, tempFile, definition.layout))
-          const written = yield* writeRows(row.id, definition, writer, total).pipe(
-            Effect.onExit((exit) => (Exit.isFailure(exit) ? Effect.sync(() => writer.abort()) : Effect.void)),
-            stage(failureReasons.write)
-          )
+          const written = yield* writeFile(row.id, row.format, definition, tempFile)
           const { size } = yield* Effect.tryPromise(() => stat(tempFile))
           yield* store.putFile(key, tempFile, contentTypes[row.format]).pipe(stage(failureReasons.store))
           return { written, size }

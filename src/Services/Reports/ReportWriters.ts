@@ -1,7 +1,7 @@
 /**
  * Report files written row batch by row batch into a local file (then streamed into the
  * ObjectStore): never the whole report in memory. One table per report, typed columns, and totals
- * sections after it.
+ * sections after it. csv, json and excel rows come formatted by PostgreSQL (ReportCells.ts).
  * - csv: the table only (header + rows), the shared CSV text of src/Domain/Csv.ts (RFC 4180,
  *   formulas neutralised), UTF-8 without a byte order mark.
  * - json: `{report: {title, generated_at, parameters}, columns, rows: [{key: value}], totals}`.
@@ -15,6 +15,8 @@ import { once } from "node:events"
 import { createWriteStream, type WriteStream } from "node:fs"
 import { csvLines } from "../../Domain/Csv.js"
 import type { ReportFormat } from "../../Domain/Reports/Report.js"
+import { toValues } from "./ReportCells.js"
+import type { RawRows } from "./ReportCursor.js"
 import type ExcelJS from "exceljs"
 
 export type ColumnType = "text" | "integer" | "date" | "money"
@@ -45,8 +47,13 @@ export interface ReportLayout {
 }
 
 export interface ReportFileWriter {
-  /** Appends rows; resolves once the file can take more (backpressure). */
-  readonly write: (rows: ReadonlyArray<Row>) => Promise<void>
+  /** The style ids the excel cells' XML names, by column (ReportCells.ts); empty for other formats. */
+  readonly excelStyleIds: ReadonlyArray<number>
+  /**
+   * Appends rows as the cursor reads `reportSelect` of the format (ReportCells.ts): one finished
+   * text a row, or a PDF row's values. Resolves once the file can take more (backpressure).
+   */
+  readonly write: (rows: RawRows) => Promise<void>
   /** Writes the totals and closes the file. */
   readonly finish: (sections: ReadonlyArray<Section>) => Promise<void>
   /** Stops writing (the caller deletes the file). */
@@ -66,6 +73,22 @@ const writeText = async (out: WriteStream, text: string) => {
   if (!out.write(text)) await once(out, "drain")
 }
 
+/**
+ * Rows a string written: tens of kB, collected young, where a whole batch's text (hundreds of kB)
+ * would be a large object, left for the old generation's collector (and its Buffer for the file too).
+ */
+const rowsPerWrite = 256
+
+/** Writes one-text rows, `separator` between them and `leading` before the first. */
+const writeRowTexts = async (out: WriteStream, rows: RawRows, leading: string, separator: string) => {
+  for (let from = 0; from < rows.length; from += rowsPerWrite) {
+    const to = Math.min(rows.length, from + rowsPerWrite)
+    let text = ""
+    for (let i = from; i < to; i++) text += (i === 0 ? leading : separator) + (rows[i]![0] as string)
+    await writeText(out, text)
+  }
+}
+
 const closeStream = async (out: WriteStream) => {
   out.end()
   await once(out, "finish")
@@ -75,7 +98,8 @@ const csvWriter = async (filePath: string, layout: ReportLayout): Promise<Report
   const out = await fileStream(filePath)
   await writeText(out, csvLines([layout.columns.map((c) => c.label)]))
   return {
-    write: (rows) => writeText(out, csvLines(rows)),
+    excelStyleIds: [],
+    write: (lines) => writeRowTexts(out, lines, "", ""),
     finish: () => closeStream(out),
     abort: () => out.destroy()
   }
@@ -96,13 +120,11 @@ const jsonWriter = async (filePath: string, layout: ReportLayout): Promise<Repor
   await writeText(out, `{"report":${JSON.stringify(report)},"columns":${JSON.stringify(columns)},"rows":[`)
   let first = true
   return {
-    write: (rows) => {
-      let text = ""
-      for (const row of rows) {
-        text += (first ? "\n" : ",\n") + JSON.stringify(objectOf(layout.columns, row))
-        first = false
-      }
-      return writeText(out, text)
+    excelStyleIds: [],
+    write: (objects) => {
+      const leading = first ? "\n" : ",\n"
+      first = false
+      return writeRowTexts(out, objects, leading, ",\n")
     },
     finish: async (sections) => {
       const totals = sections.map((s) => ({ title: s.title, rows: s.rows.map((row) => objectOf(s.columns, row)) }))
@@ -149,54 +171,6 @@ interface WorkbookWriterInternals {
 /** exceljs's `ValueType`s of the cells the table holds. */
 const excelValueType = { null: 0, number: 2, string: 3, date: 4 } as const
 
-// exceljs's xmlEncode: the five XML entities escaped, the control characters XML 1.0 forbids dropped.
-const xmlEntities: Record<string, string> = { "<": "&lt;", ">": "&gt;", "&": "&amp;", "'": "&apos;", "\"": "&quot;" }
-// eslint-disable-next-line no-control-regex -- the characters to drop are control characters
-const xmlSpecials = /[<>&'"\x7F\x00-\x08\x0B-\x0C\x0E-\x1F]/g
-const xmlEncode = (text: string) => text.replace(xmlSpecials, (c) => xmlEntities[c] ?? "")
-
-/** exceljs's serial day (1900 system) of a `YYYY-MM-DD` day at midnight UTC: days since 1899-12-30. */
-const daySerial = (day: string) => 25569 + Date.UTC(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1, Number(day.slice(8, 10))) / 86_400_000
-
-/**
- * The table rows' XML, written straight into the sheet without exceljs's per-cell objects,
- * validation and XML builder (about 20 µs a row, most of the xlsx time). Typed as exceljs types
- * them (`excelValue`): numbers, days as date serials, text as `t="str"`; each column's style.
- * Every cell is written, and only a row's first cell names its address (`r`): the others are the
- * next column each, as the format allows (and exceljs reads), which keeps a million rows' XML
- * about a third smaller.
- */
-const excelRowsXml = (columns: ReadonlyArray<Column>, styleIds: ReadonlyArray<number>) => {
-  const styleAttributes = styleIds.map((id) => (id ? ` s="${id}"` : ""))
-  const dates = columns.map((column) => column.type === "date")
-  return (rows: ReadonlyArray<Row>, firstRowNumber: number): string => {
-    let xml = ""
-    for (let r = 0; r < rows.length; r++) {
-      const values = rows[r]!
-      const number = firstRowNumber + r
-      let cells = ""
-      let hasValues = false
-      for (let i = 0; i < columns.length; i++) {
-        const value = values[i] ?? null
-        const open = i === 0 ? `<c r="A${number}"${styleAttributes[0]}` : `<c${styleAttributes[i]}`
-        if (value === null) {
-          cells += `${open}/>`
-          continue
-        }
-        hasValues = true
-        if (typeof value === "number") cells += `${open}><v>${value}</v></c>`
-        else if (dates[i] && isDay(value)) cells += `${open}><v>${daySerial(value)}</v></c>`
-        else cells += `${open} t="str"><v>${xmlEncode(value)}</v></c>`
-      }
-      // exceljs skips a row without a value.
-      if (hasValues) xml += `<row r="${number}">${cells}</row>`
-    }
-    return xml
-  }
-}
-
-const excelRowsPerWrite = 256
-
 /** The exceljs value type of a column's cells (only styles without a number format depend on it). */
 const excelCellType = (type: ColumnType) => (type === "date" ? excelValueType.date : type === "text" ? excelValueType.string : excelValueType.number)
 
@@ -219,17 +193,20 @@ const excelWriter = async (filePath: string, layout: ReportLayout): Promise<Repo
   // first row's cells would be): the ids its style table gives.
   const { styles } = workbook as unknown as WorkbookWriterInternals
   const styleIds = layout.columns.map((column) => styles.addStyleModel(styleOf(column.type), excelCellType(column.type)))
-  const rowsXml = excelRowsXml(layout.columns, styleIds)
   const sheetXml = (sheet as unknown as WorksheetWriterInternals).stream
   let nextRowNumber = 2
   const typed = (columns: ReadonlyArray<Column>, row: Row) => columns.map((column, i) => excelValue(column.type, row[i] ?? null))
   return {
-    write: async (rows) => {
-      // A few hundred rows a string: tens of kB, collected young, where a whole batch's XML (megabytes)
-      // would be a large object for the old generation's collector.
-      for (let from = 0; from < rows.length; from += excelRowsPerWrite) {
-        sheetXml.write(rowsXml(rows.slice(from, from + excelRowsPerWrite), nextRowNumber))
-        nextRowNumber += Math.min(excelRowsPerWrite, rows.length - from)
+    excelStyleIds: styleIds,
+    write: async (cells) => {
+      for (let from = 0; from < cells.length; from += rowsPerWrite) {
+        let xml = ""
+        for (let i = from; i < Math.min(cells.length, from + rowsPerWrite); i++) {
+          // The cells come without addresses: the row's first cell (\`<c…\`) gets its own.
+          const number = nextRowNumber++
+          xml += `<row r="${number}"><c r="A${number}"${(cells[i]![0] as string).slice(2)}</row>`
+        }
+        sheetXml.write(xml)
       }
       // The rows' XML waits in the zip's entry until deflated: wait while it holds more than it wants.
       for (const zipEntry of sheetXml.pipes) if (zipEntry._writableState?.needDrain === true) await once(zipEntry, "drain")
@@ -382,8 +359,9 @@ const pdfWriter = async (filePath: string, layout: ReportLayout): Promise<Report
     }
   }
   return {
+    excelStyleIds: [],
     write: async (rows) => {
-      for (const row of rows) line(pdfLine(layout.columns, row))
+      for (const row of rows) line(pdfLine(layout.columns, toValues(layout.columns, row)))
       flush()
       await drained()
     },

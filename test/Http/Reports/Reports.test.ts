@@ -231,7 +231,7 @@ layer(TestApp())("admin reports", (it) => {
       ])
       expect(rows).toHaveLength(7)
       expect(rows[1]!.slice(0, 2)).toEqual(["2026-02-02", "10:00"])
-      expect(rows[1]!.slice(7)).toEqual(["completed", "50", "90837", "150", "120"])
+      expect(rows[1]!.slice(7)).toEqual(["completed", "50", "90837", "150.00", "120.00"])
       const sunday = rows.find((r) => r[0] === "2026-02-08")!
       expect(sunday[3]).toBe(String(blair))
       expect(sunday[4]).toBe("'=Blair Stone")
