@@ -15,6 +15,7 @@ import * as path from "node:path"
 import { contentTypes, fileExtensions, reportLifetimeDays, type ReportFormat, type ReportType } from "../../Domain/Reports/Report.js"
 import { AppConfig } from "../AppConfig.js"
 import { ObjectStore } from "../ObjectStore.js"
+import { heapKeeper } from "./HeapKeeper.js"
 import { reportSelect, toValues } from "./ReportCells.js"
 import { type ReportSnapshot, withReportSnapshot } from "./ReportCursor.js"
 import { appointmentsDefinition, followUpDefinition, type ReportDefinition, type ReportParams } from "./ReportQueries.js"
@@ -85,13 +86,14 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
     /**
      * Reads the rows batch by batch into the file, recording progress each `progressStep` rows
      * (a batch is written in slices at those boundaries, so the recorded count is always in the
-     * file); the rows written.
+     * file); the rows written. The heap is kept from piling up garbage between batches (HeapKeeper.ts).
      */
     const writeRows = (id: number, snapshot: ReportSnapshot, query: Statement.Statement<unknown>, writer: ReportFileWriter, total: number) =>
       Effect.gen(function*() {
         const step = progressStep(total)
         let written = 0
         let reported = 0
+        const keepHeap = heapKeeper()
         yield* snapshot.forEachBatch(query, (rows) =>
           Effect.gen(function*() {
             let from = 0
@@ -105,6 +107,7 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
                 yield* recordProgress(id, written)
               }
             }
+            keepHeap()
           }))
         return written
       })
