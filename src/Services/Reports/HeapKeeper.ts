@@ -3,9 +3,10 @@
  * text through the heap; rows that outlive a young-generation collection are promoted, and V8
  * lets the old generation grow to a multiple of the app's live heap before collecting it: a
  * million-row report took the process from ~150 MB to ~330 MB. Asking for a full collection each
- * time the heap has grown by `slackBytes` held the same reports at ~170–185 MB, at no measurable
- * cost in time (bench/reports.ts; each collection pauses the event loop for tens of milliseconds,
- * about once a second while a report is written).
+ * time the heap has grown by `slackBytes` held the same reports at ~200–260 MB, at no measurable
+ * cost in total time (bench/reports.ts). The price: each collection is a full, atomic one, which
+ * pauses the event loop ~0.1 s (a ~57 MB live heap on the 2-core bench machine) every second or
+ * two while a large report is written, where V8's own incremental collections pause it ~20 ms.
  *
  * The collector comes from a context created while `--expose-gc` is set, the flag then cleared
  * (as Jest does for `--logHeapUsage`): no command-line flag, and no `gc` global for other code.
