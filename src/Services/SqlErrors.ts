@@ -3,6 +3,7 @@
  * exclusion violations become domain errors; every other SQL error is a defect).
  */
 import { SqlError } from "@effect/sql"
+import { Effect } from "effect"
 
 /** A unique violation (SQLSTATE 23505), of `constraint` when one is named. */
 export const isUniqueViolation = (error: unknown, constraint?: string): boolean => {
@@ -31,3 +32,15 @@ export const isCheckViolation = (error: unknown, constraint?: string): boolean =
   const cause = sqlStateOf(error)
   return cause?.code === "23514" && (constraint === undefined || cause.constraint === constraint)
 }
+
+/** A deadlock PostgreSQL broke by aborting this transaction (SQLSTATE 40P01). */
+export const isDeadlock = (error: unknown): boolean => sqlStateOf(error)?.code === "40P01"
+
+/**
+ * Runs `transaction` again when PostgreSQL aborted it to break a deadlock (up to 3 more times):
+ * the other side has committed or rolled back by then, so the run sees its outcome (a constraint
+ * violation, say) instead of a 500. Only for a whole transaction that has no effect outside the
+ * database.
+ */
+export const retryDeadlocks = <A, E, R>(transaction: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.retry(transaction, { while: isDeadlock, times: 3 })

@@ -25,7 +25,7 @@ import {
 import type { AppointmentType } from "../../Domain/Scheduling/Scheduling.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
-import { isCheckViolation, isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
+import { isCheckViolation, isExclusionViolation, isForeignKeyViolation, retryDeadlocks } from "../SqlErrors.js"
 import { slotColumns, slotFrom, type SlotRow, toSlot } from "./SchedulingRepo.js"
 
 export interface SlotCriteria {
@@ -195,14 +195,16 @@ export class Slots extends Effect.Service<Slots>()("app/Slots", {
         if (changes.end_time !== undefined) sets.push(sql`end_time = ${changes.end_time}`)
         if (changes.appointment_type !== undefined) sets.push(sql`appointment_type = ${changes.appointment_type}`)
         if (changes.available !== undefined) sets.push(sql`available = ${changes.available}`)
-        const updated = yield* sql.withTransaction(Effect.gen(function*() {
+        // An UPDATE of the times checks the constraint after writing, like a plain INSERT: two moves
+        // onto one time can wait for each other, and the one PostgreSQL aborts runs again (then 409).
+        const updated = yield* retryDeadlocks(sql.withTransaction(Effect.gen(function*() {
           const rows = yield* sql<{ id: number }>`UPDATE available_slots SET ${sql.csv(sets)}
             WHERE id = ${id} AND NOT booked RETURNING id`
           if (rows.length > 0) {
             yield* audit.record({ actorId, action: "available_slot.update", targetType: "available_slot", targetId: id })
           }
           return rows.length > 0
-        })).pipe(
+        }))).pipe(
           Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | ValidationFailed> =>
             isExclusionViolation(error, "available_slots_no_overlap")
               ? Effect.fail(conflict(slotMessages.conflict))

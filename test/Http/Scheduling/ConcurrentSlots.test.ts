@@ -1,5 +1,5 @@
 /**
- * Identical availability creates at once, on a pool much smaller than the number of requests:
+ * Identical availability creates (and moves of different slots onto one time) at once, on a pool much smaller than the number of requests:
  * the exclusion constraint lets exactly one in and every other copy gets the §2.5 conflict (409),
  * never a 500 (a deadlock between the constraint's checks) nor a 503 (the pool starved while
  * PostgreSQL resolves them).
@@ -14,7 +14,7 @@ import { Effect, Fiber, Option, Redacted } from "effect"
 import pg from "pg"
 import { AppConfig } from "../../../src/Services/AppConfig.js"
 import { type RawResponse, request, TestApp } from "../../support/app.js"
-import { adminToken, createSlot, hoursFromNow, makeProvider } from "./helpers.js"
+import { adminToken, createSlot, hoursFromNow, makeProvider, slotAt } from "./helpers.js"
 
 const copies = 20
 const poolSize = 3
@@ -108,5 +108,26 @@ layer(TestApp({ dbPoolSize: poolSize }))("concurrent availability creates", (it)
       expect(created.filter((n) => n === 1)).toHaveLength(1)
       expect(created.filter((n) => n === 0)).toHaveLength(copies - 1)
       expect(yield* slotCount(provider.id)).toBe(1)
+    }))
+
+  it.effect(`${copies} different slots moved onto the same hour at once: one 200, every other move 409`, () =>
+    Effect.gen(function*() {
+      const token = yield* adminToken
+      const provider = yield* makeProvider(token)
+      const ids: Array<number> = []
+      for (let i = 0; i < copies; i++) ids.push(yield* slotAt(token, provider.id, 120 + 2 * i))
+      // Each move writes its slot's new version, then checks it against the others' new versions,
+      // still uncommitted: two moves can each wait for the other (rarely: the window is one
+      // statement), which PostgreSQL breaks with 40P01 and the service runs again (SqlErrors.test.ts).
+      const target = { start_time: hoursFromNow(200), end_time: hoursFromNow(201) }
+      const responses = yield* allAtOnce(ids.map((id) =>
+        request("PUT", `/v1/admin/clinic/availability/available_slots/${id}`, { token, body: { available_slot: target } })
+      ))
+      expect(statusCounts(responses.map((r) => r.status))).toEqual({ 200: 1, 409: copies - 1 })
+      for (const refused of responses.filter((r) => r.status === 409)) expect(refused.body).toEqual(conflictBody)
+      const sql = yield* SqlClient.SqlClient
+      const moved = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM available_slots
+        WHERE provider_id = ${provider.id} AND start_time = ${target.start_time}`
+      expect(moved[0]!.n).toBe(1)
     }))
 })
