@@ -23,6 +23,7 @@ import { promisify } from "node:util"
 import { inject } from "vitest"
 import { adminQuery } from "./support/database.js"
 import { withDatabase } from "./support/databaseUrl.js"
+import { imageEnv } from "../bench/support.js"
 import { freePort } from "../src/Layers/FreePort.js"
 
 const root = fileURLToPath(new URL("../", import.meta.url))
@@ -247,5 +248,14 @@ describe("the production build", () => {
     for (const sdk of ["@aws-sdk/client-s3", "nodemailer", "@opentelemetry/exporter-trace-otlp-http", "exceljs", "fast-xml-parser", "graphile-worker", "twilio", "firebase-admin"]) {
       expect(allInputs.some((input) => input.includes(`node_modules/${sdk}/`)), sdk).toBe(true)
     }
+  })
+})
+
+describe("the image", () => {
+  it("sets the malloc settings the benches measure the production build with (bench/support.ts imageEnv)", () => {
+    const env = readFileSync(path.join(root, "Dockerfile"), "utf8").split("\n").filter((line) => line.startsWith("ENV "))
+    const settings = new Set(env.flatMap((line) => line.slice(4).trim().split(/\s+/)))
+    expect(Object.keys(imageEnv).length).toBeGreaterThan(0)
+    for (const [name, value] of Object.entries(imageEnv)) expect(settings).toContain(`${name}=${value}`)
   })
 })
