@@ -16,7 +16,7 @@ import { contentTypes, fileExtensions, reportLifetimeDays, type ReportFormat, ty
 import { AppConfig } from "../AppConfig.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { heapKeeper } from "./HeapKeeper.js"
-import { reportSelect, toValues } from "./ReportCells.js"
+import { reportRows, toValues } from "./ReportCells.js"
 import { type ReportSnapshot, withReportSnapshot } from "./ReportCursor.js"
 import { appointmentsDefinition, followUpDefinition, type ReportDefinition, type ReportParams } from "./ReportQueries.js"
 import { openReportWriter, type ReportFileWriter, type Section } from "./ReportWriters.js"
@@ -129,8 +129,8 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
           yield* sql`UPDATE reports SET rows_total = ${total} WHERE id = ${id}`.pipe(stage(failureReasons.count))
           const writer = yield* Effect.tryPromise(() => openReportWriter(format, file, definition.layout))
           return yield* Effect.gen(function*() {
-            const select = reportSelect(sql, format, definition.layout.columns, writer.excelStyleIds)
-            const written = yield* writeRows(id, snapshot, sql`SELECT ${select} ${definition.source}`, writer, total)
+            const rows = reportRows(sql, format, { ...definition, columns: definition.layout.columns }, writer.excelStyleIds)
+            const written = yield* writeRows(id, snapshot, rows, writer, total)
             const sections = yield* totalsOf(snapshot, definition)
             yield* Effect.tryPromise(() => writer.finish(sections))
             return written

@@ -30,8 +30,10 @@ export interface ReportDefinition {
   readonly layout: ReportLayout & { readonly columns: ReadonlyArray<ReportColumn> }
   /** The rows to write, counted before writing (progress): `SELECT count(*)::int`. */
   readonly count: Statement.Statement<unknown>
-  /** `FROM … WHERE … ORDER BY …`: the rows in order, for the select list of `reportSelect` (ReportCells.ts). */
-  readonly source: Statement.Fragment
+  /** `FROM … WHERE …`: the rows, whose columns' `sql` the layout names (ReportCells.ts `reportRows`). */
+  readonly from: Statement.Fragment
+  /** The rows' order: expressions, each ascending (nulls last). */
+  readonly order: ReadonlyArray<Statement.Fragment>
   /** The totals written after the rows, in order. */
   readonly totals: ReadonlyArray<TotalsQuery>
 }
@@ -132,11 +134,12 @@ export const appointmentsDefinition = (
   const joined = sql`FROM appointments a JOIN providers p ON p.id = a.provider_id JOIN users u ON u.id = p.user_id
     LEFT JOIN claims c ON c.appointment_id = a.id AND c.status <> 'denied'
     WHERE ${where}`
+  const inTime = [sql`a.scheduled_at`, sql`a.id`]
   const order = grouping === "provider"
-    ? sql`ORDER BY lower(u.last_name), lower(u.first_name), a.provider_id, a.scheduled_at, a.id`
+    ? [sql`lower(u.last_name)`, sql`lower(u.first_name)`, sql`a.provider_id`, ...inTime]
     : grouping === "appointment_type"
-    ? sql`ORDER BY a.appointment_type NULLS LAST, a.scheduled_at, a.id`
-    : sql`ORDER BY a.scheduled_at, a.id`
+    ? [sql`a.appointment_type`, ...inTime]
+    : inTime
   const totalColumns = (first: Column): ReadonlyArray<Column> => [
     first,
     column("appointments", "Appointments", "integer", 12),
@@ -161,7 +164,8 @@ export const appointmentsDefinition = (
   return {
     layout: { title: reportTitles.provider_appointments, generatedAt, parameters: parameterList(params, "provider_appointments"), columns },
     count: sql`SELECT count(*)::int FROM appointments a WHERE ${where}`,
-    source: sql`${joined} ${order}`,
+    from: joined,
+    order,
     totals: [
       {
         title: "Totals",
@@ -217,7 +221,8 @@ export const followUpDefinition = (
     layout: { title: reportTitles.patient_follow_up, generatedAt, parameters: parameterList(params, "patient_follow_up"), columns },
     count: sql`SELECT count(*)::int FROM (${seen}) s JOIN patients pa ON pa.id = s.patient_id WHERE ${statusFilter}`,
     // Without a next appointment first (they need a follow-up), the longest since their last visit first.
-    source: sql`${joined} ORDER BY (n.scheduled_at IS NOT NULL), l.scheduled_at, s.patient_id`,
+    from: joined,
+    order: [sql`(n.scheduled_at IS NOT NULL)`, sql`l.scheduled_at`, sql`s.patient_id`],
     totals: [{
       title: "Totals",
       columns: [column("patients", "Patients", "integer", 10), column("without_next", "Without a next appointment", "integer", 26)],

@@ -2,7 +2,7 @@
  * The SQL twins of the app's text rules (sql/0025_report_cells.sql) give the same text as the rules
  * themselves: `report_csv_text` as `csvCell` (src/Domain/Csv.ts), `report_xml_text` as exceljs's
  * `xmlEncode`, on every three-character text of a tricky alphabet and on random longer ones; and
- * the rows `reportSelect` formats read back as the writers' formats would.
+ * the rows `reportRows` formats read back as the writers' formats would.
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import fc from "fast-check"
 import { createRequire } from "node:module"
 import { csvCell, csvLines } from "../../../src/Domain/Csv.js"
-import { type ReportColumn, reportSelect } from "../../../src/Services/Reports/ReportCells.js"
+import { type ReportColumn, reportRows } from "../../../src/Services/Reports/ReportCells.js"
 import { withReportSnapshot } from "../../../src/Services/Reports/ReportCursor.js"
 import { TestSqlLive } from "../../support/database.js"
 
@@ -59,8 +59,11 @@ layer(TestSqlLive)("report rows formatted in SQL", (it) => {
       ]
       const read = (format: "csv" | "json" | "excel") =>
         withReportSnapshot(sql, (snapshot) =>
-          snapshot.values(sql`SELECT ${reportSelect(sql, format, columns, [0, 0, 0, 7, 9])}
-            FROM unnest(${texts}::text[]) WITH ORDINALITY AS v(t, n) ORDER BY v.n`)).pipe(
+          snapshot.values(reportRows(sql, format, {
+            columns,
+            from: sql`FROM unnest(${texts}::text[]) WITH ORDINALITY AS v(t, n)`,
+            order: [sql`v.n`]
+          }, [0, 0, 0, 7, 9]))).pipe(
           Effect.map((rows) => rows.map((row) => row[0] as string)),
           Effect.orDie
         )
