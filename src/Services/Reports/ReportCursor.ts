@@ -12,7 +12,7 @@ import type { SqlClient, SqlError, Statement } from "@effect/sql"
 import { Effect, Fiber } from "effect"
 
 /** Rows a round trip: a few MB of rows at most, a few hundred round trips for a million rows. */
-export const cursorBatchSize = 5000
+const batchSize = 5000
 
 /** Rows as arrays of values (no object and no property names a row): the caller owns them. */
 export type RawRows = ReadonlyArray<Array<unknown>>
@@ -33,8 +33,7 @@ export interface ReportSnapshot {
 /** Runs `use` in a report snapshot; the transaction ends (rolled back: it wrote nothing) either way. */
 export const withReportSnapshot = <A, E, R>(
   sql: SqlClient.SqlClient,
-  use: (snapshot: ReportSnapshot) => Effect.Effect<A, E, R>,
-  batchSize: number = cursorBatchSize
+  use: (snapshot: ReportSnapshot) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | SqlError.SqlError, R> =>
   Effect.scoped(Effect.gen(function*() {
     const connection = yield* sql.reserve

@@ -50,7 +50,7 @@ export interface ReportFileWriter {
   /** The style ids the excel cells' XML names, by column (ReportCells.ts); empty for other formats. */
   readonly excelStyleIds: ReadonlyArray<number>
   /**
-   * Appends rows as the cursor reads `reportSelect` of the format (ReportCells.ts): one finished
+   * Appends rows as the cursor reads `reportRows` of the format (ReportCells.ts): one finished
    * text a row, or a PDF row's values. Resolves once the file can take more (backpressure).
    */
   readonly write: (rows: RawRows) => Promise<void>
