@@ -11,3 +11,11 @@ export const nameMatches = (sql: SqlClient, first: string, last: string, text: s
   return sql`(${sql.literal(first)} ILIKE ${pattern} ESCAPE '\\' OR ${sql.literal(last)} ILIKE ${pattern} ESCAPE '\\'
     OR (${sql.literal(first)} || ' ' || ${sql.literal(last)}) ILIKE ${pattern} ESCAPE '\\')`
 }
+
+/**
+ * A patient's searchable text (alias `p`): names, member id and phone (E.164). The expression of
+ * the one trigram index on patients, patients_search_trgm_idx (sql/0026): every patient search
+ * filters on it, so the index serves it.
+ */
+export const patientSearchText = (sql: SqlClient): Statement.Fragment =>
+  sql`(p.first_name || ' ' || p.last_name || ' ' || coalesce(p.member_id, '') || ' ' || coalesce(p.phone, ''))`

@@ -16,7 +16,7 @@ import {
 } from "../../Api/Ecm/Patients.js"
 import { ecmNotFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
-import { likePattern } from "../SqlSearch.js"
+import { likePattern, patientSearchText } from "../SqlSearch.js"
 
 export const ecmPatientsPageSize = 25
 
@@ -97,7 +97,10 @@ export class EcmPatients extends Effect.Service<EcmPatients>()("app/EcmPatients"
       const search = criteria.search?.trim() ?? ""
       if (search !== "") {
         const pattern = likePattern(search)
-        // The expression of the trigram index patients_search_trgm_idx.
+        // The ECM search covers names and member id only. Its text begins the indexed patient text
+        // (names, member id, phone), so what it matches the indexed text matches too: the index
+        // narrows, the second condition keeps phone digits out.
+        clauses.push(sql`${patientSearchText(sql)} ILIKE ${pattern} ESCAPE '\\'`)
         clauses.push(sql`(p.first_name || ' ' || p.last_name || ' ' || coalesce(p.member_id, '')) ILIKE ${pattern} ESCAPE '\\'`)
       }
       const status = criteria.status?.trim() ?? ""

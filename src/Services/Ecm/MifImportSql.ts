@@ -190,10 +190,16 @@ export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
             HAVING count(*) = 1)) AS provider_id
         FROM (SELECT DISTINCT ecm_npi, ecm_provider_name FROM mif_latest
               WHERE ecm_npi IS NOT NULL OR ecm_provider_name IS NOT NULL) k`
-      yield* sql`INSERT INTO case_loads (patient_id, provider_id, provider_npi, provider_name, provider_assigned_at, created_at, updated_at)
+      const caseLoads = (created: boolean) => sql`INSERT INTO case_loads (patient_id, provider_id, provider_npi, provider_name,
+          provider_assigned_at, created_at, updated_at)
         SELECT l.patient_id, m.provider_id, l.ecm_npi, l.ecm_provider_name, ${now}, ${now}, ${now}
         FROM mif_latest l JOIN mif_providers m
           ON m.ecm_npi IS NOT DISTINCT FROM l.ecm_npi AND m.ecm_provider_name IS NOT DISTINCT FROM l.ecm_provider_name
+        WHERE l.created = ${created}`
+      // New patients have no case load yet: a plain insert (an upsert's speculative insertion cost
+      // ~0.2 s per 100,000 rows). Known patients' case loads follow the file.
+      yield* caseLoads(true)
+      yield* sql`${caseLoads(false)}
         ON CONFLICT (patient_id) DO UPDATE SET
           provider_id = EXCLUDED.provider_id,
           provider_npi = EXCLUDED.provider_npi,

@@ -17,7 +17,7 @@ import {
 import { isStaff } from "../../Domain/Accounts/User.js"
 import { ClinicPatient, PatientProvider, type PatientSortColumn, patientSortColumns, patientStatuses } from "../../Domain/Patients/Patient.js"
 import { normalizePhone } from "../../Domain/Phone.js"
-import { likePattern } from "../SqlSearch.js"
+import { likePattern, patientSearchText } from "../SqlSearch.js"
 import { AuditLog } from "../AuditLog.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { PatientAccess, type PatientViewer } from "./PatientAccess.js"
@@ -110,8 +110,7 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
       p.phone, p.email, p.address, p.city, p.state, p.zip, p.language, p.member_id, p.active, p.user_id, p.provider_id,
       pu.first_name AS provider_first_name, pu.last_name AS provider_last_name, p.created_at, p.updated_at`
     const from = sql`patients p LEFT JOIN providers pr ON pr.id = p.provider_id LEFT JOIN users pu ON pu.id = pr.user_id`
-    // The expression of the trigram index patients_clinic_search_trgm_idx (sql/0010).
-    const searchable = sql`(p.first_name || ' ' || p.last_name || ' ' || coalesce(p.member_id, '') || ' ' || coalesce(p.phone, ''))`
+    const searchable = patientSearchText(sql)
 
     const sortColumns: Record<PatientSortColumn, Statement.Fragment> = {
       id: sql`p.id`,

@@ -70,6 +70,10 @@ layer(TestApp())("admin ECM patients", (it) => {
       expect(names(yield* list(token, { search: "abe BETA" }))).toEqual(["Abe Beta"])
       expect(names(yield* list(token, { search: "L2" }))).toEqual(["Abe Beta"])
       expect(names(yield* list(token, { search: "%" }))).toEqual([])
+      // The ECM search covers names and member id, not the phone the shared search index also holds.
+      yield* query(`UPDATE patients SET phone = '+14155550123' WHERE member_id = 'L1'`)
+      expect(names(yield* list(token, { search: "4155550123" }))).toEqual([])
+      expect(names(yield* list(token, { search: "zoe alpha L1" }))).toEqual(["Zoe Alpha"])
       expect(names(yield* list(token, { status: "existing_member" }))).toEqual(["Abe Beta"])
       expect(names(yield* list(token, { status: "new_member" }))).toEqual(["Zoe Alpha"])
       expect(names(yield* list(token, { provider_id: "77" }))).toEqual(["Zoe Alpha"])
