@@ -54,9 +54,20 @@ export const IsoTimestampInput = Schema.String.pipe(
   })
 )
 
+/** Day formatters by time zone: making one costs ~100× what formatting with it does. */
+const dayFormatters = new Map<string, Intl.DateTimeFormat>()
+const dayFormatterOf = (timeZone: string): Intl.DateTimeFormat => {
+  let formatter = dayFormatters.get(timeZone)
+  if (formatter === undefined) {
+    formatter = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" })
+    dayFormatters.set(timeZone, formatter)
+  }
+  return formatter
+}
+
 /** The calendar day (`YYYY-MM-DD`) of an instant in an IANA time zone, e.g. the clinic's "today". */
 export const calendarDayIn = (epochMillis: number, timeZone: string): string => {
-  const parts = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).formatToParts(new Date(epochMillis))
+  const parts = dayFormatterOf(timeZone).formatToParts(new Date(epochMillis))
   const part = (type: string) => parts.find((p) => p.type === type)?.value ?? ""
   return `${part("year")}-${part("month")}-${part("day")}`
 }

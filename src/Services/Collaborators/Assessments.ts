@@ -24,6 +24,7 @@ import {
   decodeBands, decodeQuestions, isAlertingIncident, type AssessmentQuestion, type QuestionSet, scoreAnswers, type ScoredResponse
 } from "../../Domain/Collaborators/QuestionSets.js"
 import type { PatientId } from "../../Domain/Ids.js"
+import { calendarDayIn } from "../../Domain/Time.js"
 import { AppConfig } from "../AppConfig.js"
 import { type AuditEntry, AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
@@ -84,10 +85,6 @@ interface LinkRow {
   readonly question_set_version: number
   readonly expires_at: Date
 }
-
-/** The day (YYYY-MM-DD) in a time zone. */
-const dayIn = (at: Date, timeZone: string) =>
-  new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(at)
 
 export class Assessments extends Effect.Service<Assessments>()("app/CollaboratorAssessments", {
   effect: Effect.gen(function*() {
@@ -275,7 +272,7 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
       submittedBy: number | null
     ) =>
       Effect.gen(function*() {
-        const outcome = scoreAnswers(set, answers, dayIn(at, config.clinicTimeZone))
+        const outcome = scoreAnswers(set, answers, calendarDayIn(at.getTime(), config.clinicTimeZone))
         if (outcome._tag === "Invalid") return yield* Effect.fail(invalid(outcome.errors))
         const { scored } = outcome
         // Completed, its open link revoked, a pending collaborator made active: one statement (one round trip).
