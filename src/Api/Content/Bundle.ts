@@ -14,13 +14,15 @@ const required = RequiredString
 const list = BoundedArray
 
 const slugPattern = "^[a-z0-9]+(-[a-z0-9]+)*$"
+const slugRegex = new RegExp(slugPattern)
 export const Slug = bounded(100).pipe(
-  Schema.filter((s) => new RegExp(slugPattern).test(s), { message: () => "invalid format", jsonSchema: { pattern: slugPattern } })
+  Schema.filter((s) => slugRegex.test(s), { message: () => "invalid format", jsonSchema: { pattern: slugPattern } })
 ).annotations({ description: "Lower-case letters and digits in dash-separated words (`sleep-hygiene`)" })
 
 const colorPattern = "^#[0-9A-Fa-f]{6}$"
+const colorRegex = new RegExp(colorPattern)
 const Color = bounded(7).pipe(
-  Schema.filter((s) => new RegExp(colorPattern).test(s), { message: () => "invalid format", jsonSchema: { pattern: colorPattern } })
+  Schema.filter((s) => colorRegex.test(s), { message: () => "invalid format", jsonSchema: { pattern: colorPattern } })
 ).annotations({ description: "`#RRGGBB`" })
 
 export const isHttpsUrl = (s: string): boolean => {
