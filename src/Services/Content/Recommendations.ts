@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { defaultRecommendations, maxRecommendations, RecommendationList } from "../../Api/Content/Content.js"
-import { type ContentType, type DifficultyLevel, RecommendedPiece } from "../../Domain/Content/Content.js"
+import { type ContentType, type DifficultyLevel, difficultyRank, RecommendedPiece } from "../../Domain/Content/Content.js"
 import { defineTask } from "../Jobs.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
@@ -42,6 +42,10 @@ export const reasonsOf = (row: {
   if (row.age_group !== "all" && row.age_group === row.patient_age_group) reasons.push(`for age group ${row.age_group}`)
   return reasons
 }
+
+/** A difficulty column's rank (`difficultyRank`: beginner 1 … advanced 3), as SQL. */
+const rankOf = (column: string) =>
+  `CASE ${column} ${Object.entries(difficultyRank).map(([level, rank]) => `WHEN '${level}' THEN ${rank}`).join(" ")} END`
 
 export class Recommendations extends Effect.Service<Recommendations>()("app/Recommendations", {
   effect: Effect.gen(function*() {
@@ -107,7 +111,7 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
             GROUP BY w.tag_id
           ),
           level AS (
-            SELECT coalesce(max(CASE cp.difficulty_level WHEN 'beginner' THEN 1 WHEN 'intermediate' THEN 2 ELSE 3 END), 1) AS highest
+            SELECT coalesce(max(${sql.literal(rankOf("cp.difficulty_level"))}), 1) AS highest
             FROM history h JOIN content_pieces cp ON cp.id = h.content_piece_id WHERE h.status = 'completed'
           ),
           -- Tags that move a score (a tag whose weights cancel out, or one only seen on open assignments,
@@ -129,7 +133,7 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
           -- those six streams, as many as the limit, hold every such piece that can reach the top.
           streams AS (
             SELECT s.* FROM (SELECT 'all' AS age_group UNION ALL SELECT age_group FROM patient) g
-              CROSS JOIN (VALUES ('beginner'), ('intermediate'), ('advanced')) AS l(difficulty_level)
+              CROSS JOIN (VALUES ${sql.literal(Object.keys(difficultyRank).map((level) => `('${level}')`).join(", "))}) AS l(difficulty_level)
               CROSS JOIN LATERAL (
                 SELECT cp.id, cp.created_at, cp.difficulty_level, cp.popularity, NULL::numeric AS affinity
                 FROM content_pieces cp
@@ -141,16 +145,14 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
                 LIMIT ${limit}
               ) s
           ),
-          ranked AS (
-            SELECT c.id, c.created_at,
-              coalesce(c.affinity, 0)
-                + c.popularity
-                + CASE WHEN (CASE c.difficulty_level WHEN 'beginner' THEN 1 WHEN 'intermediate' THEN 2 ELSE 3 END) <= level.highest + 1
-                    THEN 0.5 ELSE 0 END AS score,
-              c.popularity,
-              CASE WHEN (CASE c.difficulty_level WHEN 'beginner' THEN 1 WHEN 'intermediate' THEN 2 ELSE 3 END) <= level.highest + 1
-                THEN 1 ELSE 0 END AS fit
+          -- Fit: a level at most one above the highest the patient completed.
+          fitted AS (
+            SELECT c.*, CASE WHEN ${sql.literal(rankOf("c.difficulty_level"))} <= level.highest + 1 THEN 1 ELSE 0 END AS fit
             FROM (SELECT * FROM weighted UNION ALL SELECT * FROM streams) c CROSS JOIN level
+          ),
+          ranked AS (
+            SELECT c.id, c.created_at, coalesce(c.affinity, 0) + c.popularity + 0.5 * c.fit AS score, c.popularity, c.fit
+            FROM fitted c
             ORDER BY score DESC, c.created_at DESC, c.id ASC
             LIMIT ${limit}
           )
