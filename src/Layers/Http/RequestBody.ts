@@ -188,7 +188,7 @@ const tooLarge = Effect.map(tooLargeRead, HttpServerResponse.setHeader("connecti
 type ReadOutcome = { readonly _tag: "Read"; readonly bytes: Buffer } | { readonly _tag: "TooLarge"; readonly whole: boolean }
 
 /** The 413 for a body found too large: the connection kept only when the whole body was read. */
-const tooLargeAnswer = (outcome: { readonly whole: boolean }) => (outcome.whole ? tooLargeRead : tooLarge)
+const tooLargeAnswer = (whole: boolean) => (whole ? tooLargeRead : tooLarge)
 
 /**
  * Reads a Node request body up to `limit` bytes. Past the limit it keeps reading without keeping
@@ -274,7 +274,7 @@ export const checkRequestBody = <E, R>(
     // Read to its end and dropped, so the client is done sending when the 413 comes.
     const drained = readBody(request, NodeHttpServerRequest.toIncomingMessage(request), limit)
     return answer(Effect.flatMap(Effect.either(drained), (outcome) =>
-      tooLargeAnswer({ whole: outcome._tag === "Right" && outcome.right._tag === "TooLarge" && outcome.right.whole })))
+      tooLargeAnswer(outcome._tag === "Right" && outcome.right._tag === "TooLarge" && outcome.right.whole)))
   }
   // Without a Content-Type the platform reads JSON.
   const mediaType = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase()
@@ -288,7 +288,7 @@ export const checkRequestBody = <E, R>(
   )
   return Effect.flatMap(read, (outcome) => {
     if (outcome._tag === "Unreadable") return answer(refuse(request, "could not be read"))
-    if (outcome._tag === "TooLarge") return answer(tooLargeAnswer(outcome))
+    if (outcome._tag === "TooLarge") return answer(tooLargeAnswer(outcome.whole))
     const text = outcome.bytes.toString("utf8")
     if (jsonDepth(text) > maxJsonDepth) return answer(refuse(request, `is nested too deeply (more than ${maxJsonDepth} levels)`))
     return app.pipe(

@@ -46,6 +46,10 @@ export const reasonsOf = (row: {
 /** A difficulty column's rank (`difficultyRank`: beginner 1 … advanced 3), as SQL. */
 const rankOf = (column: string) =>
   `CASE ${column} ${Object.entries(difficultyRank).map(([level, rank]) => `WHEN '${level}' THEN ${rank}`).join(" ")} END`
+const completedRank = rankOf("cp.difficulty_level")
+const candidateRank = rankOf("c.difficulty_level")
+/** The levels as a VALUES list: `('beginner'), …`. */
+const levelValues = Object.keys(difficultyRank).map((level) => `('${level}')`).join(", ")
 
 export class Recommendations extends Effect.Service<Recommendations>()("app/Recommendations", {
   effect: Effect.gen(function*() {
@@ -111,7 +115,7 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
             GROUP BY w.tag_id
           ),
           level AS (
-            SELECT coalesce(max(${sql.literal(rankOf("cp.difficulty_level"))}), 1) AS highest
+            SELECT coalesce(max(${sql.literal(completedRank)}), 1) AS highest
             FROM history h JOIN content_pieces cp ON cp.id = h.content_piece_id WHERE h.status = 'completed'
           ),
           -- Tags that move a score (a tag whose weights cancel out, or one only seen on open assignments,
@@ -133,7 +137,7 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
           -- those six streams, as many as the limit, hold every such piece that can reach the top.
           streams AS (
             SELECT s.* FROM (SELECT 'all' AS age_group UNION ALL SELECT age_group FROM patient) g
-              CROSS JOIN (VALUES ${sql.literal(Object.keys(difficultyRank).map((level) => `('${level}')`).join(", "))}) AS l(difficulty_level)
+              CROSS JOIN (VALUES ${sql.literal(levelValues)}) AS l(difficulty_level)
               CROSS JOIN LATERAL (
                 SELECT cp.id, cp.created_at, cp.difficulty_level, cp.popularity, NULL::numeric AS affinity
                 FROM content_pieces cp
@@ -147,7 +151,7 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
           ),
           -- Fit: a level at most one above the highest the patient completed.
           fitted AS (
-            SELECT c.*, CASE WHEN ${sql.literal(rankOf("c.difficulty_level"))} <= level.highest + 1 THEN 1 ELSE 0 END AS fit
+            SELECT c.*, CASE WHEN ${sql.literal(candidateRank)} <= level.highest + 1 THEN 1 ELSE 0 END AS fit
             FROM (SELECT * FROM weighted UNION ALL SELECT * FROM streams) c CROSS JOIN level
           ),
           ranked AS (

@@ -79,14 +79,19 @@ const writeText = async (out: WriteStream, text: string) => {
  */
 const rowsPerWrite = 256
 
-/** Writes one-text rows, `separator` between them and `leading` before the first. */
-const writeRowTexts = async (out: WriteStream, rows: RawRows, leading: string, separator: string) => {
+/** One-text rows (`reportRows`), each as `render` gives it, joined `rowsPerWrite` rows a string. */
+function* rowTextChunks(rows: RawRows, render: (text: string) => string): Generator<string> {
   for (let from = 0; from < rows.length; from += rowsPerWrite) {
     const to = Math.min(rows.length, from + rowsPerWrite)
-    let text = ""
-    for (let i = from; i < to; i++) text += (i === 0 ? leading : separator) + (rows[i]![0] as string)
-    await writeText(out, text)
+    let chunk = ""
+    for (let i = from; i < to; i++) chunk += render(rows[i]![0] as string)
+    yield chunk
   }
+}
+
+/** Writes one-text rows into the file, each as `render` gives it. */
+const writeRowTexts = async (out: WriteStream, rows: RawRows, render: (text: string) => string) => {
+  for (const chunk of rowTextChunks(rows, render)) await writeText(out, chunk)
 }
 
 const closeStream = async (out: WriteStream) => {
@@ -99,7 +104,7 @@ const csvWriter = async (filePath: string, layout: ReportLayout): Promise<Report
   await writeText(out, csvLines([layout.columns.map((c) => c.label)]))
   return {
     excelStyleIds: [],
-    write: (lines) => writeRowTexts(out, lines, "", ""),
+    write: (lines) => writeRowTexts(out, lines, (line) => line),
     finish: () => closeStream(out),
     abort: () => out.destroy()
   }
@@ -121,11 +126,12 @@ const jsonWriter = async (filePath: string, layout: ReportLayout): Promise<Repor
   let first = true
   return {
     excelStyleIds: [],
-    write: (objects) => {
-      const leading = first ? "\n" : ",\n"
-      first = false
-      return writeRowTexts(out, objects, leading, ",\n")
-    },
+    write: (objects) =>
+      writeRowTexts(out, objects, (object) => {
+        const separator = first ? "\n" : ",\n"
+        first = false
+        return separator + object
+      }),
     finish: async (sections) => {
       const totals = sections.map((s) => ({ title: s.title, rows: s.rows.map((row) => objectOf(s.columns, row)) }))
       await writeText(out, `\n],"totals":${JSON.stringify(totals)}}\n`)
@@ -199,15 +205,12 @@ const excelWriter = async (filePath: string, layout: ReportLayout): Promise<Repo
   return {
     excelStyleIds: styleIds,
     write: async (cells) => {
-      for (let from = 0; from < cells.length; from += rowsPerWrite) {
-        let xml = ""
-        for (let i = from; i < Math.min(cells.length, from + rowsPerWrite); i++) {
-          // The cells come without addresses: the row's first cell (\`<c…\`) gets its own.
-          const number = nextRowNumber++
-          xml += `<row r="${number}"><c r="A${number}"${(cells[i]![0] as string).slice(2)}</row>`
-        }
-        sheetXml.write(xml)
+      // The cells come without addresses: the row's first cell (`<c…`) gets its own.
+      const rowXml = (rowCells: string) => {
+        const number = nextRowNumber++
+        return `<row r="${number}"><c r="A${number}"${rowCells.slice(2)}</row>`
       }
+      for (const xml of rowTextChunks(cells, rowXml)) sheetXml.write(xml)
       // The rows' XML waits in the zip's entry until deflated: wait while it holds more than it wants.
       for (const zipEntry of sheetXml.pipes) if (zipEntry._writableState?.needDrain === true) await once(zipEntry, "drain")
       await yieldToIo()
