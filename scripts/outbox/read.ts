@@ -31,8 +31,8 @@ export interface OutboxLine {
 export type OutboxItem = OutboxMail | OutboxLine
 
 const linkPattern = /https?:\/\/[^\s<>"')\]]+/g
-/** Confirmation and sign-in codes are 4–8 digits standing alone (not part of a date or a link). */
-const codePattern = /(?<![\d/:-]|\d\.)\b\d{4,8}\b(?![\d/:-]|\.\d)/g
+/** The API's one-time codes are 6 digits standing alone (not part of a number, a date or a link). */
+const codePattern = /(?<![\d/:-]|\d\.)\b\d{6}\b(?![\d/:-]|\.\d)/g
 
 const linksIn = (text: string) => [...new Set(text.match(linkPattern) ?? [])]
 const codesIn = (text: string) => [...new Set(text.replace(linkPattern, " ").match(codePattern) ?? [])]
