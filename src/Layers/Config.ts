@@ -138,6 +138,15 @@ const positiveInteger = (name: string, fallback: number) =>
     fallback
   )
 
+/** A gone instance must not be mistaken for a live one that missed a beat: stale after more than two beats. */
+const liveness = Config.all({
+  heartbeatSeconds: positiveInteger("HEARTBEAT_SECONDS", 30),
+  staleAfterSeconds: positiveInteger("HEARTBEAT_STALE_SECONDS", 120)
+}).pipe(Config.validate({
+  message: "HEARTBEAT_STALE_SECONDS must be more than twice HEARTBEAT_SECONDS",
+  validation: (l) => l.staleAfterSeconds > 2 * l.heartbeatSeconds
+}))
+
 const mif = Config.all({
   importDir: optional(Config.string("MIF_IMPORT_DIR")).pipe(Config.map(Option.map((dir) => path.resolve(dir)))),
   maxFileBytes: positiveInteger("MIF_MAX_FILE_BYTES", 64 * 1024 * 1024),
@@ -244,6 +253,7 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
       concurrency: yield* positiveInteger("JOBS_CONCURRENCY", 4),
       pollIntervalMs: yield* positiveInteger("JOBS_POLL_INTERVAL_MS", 2000)
     },
+    liveness: yield* liveness,
     billing: yield* billing,
     // Admin reports (issue 25): report files hold personal data, so links are short-lived; 30 days at most.
     reports: {

@@ -5,9 +5,11 @@
  * (graphile-worker locks each job with SKIP LOCKED, and each cron tick is taken by one instance).
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Redacted, Runtime, Schema } from "effect"
-import type { CronItem, Runner, TaskList } from "graphile-worker"
+import { Effect, Exit, Layer, Redacted, Runtime, Schema, Scope } from "effect"
+import type { CronItem, Runner, TaskList, WorkerEvents } from "graphile-worker"
+import { EventEmitter } from "node:events"
 import { AppConfig } from "../Services/AppConfig.js"
+import { keepAlive } from "../Services/Heartbeats.js"
 import { type AnyJobTask, type JobContext, Jobs } from "../Services/Jobs.js"
 import { DatabaseUrl } from "./Database.js"
 import { graphileWorker, workerLogger } from "./GraphileWorker.js"
@@ -91,12 +93,14 @@ export const taskList = <R>(tasks: ReadonlyArray<AnyJobTask<R>>, runtime: Runtim
 /**
  * Runs the queue inside this instance (unless `JOBS_ENABLED=false`: an API-only instance). On
  * shutdown the runner stops taking jobs; jobs in flight finish, or are released for another
- * instance when they outlast graphile-worker's grace period.
+ * instance when they outlast graphile-worker's grace period. The worker pool beats a heartbeat
+ * under the id its job locks carry, from its start until it has stopped: should the process die,
+ * other instances release its locks once that heartbeat is stale (../Services/Recovery.ts).
  */
 export const JobWorkerLive = <R>(
   tasks: ReadonlyArray<AnyJobTask<R>>,
   schedules: ReadonlyArray<JobSchedule> = []
-): Layer.Layer<never, never, R | AppConfig | DatabaseUrl> =>
+): Layer.Layer<never, never, R | AppConfig | DatabaseUrl | SqlClient.SqlClient> =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const config = yield* AppConfig
     if (!config.jobs.enabled) return
@@ -106,6 +110,13 @@ export const JobWorkerLive = <R>(
     const logger = yield* workerLogger(runtime)
     const crontab: Array<CronItem> = schedules.map(({ pattern, task }) => ({ task: task.name, match: pattern, identifier: task.name }))
     const pgPool = yield* workerPool(url, config.jobs.concurrency + 2)
+    // graphile-worker locks jobs with its pool's id, which only its `pool:create` event tells.
+    const events: WorkerEvents = new EventEmitter()
+    let poolId: string | undefined
+    events.on("pool:create", ({ workerPool }) => (poolId ??= workerPool.id))
+    // The heartbeat's scope is closed after the runner has stopped (finalizers run in reverse).
+    const heartbeat = yield* Scope.make()
+    yield* Effect.addFinalizer(() => Scope.close(heartbeat, Exit.void))
     yield* Effect.acquireRelease(
       Effect.tryPromise(() =>
         run({
@@ -116,12 +127,15 @@ export const JobWorkerLive = <R>(
           logger,
           taskList: taskList(tasks, runtime),
           parsedCronItems: parseCronItems(crontab),
-          preset: flushedOnStop
+          preset: flushedOnStop,
+          events
         })
       ).pipe(Effect.orDie),
       (runner: Runner) =>
         Effect.promise(() => runner.stop()).pipe(Effect.zipRight(Effect.logInfo("job worker stopped")))
     )
+    if (poolId === undefined) return yield* Effect.dieMessage("graphile-worker started without announcing its pool")
+    yield* keepAlive(poolId).pipe(Scope.extend(heartbeat))
     yield* Effect.logInfo("job worker started").pipe(Effect.annotateLogs("jobs.concurrency", config.jobs.concurrency))
   }))
 

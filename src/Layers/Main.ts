@@ -23,6 +23,7 @@ import { AdaptersLive, ObjectDownloadLive } from "./Adapters.js"
 import { AppConfig } from "../Services/AppConfig.js"
 import { AppConfigLive } from "./Config.js"
 import { DatabaseLive } from "./Database.js"
+import { InstanceLive } from "./Instance.js"
 import { type JobSchedule, JobWorkerLive, PgJobsLive } from "./Jobs.js"
 import type { AnyJobTask } from "../Services/Jobs.js"
 import { HttpAdminUsersLive } from "./Http/Accounts/AdminUsers.js"
@@ -416,7 +417,7 @@ export const backendLayer = Layer.mergeAll(
   ReportServicesLive,
   JobWorkerWithTasksLive
 ).pipe(
-  Layer.provideMerge(Layer.provideMerge(PgJobsLive, DatabaseLive))
+  Layer.provideMerge(Layer.provideMerge(Layer.merge(PgJobsLive, InstanceLive), DatabaseLive))
 )
 
 /** The Node server, also as `NodeServer` so shutdown can stop it accepting connections. */

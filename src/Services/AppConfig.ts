@@ -107,6 +107,18 @@ export interface JobSettings {
 }
 
 /**
+ * How instances tell each other they are alive (`src/Layers/Instance.ts`): work held by an
+ * instance silent for `staleAfterSeconds` (its job locks, its unfinished imports) is released or
+ * failed by the others, each sweeping every `heartbeatSeconds`.
+ */
+export interface LivenessSettings {
+  /** HEARTBEAT_SECONDS: how often each instance records that it is alive, and sweeps. */
+  readonly heartbeatSeconds: number
+  /** HEARTBEAT_STALE_SECONDS: silence after which an instance counts as gone (more than two beats). */
+  readonly staleAfterSeconds: number
+}
+
+/**
  * Which proxies in front of the service may say who the client is (`X-Forwarded-For`) and how it
  * was reached (`X-Forwarded-Proto`/`-Host`): none (the socket peer is the client), a number of
  * hops, or the addresses and CIDR ranges of the proxies.
@@ -161,6 +173,7 @@ export interface AppSettings {
   /** Where self-harm alerts go when a patient has no primary provider, and those of public screeners (CLINICAL_ALERT_EMAIL). */
   readonly clinicalAlertEmail: string
   readonly jobs: JobSettings
+  readonly liveness: LivenessSettings
   readonly billing: BillingSettings
   /** Admin report files (issue 25). */
   readonly reports: ReportSettings

@@ -35,6 +35,7 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   clinicSupportEmail: "support@clinic.test",
   clinicalAlertEmail: "alerts@clinic.test",
   jobs: { enabled: false, concurrency: 2, pollIntervalMs: 2000 },
+  liveness: { heartbeatSeconds: 30, staleAfterSeconds: 120 },
   reports: { linkMinutes: 15 },
   fcm: Option.none(),
   mif: { importDir: Option.none(), maxFileBytes: 64 * 1024 * 1024, urlTimeoutMs: 30_000, urlAllowedNetworks: [] },

@@ -10,6 +10,8 @@
  * Any invalid record, ambiguous match or malformed file fails the transaction, so nothing of the
  * import remains but the `mif_files` row, marked `failed` with its `import_errors`. Imports are
  * serialised by a transaction-level advisory lock: matching reads patients and then writes them.
+ * Each row names the instance running it (`owner_instance`): should that instance die mid-way,
+ * PostgreSQL rolls its transaction back and another instance fails the row (`failAbandonedImports`).
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, DateTime, Effect, Option } from "effect"
@@ -23,6 +25,8 @@ import { type MifImportSql, makeMifImportSql, stagingLine } from "./MifImportSql
 import { MalformedFile, readMif } from "./MifParsers.js"
 import { type MifInput, obtainMifFile } from "./MifSources.js"
 import { isUniqueViolation } from "../SqlErrors.js"
+import { staleCutoff } from "../Heartbeats.js"
+import { Instance } from "../Instance.js"
 
 /**
  * Bytes of staging lines copied per COPY statement (~2,500 records of a typical file). Under 1 MB
@@ -35,6 +39,26 @@ export const maxReportedProblems = 100
 
 /** work_mem of an import's transaction: its sorts and hashes of the staged rows fit in memory. */
 const importWorkMem = "64MB"
+
+/** An import that stopped part-way (a defect, a client gone, a crash): its transaction rolled back. */
+export const interruptedImportError = "The import stopped unexpectedly; nothing of it was kept"
+
+/**
+ * Fails the unfinished imports of instances that are gone (./Recovery.ts); how many. A row
+ * without an owner (written before owners were recorded) counts once untouched for the stale time.
+ */
+export const failAbandonedImports = (staleAfterSeconds: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const now = new Date(yield* Clock.currentTimeMillis)
+    const failed = yield* sql<{ id: number }>`UPDATE mif_files SET status = 'failed', import_errors = ${interruptedImportError},
+        records_imported = 0, updated_at = ${now}
+      WHERE status IN ('pending', 'processing')
+        AND NOT EXISTS (SELECT 1 FROM heartbeats h WHERE h.holder_id = mif_files.owner_instance)
+        AND (owner_instance IS NOT NULL OR updated_at < ${staleCutoff(sql, staleAfterSeconds)})
+      RETURNING id`
+    return failed.length
+  }).pipe(Effect.orDie)
 
 /** Arbitrary constant: the advisory lock that serialises imports across instances. */
 const importLockKey = 7_340_914
@@ -64,6 +88,7 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
     const sql = yield* SqlClient.SqlClient
     const store = yield* ObjectStore
     const audit = yield* AuditLog
+    const instance = yield* Instance
     const statements: MifImportSql = makeMifImportSql(sql)
 
     /**
@@ -163,8 +188,8 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
         const file = yield* obtainMifFile(input)
         const now = new Date(yield* Clock.currentTimeMillis)
         const [row] = yield* sql<{ id: number }>`INSERT INTO mif_files
-          (filename, file_type, source_type, byte_size, status, created_by_id, created_at, updated_at)
-          VALUES ('', ${file.fileType}, ${file.sourceType}, ${file.bytes.byteLength}, 'pending', ${actorId}, ${now}, ${now})
+          (filename, file_type, source_type, byte_size, status, owner_instance, created_by_id, created_at, updated_at)
+          VALUES ('', ${file.fileType}, ${file.sourceType}, ${file.bytes.byteLength}, 'pending', ${instance.id}, ${actorId}, ${now}, ${now})
           RETURNING id`.pipe(Effect.orDie)
         const id = row!.id
         const filename = filenameOf(id, file.fileType, now)
@@ -175,7 +200,7 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
         yield* Effect.annotateCurrentSpan({ "mif_file.id": id })
         const outcome = yield* Effect.either(importRecords(id, actorId, file.fileType, file.bytes)).pipe(
           // A defect or an interruption (the client went away): the transaction rolled back.
-          Effect.onError(() => setStatus(id, "failed", { errors: "The import stopped unexpectedly; nothing was imported" }))
+          Effect.onError(() => setStatus(id, "failed", { errors: interruptedImportError }))
         )
         if (outcome._tag === "Left") {
           const problems = outcome.left.problems

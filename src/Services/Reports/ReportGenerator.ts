@@ -4,7 +4,9 @@
  * `generating` left by a crashed run of the same job), and in one snapshot (ReportCursor.ts) counts
  * the rows, reads them in batches from a cursor into a per-job temporary file while recording
  * progress, and reads the totals; then streams the file into the ObjectStore, and only then marks the report completed. Any failure on the way leaves no object,
- * deletes the temporary file and marks the report failed with the stage that failed.
+ * deletes the temporary file and marks the report failed with the stage that failed. A run cut
+ * by a crash is run again by the queue once the crashed worker's lock is released (../Recovery.ts);
+ * a report whose job has no run left is failed by `failStrandedReports`.
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Cause, Clock, Effect, Exit, Option } from "effect"
@@ -14,6 +16,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { contentTypes, fileExtensions, reportLifetimeDays, type ReportFormat, type ReportType } from "../../Domain/Reports/Report.js"
 import { AppConfig } from "../AppConfig.js"
+import { staleCutoff } from "../Heartbeats.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { heapKeeper } from "./HeapKeeper.js"
 import { reportRows, toValues } from "./ReportCells.js"
@@ -27,8 +30,30 @@ const dayMs = 86_400_000
 export const failureReasons = {
   count: "Counting the report's rows failed",
   write: "Writing the report file failed",
-  store: "Storing the report file failed"
+  store: "Storing the report file failed",
+  interrupted: "Generating the report stopped unexpectedly on every run"
 } as const
+
+/** The report's `reports.generate` job: one per report, found by its key. */
+const reportJobKeyPrefix = "report:"
+export const reportJobKey = (id: number) => `${reportJobKeyPrefix}${id}`
+
+/**
+ * Fails `generating` reports whose job can no longer run — out of runs after crashes, or gone —
+ * and which have not moved for the stale time (../Recovery.ts); how many. A job that is locked
+ * (running, or held by a crashed worker not yet released) or has runs left is left to the queue.
+ */
+export const failStrandedReports = (staleAfterSeconds: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const now = new Date(yield* Clock.currentTimeMillis)
+    const failed = yield* sql<{ id: number }>`UPDATE reports r SET status = 'failed', failure_reason = ${failureReasons.interrupted}, updated_at = ${now}
+      WHERE r.status = 'generating' AND r.updated_at < ${staleCutoff(sql, staleAfterSeconds)}
+        AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j
+          WHERE j.key = ${reportJobKeyPrefix} || r.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))
+      RETURNING r.id`
+    return failed.length
+  }).pipe(Effect.orDie)
 
 class StageFailed {
   readonly _tag = "StageFailed"

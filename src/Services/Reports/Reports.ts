@@ -19,6 +19,7 @@ import { Jobs } from "../Jobs.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { newToken } from "../Tokens.js"
 import { appointmentsSummary, type ReportParams } from "./ReportQueries.js"
+import { reportJobKey } from "./ReportGenerator.js"
 import { generateReportTask, reportMaxAttempts } from "./ReportTasks.js"
 
 /**
@@ -94,7 +95,7 @@ export class Reports extends Effect.Service<Reports>()("app/Reports", {
               (report_id, report_type, format, parameters, requested_by_id, estimated_completion, created_at, updated_at)
             VALUES (${reportId}, ${type}, ${params.format}, ${JSON.stringify(params)}::jsonb, ${actorId}, ${estimate}, ${at}, ${at})
             RETURNING id`
-          yield* jobs.enqueue(generateReportTask, { report: row!.id }, { maxAttempts: reportMaxAttempts })
+          yield* jobs.enqueue(generateReportTask, { report: row!.id }, { maxAttempts: reportMaxAttempts, jobKey: reportJobKey(row!.id) })
           yield* audit.record({ actorId, action: "report.generate", targetType: "report", targetId: row!.id })
           return row!.id
         })).pipe(Effect.orDie)

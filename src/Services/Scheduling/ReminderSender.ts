@@ -1,11 +1,13 @@
 /**
  * Sends one appointment reminder (the `reminders.send` job, issue 17). Idempotent: the job first
- * claims the reminder with a compare-and-swap on its row — `scheduled` and `pending`, or a claim
- * left by an earlier run of this same job (a crash between claim and send) or gone stale — so a
- * retry or a second worker never sends it twice; only the claimer records the outcome.
+ * claims the reminder with a compare-and-swap on its row (`scheduled` and `pending`), so a retry
+ * or a second worker never sends it twice; only the claimer records the outcome.
  *
- * A crash after the provider accepted the message but before `sent` is recorded can still send it
- * again on retry: no provider here takes an idempotency key (docs/spec-decisions.md #17).
+ * A claim left `sending` by a run that died (a crash, found by the job's next run or, when the
+ * job has no run left, by the recovery sweep) has an unknown outcome: the provider may have
+ * accepted the message before the crash, and none here takes an idempotency key. It is never sent
+ * again: it is marked `failed` with `reminderReasons.interrupted`, so staff see it and can follow
+ * up (docs/spec-decisions.md, reminders).
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -17,9 +19,10 @@ import type { JobContext } from "../Jobs.js"
 import { Mailer } from "../Mailer.js"
 import { Push } from "../Push.js"
 import { Telephony } from "../Telephony.js"
-import { reminderReasons } from "./RemindersRepo.js"
+import { staleCutoff } from "../Heartbeats.js"
+import { reminderJobKeyPrefix, reminderReasons } from "./RemindersRepo.js"
 
-/** A claim older than this is taken over by another job: far longer than one send may take. */
+/** A claim older than this is an interrupted send whichever job finds it: far longer than one send may take. */
 export const claimTimeout = Duration.minutes(10)
 /** One provider call; a slower one counts as failed (and is retried). */
 const sendTimeout = Duration.seconds(30)
@@ -58,6 +61,21 @@ const impossible = (reason: string, status: "failed" | "cancelled" = "failed", d
 /** Channels whose provider reports delivery later (the SMS and voice status webhooks). */
 const reportedLater: ReadonlyArray<ReminderChannel> = ["sms", "voice"]
 
+/**
+ * Fails reminders left `sending` whose job can no longer run (out of runs after crashes, or gone)
+ * and claimed longer than the stale time ago (../Recovery.ts); how many. Jobs with runs left
+ * settle their own reminder on their next run.
+ */
+export const failStrandedReminders = (staleAfterSeconds: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ id: number }>`UPDATE appointment_reminders r SET status = 'failed', delivery_status = 'failed',
+        status_reason = ${reminderReasons.interrupted}, claimed_at = NULL, claimed_by = NULL, updated_at = now()
+      WHERE r.status = 'scheduled' AND r.delivery_status = 'sending' AND r.claimed_at < ${staleCutoff(sql, staleAfterSeconds)}
+        AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j
+          WHERE j.key = ${reminderJobKeyPrefix} || r.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))
+      RETURNING r.id`
+  ).pipe(Effect.map((rows) => rows.length), Effect.orDie)
+
 export class ReminderSender extends Effect.Service<ReminderSender>()("app/ReminderSender", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -69,7 +87,7 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
     /**
      * The claim and everything the send needs, in one statement (a job is a handful of round trips
      * at most: 10,000 reminders due at once are sent within a minute by one instance). Nothing when
-     * the reminder is not claimable: already sent or cancelled, moved later, or claimed by a live job.
+     * the reminder is not claimable: already sent or cancelled, moved later, or claimed.
      */
     const claim = (id: number, job: JobContext, at: Date) =>
       sql<SendContext>`WITH claimed AS (
@@ -77,9 +95,7 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
             claimed_by = ${job.id}, attempts = attempts + 1, updated_at = now()
           WHERE id = ${id} AND status = 'scheduled'
             AND send_at <= ${new Date(at.getTime() + Duration.toMillis(dueTolerance))}
-            AND (delivery_status = 'pending'
-              OR (delivery_status = 'sending' AND (claimed_by = ${job.id}
-                OR claimed_at < ${new Date(at.getTime() - Duration.toMillis(claimTimeout))})))
+            AND delivery_status = 'pending'
           RETURNING appointment_id, reminder_type, message, language)
         SELECT r.reminder_type, r.message, r.language, a.id AS appointment_id, a.scheduled_at,
           a.status AS appointment_status, pu.first_name || ' ' || pu.last_name AS provider_name,
@@ -104,6 +120,17 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
           status_reason = ${set.reason}, sent_at = ${set.sentAt}, provider_message_id = ${set.providerMessageId},
           claimed_at = NULL, claimed_by = NULL, updated_at = now()
         WHERE id = ${id} AND delivery_status = 'sending' AND claimed_by = ${job.id}`
+
+    /**
+     * A claim an earlier run of this job left (it died mid-send), or anyone's claim past
+     * `claimTimeout`: its outcome is unknown, so it is failed rather than sent again. Whether one was.
+     */
+    const settleInterrupted = (id: number, job: JobContext, at: Date) =>
+      sql<{ id: number }>`UPDATE appointment_reminders SET status = 'failed', delivery_status = 'failed',
+          status_reason = ${reminderReasons.interrupted}, claimed_at = NULL, claimed_by = NULL, updated_at = now()
+        WHERE id = ${id} AND status = 'scheduled' AND delivery_status = 'sending'
+          AND (claimed_by = ${job.id} OR claimed_at < ${new Date(at.getTime() - Duration.toMillis(claimTimeout))})
+        RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
 
     /** Gives the claim back so the retry (or another worker) can take it at once. */
     const release = (id: number, job: JobContext, reason: string) =>
@@ -180,7 +207,11 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
         const at = new Date(yield* Clock.currentTimeMillis)
         const context = yield* claim(id, job, at)
         if (context === undefined) {
-          yield* Effect.logDebug("reminder not claimable: already sent, cancelled, moved or being sent")
+          if (yield* settleInterrupted(id, job, at)) {
+            yield* Effect.logWarning("reminder send was interrupted earlier: marked failed, not sent again")
+          } else {
+            yield* Effect.logDebug("reminder not claimable: already sent, cancelled, moved or being sent")
+          }
           return
         }
         yield* Effect.annotateCurrentSpan({ "appointment.id": context.appointment_id, "reminder.type": context.reminder_type })

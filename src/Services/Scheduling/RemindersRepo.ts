@@ -40,7 +40,8 @@ export const toReminder = (row: ReminderRow): AppointmentReminder =>
   })
 
 /** One pending send job per reminder: enqueueing again (a reschedule) moves it; cancelling removes it. */
-export const reminderJobKey = (id: number) => `appointment_reminder:${id}`
+export const reminderJobKeyPrefix = "appointment_reminder:"
+export const reminderJobKey = (id: number) => `${reminderJobKeyPrefix}${id}`
 
 /** Fixed reasons recorded in `status_reason` (no personal data). */
 export const reminderReasons = {
@@ -50,5 +51,6 @@ export const reminderReasons = {
   noEmail: "patient has no email address",
   noDevice: "patient's account has no registered device",
   cancelledByUser: "cancelled by a user",
+  interrupted: "sending was interrupted: it may not have reached the patient, and is not sent again",
   appointmentEnded: (status: string) => `appointment is ${status}`
 } as const

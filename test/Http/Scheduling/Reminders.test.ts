@@ -12,6 +12,7 @@ import { MemoryPush, PushError } from "../../../src/Layers/MemoryPush.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
 import { ReminderSender } from "../../../src/Services/Scheduling/ReminderSender.js"
 import { sendReminderTask } from "../../../src/Services/Scheduling/ReminderTasks.js"
+import { reminderReasons } from "../../../src/Services/Scheduling/RemindersRepo.js"
 import { request, signIn, TestApp } from "../../support/app.js"
 import { adminToken, bookSlot, createSlot, hoursFromNow, insertUser, makeProvider, password } from "./helpers.js"
 
@@ -392,7 +393,7 @@ layer(TestApp())("appointment reminders", (it) => {
       expect(yield* rowOf(laterSms!.id)).toMatchObject({ status: "cancelled", delivery_status: "unsubscribed", status_reason: "patient opted out of SMS" })
     }))
 
-  it.effect("a crash between claim and send is retried without a duplicate; a live claim of another job is left alone", () =>
+  it.effect("a send cut by a crash is never sent again: the job's next run marks it failed; a live claim of another job is left alone", () =>
     Effect.gen(function*() {
       const f = yield* family({ email: null })
       const appointment = yield* appointmentIn(f, 30)
@@ -401,13 +402,15 @@ layer(TestApp())("appointment reminders", (it) => {
       const [job] = yield* jobsOf([sms!.id])
       yield* TestClock.adjust(28 * hourMs + minuteMs)
       const now = new Date(yield* Clock.currentTimeMillis)
-      // This very job claimed it and the process died before sending: its retry takes the claim over.
+      // This very job claimed it and the process died: the provider may have accepted the text.
       yield* sql`UPDATE appointment_reminders SET delivery_status = 'sending', claimed_by = ${job!.id}, claimed_at = ${now} WHERE id = ${sms!.id}`.pipe(Effect.orDie)
       yield* advanceAndRun(0)
-      expect(yield* smsTo(f.phone)).toHaveLength(1)
-      expect(yield* rowOf(sms!.id)).toMatchObject({ status: "sent", attempts: 1 })
+      expect(yield* smsTo(f.phone)).toHaveLength(0)
+      expect(yield* rowOf(sms!.id)).toMatchObject({
+        status: "failed", delivery_status: "failed", status_reason: reminderReasons.interrupted, sent_at: null
+      })
 
-      // Another job holds a fresh claim: this one does nothing; once that claim is stale, it sends once.
+      // Another job holds a fresh claim: this one does nothing; once that claim is stale, it is failed, not sent.
       const second = yield* create(yield* adminToken, { appointment_id: appointment.id, reminder_type: "sms", send_at: new Date(now.getTime() + minuteMs).toISOString() })
       const id = (second.body as Created).appointment_reminder.id
       yield* TestClock.adjust(2 * minuteMs)
@@ -415,11 +418,12 @@ layer(TestApp())("appointment reminders", (it) => {
       yield* sql`UPDATE appointment_reminders SET delivery_status = 'sending', claimed_by = 'other-worker', claimed_at = ${at} WHERE id = ${id}`.pipe(Effect.orDie)
       const sender = yield* ReminderSender.pipe(Effect.provide(ReminderSender.Default))
       yield* sender.send(id, { id: "late-job", attempt: 1, maxAttempts: 5 })
-      expect(yield* smsTo(f.phone)).toHaveLength(1)
+      expect(yield* rowOf(id)).toMatchObject({ status: "scheduled", delivery_status: "sending" })
       yield* TestClock.adjust(11 * minuteMs)
       yield* sender.send(id, { id: "late-job", attempt: 2, maxAttempts: 5 })
       yield* sender.send(id, { id: "late-job-2", attempt: 1, maxAttempts: 5 })
-      expect(yield* smsTo(f.phone)).toHaveLength(2)
+      expect(yield* smsTo(f.phone)).toHaveLength(0)
+      expect(yield* rowOf(id)).toMatchObject({ status: "failed", delivery_status: "failed", status_reason: reminderReasons.interrupted })
     }))
 
   it.effect("a provider failure releases the claim for a retry; the last attempt records the failure and its reason", () =>
