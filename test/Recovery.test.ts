@@ -26,13 +26,13 @@ const settledWithinMs = (staleSeconds + heartbeatSeconds) * 1000 + 15_000
 const admin = { email: "recovery-admin@example.test", password: "recovery-password-1" }
 const accountSid = `AC${"0".repeat(32)}`
 
-/** Resolves once `check` returns a value other than undefined; fails at the deadline with the last value seen. */
-const until = async <A>(what: string, deadlineMs: number, check: () => Promise<A | undefined>): Promise<A> => {
+/** Polls `check` until it accepts what `read` returns; fails at the deadline with the last value read. */
+const until = async <A>(what: string, deadlineMs: number, read: () => Promise<A>, check: (value: A) => boolean = Boolean): Promise<A> => {
   const deadline = Date.now() + deadlineMs
   for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`not in time: ${what}`)
+    const value = await read()
+    if (check(value)) return value
+    if (Date.now() > deadline) throw new Error(`not in time: ${what}; last seen ${JSON.stringify(value)}`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
@@ -55,7 +55,7 @@ const startServer = async (env: Record<string, string>): Promise<Server> => {
   child.stderr!.on("data", (d) => (output += d))
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
   await Promise.race([
-    until("the server listens", 60_000, async () => (output.includes(`Listening on http://127.0.0.1:${port}`) ? true : undefined)),
+    until("the server listens", 60_000, async () => output.includes(`Listening on http://127.0.0.1:${port}`)),
     exited.then(() => Promise.reject(new Error(`the server exited: ${output}`)))
   ])
   return { child, port, output: () => output }
@@ -146,7 +146,7 @@ it.live("after a SIGKILL mid-import, mid-report and mid-send, a restart settles 
         SELECT id, 'sms', now(), 7200 FROM a RETURNING id`)
     yield* query(`SELECT graphile_worker.add_job('reminders.send', json_build_object('reminder_id', $1::int),
       job_key => 'appointment_reminder:' || $1, max_attempts => 5)`, [reminder!.id])
-    yield* Effect.promise(() => until("the text reaches Twilio", 30_000, async () => (twilio.messages.length > 0 ? true : undefined)))
+    yield* Effect.promise(() => until("the text reaches Twilio", 30_000, async () => twilio.messages.length > 0))
 
     // Mid-import and mid-report: the import waits for the imports' advisory lock, the report for
     // the appointments table, both held by this test until the server is dead.
@@ -166,9 +166,8 @@ it.live("after a SIGKILL mid-import, mid-report and mid-send, a restart settles 
           (SELECT status FROM reports) AS report,
           (SELECT count(*)::int FROM pg_locks WHERE NOT granted AND locktype IN ('advisory', 'relation')
             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) AS waiting`)
-      const row = rows[0]
-      return row.import === "processing" && row.report === "generating" && row.waiting >= 2 ? row : undefined
-    }))
+      return rows[0]
+    }, (row) => row.import === "processing" && row.report === "generating" && row.waiting >= 2))
 
     yield* Effect.promise(() => kill(first))
     yield* Effect.promise(() => blocker.query("ROLLBACK"))
@@ -187,11 +186,8 @@ it.live("after a SIGKILL mid-import, mid-report and mid-send, a restart settles 
           (SELECT row_to_json(r) FROM (SELECT status, rows_written, failure_reason FROM reports) r) AS report,
           (SELECT row_to_json(a) FROM (SELECT status, delivery_status, status_reason, provider_message_id FROM appointment_reminders) a) AS reminder,
           (SELECT count(*)::int FROM graphile_worker.jobs WHERE task_identifier IN ('reports.generate', 'reminders.send')) AS jobs`)
-      const row = rows[0]
-      return row.import.status !== "processing" && row.report.status === "completed" && row.reminder.status !== "scheduled" && row.jobs === 0
-        ? row
-        : undefined
-    }))
+      return rows[0]
+    }, (row) => row.import.status !== "processing" && row.report.status === "completed" && row.reminder.status !== "scheduled" && row.jobs === 0))
     expect(settled.import).toEqual({ status: "failed", import_errors: interruptedImportError, records_imported: 0 })
     expect(settled.report).toMatchObject({ status: "completed", failure_reason: null })
     expect(settled.reminder).toEqual({
