@@ -75,3 +75,17 @@ describe("S3_BUCKET", () => {
       expect(Either.isRight(set) && Option.getOrNull(set.right.s3)?.bucket).toBe("clinic-files")
     }))
 })
+
+describe("HEARTBEAT_SECONDS and HEARTBEAT_STALE_SECONDS", () => {
+  it.effect("default to 30 s and 120 s; a stale time within two beats stops start-up", () =>
+    Effect.gen(function*() {
+      expect(Either.getOrThrow(yield* read({})).liveness).toEqual({ heartbeatSeconds: 30, staleAfterSeconds: 120 })
+      expect(Either.getOrThrow(yield* read({ HEARTBEAT_SECONDS: "1", HEARTBEAT_STALE_SECONDS: "3" })).liveness)
+        .toEqual({ heartbeatSeconds: 1, staleAfterSeconds: 3 })
+      for (const env of [{ HEARTBEAT_STALE_SECONDS: "60" }, { HEARTBEAT_SECONDS: "60" }, { HEARTBEAT_SECONDS: "0" }]) {
+        expect(Either.isLeft(yield* read(env)), JSON.stringify(env)).toBe(true)
+      }
+      expect(String(Either.flip(yield* read({ HEARTBEAT_STALE_SECONDS: "60" })).pipe(Either.getOrThrow)))
+        .toContain("HEARTBEAT_STALE_SECONDS must be more than twice HEARTBEAT_SECONDS")
+    }))
+})
