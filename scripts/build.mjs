@@ -1,8 +1,10 @@
 /**
- * `npm run build`: everything under dist/ (built, never committed; `npm pack` builds it first):
+ * `npm run build`: dist/ and packages/api/dist (built, never committed; `npm pack -w packages/api`
+ * builds the client alone first):
  *
- * - dist/Api, dist/Domain: the client package entry `care-coordination-api/api`, compiled by tsc
- *   with declarations (tsconfig.build.json), module for module, so frontends' bundlers tree-shake it;
+ * - packages/api/dist: the client package `care-coordination-api-client` (src/Api and the src/Domain
+ *   modules it reaches), compiled by tsc with declarations, module for module, so frontends'
+ *   bundlers tree-shake it (packages/api/tsconfig.json);
  * - dist/main.js: the server, bundled by esbuild with its dependencies. Bundling drops the unused
  *   modules of effect's and @effect/platform's barrels, which halves idle memory against running
  *   the same code unbundled (figures in README "Production build"). Provider SDKs that are
@@ -22,7 +24,8 @@ const require = createRequire(import.meta.url)
 
 rmSync(new URL("../dist", import.meta.url), { recursive: true, force: true })
 
-execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"], {
+rmSync(new URL("../packages/api/dist", import.meta.url), { recursive: true, force: true })
+execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "packages/api/tsconfig.json"], {
   cwd: root,
   stdio: "inherit"
 })

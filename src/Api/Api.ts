@@ -1,6 +1,6 @@
 /**
- * The whole `/v1` surface. Client-safe entry (`care-coordination-api/api`): a frontend derives a
- * typed client with `HttpApiClient.make(Api, { baseUrl })`.
+ * The whole `/v1` surface. Client-safe: it is the package `care-coordination-api-client`
+ * (packages/api), from which a frontend derives a typed client with `HttpApiClient.make(Api, { baseUrl })`.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminUsersApi } from "./Accounts/AdminUsers.js"

@@ -1,5 +1,5 @@
 /**
- * `src/Api` is the client-safe package entry (`care-coordination-api/api`): everything it reaches
+ * `src/Api` is the client package `care-coordination-api-client` (packages/api): everything it reaches
  * must be effect, @effect/platform (not the platform-specific packages) or src/Domain.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -8,11 +8,11 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("../../", import.meta.url))
-const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as {
+const pkg = JSON.parse(readFileSync(path.join(root, "packages", "api", "package.json"), "utf8")) as {
   exports: Record<string, Record<string, string>>
 }
 
-/** The source the built entry is compiled from: dist/Api/Api.js ← src/Api/Api.ts (scripts/build.mjs). */
+/** The source the built entry is compiled from: packages/api/dist/Api/Api.js ← src/Api/Api.ts (packages/api/tsconfig.json). */
 const sourceOf = (built: string) => built.replace(/^\.\/dist\//, "./src/").replace(/\.js$/, ".ts")
 
 const importsOf = (file: string): Array<string> =>
@@ -34,13 +34,13 @@ const reachable = (entry: string): { files: Set<string>; packages: Set<string> }
 }
 
 describe("client-safe Api", () => {
-  it("package.json exports ./api as the built Api declaration, with types", () => {
-    expect(pkg.exports["./api"]).toEqual({ types: "./dist/Api/Api.d.ts", import: "./dist/Api/Api.js" })
-    expect(sourceOf(pkg.exports["./api"]!.import!)).toBe("./src/Api/Api.ts")
+  it("the client package exports the built Api declaration, with types", () => {
+    expect(pkg.exports["."]).toEqual({ types: "./dist/Api/Api.d.ts", import: "./dist/Api/Api.js" })
+    expect(sourceOf(pkg.exports["."]!.import!)).toBe("./src/Api/Api.ts")
   })
 
   it("reaches only effect, @effect/platform, src/Api and src/Domain", () => {
-    const { files, packages } = reachable(path.join(root, sourceOf(pkg.exports["./api"]!.import!)))
+    const { files, packages } = reachable(path.join(root, sourceOf(pkg.exports["."]!.import!)))
     for (const file of files) {
       expect(path.relative(root, file), "file outside src/Api and src/Domain").toMatch(/^src\/(Api|Domain)\//)
     }
