@@ -11,8 +11,7 @@ import { StatusHistoryEntry } from "../../Api/Ecm/Patients.js"
 import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
 import type { EventStatus, EventType } from "../../Domain/Ecm/Activity.js"
 import { awaitingOutreach, outreachInProgress, transitionProblems } from "../../Domain/Ecm/Engagement.js"
-import { prtfCategoryOf } from "../../Domain/Ecm/Prtf.js"
-import { outreachCategories } from "../../Domain/Ecm/PrtfReport.js"
+import { contactOf } from "../../Domain/Ecm/Prtf.js"
 import { AuditLog } from "../AuditLog.js"
 
 const entryColumns = `id, status, to_char(effective_date, 'YYYY-MM-DD') AS effective_date, source, reason, actor_id, created_at`
@@ -26,9 +25,6 @@ const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 const lockEngagement = (patientId: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT pg_advisory_xact_lock(hashtext('ecm_status_histories'), ${patientId})`)
 
-/** Event statuses that mean a contact was made (not a plan, not called off). */
-const contactMade: ReadonlyArray<EventStatus> = ["attempted", "complete"]
-
 export interface OutreachEvent {
   readonly event_type: EventType
   readonly status: EventStatus
@@ -37,16 +33,17 @@ export interface OutreachEvent {
 }
 
 /**
- * The hook of docs/prtf.md "Automatic moves": an outreach attempt (an event the PRTF rule counts as
- * outreach for a member not yet enrolled, with a contact made) moves a member whose current status
- * is `new_member` or `pending_outreach` to `outreach_in_progress`, effective the day of the
+ * The hook of docs/prtf.md "Automatic moves": an outreach attempt (what `contactOf` calls one for
+ * the member's current status) moves a member whose current status is `new_member` or
+ * `pending_outreach` to `outreach_in_progress`, effective the day of the
  * attempt (never before the current entry, never after today). Runs inside the transaction that
  * writes the event, so the activity, its event and the move commit together.
  */
 export const advanceOnOutreach = (patientId: number, activityId: number, actorId: number | null, event: OutreachEvent) =>
   Effect.gen(function*() {
-    const category = prtfCategoryOf({ ...event, enrolled: false })
-    if (category === null || !outreachCategories.includes(category) || !contactMade.includes(event.status)) return
+    // The statuses this event moves on from: those for which the rule calls it an outreach attempt.
+    const from = awaitingOutreach.filter((status) => contactOf(event, status)?.kind === "outreach")
+    if (from.length === 0) return
     const sql = yield* SqlClient.SqlClient
     const nowMs = yield* Clock.currentTimeMillis
     const now = new Date(nowMs)
@@ -57,7 +54,7 @@ export const advanceOnOutreach = (patientId: number, activityId: number, actorId
         ${`Outreach attempt recorded (activity ${activityId})`}, ${actorId}, ${now}, ${now}
       FROM (SELECT status, effective_date FROM ecm_status_histories WHERE patient_id = ${patientId}
             ${sql.literal(newestFirst)} LIMIT 1) current
-      WHERE current.status IN ${sql.in(awaitingOutreach)}`
+      WHERE current.status IN ${sql.in(from)}`
   }).pipe(Effect.orDie, Effect.withSpan("EngagementStatuses.advanceOnOutreach", { attributes: { "patient.id": patientId } }))
 
 export class EngagementStatuses extends Effect.Service<EngagementStatuses>()("app/EcmEngagementStatuses", {
