@@ -28,3 +28,11 @@ CREATE INDEX ecm_status_history_withdrawals_entry_idx ON ecm_status_history_with
 CREATE INDEX ecm_status_history_withdrawals_actor_idx ON ecm_status_history_withdrawals (withdrawn_by_actor_id)
   WHERE withdrawn_by_actor_id IS NOT NULL;
 CREATE INDEX ecm_status_history_withdrawals_actor_id_idx ON ecm_status_history_withdrawals (actor_id) WHERE actor_id IS NOT NULL;
+
+-- Calls Twilio reported `canceled` (hung up before anyone answered) used to leave their activity
+-- open, so their events counted as outreach attempts; the voice status webhook now cancels them
+-- (docs/prtf.md "The rule"). Bring the calls already recorded in line.
+UPDATE ecm_activities a SET status = 'cancelled', updated_at = now()
+  FROM voice_calls c WHERE c.activity_id = a.id AND c.status = 'canceled' AND a.status = 'created';
+UPDATE ecm_events e SET status = 'cancelled', updated_at = now()
+  FROM voice_calls c WHERE c.activity_id = e.activity_id AND c.status = 'canceled' AND e.status = 'attempted';
