@@ -95,7 +95,8 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
             (SELECT json_agg(qr ORDER BY qr.id) FROM questionnaire_responses qr WHERE qr.patient_id = p.id) AS questionnaire_responses,
             (SELECT json_agg(qi ORDER BY qi.id) FROM questionnaire_invites qi WHERE qi.patient_id = p.id) AS questionnaire_invites,
             -- Issue 16: the engagement status history.
-            (SELECT json_agg(h ORDER BY h.id) FROM ecm_status_histories h WHERE h.patient_id = p.id) AS status_histories
+            (SELECT json_agg(h ORDER BY h.id) FROM ecm_status_histories h WHERE h.patient_id = p.id) AS status_histories,
+            (SELECT json_agg(w ORDER BY w.id) FROM ecm_status_history_withdrawals w WHERE w.patient_id = p.id) AS status_history_withdrawals
           FROM patients p WHERE p.id = ${patientId}`).pipe(
         Effect.map((rows) => JSON.stringify(rows)),
         Effect.orDie,

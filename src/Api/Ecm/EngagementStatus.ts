@@ -1,4 +1,4 @@
-/** ECM engagement status of a patient (issue 16, docs/prtf.md): append a change, read the history. */
+/** ECM engagement status of a patient (docs/prtf.md "Engagement status"): record a change, possibly late; read the history. */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { EngagementStatus } from "../../Domain/Ecm/Engagement.js"
@@ -14,10 +14,11 @@ export const maxReasonLength = 500
 export class EngagementStatusRequest extends Schema.Class<EngagementStatusRequest>("EngagementStatusRequest")({
   status: EngagementStatus.annotations({ description: "The new engagement status (docs/prtf.md lists the moves allowed)" }),
   effective_date: IsoDate.annotations({
-    description: "The day (YYYY-MM-DD) it takes effect: not in the future, not before the current status's"
+    description: "The day (YYYY-MM-DD) it takes effect: today or earlier, never in the future; a day before today " +
+      "records the change late and needs a `reason`"
   }),
   reason: Schema.optional(Schema.NullOr(BoundedString(maxReasonLength)).annotations({
-    description: "Why; required for `disenrolled` (the discontinuation reason of the PRTF)"
+    description: "Why; required for `disenrolled` (the discontinuation reason of the PRTF) and when `effective_date` is before today"
   }))
 }, requestBody(
   { status: "enrolled", effective_date: "2026-02-03", reason: "Consented by phone" },
@@ -47,11 +48,14 @@ export class EcmEngagementStatusApi extends HttpApiGroup.make("ecmEngagementStat
       .addError(EcmNotFound.schema)
       .annotateContext(operationDocs({
         summary: "Change a patient's engagement status",
-        description: "Appends an entry to the patient's engagement status history (source `user`). Moves are " +
-          "validated: an enrolled member can only be disenrolled, after `disenrolled` only a re-referral " +
-          "(`new_member`) is allowed, the same status twice is refused, `disenrolled` needs a `reason` (the " +
-          "discontinuation reason), and `effective_date` can be neither in the future nor before the current " +
-          "status's. A patient without eligibility records is not an ECM patient: 404.",
+        description: "Records an entry in the patient's engagement status history (source `user`), effective " +
+          "`effective_date`: today, or a day in the past when the change is recorded late (then `reason` is " +
+          "required); never in the future. The entry goes in the history at its day, after that day's entries: " +
+          "the move from the status then in force must be allowed (an enrolled member can only be disenrolled, " +
+          "after `disenrolled` only a re-referral, `new_member`; the same status twice is refused), and so must " +
+          "every later entry's move, except automatic outreach moves the change makes untrue, which are withdrawn " +
+          "(kept in the audit trail). `disenrolled` needs a `reason` (the discontinuation reason). The entry " +
+          "records what it replaced on its day. A patient without eligibility records is not an ECM patient: 404.",
         access: Access.staff,
         spec
       }))
@@ -64,7 +68,8 @@ export class EcmEngagementStatusApi extends HttpApiGroup.make("ecmEngagementStat
       .annotateContext(operationDocs({
         summary: "Show a patient's engagement status history",
         description: "The current engagement status and every entry, newest first (by effective date, then by when " +
-          "it was written): MIF imports (`mif`), users (`user`) and outreach recorded as activities (`system`).",
+          "it was written): MIF imports (`mif`), users (`user`) and outreach recorded as activities (`system`); " +
+          "each with who recorded it, when, and the status it replaced on its day.",
         access: Access.staff,
         spec
       }))

@@ -52,6 +52,7 @@ export class PatientEligibility extends LatestEligibility.extend<PatientEligibil
   created_at: IsoTimestamp
 }) {}
 
+/** One engagement status entry: who recorded it (`actor_id`), when (`created_at`), and over what. */
 export class StatusHistoryEntry extends Schema.Class<StatusHistoryEntry>("StatusHistoryEntry")({
   id: Schema.Int,
   status: Schema.String,
@@ -59,7 +60,11 @@ export class StatusHistoryEntry extends Schema.Class<StatusHistoryEntry>("Status
   source: Schema.Literal("mif", "user", "system"),
   reason: Text,
   actor_id: Id,
-  created_at: IsoTimestamp
+  created_at: IsoTimestamp.annotations({ description: "When it was recorded (an entry recorded late has an earlier effective_date)" }),
+  replaced_status: Schema.NullOr(Schema.String).annotations({
+    description: "The status in force on effective_date when this entry was recorded (null: none yet)"
+  }),
+  replaced_effective_date: Schema.NullOr(IsoDate).annotations({ description: "That status's effective date" })
 }) {}
 
 export class EcmPatient extends Schema.Class<EcmPatient>("EcmPatient")({

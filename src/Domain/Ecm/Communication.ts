@@ -50,6 +50,13 @@ export const callStatusesBefore = (to: CallStatus): ReadonlyArray<CallStatus> =>
 export const smsSucceeded = (status: SmsStatus) => status === "delivered" || status === "read"
 export const callSucceeded = (status: CallStatus) => status === "completed"
 
+/**
+ * A call called off before anyone answered (Twilio's `canceled`: hung up by us while queued or
+ * ringing): it did not happen, so its activity is cancelled and it counts as nothing
+ * (docs/prtf.md). `no-answer`, `busy` and `failed` are attempts that did not connect.
+ */
+export const callCalledOff = (status: CallStatus) => status === "canceled"
+
 /** Outcomes that leave the patient unreached: a follow-up task asks to verify the contact details. */
 export const smsFailed = (status: SmsStatus) => status === "failed" || status === "undelivered"
 export const callFailed = (status: CallStatus) => status === "failed" || status === "no-answer" || status === "busy"

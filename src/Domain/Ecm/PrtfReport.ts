@@ -1,17 +1,19 @@
 /**
- * The PRTF report file (issue 16, ECM §2.7, §4.7, docs/prtf.md): its columns in order, its file
- * name, and the categorisation rule laid out as a table for SQL.
+ * The PRTF report file (ECM §2.7, §4.7, docs/prtf.md): its columns in order, its file name, and
+ * the classification rule laid out as a table for SQL.
  *
- * One source of truth for categories: `prtfCategoryOf` (./Prtf.ts). The report counts events of
- * every included member in one grouped SQL query; rather than grouping by every distinct duration
- * (the counts endpoint's way, fine for one member), it joins each event to `ruleTable()`, which is
- * `prtfCategoryOf` evaluated on every combination of what the rule reads. Durations enter through
- * `durationClassOf` (none, zero, positive): test/Domain/Ecm/PrtfReport.test.ts checks, for any
- * event, that the rule gives the same answer on the class's representative as on the duration, so
- * a change of the rule that reads more of the duration fails that test instead of the report.
+ * One source of truth for what an event counts as: `contactOf` (./Prtf.ts). The report counts
+ * events of every included member in one grouped SQL query that joins each event to `ruleTable()`,
+ * which is the rule evaluated on every combination of what it reads. SQL reduces an event to that
+ * combination: the engagement status on the event's day to "enrolled or not" and the duration to
+ * none / zero / positive. test/Domain/Ecm/PrtfReport.test.ts checks that the rule gives the same
+ * answer on each class's representative as on any member of the class, and
+ * test/Http/Ecm/PrtfRule.test.ts that the report and the counts endpoint give the rule's answer on
+ * every event type × status × engagement status × duration class stored in PostgreSQL.
  */
 import { type EventStatus, eventStatuses, type EventType, eventTypes } from "./Activity.js"
-import { type PrtfCategory, prtfCategories, prtfCategoryOf } from "./Prtf.js"
+import type { EngagementStatus } from "./Engagement.js"
+import { enrolledStatus, type PrtfCategory, prtfCategories, prtfCategoryOf } from "./Prtf.js"
 
 /** What the rule reads of a duration. SQL computes the same with `durationClassSql`. */
 export const durationClasses = ["none", "zero", "positive"] as const
@@ -26,6 +28,12 @@ export const representativeDuration: Readonly<Record<DurationClass, number | nul
 /** The same classes in SQL, for an `ecm_events` row aliased `e`. */
 export const durationClassSql = "CASE WHEN e.duration IS NULL THEN 'none' WHEN e.duration > 0 THEN 'positive' ELSE 'zero' END"
 
+/** What the rule reads of the engagement status on the event's day: enrolled or not. */
+export const isEnrolled = (engagement: EngagementStatus | null): boolean => engagement === enrolledStatus
+
+/** An engagement status standing for its class (not enrolled: no status yet). */
+export const representativeEngagement = (enrolled: boolean): EngagementStatus | null => (enrolled ? enrolledStatus : null)
+
 export interface RuleRow {
   readonly event_type: EventType
   readonly status: EventStatus
@@ -34,7 +42,7 @@ export interface RuleRow {
   readonly category: PrtfCategory | null
 }
 
-/** `prtfCategoryOf` on every (type, status, enrolled, duration class): 6 × 4 × 2 × 3 rows. */
+/** The rule on every (type, status, enrolled, duration class): 6 × 4 × 2 × 3 rows. */
 export const ruleTable = (): ReadonlyArray<RuleRow> =>
   eventTypes.flatMap((event_type) =>
     eventStatuses.flatMap((status) =>
@@ -44,7 +52,7 @@ export const ruleTable = (): ReadonlyArray<RuleRow> =>
           status,
           enrolled,
           duration_class,
-          category: prtfCategoryOf({ event_type, status, enrolled, duration: representativeDuration[duration_class] })
+          category: prtfCategoryOf({ event_type, status, duration: representativeDuration[duration_class] }, representativeEngagement(enrolled))
         })))))
 
 /** Categories that are outreach attempts, and encounters (by name: `…_outreach`, `…_encounters`). */

@@ -174,7 +174,10 @@ export class EcmPatients extends Effect.Service<EcmPatients>()("app/EcmPatients"
           reason: string | null
           actor_id: number | null
           created_at: Date
-        }>`SELECT id, status, to_char(effective_date, 'YYYY-MM-DD') AS effective_date, source, reason, actor_id, created_at
+          replaced_status: string | null
+          replaced_effective_date: string | null
+        }>`SELECT id, status, to_char(effective_date, 'YYYY-MM-DD') AS effective_date, source, reason, actor_id, created_at,
+            replaced_status, to_char(replaced_effective_date, 'YYYY-MM-DD') AS replaced_effective_date
           FROM ecm_status_histories WHERE patient_id = ${id} ORDER BY effective_date DESC, id DESC`.pipe(Effect.orDie)
         const entries = history.map((h) => StatusHistoryEntry.make(h, true))
         return EcmPatientResponse.make({

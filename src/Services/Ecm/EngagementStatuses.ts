@@ -1,8 +1,8 @@
 /**
- * ECM engagement status (issue 16): append a validated change to `ecm_status_histories`, read the
- * history, and the outreach hook the EventGenerator runs. Every write holds the patient's
- * engagement lock (a transaction-scoped advisory lock), so the current entry a change is checked
- * against cannot move before the change is appended.
+ * ECM engagement status: record a validated change in `ecm_status_histories` (possibly late, in
+ * the past), read the history, and the outreach hook the EventGenerator runs. Every write holds
+ * the patient's engagement lock (a transaction-scoped advisory lock), so the history a change is
+ * checked against cannot move before the change is written.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
@@ -10,12 +10,12 @@ import type { EngagementStatusRequest } from "../../Api/Ecm/EngagementStatus.js"
 import { StatusHistoryEntry } from "../../Api/Ecm/Patients.js"
 import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
 import type { EventStatus, EventType } from "../../Domain/Ecm/Activity.js"
-import { awaitingOutreach, outreachInProgress, transitionProblems } from "../../Domain/Ecm/Engagement.js"
-import { prtfCategoryOf } from "../../Domain/Ecm/Prtf.js"
-import { outreachCategories } from "../../Domain/Ecm/PrtfReport.js"
+import { awaitingOutreach, type HistoryEntry, outreachInProgress, placementOf } from "../../Domain/Ecm/Engagement.js"
+import { contactOf } from "../../Domain/Ecm/Prtf.js"
 import { AuditLog } from "../AuditLog.js"
 
-const entryColumns = `id, status, to_char(effective_date, 'YYYY-MM-DD') AS effective_date, source, reason, actor_id, created_at`
+const entryColumns = `id, status, to_char(effective_date, 'YYYY-MM-DD') AS effective_date, source, reason, actor_id, created_at,
+  replaced_status, to_char(replaced_effective_date, 'YYYY-MM-DD') AS replaced_effective_date`
 
 /** Newest first: the status on a day is the latest effective date, then the latest written. */
 const newestFirst = "ORDER BY effective_date DESC, id DESC"
@@ -26,9 +26,6 @@ const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 const lockEngagement = (patientId: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT pg_advisory_xact_lock(hashtext('ecm_status_histories'), ${patientId})`)
 
-/** Event statuses that mean a contact was made (not a plan, not called off). */
-const contactMade: ReadonlyArray<EventStatus> = ["attempted", "complete"]
-
 export interface OutreachEvent {
   readonly event_type: EventType
   readonly status: EventStatus
@@ -37,27 +34,30 @@ export interface OutreachEvent {
 }
 
 /**
- * The hook of docs/prtf.md "Automatic moves": an outreach attempt (an event the PRTF rule counts as
- * outreach for a member not yet enrolled, with a contact made) moves a member whose current status
- * is `new_member` or `pending_outreach` to `outreach_in_progress`, effective the day of the
+ * The hook of docs/prtf.md "Automatic moves": an outreach attempt (what `contactOf` calls one for
+ * the member's current status) moves a member whose current status is `new_member` or
+ * `pending_outreach` to `outreach_in_progress`, effective the day of the
  * attempt (never before the current entry, never after today). Runs inside the transaction that
  * writes the event, so the activity, its event and the move commit together.
  */
 export const advanceOnOutreach = (patientId: number, activityId: number, actorId: number | null, event: OutreachEvent) =>
   Effect.gen(function*() {
-    const category = prtfCategoryOf({ ...event, enrolled: false })
-    if (category === null || !outreachCategories.includes(category) || !contactMade.includes(event.status)) return
+    // The statuses this event moves on from: those for which the rule calls it an outreach attempt.
+    const from = awaitingOutreach.filter((status) => contactOf(event, status)?.kind === "outreach")
+    if (from.length === 0) return
     const sql = yield* SqlClient.SqlClient
     const nowMs = yield* Clock.currentTimeMillis
     const now = new Date(nowMs)
     const day = utcDay(Math.min(event.occurred_at.getTime(), nowMs))
     yield* lockEngagement(patientId)
-    yield* sql`INSERT INTO ecm_status_histories (patient_id, status, effective_date, source, reason, actor_id, created_at, updated_at)
+    yield* sql`INSERT INTO ecm_status_histories (patient_id, status, effective_date, source, reason, actor_id, created_at, updated_at,
+        replaced_id, replaced_status, replaced_effective_date)
       SELECT ${patientId}, ${outreachInProgress}, greatest(${day}::date, current.effective_date), 'system',
-        ${`Outreach attempt recorded (activity ${activityId})`}, ${actorId}, ${now}, ${now}
-      FROM (SELECT status, effective_date FROM ecm_status_histories WHERE patient_id = ${patientId}
+        ${`Outreach attempt recorded (activity ${activityId})`}, ${actorId}, ${now}, ${now},
+        current.id, current.status, current.effective_date
+      FROM (SELECT id, status, effective_date FROM ecm_status_histories WHERE patient_id = ${patientId}
             ${sql.literal(newestFirst)} LIMIT 1) current
-      WHERE current.status IN ${sql.in(awaitingOutreach)}`
+      WHERE current.status IN ${sql.in(from)}`
   }).pipe(Effect.orDie, Effect.withSpan("EngagementStatuses.advanceOnOutreach", { attributes: { "patient.id": patientId } }))
 
 export class EngagementStatuses extends Effect.Service<EngagementStatuses>()("app/EcmEngagementStatuses", {
@@ -83,18 +83,30 @@ export class EngagementStatuses extends Effect.Service<EngagementStatuses>()("ap
       Effect.gen(function*() {
         yield* lockEngagement(patientId)
         yield* requireEcmPatient(patientId)
-        const [current] = yield* sql<{ status: string; effective_date: string }>`SELECT status,
-            to_char(effective_date, 'YYYY-MM-DD') AS effective_date
-          FROM ecm_status_histories WHERE patient_id = ${patientId} ${sql.literal(newestFirst)} LIMIT 1`
+        const history = yield* sql<HistoryEntry>`SELECT id, status, to_char(effective_date, 'YYYY-MM-DD') AS effective_date, source
+          FROM ecm_status_histories WHERE patient_id = ${patientId} ORDER BY effective_date, id`
         const nowMs = yield* Clock.currentTimeMillis
         const reason = change.reason === undefined || change.reason === null || change.reason.trim() === "" ? null : change.reason.trim()
-        const problems = transitionProblems(current, { status: change.status, effective_date: change.effective_date, reason }, utcDay(nowMs))
+        const { problems, replaced, withdrawn } = placementOf(history, { status: change.status, effective_date: change.effective_date, reason }, utcDay(nowMs))
         if (problems.length > 0) return yield* Effect.fail(ecmInvalid(problems))
         const now = new Date(nowMs)
         const [entry] = yield* sql<StatusHistoryEntry>`INSERT INTO ecm_status_histories
-            (patient_id, status, effective_date, source, reason, actor_id, created_at, updated_at)
-          VALUES (${patientId}, ${change.status}, ${change.effective_date}::date, 'user', ${reason}, ${callerId}, ${now}, ${now})
+            (patient_id, status, effective_date, source, reason, actor_id, created_at, updated_at, replaced_id, replaced_status, replaced_effective_date)
+          VALUES (${patientId}, ${change.status}, ${change.effective_date}::date, 'user', ${reason}, ${callerId}, ${now}, ${now},
+            ${replaced?.id ?? null}, ${replaced?.status ?? null}, ${replaced?.effective_date ?? null}::date)
           RETURNING ${sql.literal(entryColumns)}`
+        if (withdrawn.length > 0) {
+          // Kept as they were, with the entry that withdrew them, then removed from the history.
+          const ids = withdrawn.map((e) => e.id)
+          yield* sql`INSERT INTO ecm_status_history_withdrawals (entry_id, patient_id, status, effective_date, source, reason,
+              actor_id, entered_at, withdrawn_by_entry_id, withdrawn_by_actor_id, withdrawn_at)
+            SELECT id, patient_id, status, effective_date, source, reason, actor_id, created_at, ${entry!.id}, ${callerId}, ${now}
+            FROM ecm_status_histories WHERE patient_id = ${patientId} AND id IN ${sql.in(ids)}`
+          yield* sql`DELETE FROM ecm_status_histories WHERE patient_id = ${patientId} AND id IN ${sql.in(ids)}`
+          yield* audit.recordMany(ids.map((id) => ({
+            actorId: callerId, action: "ecm_status_history.withdraw", targetType: "ecm_status_history", targetId: id
+          })))
+        }
         yield* audit.record({ actorId: callerId, action: "ecm_status_history.create", targetType: "ecm_status_history", targetId: entry!.id })
         return StatusHistoryEntry.make(entry!, true)
       }).pipe(

@@ -1,8 +1,8 @@
 /**
  * ECM events (ECM §4.2), read-only: the list, the detail and the counts. Counts group the range's
- * events in SQL by everything the PRTF rule reads (type, status, duration, and whether the member
- * was enrolled at `occurred_at`), then categorise each group with `prtfCategoryOf`: the rule has
- * one implementation, in TypeScript, and the database still does the set-based work.
+ * events in SQL by everything the rule reads (type, status, duration, and the member's engagement
+ * status on the event's day), then classify each group with `prtfCategoryOf` (src/Domain/Ecm/Prtf.ts):
+ * the rule has one implementation, in TypeScript, and the database still does the set-based work.
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Option } from "effect"
@@ -18,7 +18,8 @@ import {
 import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { type EventStatus, type EventType, eventTypes } from "../../Domain/Ecm/Activity.js"
-import { enrolledStatus, prtfCategories, prtfCategoryOf } from "../../Domain/Ecm/Prtf.js"
+import type { EngagementStatus } from "../../Domain/Ecm/Engagement.js"
+import { prtfCategories, prtfCategoryOf } from "../../Domain/Ecm/Prtf.js"
 
 export interface EventCriteria {
   readonly eventType?: EventType | undefined
@@ -31,7 +32,8 @@ export interface EventGroup {
   readonly event_type: EventType
   readonly status: EventStatus
   readonly duration: number | null
-  readonly enrolled: boolean
+  /** The member's engagement status on the events' day; null before the first entry. */
+  readonly engagement: EngagementStatus | null
   readonly count: number
 }
 
@@ -43,7 +45,7 @@ export const countsOf = (groups: ReadonlyArray<EventGroup>) => {
   for (const group of groups) {
     total += group.count
     byType[group.event_type] += group.count
-    const category = prtfCategoryOf(group)
+    const category = prtfCategoryOf(group, group.engagement)
     if (category !== null) categories[category] += group.count
   }
   return EventCountsSummary.make({
@@ -139,24 +141,24 @@ export class Events extends Effect.Service<Events>()("app/EcmEvents", {
       }).pipe(Effect.withSpan("Events.show", { attributes: { "patient.id": patientId, "event.id": id } }))
 
     /**
-     * The range cut at the patient's engagement-status changes into pieces, each enrolled or not
-     * (an entry holds from its effective day, 00:00 UTC, until the next entry's; of entries on one
-     * day the latest id wins; before the first entry nobody is enrolled), then each piece's events
+     * The range cut at the patient's engagement-status changes into pieces, each with the status in
+     * force (an entry holds from its effective day, 00:00 UTC, until the next entry's; of entries on
+     * one day the latest id wins; before the first entry there is none), then each piece's events
      * grouped by an index-only range scan of ecm_events_patient_idx: no per-event join, whatever
      * the number of events or entries.
      */
     const groupsOf = (patientId: number, startDate: string, endDate: string) =>
       sql<EventGroup>`WITH spans AS (
-          SELECT status = ${enrolledStatus} AS enrolled,
+          SELECT status AS engagement,
             effective_date::timestamp AT TIME ZONE 'UTC' AS from_at,
             (lead(effective_date) OVER (ORDER BY effective_date, id))::timestamp AT TIME ZONE 'UTC' AS to_at
           FROM ecm_status_histories WHERE patient_id = ${patientId}
         ), pieces AS (
-          SELECT false AS enrolled, '-infinity'::timestamptz AS from_at, coalesce((SELECT min(from_at) FROM spans), 'infinity') AS to_at
+          SELECT NULL::text AS engagement, '-infinity'::timestamptz AS from_at, coalesce((SELECT min(from_at) FROM spans), 'infinity') AS to_at
           UNION ALL
-          SELECT enrolled, from_at, coalesce(to_at, 'infinity') FROM spans WHERE to_at IS NULL OR to_at > from_at
+          SELECT engagement, from_at, coalesce(to_at, 'infinity') FROM spans WHERE to_at IS NULL OR to_at > from_at
         )
-        SELECT g.event_type, g.status, g.duration, p.enrolled, sum(g.count)::int AS count
+        SELECT g.event_type, g.status, g.duration, p.engagement, sum(g.count)::int AS count
         FROM pieces p CROSS JOIN LATERAL (
           SELECT e.event_type, e.status, e.duration, count(*) AS count FROM ecm_events e
           WHERE e.patient_id = ${patientId}

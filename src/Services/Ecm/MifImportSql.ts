@@ -174,9 +174,12 @@ export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
           COALESCE(member_record_status, CASE WHEN created THEN 'new_member' ELSE 'existing_member' END),
           ${now}, ${now}
         FROM mif_rows`
+      // A new member is new from the day the file says the ECM authorization took effect (outreach
+      // made before the file arrived then counts), never after the import day (docs/prtf.md).
       yield* sql`INSERT INTO ecm_status_histories (patient_id, status, effective_date, source, reason, actor_id,
           created_at, updated_at)
-        SELECT patient_id, 'new_member', ${today}::date, 'mif', 'Created by MIF import', ${actorId}, ${now}, ${now}
+        SELECT patient_id, 'new_member', least(coalesce(ecm_benefit_auth_eff_date, ${today}::date), ${today}::date), 'mif',
+          'Created by MIF import', ${actorId}, ${now}, ${now}
         FROM mif_latest WHERE created`
       // The ECM provider's case load: the file names the provider by NPI and name; the provider
       // record is the active one with that NPI, else the one active provider with that name

@@ -12,6 +12,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import type { InboundSmsForm, InboundVoiceForm, RecordingForm, SmsStatusForm, VoiceStatusForm } from "../../Api/Ecm/Communications.js"
 import {
+  callCalledOff,
   callFailed,
   callMinutes,
   callMoves,
@@ -241,6 +242,9 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
               ...(activity.status === "created" ? { status: "complete" as const } : {}),
               ...(validSeconds ? { duration: Math.min(callMinutes(seconds), 1440) } : {})
             }, at)
+          }
+          if (callCalledOff(reported) && activity.status === "created") {
+            yield* repo.updateActivity(activity.id, { status: "cancelled" }, at)
           }
           if (callFailed(reported) && row.direction === "outbound") {
             yield* openFollowUp(activity, { call: row.id }, `Call to ${row.to_number} was not answered (${reported})`, at)

@@ -4,40 +4,49 @@ import { Effect, Stream } from "effect"
 import fc from "fast-check"
 import Papa from "papaparse"
 import { eventStatuses, eventTypes } from "../../../src/Domain/Ecm/Activity.js"
-import { type CategorisableEvent, prtfCategoryOf } from "../../../src/Domain/Ecm/Prtf.js"
+import { type EngagementStatus, engagementStatuses } from "../../../src/Domain/Ecm/Engagement.js"
+import { type ClassifiableEvent, prtfCategoryOf } from "../../../src/Domain/Ecm/Prtf.js"
 import {
   durationClassOf,
+  isEnrolled,
   neutralised,
   prtfColumns,
   prtfFilename,
   reportPhone,
   representativeDuration,
+  representativeEngagement,
   ruleTable
 } from "../../../src/Domain/Ecm/PrtfReport.js"
 import { csvLines, writeCsv } from "../../../src/Services/Ecm/PrtfCsv.js"
 
-const event: fc.Arbitrary<CategorisableEvent> = fc.record({
+const event: fc.Arbitrary<ClassifiableEvent> = fc.record({
   event_type: fc.constantFrom(...eventTypes),
   status: fc.constantFrom(...eventStatuses),
-  duration: fc.option(fc.nat(100000), { nil: null }),
-  enrolled: fc.boolean()
+  duration: fc.option(fc.nat(100000), { nil: null })
 })
+const engagement: fc.Arbitrary<EngagementStatus | null> = fc.constantFrom(null, ...engagementStatuses)
 
 describe("ruleTable", () => {
   it("the rule reads a duration only through its class: a class's representative gets the same category (guards the SQL table)", () => {
-    fc.assert(fc.property(event, (e) => {
+    fc.assert(fc.property(event, engagement, (e, s) => {
       const representative = { ...e, duration: representativeDuration[durationClassOf(e.duration)] }
-      expect(prtfCategoryOf(representative)).toBe(prtfCategoryOf(e))
+      expect(prtfCategoryOf(representative, s)).toBe(prtfCategoryOf(e, s))
+    }), { numRuns: 5000 })
+  })
+
+  it("the rule reads an engagement status only as enrolled or not (guards the SQL table)", () => {
+    fc.assert(fc.property(event, engagement, (e, s) => {
+      expect(prtfCategoryOf(e, representativeEngagement(isEnrolled(s)))).toBe(prtfCategoryOf(e, s))
     }), { numRuns: 5000 })
   })
 
   it("has one row per combination, each the rule's answer for any event of that combination", () => {
     const table = ruleTable()
     expect(table.length).toBe(eventTypes.length * eventStatuses.length * 2 * 3)
-    fc.assert(fc.property(event, (e) => {
-      const rows = table.filter((r) => r.event_type === e.event_type && r.status === e.status && r.enrolled === e.enrolled &&
+    fc.assert(fc.property(event, engagement, (e, s) => {
+      const rows = table.filter((r) => r.event_type === e.event_type && r.status === e.status && r.enrolled === isEnrolled(s) &&
         r.duration_class === durationClassOf(e.duration))
-      expect(rows.map((r) => r.category)).toEqual([prtfCategoryOf(e)])
+      expect(rows.map((r) => r.category)).toEqual([prtfCategoryOf(e, s)])
     }), { numRuns: 2000 })
   })
 })

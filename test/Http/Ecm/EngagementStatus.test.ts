@@ -1,13 +1,13 @@
 /**
- * Engagement status (issue 16): PUT appends a validated entry to ecm_status_histories, GET shows
- * the history; outreach activities move new and pending members to outreach_in_progress in the
- * activity's transaction.
+ * Engagement status: PUT records a validated entry in ecm_status_histories (possibly late, with a
+ * reason), GET shows the history; outreach activities move new and pending members to
+ * outreach_in_progress in the activity's transaction.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { request, signIn, TestApp } from "../../support/app.js"
 import { createActivity, created, insertPatient, staffUser, updateActivity } from "./activitySupport.js"
-import { insertMember, insertStatus } from "./prtfSupport.js"
+import { csvText, insertMember, insertStatus, parseCsv } from "./prtfSupport.js"
 import { query } from "./support.js"
 import { insertUser } from "./users.js"
 
@@ -41,7 +41,7 @@ layer(TestApp())("ECM engagement status", (it) => {
       expect(changed.status).toBe(200)
       const entry = {
         id: expect.any(Number), status: "enrolled", effective_date: "2026-02-01", source: "user", reason: "Consented by phone",
-        actor_id: staff.id, created_at: expect.stringMatching(iso)
+        actor_id: staff.id, created_at: expect.stringMatching(iso), replaced_status: "new_member", replaced_effective_date: "2026-01-02"
       }
       expect(changed.body).toEqual({ message: "Engagement status changed to enrolled", engagement_status: entry })
       const disenrolled = yield* put(admin, member, { status: "disenrolled", effective_date: "2026-03-01", reason: "Moved" })
@@ -72,14 +72,23 @@ layer(TestApp())("ECM engagement status", (it) => {
         expect({ body, status: refused.status, errors: refused.body }).toEqual({ body, status: 422, errors: { errors } })
       }
       expect((yield* history(admin, member)).status_histories).toEqual([])
-      const ok = (body: Record<string, unknown>) => Effect.map(put(admin, member, body), (r) => expect(r.status, JSON.stringify(r.body)).toBe(200))
+      const ok = (body: Record<string, unknown>) =>
+        Effect.map(put(admin, member, { reason: "Recorded late", ...body }), (r) => expect(r.status, JSON.stringify(r.body)).toBe(200))
       yield* ok({ status: "new_member", effective_date: "2026-01-01" })
       yield* ok({ status: "outreach_in_progress", effective_date: "2026-01-05" })
       yield* ok({ status: "enrolled", effective_date: "2026-01-05" })
       const afterEnrolled: ReadonlyArray<[Record<string, unknown>, ReadonlyArray<string>]> = [
         [{ status: "enrolled", effective_date: day }, ["Status is already enrolled"]],
         [{ status: "declined", effective_date: day }, ["Status can't change from enrolled to declined"]],
-        [{ status: "disenrolled", effective_date: "2026-01-04", reason: "Moved" }, ["Effective date can't be before the current status's effective date (2026-01-05)"]],
+        // Late: on 2026-01-04 the member was new, and a new member cannot be disenrolled.
+        [{ status: "disenrolled", effective_date: "2026-01-04", reason: "Moved" }, [
+          "Status can't change from new_member to disenrolled",
+          "Status can't be disenrolled from 2026-01-04: the later entry outreach_in_progress (2026-01-05) can't follow disenrolled"
+        ]],
+        [{ status: "declined", effective_date: "2026-01-03" }, ["Reason can't be blank when the effective date is in the past (say why it is recorded late)"]],
+        [{ status: "enrolled", effective_date: "2026-01-03", reason: "Late" }, [
+          "Status can't be enrolled from 2026-01-03: the later entry outreach_in_progress (2026-01-05) can't follow enrolled"
+        ]],
         [{ status: "disenrolled", effective_date: day, reason: "  " }, ["Reason can't be blank when disenrolling (the discontinuation reason)"]],
         [{ status: "disenrolled", effective_date: day }, ["Reason can't be blank when disenrolling (the discontinuation reason)"]]
       ]
@@ -96,6 +105,70 @@ layer(TestApp())("ECM engagement status", (it) => {
       expect((yield* history(admin, member)).status_histories.map((e) => e.status)).toEqual([
         "new_member", "disenrolled", "enrolled", "outreach_in_progress", "new_member"
       ])
+    }))
+
+  it.effect("recorded late: a past effective date with a reason; automatic moves it makes untrue are withdrawn and kept; PRTF reads each day's status", () =>
+    Effect.gen(function*() {
+      const admin = yield* signIn()
+      const me = yield* staffUser("provider", "Lena", "Late")
+      const member = yield* insertMember({ first_name: "Lou", last_name: "Late", member_id: "L1", auth_to: null })
+      yield* insertStatus(member, "new_member", "2026-01-01", "Created by MIF import", "mif")
+      // Calls made on Jan 18 and Jan 25, connected: the first moves the member to outreach_in_progress.
+      const call = (day: string, voice_call_id: number) => created(me.token, member, {
+        activity_type: "call", voice_call_id, assigned_to_id: me.id, status: "complete", duration: 15, occurred_at: `${day}T10:00:00Z`
+      })
+      yield* call("2026-01-18", 11)
+      yield* call("2026-01-25", 12)
+      const automatic = (yield* history(admin, member)).engagement_status!
+      expect(automatic).toMatchObject({ status: "outreach_in_progress", effective_date: "2026-01-18", source: "system", replaced_status: "new_member" })
+      const counts = Effect.map(
+        request("GET", `/v1/clinic/ecm/patients/${member}/events/counts?start_date=2026-01-01&end_date=2026-01-31`, { token: me.token }),
+        (r) => (r.body as { counts: { prtf_categories: Record<string, number> } }).counts.prtf_categories
+      )
+      expect(yield* counts).toMatchObject({ telehealth_encounters: 0, telehealth_outreach: 2 })
+
+      // The consent was signed on Jan 15 and is entered today: a reason is required.
+      const noReason = yield* put(me.token, member, { status: "enrolled", effective_date: "2026-01-15" })
+      expect({ status: noReason.status, body: noReason.body }).toEqual({
+        status: 422, body: { errors: ["Reason can't be blank when the effective date is in the past (say why it is recorded late)"] }
+      })
+      const late = yield* put(me.token, member, { status: "enrolled", effective_date: "2026-01-15", reason: "Consent form found in the mail" })
+      expect(late.status, JSON.stringify(late.body)).toBe(200)
+      const entry = (late.body as { engagement_status: Record<string, unknown> }).engagement_status
+      expect(entry).toMatchObject({
+        status: "enrolled", effective_date: "2026-01-15", source: "user", actor_id: me.id, reason: "Consent form found in the mail",
+        replaced_status: "new_member", replaced_effective_date: "2026-01-01"
+      })
+      // The history, by effective date: the automatic move, made because nobody knew, is withdrawn.
+      const shown = yield* history(admin, member)
+      expect(shown.status_histories.map((e) => [e.status, e.effective_date, e.source])).toEqual([
+        ["enrolled", "2026-01-15", "user"], ["new_member", "2026-01-01", "mif"]
+      ])
+      expect(yield* query(`SELECT entry_id, status, to_char(effective_date, 'YYYY-MM-DD') AS effective_date, source,
+          withdrawn_by_entry_id, withdrawn_by_actor_id FROM ecm_status_history_withdrawals WHERE patient_id = $1`, member)).toEqual([{
+        entry_id: automatic.id, status: "outreach_in_progress", effective_date: "2026-01-18", source: "system",
+        withdrawn_by_entry_id: entry.id, withdrawn_by_actor_id: me.id
+      }])
+      expect(yield* query(`SELECT action, target_id, actor_id FROM audit_events WHERE action LIKE 'ecm_status_history.%' ORDER BY id`))
+        .toEqual(expect.arrayContaining([
+          { action: "ecm_status_history.withdraw", target_id: automatic.id, actor_id: me.id },
+          { action: "ecm_status_history.create", target_id: entry.id, actor_id: me.id }
+        ]))
+      // Both calls fell while enrolled: encounters now, in the counts and in the PRTF file.
+      expect(yield* counts).toMatchObject({ telehealth_encounters: 2, telehealth_outreach: 0 })
+      const report = yield* request("POST", "/v1/admin/clinic/ecm/prtf_reports", { token: admin, body: { start_date: "2026-01-01", end_date: "2026-01-31" } })
+      expect(report.status).toBe(201)
+      const [header, ...rows] = parseCsv(yield* csvText((report.body as { prtf_report: { url: string } }).prtf_report.url))
+      const row = rows.find((r) => r[header!.indexOf("Member ID (CIN)")] === "L1")!
+      expect([row[header!.indexOf("Telehealth Encounters")], row[header!.indexOf("Telehealth Outreach Attempts")],
+        row[header!.indexOf("ECM Enrollment Start Date")]]).toEqual(["2", "0", "2026-01-15"])
+
+      // Never in the future, even with a reason.
+      const day = yield* today
+      const tomorrow = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10)
+      const future = yield* put(me.token, member, { status: "disenrolled", effective_date: tomorrow, reason: "Moving" })
+      expect({ status: future.status, body: future.body }).toEqual({ status: 422, body: { errors: ["Effective date can't be in the future"] } })
+      expect((yield* history(admin, member)).status_histories.length).toBe(2)
     }))
 
   it.effect("404 for an unknown patient or one that is not an ECM member; parents are refused", () =>

@@ -156,7 +156,7 @@ layer(TestApp())("ECM events", (it) => {
       expect({ status: missing.status, body: missing.body }).toEqual({ status: 404, body: { errors: ["Patient not found"] } })
     }))
 
-  it.effect("counts: calls and appointments are encounters only while enrolled at occurred_at; the rest by type", () =>
+  it.effect("counts: held appointments and connected calls are encounters only while enrolled at occurred_at; cancelled and planned ones nothing", () =>
     Effect.gen(function*() {
       const patient = yield* insertPatient()
       const me = yield* staffUser()
@@ -175,26 +175,31 @@ layer(TestApp())("ECM events", (it) => {
       yield* call("2026-03-19", { duration: 5 })
       // After disenrolment (same-day entries: the later one, disenrolled, wins).
       yield* call("2026-03-20", { status: "complete", duration: 10 })
-      const appointment = (day: string) => add({ activity_type: "in_person_appointment", booked_at: `${day}T09:00:00Z`, occurred_at: `${day}T09:00:00Z` })
-      yield* appointment("2026-03-09")
-      yield* appointment("2026-03-11")
+      const appointment = (day: string, status?: string) =>
+        add({ activity_type: "in_person_appointment", booked_at: `${day}T09:00:00Z`, occurred_at: `${day}T09:00:00Z`, ...(status === undefined ? {} : { status }) })
+      // Held: outreach before enrolment, an encounter while enrolled.
+      yield* appointment("2026-03-09", "complete")
+      yield* appointment("2026-03-11", "complete")
+      // Cancelled, or planned and not yet held: neither, enrolled or not.
+      yield* appointment("2026-03-11", "cancelled")
+      yield* appointment("2026-03-12")
       yield* add({ activity_type: "sms", body: "s", text_message_id: 3, occurred_at: "2026-03-12T00:00:00Z" })
       yield* add({ activity_type: "email", email_to: "m@example.test", body: "e", occurred_at: "2026-03-12T00:00:00Z" })
       yield* add({ activity_type: "task", message: "t", occurred_at: "2026-03-12T00:00:00Z" })
       yield* add({ activity_type: "note", body: "n", occurred_at: "2026-03-12T00:00:00Z" })
       // Outside the range.
       yield* call("2026-04-01", { status: "complete", duration: 10 })
-      // A meeting event (no activity type makes one yet): an in-person encounter.
+      // A held meeting event (no activity type makes one yet) while enrolled: an in-person encounter.
       const meetingActivity = yield* add({ activity_type: "task", message: "m", occurred_at: "2026-03-13T00:00:00Z" })
-      yield* query(`UPDATE ecm_events SET event_type = 'meeting' WHERE activity_id = $1`, meetingActivity)
+      yield* query(`UPDATE ecm_events SET event_type = 'meeting', status = 'complete' WHERE activity_id = $1`, meetingActivity)
 
       const r = yield* request("GET", eventsUrl(patient, "/counts?start_date=2026-03-01&end_date=2026-03-31"), { token: me.token })
       expect(r.status).toBe(200)
       expect(r.body).toEqual({
         patient_id: patient, start_date: "2026-03-01", end_date: "2026-03-31",
         counts: {
-          total: 12,
-          by_type: { sms: 1, call: 6, email: 1, appointment: 2, task: 1, meeting: 1 },
+          total: 14,
+          by_type: { sms: 1, call: 6, email: 1, appointment: 4, task: 1, meeting: 1 },
           prtf_categories: { telehealth_encounters: 1, in_person_encounters: 2, telehealth_outreach: 7, in_person_outreach: 1 }
         }
       })

@@ -106,6 +106,30 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
       }
     }))
 
+  it.effect("a created member's new_member entry takes the authorization's effective date, never a day after the import", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const today = new Date(yield* TestClock.currentTimeMillis).toISOString().slice(0, 10)
+      const [y, m, d] = today.split("-")
+      const dated = (member_id: string, effective: string) => {
+        const row = memberRow({ member_id, first_name: member_id, last_name: "Dated", dob: "01-02-1980" })
+        row[header.indexOf("ECM_BENEFIT_AUTH_EFF_DATE")] = effective
+        return row
+      }
+      const csv = csvOf([header, dated("DT1", "03-15-2025"), dated("DT2", "12-31-2999"), dated("DT3", ""), dated("DT4", `${m}-${d}-${y}`)])
+      const response = yield* importMif(token, { file: dataUri("csv", csv) })
+      expect(response.status, JSON.stringify(response.body)).toBe(200)
+      const entries = yield* query<{ member_id: string; effective_date: string }>(`SELECT p.member_id,
+          to_char(h.effective_date, 'YYYY-MM-DD') AS effective_date
+        FROM ecm_status_histories h JOIN patients p ON p.id = h.patient_id WHERE p.last_name = 'Dated' ORDER BY p.member_id`)
+      expect(entries).toEqual([
+        { member_id: "DT1", effective_date: "2025-03-15" },
+        { member_id: "DT2", effective_date: today },
+        { member_id: "DT3", effective_date: today },
+        { member_id: "DT4", effective_date: today }
+      ])
+    }))
+
   it.effect("imports a CSV file: patients, eligibility records, new_member history, case loads, stored file", () =>
     Effect.gen(function*() {
       const token = yield* signIn()
@@ -137,8 +161,8 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
       const histories = yield* query<{ status: string; effective_date: string; source: string }>(`SELECT h.status,
           to_char(h.effective_date, 'YYYY-MM-DD') AS effective_date, h.source
         FROM ecm_status_histories h JOIN patients p ON p.id = h.patient_id WHERE p.member_id = 'A1'`)
-      const today = new Date(yield* TestClock.currentTimeMillis).toISOString().slice(0, 10)
-      expect(histories).toEqual([{ status: "new_member", effective_date: today, source: "mif" }])
+      // Dated as the file says: the authorization's effective date (01-01-2026), before the import day.
+      expect(histories).toEqual([{ status: "new_member", effective_date: "2026-01-01", source: "mif" }])
       const caseLoads = yield* query<Record<string, unknown>>(`SELECT c.provider_id, c.provider_npi, c.provider_name
         FROM case_loads c JOIN patients p ON p.id = c.patient_id WHERE p.member_id = 'A1'`)
       expect(caseLoads).toEqual([{ provider_id: null, provider_npi: "1234567893", provider_name: "Good Care" }])

@@ -331,6 +331,32 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks: s
       expect(tasks).toEqual([{ message: expect.stringMatching(/^Call to \+14155550141 was not answered \(no-answer\)/) }])
     }))
 
+  it.effect("a call cancelled before it was answered cancels its activity and counts as nothing; no-answer stays an attempt", () =>
+    Effect.gen(function*() {
+      const patient = yield* insertPatient()
+      const me = yield* staffUser()
+      const place = Effect.map(
+        request("POST", callUrl(patient), { token: me.token, body: { call: { phone_number: "4155550142" } } }),
+        (r) => (r.body as { call: { id: number; telephony_sid: string } }).call
+      )
+      const outcome = (call: { id: number; telephony_sid: string }) =>
+        query<{ activity_status: string; event_status: string }>(`SELECT a.status AS activity_status, e.status AS event_status
+          FROM voice_calls c JOIN ecm_activities a ON a.id = c.activity_id JOIN ecm_events e ON e.activity_id = a.id WHERE c.id = $1`, call.id)
+      const cancelled = yield* place
+      yield* postHook(`${hookPath("voice_status")}?call_id=${cancelled.id}`, { CallSid: cancelled.telephony_sid, CallStatus: "ringing" })
+      yield* postHook(`${hookPath("voice_status")}?call_id=${cancelled.id}`, { CallSid: cancelled.telephony_sid, CallStatus: "canceled", CallDuration: "0" })
+      expect(yield* outcome(cancelled)).toEqual([{ activity_status: "cancelled", event_status: "cancelled" }])
+      const missed = yield* place
+      yield* postHook(`${hookPath("voice_status")}?call_id=${missed.id}`, { CallSid: missed.telephony_sid, CallStatus: "busy", CallDuration: "0" })
+      expect(yield* outcome(missed)).toEqual([{ activity_status: "created", event_status: "attempted" }])
+      // The busy call opened a follow-up task (counted by type only).
+      const day = new Date().toISOString().slice(0, 10)
+      const counts = yield* request("GET", `/v1/clinic/ecm/patients/${patient}/events/counts?start_date=${day}&end_date=${day}`, { token: me.token })
+      expect(counts.body).toMatchObject({
+        counts: { total: 3, by_type: { call: 2, task: 1 }, prtf_categories: { telehealth_outreach: 1, telehealth_encounters: 0, in_person_outreach: 0, in_person_encounters: 0 } }
+      })
+    }))
+
   it.effect("outbound call TwiML says who is calling and bridges to the caller's phone, else asks to call back", () =>
     Effect.gen(function*() {
       const patient = yield* insertPatient()
