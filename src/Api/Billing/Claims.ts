@@ -55,7 +55,7 @@ const DiagnosisCode = BoundedString(8).pipe(
 
 const DiagnosisCodes = BoundedArray(DiagnosisCode, maxDiagnosisCodes).pipe(
   Schema.filter((codes) => codes.length > 0, { message: () => "can't be blank", jsonSchema: { minItems: 1 } }),
-  Schema.annotations({ description: `1–${maxDiagnosisCodes} ICD-10-CM codes; stored and returned upper case without the dot; the first is the principal diagnosis` })
+  Schema.annotations({ description: `1–${maxDiagnosisCodes} ICD-10-CM codes; stored and returned as sent, upper case (the 837P drops the dot); a code written both ways repeats it; the first is the principal diagnosis` })
 )
 
 const CptCode = BoundedString(5).pipe(

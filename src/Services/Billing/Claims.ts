@@ -11,7 +11,7 @@ import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import {
   amountOfCents, canMove, centsOfAmount, centsOfDecimal, type ClaimStatus, claimStatuses, decimalOfCents, isEditable, setByEdiOnly
 } from "../../Domain/Billing/Claim.js"
-import { commonCptCodes, normalizeIcd10, placesOfService } from "../../Domain/Billing/Codes.js"
+import { commonCptCodes, placesOfService, storedIcd10, x12Icd10 } from "../../Domain/Billing/Codes.js"
 import type { AppointmentType } from "../../Domain/Scheduling/Scheduling.js"
 import { PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { likePattern, nameMatches as sharedNameMatches } from "../SqlSearch.js"
@@ -60,9 +60,12 @@ const blank = (text: string | null | undefined): string | null => {
 
 const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length === b.length && a.every((x, i) => x === b[i])
 
+/** The same codes billed: `F32.9` and `F329` are one code written two ways. */
+const sameCodes = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => sameList(a.map(x12Icd10), b.map(x12Icd10))
+
 const sameFields = (a: BillingFields, b: BillingFields) =>
   a.patientId === b.patientId && a.providerId === b.providerId && a.appointmentId === b.appointmentId && a.cptCode === b.cptCode &&
-  sameList(a.diagnosisCodes, b.diagnosisCodes) && a.serviceDate === b.serviceDate && a.amountCents === b.amountCents &&
+  sameCodes(a.diagnosisCodes, b.diagnosisCodes) && a.serviceDate === b.serviceDate && a.amountCents === b.amountCents &&
   sameList(a.modifiers, b.modifiers) && a.placeOfService === b.placeOfService
 
 export class Claims extends Effect.Service<Claims>()("app/Claims", {
@@ -157,7 +160,7 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
       providerId: input.provider_id,
       appointmentId: input.appointment_id,
       cptCode: input.cpt_code.toUpperCase(),
-      diagnosisCodes: input.diagnosis_codes.map(normalizeIcd10),
+      diagnosisCodes: input.diagnosis_codes.map(storedIcd10),
       serviceDate: input.service_date,
       amountCents: centsOfAmount(input.amount) ?? 0,
       modifiers: (input.modifiers ?? []).map((m) => m.toUpperCase()),
@@ -170,7 +173,7 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
         const errors: Record<string, Array<string>> = {}
         const add = (field: string, message: string) => (errors[field] ??= []).push(message)
         if (!cptCodes.includes(fields.cptCode)) add("cpt_code", "is invalid")
-        if (new Set(fields.diagnosisCodes).size !== fields.diagnosisCodes.length) add("diagnosis_codes", "must not repeat a code")
+        if (new Set(fields.diagnosisCodes.map(x12Icd10)).size !== fields.diagnosisCodes.length) add("diagnosis_codes", "must not repeat a code")
         if (new Set(fields.modifiers).size !== fields.modifiers.length) add("modifiers", "must not repeat a modifier")
         if (!(placesOfService as ReadonlyArray<string>).includes(fields.placeOfService)) add("place_of_service", "is not included in the list")
         if (fields.amountCents <= 0) add("amount", claimMessages.amount)
@@ -244,6 +247,7 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
             modifiers: changes.modifiers ?? current.modifiers,
             place_of_service: (changes.place_of_service ?? current.place_of_service) as never
           })
+          // A claim that may not change keeps its codes as written when they come back spelt the other way.
           const edits = !sameFields(before, after)
           if (edits && !isEditable(current.status)) return yield* Effect.fail(invalidField("status", claimMessages.notEditable(current.status)))
           const status = changes.status ?? current.status
@@ -271,7 +275,7 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
               cpt_code = ${after.cptCode},
               modifiers = ${after.modifiers as Array<string>}::text[],
               place_of_service = ${after.placeOfService},
-              diagnosis_codes = ${after.diagnosisCodes as Array<string>}::text[],
+              diagnosis_codes = ${(isEditable(current.status) ? after : before).diagnosisCodes as Array<string>}::text[],
               service_date = ${after.serviceDate}::date,
               amount = ${decimalOfCents(after.amountCents)}::numeric,
               status = ${status},
