@@ -209,6 +209,7 @@ export class GenerateEdiRequest extends Schema.Class<GenerateEdiRequest>("Genera
 
 export class EdiBatch extends Schema.Class<EdiBatch>("EdiBatch")({
   batch_id: Schema.String,
+  batch_name: Schema.NullOr(Schema.String).annotations({ description: "The `batch_name` given, trimmed; null when none (or blank) was given" }),
   file_url: Schema.String.annotations({ description: `Signed link to the 837P file, valid ${fileUrlMinutes} minutes` }),
   claim_count: Schema.Int,
   total_amount: Schema.Number,

@@ -131,6 +131,7 @@ export class EdiBatches extends Effect.Service<EdiBatches>()("app/EdiBatches", {
     const generate = (actorId: number, claimIds: ReadonlyArray<number>, batchName: string | undefined) =>
       Effect.gen(function*() {
         const ids = [...new Set(claimIds)]
+        const name = batchName?.trim() || null
         const generatedAt = new Date(yield* Clock.currentTimeMillis)
         const result = yield* sql.withTransaction(Effect.gen(function*() {
           const rows = yield* sql<BatchClaimRow>`SELECT c.id, c.claim_number, c.status, c.cpt_code, c.modifiers, c.place_of_service,
@@ -175,7 +176,7 @@ export class EdiBatches extends Effect.Service<EdiBatches>()("app/EdiBatches", {
           yield* store.put(key, new TextEncoder().encode(text), "application/edi-x12")
           const [batch] = yield* sql<{ id: number }>`INSERT INTO edi_batches (batch_id, interchange_control_number, batch_name, object_key,
               claim_count, total_amount, created_by_id, generated_at)
-            VALUES (${batchId}, ${controlNumber}, ${batchName?.trim() || null}, ${key}, ${claims.length},
+            VALUES (${batchId}, ${controlNumber}, ${name}, ${key}, ${claims.length},
               ${decimalOfCents(totalCents)}::numeric, ${actorId}, ${generatedAt})
             RETURNING id`
           yield* sql`UPDATE claims c SET status = 'submitted', edi_batch_id = ${batch!.id},
@@ -189,6 +190,7 @@ export class EdiBatches extends Effect.Service<EdiBatches>()("app/EdiBatches", {
         yield* Effect.annotateCurrentSpan({ "edi.claim_count": result.count })
         return EdiBatch.make({
           batch_id: result.batchId,
+          batch_name: name,
           file_url: yield* store.signedUrl(result.key, `${fileUrlMinutes} minutes`),
           claim_count: result.count,
           total_amount: amountOfCents(result.totalCents),
