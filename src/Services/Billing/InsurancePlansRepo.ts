@@ -77,6 +77,12 @@ export class InsurancePlansRepo extends Effect.Service<InsurancePlansRepo>()("ap
           WHERE id = ${change.id} RETURNING *`
     })
 
+    const findActive = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Schema.Struct({ active: Schema.Boolean }),
+      execute: (id) => sql`SELECT active FROM insurance_plans WHERE id = ${id}`
+    })
+
     const activeNames = SqlSchema.findAll({
       Request: Schema.Void,
       Result: PlanName,
@@ -91,6 +97,8 @@ export class InsurancePlansRepo extends Effect.Service<InsurancePlansRepo>()("ap
       insert: (plan: typeof NewPlan.Type) => Effect.map(orDefect(insertOne(plan)), toPlan),
       /** The plan as changed, or none when there is no such plan. */
       update: (change: typeof PlanChange.Type) => Effect.map(orDefect(updateOne(change)), Option.map(toPlan)),
+      /** Whether the plan exists and is active (a coverage may only name such a plan). */
+      isActive: (id: number) => Effect.map(orDefect(findActive(id)), Option.exists((row) => row.active)),
       /** Active plans by name, for the claim filters (at most 1000). */
       activeNames: orDefect(activeNames(undefined))
     } as const
