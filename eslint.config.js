@@ -2,6 +2,80 @@
 import js from "@eslint/js"
 import tseslint from "typescript-eslint"
 
+/**
+ * Services not yet moved to repositories: they still hold `sql` template tags. An area that moves
+ * its SQL into `*Repo.ts` files takes its files off this list; the list only shrinks.
+ */
+const sqlOutsideRepositories = [
+  "src/Services/Accounts/Accounts.ts",
+  "src/Services/Accounts/AdminUsers.ts",
+  "src/Services/Accounts/ConfirmationCodes.ts",
+  "src/Services/Accounts/CredentialChanges.ts",
+  "src/Services/Accounts/Devices.ts",
+  "src/Services/Accounts/Sessions.ts",
+  "src/Services/Accounts/Throttles.ts",
+  "src/Services/Accounts/UserLifecycle.ts",
+  "src/Services/AuditLog.ts",
+  "src/Services/Collaborators/AssessmentJobs.ts",
+  "src/Services/Collaborators/Assessments.ts",
+  "src/Services/Collaborators/Collaborators.ts",
+  "src/Services/Content/Assignees.ts",
+  "src/Services/Content/ContentFiles.ts",
+  "src/Services/Content/ContentImport.ts",
+  "src/Services/Content/Library.ts",
+  "src/Services/Content/Recommendations.ts",
+  "src/Services/Content/UserCollections.ts",
+  "src/Services/Content/UserPieces.ts",
+  "src/Services/Ecm/EcmPatients.ts",
+  "src/Services/Ecm/EngagementStatuses.ts",
+  "src/Services/Ecm/EventGenerator.ts",
+  "src/Services/Ecm/Events.ts",
+  "src/Services/Ecm/FormCSubmissions.ts",
+  "src/Services/Ecm/LeadCareManagers.ts",
+  "src/Services/Ecm/MifFiles.ts",
+  "src/Services/Ecm/MifImport.ts",
+  "src/Services/Ecm/MifImportSql.ts",
+  "src/Services/Ecm/PrtfAggregator.ts",
+  "src/Services/Ecm/PrtfReports.ts",
+  "src/Services/Patients/ClinicPatients.ts",
+  "src/Services/Patients/HelpRequests.ts",
+  "src/Services/Patients/PatientAccess.ts",
+  "src/Services/Patients/PatientDocuments.ts",
+  "src/Services/Patients/Spots.ts",
+  "src/Services/Patients/TreatmentPlans.ts",
+  "src/Services/Prescriptions/Medications.ts",
+  "src/Services/Prescriptions/Prescriptions.ts",
+  "src/Services/Providers/Invites.ts",
+  "src/Services/Providers/Profiles.ts",
+  "src/Services/Providers/Providers.ts",
+  "src/Services/Questionnaires/Alerts.ts",
+  "src/Services/Questionnaires/Catalogue.ts",
+  "src/Services/Questionnaires/Invites.ts",
+  "src/Services/Questionnaires/Mail.ts",
+  "src/Services/Questionnaires/Responses.ts",
+  "src/Services/Questionnaires/Screeners.ts",
+  "src/Services/RateLimiter.ts",
+  "src/Services/Reports/ReportCells.ts",
+  "src/Services/Reports/ReportGenerator.ts",
+  "src/Services/Reports/ReportQueries.ts",
+  "src/Services/Reports/Reports.ts",
+  "src/Services/Reports/WeeklyMetrics.ts",
+  "src/Services/Scheduling/Appointments.ts",
+  "src/Services/Scheduling/Books.ts",
+  "src/Services/Scheduling/ReminderSchedule.ts",
+  "src/Services/Scheduling/ReminderSender.ts",
+  "src/Services/Scheduling/Reminders.ts",
+  "src/Services/Scheduling/Slots.ts",
+  "src/Services/SessionNotes/NotePdf.ts",
+  "src/Services/SessionNotes/Reviews.ts",
+  "src/Services/SessionNotes/SessionNotes.ts",
+  "src/Services/SessionNotes/Supervision.ts",
+  "src/Services/SqlSearch.ts",
+  "src/Services/Videos/VideoProcessing.ts",
+  "src/Services/Videos/VideoUploads.ts",
+  "src/Services/Videos/Videos.ts"
+]
+
 export default tseslint.config(
   { ignores: ["node_modules/", ".data/", "coverage/", "dist/", "packages/*/dist/"] },
   js.configs.recommended,
@@ -29,6 +103,17 @@ export default tseslint.config(
           { regex: "(^|/)(Layers|Services)(/|$)", message: "src/Api must not import server-side modules." },
           { regex: "^@effect/platform-", message: "src/Api must not import platform-specific packages." }
         ]
+      }]
+    }
+  },
+  {
+    // Only repositories hold SQL (ARCHITECTURE "Persistence"): services call their methods.
+    files: ["src/Services/**/*.ts"],
+    ignores: ["src/Services/**/*Repo.ts", ...sqlOutsideRepositories],
+    rules: {
+      "no-restricted-syntax": ["error", {
+        selector: "TaggedTemplateExpression[tag.name='sql']",
+        message: "SQL belongs in a repository (src/Services/<Area>/<Table>Repo.ts) as SqlSchema statements; call its methods here."
       }]
     }
   },

@@ -55,7 +55,7 @@ const DiagnosisCode = BoundedString(8).pipe(
 
 const DiagnosisCodes = BoundedArray(DiagnosisCode, maxDiagnosisCodes).pipe(
   Schema.filter((codes) => codes.length > 0, { message: () => "can't be blank", jsonSchema: { minItems: 1 } }),
-  Schema.annotations({ description: `1–${maxDiagnosisCodes} ICD-10-CM codes; stored and returned upper case without the dot; the first is the principal diagnosis` })
+  Schema.annotations({ description: `1–${maxDiagnosisCodes} ICD-10-CM codes; stored and returned as sent, upper case (the 837P drops the dot); a code written both ways repeats it; the first is the principal diagnosis` })
 )
 
 const CptCode = BoundedString(5).pipe(
@@ -209,6 +209,7 @@ export class GenerateEdiRequest extends Schema.Class<GenerateEdiRequest>("Genera
 
 export class EdiBatch extends Schema.Class<EdiBatch>("EdiBatch")({
   batch_id: Schema.String,
+  batch_name: Schema.NullOr(Schema.String).annotations({ description: "The `batch_name` given, trimmed; null when none (or blank) was given" }),
   file_url: Schema.String.annotations({ description: `Signed link to the 837P file, valid ${fileUrlMinutes} minutes` }),
   claim_count: Schema.Int,
   total_amount: Schema.Number,

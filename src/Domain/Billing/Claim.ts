@@ -75,7 +75,7 @@ export class Claim extends Schema.Class<Claim>("Claim")({
   cpt_code: Schema.String,
   modifiers: Schema.Array(Schema.String),
   place_of_service: Schema.String,
-  diagnosis_codes: Schema.Array(Schema.String).annotations({ description: "ICD-10-CM codes, upper case, without the dot" }),
+  diagnosis_codes: Schema.Array(Schema.String).annotations({ description: "ICD-10-CM codes as sent, upper case (`F32.9`); the 837P writes them without the dot" }),
   service_date: Schema.String.annotations({ description: "YYYY-MM-DD" }),
   amount: Schema.Number.annotations({ description: "Dollars, two decimals at most" }),
   status: ClaimStatus,

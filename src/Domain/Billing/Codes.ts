@@ -12,8 +12,11 @@ const icd10Pattern = /^[A-Za-z][0-9][A-Za-z0-9](?:\.?[A-Za-z0-9]{1,4})?$/
 
 export const isIcd10 = (code: string): boolean => icd10Pattern.test(code)
 
-/** How a code is stored and sent (837P HI never carries the dot): upper case, no dot. */
-export const normalizeIcd10 = (code: string): string => code.replace(".", "").toUpperCase()
+/** How a code is stored and returned: as it was sent, upper case (`f32.9` → `F32.9`, `F329` stays `F329`). */
+export const storedIcd10 = (code: string): string => code.toUpperCase()
+
+/** The code as 837P HI carries it: upper case, never the dot (`F32.9` → `F329`). Two spellings of one code share it. */
+export const x12Icd10 = (code: string): string => code.replace(".", "").toUpperCase()
 
 /** ICD-10 codes on one claim (837P HI holds 12). */
 export const maxDiagnosisCodes = 12

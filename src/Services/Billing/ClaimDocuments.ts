@@ -3,29 +3,17 @@
  * signed links valid 30 minutes. The file is stored before its row is written; a failed write
  * leaves an unreachable file, never a row without its file.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { type CreateClaimDocumentRequest, fileUrlMinutes, type UpdateClaimDocumentRequest } from "../../Api/Billing/Claims.js"
 import { invalidField, notFound } from "../../Api/Errors.js"
-import { ClaimDocument, type DocumentKind } from "../../Domain/Billing/Claim.js"
-import type { ClaimDocumentId, ClaimId } from "../../Domain/Ids.js"
+import { ClaimDocument } from "../../Domain/Billing/Claim.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { ObjectStore } from "../ObjectStore.js"
+import { ClaimDocumentsRepo, type DocumentRow } from "./ClaimDocumentsRepo.js"
+import { ClaimsRepo } from "./ClaimsRepo.js"
 import { type DataUriProblem, readDocumentDataUri } from "./DocumentFiles.js"
-
-interface DocumentRow {
-  readonly id: number
-  readonly claim_id: number
-  readonly name: string
-  readonly content_type: string
-  readonly size: number
-  readonly kind: DocumentKind
-  readonly object_key: string
-  readonly created_at: Date
-  readonly updated_at: Date
-}
 
 /** `20 MB`, `1.5 MB`, `512 KB`. */
 const sizeText = (bytes: number) =>
@@ -49,8 +37,10 @@ const problemMessage = (problem: DataUriProblem, maxBytes: number): string => {
 }
 
 export class ClaimDocuments extends Effect.Service<ClaimDocuments>()("app/ClaimDocuments", {
+  dependencies: [ClaimsRepo.Default, ClaimDocumentsRepo.Default],
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const claims = yield* ClaimsRepo
+    const repo = yield* ClaimDocumentsRepo
     const store = yield* ObjectStore
     const audit = yield* AuditLog
     const maxBytes = (yield* AppConfig).billing.maxDocumentBytes
@@ -58,8 +48,8 @@ export class ClaimDocuments extends Effect.Service<ClaimDocuments>()("app/ClaimD
     const toDocument = (row: DocumentRow) =>
       Effect.map(store.signedUrl(row.object_key, `${fileUrlMinutes} minutes`), (url) =>
         ClaimDocument.make({
-          id: row.id as ClaimDocumentId,
-          claim_id: row.claim_id as ClaimId,
+          id: row.id,
+          claim_id: row.claim_id,
           name: row.name,
           content_type: row.content_type,
           size: row.size,
@@ -70,17 +60,14 @@ export class ClaimDocuments extends Effect.Service<ClaimDocuments>()("app/ClaimD
         }, true))
 
     const claimExists = (claimId: number) =>
-      sql`SELECT 1 FROM claims WHERE id = ${claimId}`.pipe(
-        Effect.orDie,
-        Effect.flatMap((rows) => rows.length === 0 ? Effect.fail(notFound("Claim")) : Effect.void)
-      )
+      Effect.flatMap(claims.exists(claimId), (exists) => exists ? Effect.void : Effect.fail(notFound("Claim")))
 
     const findRow = (claimId: number, id: number) =>
       Effect.gen(function*() {
         yield* claimExists(claimId)
-        const [row] = yield* sql<DocumentRow>`SELECT * FROM claim_documents WHERE id = ${id} AND claim_id = ${claimId}`.pipe(Effect.orDie)
-        if (row === undefined) return yield* Effect.fail(notFound("Document"))
-        return row
+        const row = yield* repo.findOne(claimId, id)
+        if (Option.isNone(row)) return yield* Effect.fail(notFound("Document"))
+        return row.value
       })
 
     const readFile = (uri: string) =>
@@ -93,7 +80,7 @@ export class ClaimDocuments extends Effect.Service<ClaimDocuments>()("app/ClaimD
     const list = (claimId: number) =>
       Effect.gen(function*() {
         yield* claimExists(claimId)
-        const rows = yield* sql<DocumentRow>`SELECT * FROM claim_documents WHERE claim_id = ${claimId} ORDER BY created_at, id`.pipe(Effect.orDie)
+        const rows = yield* repo.listOf(claimId)
         return { documents: yield* Effect.forEach(rows, toDocument) }
       }).pipe(Effect.withSpan("ClaimDocuments.list", { attributes: { "claim.id": claimId } }))
 
@@ -108,14 +95,13 @@ export class ClaimDocuments extends Effect.Service<ClaimDocuments>()("app/ClaimD
         const file = yield* readFile(input.file)
         const key = newKey(claimId)
         yield* store.put(key, file.bytes, file.contentType)
-        const [row] = yield* sql<DocumentRow>`INSERT INTO claim_documents (claim_id, name, content_type, size, kind, object_key, created_by_id)
-          VALUES (${claimId}, ${input.name.trim()}, ${file.contentType}, ${file.bytes.byteLength}, ${input.kind ?? "other"}, ${key}, ${actorId})
-          RETURNING *`.pipe(
-          Effect.catchTag("SqlError", (error) => Effect.zipRight(store.delete(key), Effect.die(error)))
-        )
+        const row = yield* repo.insert({
+          claimId, name: input.name.trim(), contentType: file.contentType, size: file.bytes.byteLength, kind: input.kind ?? "other",
+          objectKey: key, createdById: actorId
+        }).pipe(Effect.tapErrorCause(() => store.delete(key)))
         // A claim deleted meanwhile takes its documents with it (foreign key): the insert fails above.
         yield* audit.record({ actorId, action: "claim_document.create", targetType: "claim", targetId: claimId })
-        return yield* toDocument(row!)
+        return yield* toDocument(row)
       }).pipe(Effect.withSpan("ClaimDocuments.create", { attributes: { "claim.id": claimId } }))
 
     const update = (actorId: number, claimId: number, id: number, input: UpdateClaimDocumentRequest["document"]) =>
@@ -124,15 +110,17 @@ export class ClaimDocuments extends Effect.Service<ClaimDocuments>()("app/ClaimD
         const file = input.file === undefined ? undefined : yield* readFile(input.file)
         const key = file === undefined ? current.object_key : newKey(claimId)
         if (file !== undefined) yield* store.put(key, file.bytes, file.contentType)
-        const [row] = yield* sql<DocumentRow>`UPDATE claim_documents SET
-            name = ${input.name?.trim() ?? current.name},
-            kind = ${input.kind ?? current.kind},
-            content_type = ${file?.contentType ?? current.content_type},
-            size = ${file?.bytes.byteLength ?? current.size},
-            object_key = ${key},
-            updated_at = now()
-          WHERE id = ${id} AND claim_id = ${claimId} RETURNING *`.pipe(Effect.orDie)
-        if (row === undefined) return yield* Effect.fail(notFound("Document"))
+        const changed = yield* repo.update({
+          claimId,
+          id,
+          name: input.name?.trim() ?? current.name,
+          kind: input.kind ?? current.kind,
+          contentType: file?.contentType ?? current.content_type,
+          size: file?.bytes.byteLength ?? current.size,
+          objectKey: key
+        })
+        if (Option.isNone(changed)) return yield* Effect.fail(notFound("Document"))
+        const row = changed.value
         if (file !== undefined) yield* store.delete(current.object_key)
         yield* audit.record({ actorId, action: "claim_document.update", targetType: "claim", targetId: claimId })
         return yield* toDocument(row)
@@ -141,10 +129,9 @@ export class ClaimDocuments extends Effect.Service<ClaimDocuments>()("app/ClaimD
     const remove = (actorId: number, claimId: number, id: number) =>
       Effect.gen(function*() {
         yield* claimExists(claimId)
-        const [row] = yield* sql<{ object_key: string }>`DELETE FROM claim_documents WHERE id = ${id} AND claim_id = ${claimId}
-          RETURNING object_key`.pipe(Effect.orDie)
-        if (row === undefined) return yield* Effect.fail(notFound("Document"))
-        yield* store.delete(row.object_key)
+        const removed = yield* repo.delete(claimId, id)
+        if (Option.isNone(removed)) return yield* Effect.fail(notFound("Document"))
+        yield* store.delete(removed.value.object_key)
         yield* audit.record({ actorId, action: "claim_document.delete", targetType: "claim", targetId: claimId })
       }).pipe(Effect.withSpan("ClaimDocuments.delete", { attributes: { "claim.id": claimId, "document.id": id } }))
 

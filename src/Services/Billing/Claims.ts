@@ -3,39 +3,24 @@
  * the status machine, and deleting drafts. One active claim per appointment is the unique index
  * `claims_active_appointment_key`, never a look first.
  */
-import { SqlClient, type Statement } from "@effect/sql"
-import { Clock, Effect } from "effect"
-import { claimMessages, type ClaimSortColumn, ClaimFilters, ClaimList, FilteredClaimList, PlanName, type CreateClaimRequest, type UpdateClaimRequest } from "../../Api/Billing/Claims.js"
-import { type FieldMessages, invalid, invalidField, notFound, type ValidationFailed } from "../../Api/Errors.js"
+import { Clock, Effect, Option } from "effect"
+import { claimMessages, ClaimFilters, ClaimList, FilteredClaimList, PlanName, type CreateClaimRequest, type UpdateClaimRequest } from "../../Api/Billing/Claims.js"
+import { type FieldMessages, invalid, invalidField, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import {
-  amountOfCents, canMove, centsOfAmount, centsOfDecimal, type ClaimStatus, claimStatuses, decimalOfCents, isEditable, setByEdiOnly
+  amountOfCents, canMove, centsOfAmount, centsOfDecimal, claimStatuses, decimalOfCents, isEditable, setByEdiOnly
 } from "../../Domain/Billing/Claim.js"
-import { commonCptCodes, normalizeIcd10, placesOfService } from "../../Domain/Billing/Codes.js"
-import type { AppointmentType } from "../../Domain/Scheduling/Scheduling.js"
-import { PersonName } from "../../Domain/Scheduling/Scheduling.js"
-import { likePattern, nameMatches as sharedNameMatches } from "../SqlSearch.js"
+import { commonCptCodes, placesOfService, storedIcd10, x12Icd10 } from "../../Domain/Billing/Codes.js"
+import { calendarDayIn } from "../../Domain/Time.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
+import { ClaimDocumentsRepo } from "./ClaimDocumentsRepo.js"
 import { ObjectStore } from "../ObjectStore.js"
-import { isForeignKeyViolation, isUniqueViolation } from "../SqlErrors.js"
-import { claimColumns, claimFrom, type ClaimRow, toClaim } from "./ClaimsRepo.js"
+import { makeTransaction } from "../Repository.js"
+import { type ClaimCriteria, ClaimsRepo, toClaim } from "./ClaimsRepo.js"
+import { InsurancePlansRepo } from "./InsurancePlansRepo.js"
 
-export interface ClaimCriteria {
-  readonly search?: string | null | undefined
-  readonly status?: ClaimStatus | null | undefined
-  readonly patientId?: number | undefined
-  readonly providerId?: number | undefined
-  readonly appointmentId?: number | null | undefined
-  readonly insurancePlanId?: number | null | undefined
-  readonly appointmentType?: AppointmentType | null | undefined
-  readonly patientName?: string | null | undefined
-  readonly providerName?: string | null | undefined
-  readonly startDate?: string | null | undefined
-  readonly endDate?: string | null | undefined
-  readonly sortBy?: ClaimSortColumn | undefined
-  readonly sortDir?: "ASC" | "DESC" | undefined
-}
+export type { ClaimCriteria } from "./ClaimsRepo.js"
 
 type ClaimInput = CreateClaimRequest["claim"]
 type ClaimChanges = UpdateClaimRequest["claim"]
@@ -60,74 +45,35 @@ const blank = (text: string | null | undefined): string | null => {
 
 const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length === b.length && a.every((x, i) => x === b[i])
 
+/** The same codes billed: `F32.9` and `F329` are one code written two ways. */
+const sameCodes = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => sameList(a.map(x12Icd10), b.map(x12Icd10))
+
 const sameFields = (a: BillingFields, b: BillingFields) =>
   a.patientId === b.patientId && a.providerId === b.providerId && a.appointmentId === b.appointmentId && a.cptCode === b.cptCode &&
-  sameList(a.diagnosisCodes, b.diagnosisCodes) && a.serviceDate === b.serviceDate && a.amountCents === b.amountCents &&
+  sameCodes(a.diagnosisCodes, b.diagnosisCodes) && a.serviceDate === b.serviceDate && a.amountCents === b.amountCents &&
   sameList(a.modifiers, b.modifiers) && a.placeOfService === b.placeOfService
 
 export class Claims extends Effect.Service<Claims>()("app/Claims", {
+  dependencies: [ClaimsRepo.Default, ClaimDocumentsRepo.Default, InsurancePlansRepo.Default],
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* ClaimsRepo
+    const documentsRepo = yield* ClaimDocumentsRepo
+    const plansRepo = yield* InsurancePlansRepo
+    const transaction = yield* makeTransaction
     const audit = yield* AuditLog
     const store = yield* ObjectStore
     const config = yield* AppConfig
     const zone = config.clinicTimeZone
     const cptCodes: ReadonlyArray<string> = [...new Set([...commonCptCodes, ...config.billing.extraCptCodes])]
-    const columns = sql.literal(claimColumns)
-    const from = sql.literal(claimFrom)
-
-    const sortColumns: Record<ClaimSortColumn, Statement.Fragment> = {
-      id: sql`c.id`,
-      claim_number: sql`c.claim_number`,
-      service_date: sql`c.service_date`,
-      amount: sql`c.amount`,
-      status: sql`c.status`,
-      cpt_code: sql`c.cpt_code`,
-      patient_id: sql`c.patient_id`,
-      provider_id: sql`c.provider_id`,
-      created_at: sql`c.created_at`,
-      updated_at: sql`c.updated_at`
-    }
-    const directions = { ASC: sql`ASC`, DESC: sql`DESC` } as const
-
-    const nameMatches = (first: string, last: string, text: string) => sharedNameMatches(sql, first, last, text)
-
-    const whereOf = (criteria: ClaimCriteria) => {
-      const clauses: Array<Statement.Fragment> = []
-      if (criteria.status != null) clauses.push(sql`c.status = ${criteria.status}`)
-      if (criteria.patientId !== undefined) clauses.push(sql`c.patient_id = ${criteria.patientId}`)
-      if (criteria.providerId !== undefined) clauses.push(sql`c.provider_id = ${criteria.providerId}`)
-      if (criteria.appointmentId != null) clauses.push(sql`c.appointment_id = ${criteria.appointmentId}`)
-      if (criteria.insurancePlanId != null) clauses.push(sql`c.insurance_plan_id = ${criteria.insurancePlanId}`)
-      if (criteria.appointmentType != null) clauses.push(sql`ap.appointment_type = ${criteria.appointmentType}`)
-      if (criteria.startDate != null) clauses.push(sql`c.service_date >= ${criteria.startDate}::date`)
-      if (criteria.endDate != null) clauses.push(sql`c.service_date <= ${criteria.endDate}::date`)
-      const patientName = blank(criteria.patientName)
-      if (patientName !== null) clauses.push(nameMatches("pa.first_name", "pa.last_name", patientName))
-      const providerName = blank(criteria.providerName)
-      if (providerName !== null) clauses.push(nameMatches("pu.first_name", "pu.last_name", providerName))
-      const search = blank(criteria.search)
-      if (search !== null) {
-        const pattern = likePattern(search)
-        clauses.push(sql`(${nameMatches("pa.first_name", "pa.last_name", search)} OR ${nameMatches("pu.first_name", "pu.last_name", search)}
-          OR c.claim_number ILIKE ${pattern} ESCAPE '\\' OR c.cpt_code ILIKE ${pattern} ESCAPE '\\')`)
-      }
-      return clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
-    }
 
     const page = (criteria: ClaimCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const where = whereOf(criteria)
-        const dir = directions[criteria.sortDir ?? "DESC"]
-        const order = sql`ORDER BY ${sortColumns[criteria.sortBy ?? "service_date"]} ${dir}, c.id ${dir}`
-        const rows = yield* sql<ClaimRow>`SELECT ${columns} FROM ${from} WHERE ${where} ${order}
-          LIMIT ${request.perPage} OFFSET ${request.offset}`
+        const rows = yield* repo.page(criteria, request.perPage, request.offset)
         // The total is over every match (general §4.6), summed exactly in numeric.
-        const [totals] = yield* sql<{ count: number; total: string }>`SELECT count(*)::int AS count, coalesce(sum(c.amount), 0)::text AS total
-          FROM ${from} WHERE ${where}`
+        const totals = yield* repo.totals(criteria)
         yield* Effect.annotateCurrentSpan({ "claims.count": rows.length })
-        return { claims: rows.map(toClaim), pagination: paginationOf(request, totals?.count ?? 0), totalCents: centsOfDecimal(totals?.total ?? "0") }
-      }).pipe(Effect.orDie)
+        return { claims: rows.map(toClaim), pagination: paginationOf(request, totals.count), totalCents: centsOfDecimal(totals.total) }
+      })
 
     const list = (criteria: ClaimCriteria, request: PageRequest) =>
       Effect.map(page(criteria, request), (p) => ClaimList.make({ claims: p.claims, pagination: p.pagination })).pipe(Effect.withSpan("Claims.list"))
@@ -139,29 +85,34 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
         )
 
     const findRow = (id: number, lock = false) =>
-      sql<ClaimRow>`SELECT ${columns} FROM ${from} WHERE c.id = ${id} ${lock ? sql`FOR UPDATE OF c` : sql``}`.pipe(
-        Effect.orDie,
-        Effect.flatMap((rows) => rows[0] === undefined ? Effect.fail(notFound("Claim")) : Effect.succeed(rows[0]))
-      )
+      Effect.flatMap(repo.findById(id, lock), Option.match({ onNone: () => Effect.fail(notFound("Claim")), onSome: Effect.succeed }))
 
     const show = (id: number) => Effect.map(findRow(id), toClaim).pipe(Effect.withSpan("Claims.show", { attributes: { "claim.id": id } }))
 
-    const today = Effect.flatMap(Clock.currentTimeMillis, (ms) =>
-      sql<{ day: string }>`SELECT to_char((${new Date(ms)}::timestamptz AT TIME ZONE ${zone})::date, 'YYYY-MM-DD') AS day`.pipe(
-        Effect.orDie,
-        Effect.map((rows) => rows[0]!.day)
-      ))
+    const today = Effect.map(Clock.currentTimeMillis, (ms) => calendarDayIn(ms, zone))
 
     const fieldsOf = (input: ClaimInput): BillingFields => ({
       patientId: input.patient_id,
       providerId: input.provider_id,
       appointmentId: input.appointment_id,
       cptCode: input.cpt_code.toUpperCase(),
-      diagnosisCodes: input.diagnosis_codes.map(normalizeIcd10),
+      diagnosisCodes: input.diagnosis_codes.map(storedIcd10),
       serviceDate: input.service_date,
       amountCents: centsOfAmount(input.amount) ?? 0,
       modifiers: (input.modifiers ?? []).map((m) => m.toUpperCase()),
       placeOfService: input.place_of_service ?? "11"
+    })
+
+    const stored = (fields: BillingFields) => ({
+      patientId: fields.patientId,
+      providerId: fields.providerId,
+      appointmentId: fields.appointmentId,
+      cptCode: fields.cptCode,
+      modifiers: fields.modifiers,
+      placeOfService: fields.placeOfService,
+      diagnosisCodes: fields.diagnosisCodes,
+      serviceDate: fields.serviceDate,
+      amount: decimalOfCents(fields.amountCents)
     })
 
     /** Every claim rule at once (Rails style): codes, people, the appointment, the date. */
@@ -170,17 +121,15 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
         const errors: Record<string, Array<string>> = {}
         const add = (field: string, message: string) => (errors[field] ??= []).push(message)
         if (!cptCodes.includes(fields.cptCode)) add("cpt_code", "is invalid")
-        if (new Set(fields.diagnosisCodes).size !== fields.diagnosisCodes.length) add("diagnosis_codes", "must not repeat a code")
+        if (new Set(fields.diagnosisCodes.map(x12Icd10)).size !== fields.diagnosisCodes.length) add("diagnosis_codes", "must not repeat a code")
         if (new Set(fields.modifiers).size !== fields.modifiers.length) add("modifiers", "must not repeat a modifier")
         if (!(placesOfService as ReadonlyArray<string>).includes(fields.placeOfService)) add("place_of_service", "is not included in the list")
         if (fields.amountCents <= 0) add("amount", claimMessages.amount)
-        const [patient] = yield* sql`SELECT 1 FROM patients WHERE id = ${fields.patientId}`
-        if (patient === undefined) add("patient_id", "must exist")
-        const [provider] = yield* sql`SELECT 1 FROM providers WHERE id = ${fields.providerId}`
-        if (provider === undefined) add("provider_id", "must exist")
-        const [appointment] = yield* sql<{ patient_id: number; provider_id: number; status: string; day: string }>`
-          SELECT patient_id, provider_id, status, to_char((scheduled_at AT TIME ZONE ${zone})::date, 'YYYY-MM-DD') AS day
-          FROM appointments WHERE id = ${fields.appointmentId}`
+        const { appointment, found } = yield* repo.references({
+          patientId: fields.patientId, providerId: fields.providerId, appointmentId: fields.appointmentId, timeZone: zone
+        })
+        if (!found.patient) add("patient_id", "must exist")
+        if (!found.provider) add("provider_id", "must exist")
         if (appointment === undefined) add("appointment_id", "must exist")
         else {
           if (appointment.patient_id !== fields.patientId || appointment.provider_id !== fields.providerId || appointment.status !== "completed") {
@@ -189,38 +138,20 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
         }
         if (fields.serviceDate > (yield* today)) add("service_date", "can't be in the future")
         if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors as FieldMessages))
-      }).pipe(Effect.catchTag("SqlError", Effect.die))
-
-    const writeErrors = (error: unknown): Effect.Effect<never, ValidationFailed> =>
-      isUniqueViolation(error, "claims_active_appointment_key")
-        ? Effect.fail(invalidField("appointment_id", "has already been taken"))
-        : isForeignKeyViolation(error, "claims_appointment_id_fkey")
-        ? Effect.fail(invalidField("appointment_id", "must exist"))
-        : isForeignKeyViolation(error, "claims_patient_id_fkey")
-        ? Effect.fail(invalidField("patient_id", "must exist"))
-        : isForeignKeyViolation(error, "claims_provider_id_fkey")
-        ? Effect.fail(invalidField("provider_id", "must exist"))
-        : Effect.die(error)
-
-    const planOf = (patientId: number) => sql`(SELECT insurance_plan_id FROM patient_coverages WHERE patient_id = ${patientId})`
+      })
 
     const create = (actorId: number, input: ClaimInput) =>
       Effect.gen(function*() {
         const fields = fieldsOf(input)
         yield* checkFields(fields)
-        const [row] = yield* sql<{ id: number }>`INSERT INTO claims (patient_id, provider_id, appointment_id, cpt_code, modifiers,
-            place_of_service, diagnosis_codes, service_date, amount, insurance_plan_id, created_by_id)
-          VALUES (${fields.patientId}, ${fields.providerId}, ${fields.appointmentId}, ${fields.cptCode},
-            ${fields.modifiers as Array<string>}::text[], ${fields.placeOfService}, ${fields.diagnosisCodes as Array<string>}::text[],
-            ${fields.serviceDate}::date, ${decimalOfCents(fields.amountCents)}::numeric, ${planOf(fields.patientId)}, ${actorId})
-          RETURNING id`.pipe(Effect.catchTag("SqlError", writeErrors))
-        yield* audit.record({ actorId, action: "claim.create", targetType: "claim", targetId: row!.id })
-        return toClaim(yield* Effect.orDie(findRow(row!.id)))
+        const id = yield* repo.insert(stored(fields), actorId)
+        yield* audit.record({ actorId, action: "claim.create", targetType: "claim", targetId: id })
+        return toClaim(yield* Effect.orDie(findRow(id)))
       }).pipe(Effect.withSpan("Claims.create", { attributes: { "actor.id": actorId } }))
 
     const update = (actorId: number, id: number, changes: ClaimChanges) =>
       Effect.gen(function*() {
-        yield* sql.withTransaction(Effect.gen(function*() {
+        yield* transaction(Effect.gen(function*() {
           const current = yield* findRow(id, true)
           const before: BillingFields = {
             patientId: current.patient_id,
@@ -234,9 +165,9 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
             placeOfService: current.place_of_service
           }
           const after = fieldsOf({
-            patient_id: changes.patient_id ?? current.patient_id as never,
-            provider_id: changes.provider_id ?? current.provider_id as never,
-            appointment_id: changes.appointment_id ?? current.appointment_id as never,
+            patient_id: changes.patient_id ?? current.patient_id,
+            provider_id: changes.provider_id ?? current.provider_id,
+            appointment_id: changes.appointment_id ?? current.appointment_id,
             cpt_code: changes.cpt_code ?? current.cpt_code,
             diagnosis_codes: changes.diagnosis_codes ?? current.diagnosis_codes,
             service_date: changes.service_date ?? current.service_date,
@@ -244,6 +175,7 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
             modifiers: changes.modifiers ?? current.modifiers,
             place_of_service: (changes.place_of_service ?? current.place_of_service) as never
           })
+          // A claim that may not change keeps its codes as written when they come back spelt the other way.
           const edits = !sameFields(before, after)
           if (edits && !isEditable(current.status)) return yield* Effect.fail(invalidField("status", claimMessages.notEditable(current.status)))
           const status = changes.status ?? current.status
@@ -264,57 +196,46 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
             return yield* Effect.fail(invalidField("denial_reason", "can't be blank"))
           }
           if (edits) yield* checkFields(after)
-          yield* sql`UPDATE claims SET
-              patient_id = ${after.patientId},
-              provider_id = ${after.providerId},
-              appointment_id = ${after.appointmentId},
-              cpt_code = ${after.cptCode},
-              modifiers = ${after.modifiers as Array<string>}::text[],
-              place_of_service = ${after.placeOfService},
-              diagnosis_codes = ${after.diagnosisCodes as Array<string>}::text[],
-              service_date = ${after.serviceDate}::date,
-              amount = ${decimalOfCents(after.amountCents)}::numeric,
-              status = ${status},
-              payment_amount = ${paymentAmount}::numeric,
-              payment_date = ${paymentDate}::date,
-              denial_reason = ${denialReason},
-              insurance_plan_id = ${edits ? planOf(after.patientId) : sql`insurance_plan_id`},
-              updated_at = now()
-            WHERE id = ${id}`.pipe(Effect.catchTag("SqlError", writeErrors))
+          yield* repo.update({
+            id,
+            fields: stored({ ...after, diagnosisCodes: (isEditable(current.status) ? after : before).diagnosisCodes }),
+            status,
+            paymentAmount,
+            paymentDate,
+            denialReason,
+            refreshPlan: edits
+          })
           yield* audit.record({ actorId, action: "claim.update", targetType: "claim", targetId: id })
           if (status !== current.status) yield* audit.record({ actorId, action: `claim.${status}`, targetType: "claim", targetId: id })
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        }))
         return toClaim(yield* findRow(id))
       }).pipe(Effect.withSpan("Claims.update", { attributes: { "claim.id": id, "actor.id": actorId } }))
 
     const remove = (actorId: number, id: number) =>
       Effect.gen(function*() {
-        const keys = yield* sql.withTransaction(Effect.gen(function*() {
+        const keys = yield* transaction(Effect.gen(function*() {
           const current = yield* findRow(id, true)
           if (current.status !== "draft") return yield* Effect.fail(invalidField("status", claimMessages.deleteDraftOnly(current.status)))
-          const documents = yield* sql<{ object_key: string }>`DELETE FROM claim_documents WHERE claim_id = ${id} RETURNING object_key`
-          yield* sql`DELETE FROM claims WHERE id = ${id}`
+          const documentKeys = yield* documentsRepo.deleteAllOf(id)
+          yield* repo.delete(id)
           yield* audit.record({ actorId, action: "claim.delete", targetType: "claim", targetId: id })
-          return documents.map((d) => d.object_key)
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+          return documentKeys
+        }))
         // Files go once the rows are gone: a failed delete leaves an unreachable file, never a row without its file.
         yield* Effect.forEach(keys, (key) => store.delete(key), { discard: true })
       }).pipe(Effect.withSpan("Claims.delete", { attributes: { "claim.id": id, "actor.id": actorId } }))
 
     const filters = Effect.gen(function*() {
-      const providers = yield* sql<{ id: number; first_name: string; last_name: string }>`
-        SELECT p.id, u.first_name, u.last_name FROM providers p JOIN users u ON u.id = p.user_id
-        WHERE p.active AND u.deleted_at IS NULL ORDER BY lower(u.last_name), lower(u.first_name), p.id LIMIT 1000`
-      const plans = yield* sql<{ id: number; name: string }>`SELECT id, name FROM insurance_plans WHERE active
-        ORDER BY lower(name), id LIMIT 1000`
+      const providers = yield* repo.activeProviders
+      const plans = yield* plansRepo.activeNames
       return ClaimFilters.make({
         statuses: claimStatuses,
         cpt_codes: cptCodes,
         places_of_service: placesOfService,
-        insurance_plans: plans.map((p) => PlanName.make({ id: p.id as never, name: p.name })),
-        providers: providers.map((p) => PersonName.make(p))
+        insurance_plans: plans.map((p) => PlanName.make(p)),
+        providers
       })
-    }).pipe(Effect.orDie, Effect.withSpan("Claims.filters"))
+    }).pipe(Effect.withSpan("Claims.filters"))
 
     return { list, filter, show, create, update, remove, filters, cptCodes } as const
   })

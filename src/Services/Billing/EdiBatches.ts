@@ -5,56 +5,21 @@
  * the file generated, checked by our structural checker, stored, the batch written and the claims
  * moved to `submitted`. Any refusal leaves every claim as it was.
  */
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { EdiBatch, fileUrlMinutes } from "../../Api/Billing/Claims.js"
 import { invalid, invalidField } from "../../Api/Errors.js"
 import { amountOfCents, centsOfDecimal, decimalOfCents } from "../../Domain/Billing/Claim.js"
 import { checkInterchange } from "../../Domain/Billing/Edi/Check.js"
-import { type Address, type Batch, type EdiClaim, generate837P, InvalidClaimData, type Relationship } from "../../Domain/Billing/Edi/Claim837.js"
+import { type Address, type Batch, type EdiClaim, generate837P, InvalidClaimData } from "../../Domain/Billing/Edi/Claim837.js"
 import { controlNumberText } from "../../Domain/Billing/Edi/Envelope.js"
 import { isValidNpi } from "../../Domain/Providers/Npi.js"
+import { calendarDayIn } from "../../Domain/Time.js"
 import { AppConfig, type BillingSettings } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { ObjectStore } from "../ObjectStore.js"
-
-interface BatchClaimRow {
-  readonly id: number
-  readonly claim_number: string
-  readonly status: string
-  readonly cpt_code: string
-  readonly modifiers: ReadonlyArray<string>
-  readonly place_of_service: string
-  readonly diagnosis_codes: ReadonlyArray<string>
-  readonly service_date: string
-  readonly amount: string
-  readonly first_name: string
-  readonly last_name: string
-  readonly date_of_birth: string | null
-  readonly gender: string | null
-  readonly address: string | null
-  readonly city: string | null
-  readonly state: string | null
-  readonly zip: string | null
-  readonly insurance_plan_id: number | null
-  readonly member_id: string | null
-  readonly group_number: string | null
-  readonly relationship: Relationship | null
-  readonly subscriber_first_name: string | null
-  readonly subscriber_last_name: string | null
-  readonly subscriber_date_of_birth: string | null
-  readonly subscriber_gender: string | null
-  readonly subscriber_address: string | null
-  readonly subscriber_city: string | null
-  readonly subscriber_state: string | null
-  readonly subscriber_zip: string | null
-  readonly plan_name: string | null
-  readonly payer_id: string | null
-  readonly claim_filing_indicator: string | null
-  readonly npi: string | null
-  readonly provider_first_name: string
-  readonly provider_last_name: string
-}
+import { makeTransaction } from "../Repository.js"
+import { type BatchClaimRow, ClaimsRepo } from "./ClaimsRepo.js"
+import { EdiBatchesRepo } from "./EdiBatchesRepo.js"
 
 const addressOf = (line1: string | null, city: string | null, state: string | null, zip: string | null): Address | null =>
   line1 === null || city === null || state === null || zip === null || [line1, city, state, zip].some((s) => s.trim() === "")
@@ -122,8 +87,11 @@ export const batchOf = (billing: BillingSettings, controlNumber: number, referen
 })
 
 export class EdiBatches extends Effect.Service<EdiBatches>()("app/EdiBatches", {
+  dependencies: [ClaimsRepo.Default, EdiBatchesRepo.Default],
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const claimsRepo = yield* ClaimsRepo
+    const batchesRepo = yield* EdiBatchesRepo
+    const transaction = yield* makeTransaction
     const store = yield* ObjectStore
     const audit = yield* AuditLog
     const config = yield* AppConfig
@@ -131,35 +99,18 @@ export class EdiBatches extends Effect.Service<EdiBatches>()("app/EdiBatches", {
     const generate = (actorId: number, claimIds: ReadonlyArray<number>, batchName: string | undefined) =>
       Effect.gen(function*() {
         const ids = [...new Set(claimIds)]
+        const name = batchName?.trim() || null
         const generatedAt = new Date(yield* Clock.currentTimeMillis)
-        const result = yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql<BatchClaimRow>`SELECT c.id, c.claim_number, c.status, c.cpt_code, c.modifiers, c.place_of_service,
-              c.diagnosis_codes, to_char(c.service_date, 'YYYY-MM-DD') AS service_date, c.amount::text AS amount,
-              pa.first_name, pa.last_name, to_char(pa.date_of_birth, 'YYYY-MM-DD') AS date_of_birth, pa.gender,
-              pa.address, pa.city, pa.state, pa.zip,
-              cov.insurance_plan_id, cov.member_id, cov.group_number, cov.relationship,
-              cov.subscriber_first_name, cov.subscriber_last_name, to_char(cov.subscriber_date_of_birth, 'YYYY-MM-DD') AS subscriber_date_of_birth,
-              cov.subscriber_gender, cov.subscriber_address, cov.subscriber_city, cov.subscriber_state, cov.subscriber_zip,
-              ip.name AS plan_name, ip.payer_id, ip.claim_filing_indicator,
-              pr.npi, pu.first_name AS provider_first_name, pu.last_name AS provider_last_name
-            FROM claims c
-              JOIN patients pa ON pa.id = c.patient_id
-              JOIN providers pr ON pr.id = c.provider_id
-              JOIN users pu ON pu.id = pr.user_id
-              LEFT JOIN patient_coverages cov ON cov.patient_id = c.patient_id
-              LEFT JOIN insurance_plans ip ON ip.id = cov.insurance_plan_id
-            WHERE c.id = ANY(${ids}::int[])
-            ORDER BY c.id
-            FOR UPDATE OF c`
-          const found = new Map(rows.map((r) => [r.id, r]))
+        const result = yield* transaction(Effect.gen(function*() {
+          const rows = yield* claimsRepo.lockForBatch(ids)
+          const found = new Map(rows.map((r) => [r.id as number, r]))
           const refusals = [
             ...ids.filter((id) => !found.has(id)).map((id) => `claim ${id} not found`),
             ...rows.map(refusalOf).filter((r) => r !== undefined)
           ]
           if (refusals.length > 0) return yield* Effect.fail(invalid({ claim_ids: refusals }))
 
-          const [sequence] = yield* sql<{ n: number }>`SELECT nextval('edi_interchange_control_numbers')::int AS n`
-          const controlNumber = sequence!.n
+          const controlNumber = yield* batchesRepo.nextControlNumber
           const batchId = `EDI${controlNumberText(controlNumber)}`
           const claims = rows.map(toEdiClaim)
           const text = yield* Effect.try({
@@ -173,22 +124,18 @@ export class EdiBatches extends Effect.Service<EdiBatches>()("app/EdiBatches", {
           const totalCents = claims.reduce((sum, c) => sum + c.amountCents, 0)
           const key = `edi/${batchId}.x12`
           yield* store.put(key, new TextEncoder().encode(text), "application/edi-x12")
-          const [batch] = yield* sql<{ id: number }>`INSERT INTO edi_batches (batch_id, interchange_control_number, batch_name, object_key,
-              claim_count, total_amount, created_by_id, generated_at)
-            VALUES (${batchId}, ${controlNumber}, ${batchName?.trim() || null}, ${key}, ${claims.length},
-              ${decimalOfCents(totalCents)}::numeric, ${actorId}, ${generatedAt})
-            RETURNING id`
-          yield* sql`UPDATE claims c SET status = 'submitted', edi_batch_id = ${batch!.id},
-              submission_date = (${generatedAt}::timestamptz AT TIME ZONE ${config.clinicTimeZone})::date,
-              insurance_plan_id = cov.insurance_plan_id, updated_at = now()
-            FROM patient_coverages cov
-            WHERE c.id = ANY(${ids}::int[]) AND cov.patient_id = c.patient_id`
+          const batchRowId = yield* batchesRepo.insert({
+            batchId, controlNumber, batchName: name, objectKey: key, claimCount: claims.length, totalAmount: decimalOfCents(totalCents),
+            createdById: actorId, generatedAt
+          })
+          yield* claimsRepo.markSubmitted({ ids, batchRowId, submissionDate: calendarDayIn(generatedAt.getTime(), config.clinicTimeZone) })
           yield* audit.recordMany(ids.map((id) => ({ actorId, action: "claim.submitted", targetType: "claim", targetId: id })))
           return { batchId, key, count: claims.length, totalCents }
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        }))
         yield* Effect.annotateCurrentSpan({ "edi.claim_count": result.count })
         return EdiBatch.make({
           batch_id: result.batchId,
+          batch_name: name,
           file_url: yield* store.signedUrl(result.key, `${fileUrlMinutes} minutes`),
           claim_count: result.count,
           total_amount: amountOfCents(result.totalCents),

@@ -1,54 +1,14 @@
 /** Insurance plans and patient coverage (issue 19: the 837P subscriber and payer loops). */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { CreateInsurancePlanRequest, UpdateCoverageRequest, UpdateInsurancePlanRequest } from "../../Api/Billing/Insurance.js"
 import { InsurancePlanList } from "../../Api/Billing/Insurance.js"
-import { invalid, invalidField, type NotFound, notFound, type ValidationFailed } from "../../Api/Errors.js"
+import { invalid, invalidField, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { isStaff, type Role } from "../../Domain/Accounts/User.js"
-import { Coverage, InsurancePlan, Subscriber } from "../../Domain/Billing/Insurance.js"
-import type { InsurancePlanId, PatientId } from "../../Domain/Ids.js"
-import { likePattern } from "../SqlSearch.js"
+import { Coverage, type InsurancePlan, Subscriber } from "../../Domain/Billing/Insurance.js"
 import { AuditLog } from "../AuditLog.js"
-import { isForeignKeyViolation } from "../SqlErrors.js"
-
-interface PlanRow {
-  readonly id: number
-  readonly name: string
-  readonly payer_id: string
-  readonly claim_filing_indicator: InsurancePlan["claim_filing_indicator"]
-  readonly active: boolean
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toPlan = (row: PlanRow) => InsurancePlan.make({ ...row, id: row.id as InsurancePlanId }, true)
-
-interface CoverageRow {
-  readonly patient_id: number
-  readonly insurance_plan_id: number
-  readonly member_id: string
-  readonly group_number: string | null
-  readonly relationship: Coverage["relationship"]
-  readonly subscriber_first_name: string | null
-  readonly subscriber_last_name: string | null
-  readonly subscriber_date_of_birth: string | null
-  readonly subscriber_gender: "F" | "M" | "U" | null
-  readonly subscriber_address: string | null
-  readonly subscriber_city: string | null
-  readonly subscriber_state: string | null
-  readonly subscriber_zip: string | null
-  readonly created_at: Date
-  readonly updated_at: Date
-  readonly patient_first_name: string
-  readonly patient_last_name: string
-  readonly patient_date_of_birth: string | null
-  readonly patient_gender: string | null
-  readonly patient_address: string | null
-  readonly patient_city: string | null
-  readonly patient_state: string | null
-  readonly patient_zip: string | null
-}
+import { type CoverageRow, CoveragesRepo } from "./CoveragesRepo.js"
+import { InsurancePlansRepo } from "./InsurancePlansRepo.js"
 
 export interface Viewer {
   readonly id: number
@@ -66,71 +26,58 @@ const blank = (text: string | null | undefined): string | null => {
 }
 
 export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
+  dependencies: [InsurancePlansRepo.Default, CoveragesRepo.Default],
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const plans = yield* InsurancePlansRepo
+    const coverages = yield* CoveragesRepo
     const audit = yield* AuditLog
 
-    const findPlan = (id: number) =>
-      sql<PlanRow>`SELECT * FROM insurance_plans WHERE id = ${id}`.pipe(
-        Effect.orDie,
-        Effect.flatMap((rows) => rows[0] === undefined ? Effect.fail(notFound("Insurance plan")) : Effect.succeed(toPlan(rows[0])))
-      )
+    const planNotFound = () => Effect.fail(notFound("Insurance plan"))
+
+    const findPlan = (id: number) => Effect.flatMap(plans.findById(id), Option.match({ onNone: planNotFound, onSome: Effect.succeed }))
 
     const listPlans = (search: string | undefined, request: PageRequest) =>
       Effect.gen(function*() {
         const text = blank(search)
-        const where = text === null ? sql`TRUE` : sql`(name ILIKE ${likePattern(text)} ESCAPE '\\' OR payer_id ILIKE ${likePattern(text)} ESCAPE '\\')`
-        const rows = yield* sql<PlanRow>`SELECT * FROM insurance_plans WHERE ${where} ORDER BY lower(name), id
-          LIMIT ${request.perPage} OFFSET ${request.offset}`
-        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM insurance_plans WHERE ${where}`
-        return InsurancePlanList.make({ insurance_plans: rows.map(toPlan), pagination: paginationOf(request, counted?.count ?? 0) })
-      }).pipe(Effect.orDie, Effect.withSpan("Insurance.listPlans"))
+        const rows = yield* plans.page(text, request.perPage, request.offset)
+        const count = yield* plans.count(text)
+        return InsurancePlanList.make({ insurance_plans: rows, pagination: paginationOf(request, count) })
+      }).pipe(Effect.withSpan("Insurance.listPlans"))
 
     const createPlan = (actorId: number, input: CreateInsurancePlanRequest["insurance_plan"]) =>
       Effect.gen(function*() {
-        const [row] = yield* sql<PlanRow>`INSERT INTO insurance_plans (name, payer_id, claim_filing_indicator, active)
-          VALUES (${input.name.trim()}, ${input.payer_id.trim()}, ${input.claim_filing_indicator}, ${input.active ?? true}) RETURNING *`.pipe(Effect.orDie)
-        yield* audit.record({ actorId, action: "insurance_plan.create", targetType: "insurance_plan", targetId: row!.id })
-        return toPlan(row!)
+        const plan = yield* plans.insert({
+          name: input.name.trim(), payer_id: input.payer_id.trim(), claim_filing_indicator: input.claim_filing_indicator, active: input.active ?? true
+        })
+        yield* audit.record({ actorId, action: "insurance_plan.create", targetType: "insurance_plan", targetId: plan.id })
+        return plan
       }).pipe(Effect.withSpan("Insurance.createPlan"))
 
     const updatePlan = (actorId: number, id: number, input: UpdateInsurancePlanRequest["insurance_plan"]) =>
       Effect.gen(function*() {
-        const rows = yield* sql<PlanRow>`UPDATE insurance_plans SET
-            name = coalesce(${input.name?.trim() ?? null}, name),
-            payer_id = coalesce(${input.payer_id?.trim() ?? null}, payer_id),
-            claim_filing_indicator = coalesce(${input.claim_filing_indicator ?? null}, claim_filing_indicator),
-            active = coalesce(${input.active ?? null}::boolean, active),
-            updated_at = now()
-          WHERE id = ${id} RETURNING *`.pipe(Effect.orDie)
-        if (rows[0] === undefined) return yield* Effect.fail(notFound("Insurance plan"))
+        const changed = yield* plans.update({
+          id,
+          name: input.name?.trim() ?? null,
+          payer_id: input.payer_id?.trim() ?? null,
+          claim_filing_indicator: input.claim_filing_indicator ?? null,
+          active: input.active ?? null
+        })
+        if (Option.isNone(changed)) return yield* planNotFound()
         yield* audit.record({ actorId, action: "insurance_plan.update", targetType: "insurance_plan", targetId: id })
-        return toPlan(rows[0])
+        return changed.value
       }).pipe(Effect.withSpan("Insurance.updatePlan", { attributes: { "insurance_plan.id": id } }))
 
     /** Staff see every patient; a parent only those linked to their account; others are 404. */
     const visiblePatient = (viewer: Viewer, patientId: number) =>
-      Effect.gen(function*() {
-        const rows = isStaff(viewer.role)
-          ? yield* sql<{ id: number; user_id: number | null }>`SELECT id, user_id FROM patients WHERE id = ${patientId}`
-          : yield* sql<{ id: number; user_id: number | null }>`SELECT id, user_id FROM patients WHERE id = ${patientId} AND user_id = ${viewer.id}`
-        if (rows[0] === undefined) return yield* Effect.fail(notFound("Patient"))
-        return rows[0]
-      }).pipe(Effect.catchTag("SqlError", Effect.die))
-
-    const coverageRow = (patientId: number) =>
-      sql<CoverageRow>`SELECT c.patient_id, c.insurance_plan_id, c.member_id, c.group_number, c.relationship,
-          c.subscriber_first_name, c.subscriber_last_name, to_char(c.subscriber_date_of_birth, 'YYYY-MM-DD') AS subscriber_date_of_birth,
-          c.subscriber_gender, c.subscriber_address, c.subscriber_city, c.subscriber_state, c.subscriber_zip, c.created_at, c.updated_at,
-          p.first_name AS patient_first_name, p.last_name AS patient_last_name,
-          to_char(p.date_of_birth, 'YYYY-MM-DD') AS patient_date_of_birth, p.gender AS patient_gender, p.address AS patient_address,
-          p.city AS patient_city, p.state AS patient_state, p.zip AS patient_zip
-        FROM patient_coverages c JOIN patients p ON p.id = c.patient_id WHERE c.patient_id = ${patientId}`.pipe(Effect.orDie)
+      Effect.flatMap(
+        coverages.findPatient(patientId, isStaff(viewer.role) ? null : viewer.id),
+        Option.match({ onNone: () => Effect.fail(notFound("Patient")), onSome: Effect.succeed })
+      )
 
     const toCoverage = (row: CoverageRow, plan: InsurancePlan) => {
       const self = row.relationship === "self"
       return Coverage.make({
-        patient_id: row.patient_id as PatientId,
+        patient_id: row.patient_id,
         insurance_plan: plan,
         member_id: row.member_id,
         group_number: row.group_number,
@@ -154,9 +101,9 @@ export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
     const showCoverage = (viewer: Viewer, patientId: number) =>
       Effect.gen(function*() {
         yield* visiblePatient(viewer, patientId)
-        const [row] = yield* coverageRow(patientId)
-        if (row === undefined) return yield* Effect.fail(notFound("Coverage"))
-        return toCoverage(row, yield* Effect.orDie(findPlan(row.insurance_plan_id)))
+        const row = yield* coverages.findByPatient(patientId)
+        if (Option.isNone(row)) return yield* Effect.fail(notFound("Coverage"))
+        return toCoverage(row.value, yield* Effect.orDie(findPlan(row.value.insurance_plan_id)))
       }).pipe(Effect.withSpan("Insurance.showCoverage", { attributes: { "patient.id": patientId } }))
 
     /**
@@ -176,8 +123,7 @@ export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
         }
         if (relationship !== "self") {
           if (patient.user_id !== null && (subscriber.first_name === null || subscriber.last_name === null || subscriber.date_of_birth === null)) {
-            const [account] = yield* sql<{ first_name: string; last_name: string; date_of_birth: string | null }>`
-              SELECT first_name, last_name, to_char(date_of_birth, 'YYYY-MM-DD') AS date_of_birth FROM users WHERE id = ${patient.user_id}`.pipe(Effect.orDie)
+            const account = Option.getOrUndefined(yield* coverages.findAccount(patient.user_id))
             if (account !== undefined && subscriber.first_name === null && subscriber.last_name === null) {
               subscriber = { ...subscriber, first_name: account.first_name, last_name: account.last_name }
             }
@@ -191,27 +137,22 @@ export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
         } else {
           subscriber = { first_name: null, last_name: null, date_of_birth: null, gender: null, address: null, city: null, state: null, zip: null }
         }
-        const [plan] = yield* sql<{ active: boolean }>`SELECT active FROM insurance_plans WHERE id = ${input.insurance_plan_id}`.pipe(Effect.orDie)
-        if (plan === undefined || !plan.active) return yield* Effect.fail(invalidField("insurance_plan_id", "must exist"))
-        yield* sql`INSERT INTO patient_coverages (patient_id, insurance_plan_id, member_id, group_number, relationship,
-            subscriber_first_name, subscriber_last_name, subscriber_date_of_birth, subscriber_gender, subscriber_address,
-            subscriber_city, subscriber_state, subscriber_zip)
-          VALUES (${patientId}, ${input.insurance_plan_id}, ${input.member_id.trim()}, ${blank(input.group_number)}, ${relationship},
-            ${subscriber.first_name}, ${subscriber.last_name}, ${subscriber.date_of_birth}::date, ${subscriber.gender},
-            ${subscriber.address}, ${subscriber.city}, ${subscriber.state}, ${subscriber.zip})
-          ON CONFLICT (patient_id) DO UPDATE SET insurance_plan_id = EXCLUDED.insurance_plan_id, member_id = EXCLUDED.member_id,
-            group_number = EXCLUDED.group_number, relationship = EXCLUDED.relationship,
-            subscriber_first_name = EXCLUDED.subscriber_first_name, subscriber_last_name = EXCLUDED.subscriber_last_name,
-            subscriber_date_of_birth = EXCLUDED.subscriber_date_of_birth, subscriber_gender = EXCLUDED.subscriber_gender,
-            subscriber_address = EXCLUDED.subscriber_address, subscriber_city = EXCLUDED.subscriber_city,
-            subscriber_state = EXCLUDED.subscriber_state, subscriber_zip = EXCLUDED.subscriber_zip, updated_at = now()`.pipe(
-          Effect.catchTag("SqlError", (error): Effect.Effect<never, ValidationFailed | NotFound> =>
-            isForeignKeyViolation(error, "patient_coverages_insurance_plan_id_fkey")
-              ? Effect.fail(invalidField("insurance_plan_id", "must exist"))
-              : isForeignKeyViolation(error, "patient_coverages_patient_id_fkey")
-              ? Effect.fail(notFound("Patient"))
-              : Effect.die(error))
-        )
+        if (!(yield* plans.isActive(input.insurance_plan_id))) return yield* Effect.fail(invalidField("insurance_plan_id", "must exist"))
+        yield* coverages.save({
+          patientId,
+          insurancePlanId: input.insurance_plan_id,
+          memberId: input.member_id.trim(),
+          groupNumber: blank(input.group_number),
+          relationship,
+          firstName: subscriber.first_name,
+          lastName: subscriber.last_name,
+          dateOfBirth: subscriber.date_of_birth,
+          gender: subscriber.gender,
+          address: subscriber.address,
+          city: subscriber.city,
+          state: subscriber.state,
+          zip: subscriber.zip
+        })
         yield* audit.record({ actorId: viewer.id, action: "coverage.update", targetType: "patient", targetId: patientId })
         return yield* showCoverage(viewer, patientId)
       }).pipe(Effect.withSpan("Insurance.setCoverage", { attributes: { "patient.id": patientId } }))

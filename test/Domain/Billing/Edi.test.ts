@@ -47,6 +47,9 @@ const independentLoops = (text: string): Promise<Record<string, number>> =>
       .on("data", (node: unknown) => walk(node as never)).on("end", () => resolve(counts)).on("error", reject)
   })
 
+/** Every Latin letter from A to U+017F (ASCII, Latin-1 Supplement, Latin Extended-A). */
+const latinLetters = Array.from({ length: 0x17f - 0x41 + 1 }, (_, i) => String.fromCodePoint(0x41 + i)).filter((c) => /\p{Script=Latin}/u.test(c))
+
 describe("837P generator", () => {
   const both = generate837P(batchOf([adultClaim(), childClaim()]))
 
@@ -114,12 +117,30 @@ describe("837P generator", () => {
     const text = generate837P(batchOf([adultClaim({
       patient: { ...adultClaim().patient, firstName: "Zoë*~", lastName: "O'Brien:^Núñez" }
     })]))
-    expect(find(text, "NM1", "IL")[0]!.slice(3, 5)).toEqual(["O'BRIENNUNEZ", "ZOE"])
+    expect(find(text, "NM1", "IL")[0]!.slice(3, 5)).toEqual(["O'BRIEN NUNEZ", "ZOE"])
     expect(checkInterchange(text).problems).toEqual([])
     fc.assert(fc.property(fc.string({ unit: "binary" }), (s) => {
       const out = ediText(s)
       return !/[*~:^a-z]/.test(out) && /^[\x20-\x7e]*$/.test(out) && out === out.trim()
     }))
+  })
+
+  it("names and addresses keep what a payer matches on: letters transliterated, delimiters as spaces", () => {
+    expect(["Łukasz Żółć", "Søren Ærø", "Straße", "Đorđe", "Þórunn Guðrún", "Œuvre", "Yıldız", "Ħamrun", "ẞ", "O’Brien", "Col·legi"].map((t) => ediText(t)))
+      .toEqual(["LUKASZ ZOLC", "SOREN AERO", "STRASSE", "DORDE", "THORUNN GUDRUN", "OEUVRE", "YILDIZ", "HAMRUN", "SS", "O'BRIEN", "COLLEGI"])
+    expect(["Unit~B", "Apt*4", "Suite:2^3"].map((t) => ediText(t))).toEqual(["UNIT B", "APT 4", "SUITE 2 3"])
+    // Every letter of Latin-1 and Latin Extended-A is sent as Latin letters, never dropped to a space.
+    for (const letter of latinLetters) expect(ediText(letter), `${letter} U+${letter.codePointAt(0)!.toString(16)}`).toMatch(/^[A-Z']*[A-Z][A-Z']*$/)
+    const word = fc.string({ unit: fc.constantFrom(...latinLetters), minLength: 1, maxLength: 12 })
+    fc.assert(fc.property(word, fc.constantFrom("*", "~", ":", "^"), word, (a, delimiter, b) =>
+      ediText(a + delimiter + b, 200) === `${ediText(a, 200)} ${ediText(b, 200)}`))
+    const text = generate837P(batchOf([adultClaim({
+      patient: { ...adultClaim().patient, firstName: "Łukasz", lastName: "Ørsted-Þórsson", address: { line1: "1 Straße Way, Unit~B", city: "Æbeltoft", state: "CA", zip: "95814" } }
+    })]))
+    expect(checkInterchange(text).problems).toEqual([])
+    expect(find(text, "NM1", "IL")[0]!.slice(3, 5)).toEqual(["ORSTED-THORSSON", "LUKASZ"])
+    expect(find(text, "N3")[1]).toEqual(["N3", "1 STRASSE WAY, UNIT B"])
+    expect(new X12Parser(true).parse(text)).toBeInstanceOf(X12Interchange)
   })
 
   it("amounts are exact decimals from cents", () => {

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { readFile } from "node:fs/promises"
 import { request, TestApp } from "../../support/app.js"
 import { auditActions } from "../Providers/helpers.js"
 import {
@@ -21,7 +22,7 @@ const claimCount = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number 
 )
 
 layer(TestApp())("claims", (it) => {
-  it.effect("create, show and list in the §2.6 representation; codes normalised; unknown is 404", () =>
+  it.effect("create, show and list in the §2.6 representation; codes as sent, upper case; unknown is 404", () =>
     Effect.gen(function*() {
       const token = yield* adminToken
       const s = yield* setup(token)
@@ -31,7 +32,7 @@ layer(TestApp())("claims", (it) => {
       expect(Object.keys(claim).sort()).toEqual(claimKeys)
       expect(claim).toMatchObject({
         patient_id: s.patientId, provider_id: s.providerId, appointment_id: s.appointmentId, cpt_code: "90837",
-        diagnosis_codes: ["F329", "F411"], service_date: s.day, amount: 150.5, status: "draft", modifiers: ["95"],
+        diagnosis_codes: ["F32.9", "F41.1"], service_date: s.day, amount: 150.5, status: "draft", modifiers: ["95"],
         place_of_service: "10", submission_date: null, payment_amount: null, payment_date: null, denial_reason: null,
         insurance_plan_id: s.planId, edi_batch_id: null, patient: { id: s.patientId, first_name: "Pat" }, provider: { id: s.providerId }
       })
@@ -48,6 +49,23 @@ layer(TestApp())("claims", (it) => {
       const other = yield* setup(token)
       const second = yield* createClaim(token, claimBody(other))
       expect((second.body as ClaimBody).claim.claim_number).not.toBe(claim.claim_number)
+    }))
+
+  it.effect("diagnosis codes come back as sent, with or without the dot; rows stored without it get it back after the third character", () =>
+    Effect.gen(function*() {
+      const token = yield* adminToken
+      const s = yield* setup(token)
+      const created = yield* createClaim(token, claimBody(s, { diagnosis_codes: ["F32.9", "Z6372", "s72.001a", "R69"] }))
+      expect(created.status, JSON.stringify(created.body)).toBe(201)
+      const id = (created.body as ClaimBody).claim.id
+      expect((created.body as ClaimBody).claim.diagnosis_codes).toEqual(["F32.9", "Z6372", "S72.001A", "R69"])
+      // A row as the service stored it before codes kept their dot, then the migration that restores it.
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE claims SET diagnosis_codes = '{F329,Z6372,S72001A,R69,F41.1}' WHERE id = ${id}`.pipe(Effect.orDie)
+      const migration = yield* Effect.promise(() => readFile(new URL("../../../sql/0027_diagnosis_codes_with_dot.sql", import.meta.url), "utf8"))
+      yield* sql.unsafe(migration).pipe(Effect.orDie)
+      const shown = yield* request("GET", `${claimsPath}/${id}`, { token })
+      expect((shown.body as ClaimBody).claim.diagnosis_codes).toEqual(["F32.9", "Z63.72", "S72.001A", "R69", "F41.1"])
     }))
 
   it.effect("the create rules answer 422 field → messages and create nothing", () =>
@@ -111,7 +129,7 @@ layer(TestApp())("claims", (it) => {
       })
       const edited = yield* put(token, id, { amount: 99.99, diagnosis_codes: ["F33.1"], status: "ready" })
       expect(edited.status).toBe(200)
-      expect((edited.body as ClaimBody).claim).toMatchObject({ amount: 99.99, diagnosis_codes: ["F331"], status: "ready" })
+      expect((edited.body as ClaimBody).claim).toMatchObject({ amount: 99.99, diagnosis_codes: ["F33.1"], status: "ready" })
       expect(yield* put(token, id, { amount: 0 })).toMatchObject({ status: 422, body: { errors: { amount: ["must be greater than 0"] } } })
       expect((yield* put(token, id, { status: "draft" })).status).toBe(200)
       expect((yield* put(token, id, { status: "ready" })).status).toBe(200)
@@ -121,6 +139,10 @@ layer(TestApp())("claims", (it) => {
       expect(yield* put(token, id, { amount: 120 })).toMatchObject({
         status: 422, body: { errors: { status: ["is submitted: only draft, ready and rejected claims can be edited"] } }
       })
+      // The same code written without its dot is not an edit, and the claim keeps it as it was sent.
+      const respelt = yield* put(token, id, { diagnosis_codes: ["f331"] })
+      expect(respelt.status, JSON.stringify(respelt.body)).toBe(200)
+      expect((respelt.body as ClaimBody).claim.diagnosis_codes).toEqual(["F33.1"])
       // Sending the unchanged fields with a move is not an edit.
       expect((yield* put(token, id, { ...claimBody(s, { amount: 99.99, diagnosis_codes: ["F33.1"] }), status: "pending" })).status).toBe(200)
       expect(yield* put(token, id, { status: "rejected" })).toMatchObject({ status: 422, body: { errors: { denial_reason: ["can't be blank"] } } })

@@ -14,7 +14,7 @@ import { ObjectStore } from "../../../src/Services/ObjectStore.js"
 import { request, TestApp, testConfig } from "../../support/app.js"
 import { adminToken, claimsPath, readyClaim, setup } from "./helpers.js"
 
-type Batch = { batch_id: string; file_url: string; claim_count: number; total_amount: number; generated_at: string }
+type Batch = { batch_id: string; batch_name: string | null; file_url: string; claim_count: number; total_amount: number; generated_at: string }
 const generate = (token: string, body: Record<string, unknown>) => request("POST", `${claimsPath}/generate_edi`, { token, body })
 
 const fileOf = (batchId: string) =>
@@ -50,8 +50,8 @@ layer(TestApp())("generate_edi", (it) => {
       const response = yield* generate(token, { claim_ids: [a, c, a], format: "837P", batch_name: "Week 1" })
       expect(response.status, JSON.stringify(response.body)).toBe(201)
       const batch = response.body as Batch
-      expect(Object.keys(batch).sort()).toEqual(["batch_id", "claim_count", "file_url", "generated_at", "total_amount"])
-      expect(batch).toMatchObject({ claim_count: 2, total_amount: 350.5 })
+      expect(Object.keys(batch).sort()).toEqual(["batch_id", "batch_name", "claim_count", "file_url", "generated_at", "total_amount"])
+      expect(batch).toMatchObject({ batch_name: "Week 1", claim_count: 2, total_amount: 350.5 })
       expect(batch.batch_id).toMatch(/^EDI\d{9}$/)
       expect(batch.file_url).toMatch(new RegExp(`^memory://edi/${batch.batch_id}\\.x12\\?expires=\\d+$`))
       const expires = Number(/expires=(\d+)/.exec(batch.file_url)![1]) * 1000
@@ -67,6 +67,8 @@ layer(TestApp())("generate_edi", (it) => {
       expect(segments[0]![13]).toBe(batch.batch_id.slice(3))
       const hi = segments.filter((s) => s[0] === "HI")
       expect(hi.map((s) => s.length - 1)).toEqual([1, 12])
+      // Claims keep the dot; the 837P never carries it.
+      expect(hi.map((s) => s.slice(1, 4))).toEqual([["ABK:F329"], ["ABK:F900", "ABF:F411", "ABF:Z6372"]])
       expect(segments.filter((s) => s[0] === "SBR").map((s) => s[2])).toEqual(["18", ""])
       expect(segments.find((s) => s[0] === "NM1" && s[1] === "IL" && s[3] === "GUARDIAN")).toBeDefined()
       expect(segments.filter((s) => s[0] === "SV1").map((s) => s[1])).toEqual(["HC:90837", "HC:90847:HO"])
@@ -115,6 +117,16 @@ layer(TestApp())("generate_edi", (it) => {
       expect(empty).toMatchObject({ status: 422, body: { errors: { claim_ids: ["can't be blank"] } } })
       const format = yield* generate(token, { claim_ids: [ok], format: "837I" })
       expect(format).toMatchObject({ status: 422, body: { errors: { format: ["is not included in the list"] } } })
+    }))
+
+  it.effect("batch_name comes back trimmed; none or a blank one is null", () =>
+    Effect.gen(function*() {
+      const token = yield* adminToken
+      const ids = yield* Effect.forEach([1, 2, 3], () => Effect.flatMap(setup(token), (s) => readyClaim(token, s)))
+      const named = yield* generate(token, { claim_ids: [ids[0]], batch_name: "  January week 1 " })
+      expect(named).toMatchObject({ status: 201, body: { batch_name: "January week 1" } })
+      expect(yield* generate(token, { claim_ids: [ids[1]] })).toMatchObject({ status: 201, body: { batch_name: null } })
+      expect(yield* generate(token, { claim_ids: [ids[2]], batch_name: "   " })).toMatchObject({ status: 201, body: { batch_name: null } })
     }))
 
   it.effect("a claim the 837P cannot carry (a name with no Latin letters): 422 naming it, nothing submitted", () =>

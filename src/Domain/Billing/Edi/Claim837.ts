@@ -9,7 +9,7 @@
  * the billing provider, and 2400 (LX, SV1, DTP*472).
  */
 import { isValidNpi } from "../../Providers/Npi.js"
-import { maxDiagnosisCodes } from "../Codes.js"
+import { isIcd10, maxDiagnosisCodes, x12Icd10 } from "../Codes.js"
 import { type EnvelopeParties, interchange, transactionSet } from "./Envelope.js"
 import { segment, type Segment, serialize } from "./Segments.js"
 import { ediAmount, ediDate, ediGender, ediId, ediText, ediZip } from "./Text.js"
@@ -76,7 +76,7 @@ export interface EdiClaim {
   readonly claimNumber: string
   readonly amountCents: number
   readonly placeOfService: string
-  /** Normalised ICD-10-CM codes (no dot), 1–12; the first is the principal diagnosis. */
+  /** ICD-10-CM codes as the claim stores them (with or without the dot), 1–12; the first is the principal diagnosis. */
   readonly diagnosisCodes: ReadonlyArray<string>
   readonly cptCode: string
   readonly modifiers: ReadonlyArray<string>
@@ -146,7 +146,7 @@ const checkClaim = (claim: EdiClaim, billingNpi: string) => {
   require(number.length > 0 && number.length <= maxClaimNumberLength, `claim number must be 1–${maxClaimNumberLength} characters`)
   require(Number.isInteger(claim.amountCents) && claim.amountCents > 0, "amount must be greater than 0")
   require(claim.diagnosisCodes.length >= 1 && claim.diagnosisCodes.length <= maxDiagnosisCodes, `1–${maxDiagnosisCodes} diagnosis codes`)
-  require(claim.diagnosisCodes.every((c) => /^[A-Z0-9]{3,7}$/.test(c)), "diagnosis codes are normalised ICD-10-CM (no dot)")
+  require(claim.diagnosisCodes.every(isIcd10), "diagnosis codes are ICD-10-CM")
   require(isValidNpi(claim.renderingProvider.npi) || claim.renderingProvider.npi === billingNpi, "rendering provider NPI fails the check digit")
   require(claim.coverage.relationship === "self" || claim.coverage.subscriber !== null, "a dependant's coverage names its subscriber")
   require(subscriberOf(claim).dateOfBirth !== null || claim.coverage.relationship !== "self", "the patient's date of birth is required")
@@ -160,7 +160,7 @@ const checkClaim = (claim: EdiClaim, billingNpi: string) => {
 
 /** 2300, 2310B and 2400 of one claim. */
 const claimLoops = (claim: EdiClaim, billingNpi: string): Array<Segment> => {
-  const codes = claim.diagnosisCodes
+  const codes = claim.diagnosisCodes.map(x12Icd10)
   const pointers = codes.slice(0, maxPointersPerLine).map((_, i) => String(i + 1))
   const rendering = claim.renderingProvider.npi === billingNpi
     ? []

@@ -1,21 +1,40 @@
 /**
  * Values as an 837P carries them. X12 text is the basic character set: upper case, no delimiters
- * (`*` element, `:` component, `^` repetition, `~` segment), so free text (names, addresses) is
- * upper-cased, stripped of accents and of anything else outside printable ASCII, and the four
- * delimiters are removed. Amounts are decimal text without trailing zeros, from whole cents.
+ * (`*` element, `:` component, `^` repetition, `~` segment). Free text (names, addresses) keeps
+ * what a payer matches on: accents are stripped (`Núñez` → `NUNEZ`), letters without a Unicode
+ * decomposition are transliterated (`Łukasz` → `LUKASZ`, `Søren` → `SOREN`), a delimiter inside a
+ * value separates words (`Unit~B` → `UNIT B`), and anything else outside printable ASCII becomes
+ * a space. Amounts are decimal text without trailing zeros, from whole cents.
  */
 
 /** Characters X12 reserves in our envelope (ISA16 `:`, ISA11 `^`, `*`, `~`). */
 export const reservedCharacters = ["*", "~", ":", "^"] as const
 
-/** Free text for an element: upper case, printable ASCII only, no delimiters, single spaces, at most `max` characters. */
+/**
+ * Letters NFKD leaves whole, in their usual Latin transliteration, and the punctuation names are
+ * typed with (`O’Brien`, Catalan `l·l`). `ß` and dotless `ı` need no entry: upper-casing gives `SS` and `I`.
+ */
+export const transliterations: Readonly<Record<string, string>> = {
+  "Æ": "AE", "æ": "ae", "Ð": "D", "ð": "d", "Ø": "O", "ø": "o", "Þ": "TH", "þ": "th", "ẞ": "SS",
+  "Đ": "D", "đ": "d", "Ħ": "H", "ħ": "h", "ĸ": "K", "Ł": "L", "ł": "l", "Ŋ": "N", "ŋ": "n",
+  "Œ": "OE", "œ": "oe", "Ŧ": "T", "ŧ": "t", "Ɨ": "I", "ɨ": "i", "Ƶ": "Z", "ƶ": "z", "Ɖ": "D", "ɖ": "d",
+  "Ǝ": "E", "ǝ": "e", "Ə": "E", "ə": "e", "Ɛ": "E", "ɛ": "e", "Ɔ": "O", "ɔ": "o", "Ɓ": "B", "ɓ": "b",
+  "Ƙ": "K", "ƙ": "k", "Ƴ": "Y", "ƴ": "y", "Ɲ": "N", "ɲ": "n", "Ʒ": "ZH", "ʒ": "zh", "Ȝ": "Y", "ȝ": "y",
+  "ʼ": "'", "‘": "'", "’": "'", "‚": "'", "‛": "'", "“": "\"", "”": "\"", "„": "\"",
+  "‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "·": ""
+}
+
+const untransliterated = new RegExp(`[${Object.keys(transliterations).join("")}]`, "g")
+
+/** Free text for an element: upper case, printable ASCII only, delimiters as spaces, single spaces, at most `max` characters. */
 export const ediText = (text: string, max = 60): string =>
   text
     .normalize("NFKD")
     .replace(/[\u0300-\u036f]/g, "")
+    .replace(untransliterated, (letter) => transliterations[letter]!)
     .toUpperCase()
     .replace(/[^\x20-\x7e]/g, " ")
-    .replace(/[*~:^]/g, "")
+    .replace(/[*~:^]/g, " ")
     .replace(/\s+/g, " ")
     .trim()
     .slice(0, max)
