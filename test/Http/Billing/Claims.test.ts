@@ -62,7 +62,7 @@ layer(TestApp())("claims", (it) => {
       // A row as the service stored it before codes kept their dot, then the migration that restores it.
       const sql = yield* SqlClient.SqlClient
       yield* sql`UPDATE claims SET diagnosis_codes = '{F329,Z6372,S72001A,R69,F41.1}' WHERE id = ${id}`.pipe(Effect.orDie)
-      const migration = yield* Effect.promise(() => readFile(new URL("../../../sql/0027_diagnosis_codes_with_dot.sql", import.meta.url), "utf8"))
+      const migration = yield* Effect.promise(() => readFile(new URL("../../../sql/0029_diagnosis_codes_with_dot.sql", import.meta.url), "utf8"))
       yield* sql.unsafe(migration).pipe(Effect.orDie)
       const shown = yield* request("GET", `${claimsPath}/${id}`, { token })
       expect((shown.body as ClaimBody).claim.diagnosis_codes).toEqual(["F32.9", "Z63.72", "S72.001A", "R69", "F41.1"])
