@@ -7,16 +7,12 @@
  * Beats are stamped with the database's clock, the one graphile-worker stamps its locks with (the
  * instances' own clocks may differ), and paced by the wall clock even under a test's TestClock.
  */
-import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Schedule } from "effect"
 import { AppConfig } from "./AppConfig.js"
+import { recordBeat, removeHolder } from "./HeartbeatsRepo.js"
 
 /** Runs `effect` on the real clock: heartbeats and sweeps measure real time against the database's. */
 export const onWallClock = Effect.withClock(Clock.make())
-
-/** `beat_at` older than this (SQL, the database's clock) is a gone holder. */
-export const staleCutoff = (sql: SqlClient.SqlClient, staleAfterSeconds: number) =>
-  sql`now() - make_interval(secs => ${staleAfterSeconds})`
 
 /**
  * Records `holderId` alive now and every HEARTBEAT_SECONDS until the scope closes, then removes
@@ -25,13 +21,11 @@ export const staleCutoff = (sql: SqlClient.SqlClient, staleAfterSeconds: number)
  */
 export const keepAlive = (holderId: string) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const { heartbeatSeconds } = (yield* AppConfig).liveness
-    const beat = sql`INSERT INTO heartbeats (holder_id, started_at, beat_at) VALUES (${holderId}, now(), now())
-      ON CONFLICT (holder_id) DO UPDATE SET beat_at = now()`
+    const beat = recordBeat(holderId)
     yield* Effect.orDie(beat)
     // Added before the beating fiber, so it runs after that fiber is stopped.
-    yield* Effect.addFinalizer(() => Effect.ignore(sql`DELETE FROM heartbeats WHERE holder_id = ${holderId}`))
+    yield* Effect.addFinalizer(() => Effect.ignore(removeHolder(holderId)))
     yield* beat.pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("heartbeat not recorded", cause)),
       Effect.delay(Duration.seconds(heartbeatSeconds)),
@@ -41,9 +35,3 @@ export const keepAlive = (holderId: string) =>
       Effect.forkScoped
     )
   })
-
-/** Forgets holders silent for HEARTBEAT_STALE_SECONDS; how many. */
-export const forgetGoneHolders = (staleAfterSeconds: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ holder_id: string }>`DELETE FROM heartbeats WHERE beat_at < ${staleCutoff(sql, staleAfterSeconds)} RETURNING holder_id`
-  ).pipe(Effect.map((rows) => rows.length), Effect.orDie)

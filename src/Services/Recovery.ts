@@ -2,7 +2,7 @@
  * Work a crashed process left mid-way, released or resolved by whichever live instance sweeps
  * first (each does at start-up and every HEARTBEAT_SECONDS; every step is idempotent):
  *
- * 1. holders silent for HEARTBEAT_STALE_SECONDS are forgotten (./Heartbeats.ts);
+ * 1. holders silent for HEARTBEAT_STALE_SECONDS are forgotten (./HeartbeatsRepo.ts);
  * 2. the job locks of worker pools without a heartbeat are released with graphile-worker's own
  *    `force_unlock_workers`: each such job runs again at once if it has runs left (every task
  *    claims its row first, so a rerun resumes or starts over), else it stays failed in the queue.
@@ -10,25 +10,12 @@
  * 3. each area settles its rows: unfinished imports of gone instances are failed, reports and
  *    reminders whose job has no run left are failed (the areas' own statements).
  */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { AppConfig } from "./AppConfig.js"
 import { failAbandonedImports } from "./Ecm/MifImport.js"
-import { forgetGoneHolders, staleCutoff } from "./Heartbeats.js"
+import { forgetGoneHolders, releaseJobsOfGoneWorkers } from "./HeartbeatsRepo.js"
 import { failStrandedReports } from "./Reports/ReportGenerator.js"
 import { failStrandedReminders } from "./Scheduling/ReminderSender.js"
-
-/** Releases the job locks of gone worker pools; how many pools. */
-export const releaseJobsOfGoneWorkers = (staleAfterSeconds: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ pools: number }>`WITH gone AS (
-        SELECT DISTINCT j.locked_by FROM graphile_worker.jobs j
-        WHERE j.locked_by IS NOT NULL AND j.locked_at < ${staleCutoff(sql, staleAfterSeconds)}
-          AND NOT EXISTS (SELECT 1 FROM heartbeats h WHERE h.holder_id = j.locked_by)),
-      released AS (
-        SELECT graphile_worker.force_unlock_workers(array_agg(locked_by)) FROM gone HAVING count(*) > 0)
-      SELECT (SELECT count(*) FROM gone)::int AS pools, (SELECT count(*) FROM released)::int AS calls`
-  ).pipe(Effect.map((rows) => rows[0]?.pools ?? 0), Effect.orDie)
 
 /** One sweep; what it settled, by kind (counts only). */
 export const recoverInterruptedWork = Effect.gen(function*() {

@@ -25,7 +25,7 @@ import { type MifImportSql, makeMifImportSql, stagingLine } from "./MifImportSql
 import { MalformedFile, readMif } from "./MifParsers.js"
 import { type MifInput, obtainMifFile } from "./MifSources.js"
 import { isUniqueViolation } from "../SqlErrors.js"
-import { staleCutoff } from "../Heartbeats.js"
+import { staleCutoff } from "../HeartbeatsRepo.js"
 import { Instance } from "../Instance.js"
 
 /**

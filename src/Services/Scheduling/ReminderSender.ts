@@ -19,7 +19,7 @@ import type { JobContext } from "../Jobs.js"
 import { Mailer } from "../Mailer.js"
 import { Push } from "../Push.js"
 import { Telephony } from "../Telephony.js"
-import { staleCutoff } from "../Heartbeats.js"
+import { staleCutoff } from "../HeartbeatsRepo.js"
 import { reminderJobKeyPrefix, reminderReasons } from "./RemindersRepo.js"
 
 /** A claim older than this is an interrupted send whichever job finds it: far longer than one send may take. */

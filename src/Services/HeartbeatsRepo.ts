@@ -1,0 +1,58 @@
+/**
+ * The `heartbeats` table (./Heartbeats.ts says who beats and why) and the one statement that
+ * reads it against the job queue's locks. Times are the database's clock, the one graphile-worker
+ * stamps its locks with.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { orDefect } from "./Repository.js"
+
+/** `beat_at` older than this (SQL, the database's clock) is a gone holder. */
+export const staleCutoff = (sql: SqlClient.SqlClient, staleAfterSeconds: number) =>
+  sql`now() - make_interval(secs => ${staleAfterSeconds})`
+
+/** `holderId` is alive now (its row is written anew if a sweep removed it). */
+export const recordBeat = (holderId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    SqlSchema.void({
+      Request: Schema.String,
+      execute: (id) => sql`INSERT INTO heartbeats (holder_id, started_at, beat_at) VALUES (${id}, now(), now())
+        ON CONFLICT (holder_id) DO UPDATE SET beat_at = now()`
+    })(holderId)
+  )
+
+/** A clean stop: nothing left for the others to sweep (a failure is the caller's to ignore). */
+export const removeHolder = (holderId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    SqlSchema.void({ Request: Schema.String, execute: (id) => sql`DELETE FROM heartbeats WHERE holder_id = ${id}` })(holderId)
+  )
+
+/** Forgets holders silent for `staleAfterSeconds`; how many. */
+export const forgetGoneHolders = (staleAfterSeconds: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: Schema.Struct({ holder_id: Schema.String }),
+      execute: (stale) => sql`DELETE FROM heartbeats WHERE beat_at < ${staleCutoff(sql, stale)} RETURNING holder_id`
+    })(staleAfterSeconds)
+  ).pipe(Effect.map((rows) => rows.length), orDefect)
+
+/**
+ * Releases, with graphile-worker's own `force_unlock_workers`, the job locks of worker pools that
+ * have no heartbeat, leaving locks younger than the stale time alone (their pool may not have
+ * beaten yet); how many pools.
+ */
+export const releaseJobsOfGoneWorkers = (staleAfterSeconds: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    SqlSchema.single({
+      Request: Schema.Number,
+      Result: Schema.Struct({ pools: Schema.Int, calls: Schema.Int }),
+      execute: (stale) => sql`WITH gone AS (
+          SELECT DISTINCT j.locked_by FROM graphile_worker.jobs j
+          WHERE j.locked_by IS NOT NULL AND j.locked_at < ${staleCutoff(sql, stale)}
+            AND NOT EXISTS (SELECT 1 FROM heartbeats h WHERE h.holder_id = j.locked_by)),
+        released AS (
+          SELECT graphile_worker.force_unlock_workers(array_agg(locked_by)) FROM gone HAVING count(*) > 0)
+        SELECT (SELECT count(*) FROM gone)::int AS pools, (SELECT count(*) FROM released)::int AS calls`
+    })(staleAfterSeconds)
+  ).pipe(Effect.map((row) => row.pools), orDefect)
