@@ -26,7 +26,7 @@ const invisible = /[\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\uf
 /** Not drawn as themselves: controls (a tab or line break inside a line is a space). */
 // eslint-disable-next-line no-control-regex
 const control = /[\x00-\x1f\x7f-\x9f]/
-/** Characters that take the font of their neighbours when it has them: spaces, digits, punctuation, combining marks. */
+/** Characters that take the font of the run they follow when it has them: spaces, digits, punctuation, combining marks. */
 const neutral = /[\p{Script=Common}\p{Script=Inherited}]/u
 /** Scripts fontkit lays out from right to left by itself (of those the fonts draw). */
 const rightToLeftScript = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u
@@ -53,7 +53,9 @@ const logicalRuns = (text: string, direction: Direction): Array<Run> => {
     i += char.length
     if (invisible.test(char)) continue
     if (control.test(char)) char = char === "\t" || char === "\n" || char === "\r" ? " " : placeholder
-    let font = current !== undefined && neutral.test(char) && current.font.font.hasGlyphForCodePoint(char.codePointAt(0)!)
+    // A neutral stays in its run's font only at the run's level: a space or bracket between Arabic and
+    // Latin that bidi puts on the Latin side is drawn (and read back) with the Latin.
+    let font = current !== undefined && current.level === level && neutral.test(char) && current.font.font.hasGlyphForCodePoint(char.codePointAt(0)!)
       ? current.font
       : fontFor(char.codePointAt(0)!)
     if (font === undefined) {
