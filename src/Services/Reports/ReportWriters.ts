@@ -288,15 +288,17 @@ const pdfNumber = (n: number) => Math.round(n * 1e6) / 1e6
 
 /**
  * The operators pdfkit's `text(line, x, y, {lineBreak: false})` adds for one line in a standard
- * font without kerning (Courier), byte for byte, or null when the font is not on the page yet.
+ * font without kerning (Courier), byte for byte, or null when the font is not on the page yet, or
+ * undefined when the line holds a character the font cannot draw (`isStandardText`).
  * pdfkit measures every glyph's width and kerning pair to place each line (about 150 µs a table
  * line, minutes for a million rows); a monospaced line needs neither. Glyph codes are pdfkit's own
  * (its WinAnsi encoding), cached by character.
  */
-const pdfLineOps = (document: object) => {
+const pdfLineOps = (document: object, isStandardText: (text: string) => boolean) => {
   const doc = document as unknown as PdfDocumentInternals
+  // "" for a character the font cannot draw: the check costs the table lines nothing beyond the lookup they make anyway.
   const codes = new Map<string, Map<number, string>>()
-  return (text: string, x: number, y: number): string | null => {
+  return (text: string, x: number, y: number): string | null | undefined => {
     const font = doc._font
     if (doc.page.fonts[font.id] === undefined) return null
     let fontCodes = codes.get(font.id)
@@ -305,7 +307,8 @@ const pdfLineOps = (document: object) => {
     for (let i = 0; i < text.length; i++) {
       const code = text.charCodeAt(i)
       let glyph = fontCodes.get(code)
-      if (glyph === undefined) fontCodes.set(code, glyph = font.font.encodeText(text[i]!).join(""))
+      if (glyph === undefined) fontCodes.set(code, glyph = isStandardText(text[i]!) ? font.font.encodeText(text[i]!).join("") : "")
+      if (glyph === "") return undefined
       hex += glyph
     }
     const height = doc.page.height
@@ -358,14 +361,15 @@ const pdfWriter = async (filePath: string, layout: ReportLayout): Promise<Report
   }
   doc.moveDown()
   header()
-  const lineOps = pdfLineOps(doc)
+  const lineOps = pdfLineOps(doc, isStandardText)
   // Table lines whose operators wait to be added to the page at once (before anything else is drawn).
   let pending: Array<string> = []
   const flush = () => {
     if (pending.length > 0) doc.addContent(pending.join("\n"))
     pending = []
   }
-  const line = (text: string) => {
+  /** Draws a line in Courier, or answers false (drawing nothing) when a character of it is beyond Courier's. */
+  const line = (text: string): boolean => {
     if (doc.y > bottom()) {
       flush()
       doc.addPage()
@@ -373,17 +377,22 @@ const pdfWriter = async (filePath: string, layout: ReportLayout): Promise<Report
     }
     // The page's first line in the font goes through pdfkit (which adds the font to the page).
     const ops = lineOps(text, margin, doc.y)
-    if (ops === null) doc.text(text, margin, doc.y, { lineBreak: false })
-    else pending.push(ops)
+    if (ops === undefined) return false
+    if (ops === null) {
+      if (!isStandardText(text)) return false
+      doc.text(text, margin, doc.y, { lineBreak: false })
+    } else {
+      pending.push(ops)
+    }
     doc.y += lineHeight
+    return true
   }
   const charWidth = fontSize * 0.6
   // Courier's baseline below the line's top (its ascender, 629/1000 em).
   const baseline = fontSize * 0.629
-  /** A table row: one Courier line (the fast path: one test of the whole line), and any cell Courier cannot draw on its own. */
+  /** A table row: one Courier line, and any cell Courier cannot draw on its own. */
   const row = (columns: ReadonlyArray<Column>, values: ReadonlyArray<Value>) => {
-    const text = pdfLine(columns, values)
-    if (isStandardText(text)) return line(text)
+    if (line(pdfLine(columns, values))) return
     const { line: standard, others } = splitLine(columns, values, isStandardText)
     line(standard)
     // The line's operators first, so that the content (what copying and screen readers follow) keeps the rows' order.
