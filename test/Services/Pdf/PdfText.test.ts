@@ -3,6 +3,7 @@
  * fast-path test, placeholders, bidi order, Arabic shaping, cutting to a width, wrapping.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { getDocument, OPS } from "pdfjs-dist/legacy/build/pdf.mjs"
 import PDFDocument from "pdfkit"
 import { drawLine, isStandardText, writeParagraph } from "../../../src/Services/Pdf/PdfText.js"
 import { pdfItems } from "../../support/pdfText.js"
@@ -30,6 +31,20 @@ const linesOf = async (bytes: Uint8Array) => {
   return [...lines.entries()].sort(([a], [b]) => b - a).map(([, pieces]) => pieces.sort((a, b) => a.x - b.x).map((p) => p.str).join(" "))
 }
 
+/** The glyphs each text-showing operator of the first page draws, left to right: their text and their glyph code in the font. */
+const glyphRuns = async (bytes: Uint8Array) => {
+  const document = await getDocument({ data: new Uint8Array(bytes), useSystemFonts: false, isEvalSupported: false }).promise
+  const operators = await (await document.getPage(1)).getOperatorList()
+  const runs: Array<Array<{ unicode: string; code: string }>> = []
+  operators.fnArray.forEach((op, i) => {
+    if (op !== OPS.showText) return
+    const glyphs = (operators.argsArray[i] as [Array<unknown>])[0].filter((g): g is { unicode: string; fontChar: string } => typeof g === "object" && g !== null)
+    runs.push(glyphs.map((g) => ({ unicode: g.unicode, code: g.fontChar })))
+  })
+  await document.destroy()
+  return runs
+}
+
 describe("PDF text in every script", () => {
   it("the fast path: what the standard fonts encode (WinAnsi, including its typographic signs), nothing else", () => {
     for (const text of ["Plain ASCII 123", "Zoë Ångström", "O’Brien – “quoted” … €5", "tab\tand\nnewline"]) expect(isStandardText(text), text).toBe(true)
@@ -52,6 +67,13 @@ describe("PDF text in every script", () => {
     expect(lines[1]).toMatch(/^Dr\. مریم رضایی ?, room 12$/)
     // The Persian digits stay in their order (1234) though the line reads right to left.
     expect(lines[2]).toBe("تلفن ۱۲۳۴")
+  })
+
+  it("Arabic is shaped and laid out right to left: محمد's glyphs run د م ح م from left to right, its two meem in different (initial, medial) forms", async () => {
+    const bytes = await pdf((doc) => drawLine(doc, "محمد", 54, 100, 10))
+    const [glyphs] = await glyphRuns(bytes)
+    expect(glyphs!.map((g) => g.unicode).join("")).toBe("دمحم")
+    expect(glyphs![1]!.code).not.toBe(glyphs![3]!.code)
   })
 
   it("a line is cut with … to its width; a paragraph wraps between Chinese characters without losing one", async () => {
