@@ -186,24 +186,35 @@ export const drawLine = (doc: PDFKit.PDFDocument, text: string, x: number, basel
 /** Break opportunities: after spaces, and around each Han or kana character (which need none). */
 const pieces = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff00-\uffef][\s]*|[^\s\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff00-\uffef]+\s*|\s+/gu
 
-/** The lines a paragraph breaks into at the width (a piece wider than a line is cut between characters). */
+/**
+ * The lines a paragraph breaks into at the width (a piece wider than a line is cut between
+ * characters). Pieces are measured one by one: their widths add up (no shaping or kerning joins
+ * across a break opportunity).
+ */
 const wrap = (paragraph: string, size: number, width: number, direction: Direction): Array<string> => {
+  const measure = (text: string) => widthOf(placedRuns(text, size, direction))
   const lines: Array<string> = []
   let line = ""
-  for (const piece of paragraph.match(pieces) ?? []) {
-    const candidate = line + piece
-    if (widthOf(placedRuns(candidate.trimEnd(), size, direction)) <= width) {
-      line = candidate
-      continue
-    }
+  let lineWidth = 0
+  const breakLine = () => {
     if (line !== "") lines.push(line.trimEnd())
     line = ""
+    lineWidth = 0
+  }
+  for (const piece of paragraph.match(pieces) ?? []) {
+    const word = piece.trimEnd()
+    const wordWidth = measure(word)
+    if (lineWidth + wordWidth > width) breakLine()
+    if (wordWidth <= width) {
+      line += piece
+      lineWidth += word === piece ? wordWidth : measure(piece)
+      continue
+    }
     for (const char of piece) {
-      if (line !== "" && widthOf(placedRuns((line + char).trimEnd(), size, direction)) > width) {
-        lines.push(line.trimEnd())
-        line = ""
-      }
+      const charWidth = measure(char)
+      if (line !== "" && lineWidth + charWidth > width) breakLine()
       line += char
+      lineWidth += charWidth
     }
   }
   lines.push(line.trimEnd())
