@@ -270,7 +270,7 @@ const pdfLine = (columns: ReadonlyArray<Column>, row: ReadonlyArray<Value>) =>
   columns.map((column, i) => fit(pdfText(column.type, row[i] ?? null), column.chars, isNumeric(column))).join("")
 
 const pdfLabels = (columns: ReadonlyArray<Column>) =>
-  columns.map((column) => fit(column.label, column.chars, column.type === "money" || column.type === "integer")).join("")
+  columns.map((column) => fit(column.label, column.chars, isNumeric(column))).join("")
 
 /** What the table lines' operators need of pdfkit 0.20.2 (pinned) beyond its typings: the current font. */
 interface PdfDocumentInternals {
