@@ -48,9 +48,25 @@ const chain: ReadonlyArray<FontSource> = [
 
 export interface PdfFont {
   readonly name: string
-  readonly font: fontkit.Font
+  readonly data: Buffer
+  /** The parsed font, to ask which characters it has: never to lay text out (see `openFont`). */
+  readonly coverage: fontkit.Font
   readonly features: Record<string, boolean>
 }
+
+const parse = (data: Buffer): fontkit.Font => {
+  const font = fontkit.create(data)
+  if (!("layout" in font)) throw new Error("a font collection, not a font")
+  return font
+}
+
+/**
+ * The font parsed anew, for one document to lay text out and embed with. fontkit keeps the glyphs it
+ * has made, with the characters they were made for, and writing a document's subset makes some with
+ * none: shared between documents, a font gave the next document's letters no text in its text map
+ * (`Zebra` read back as `Z\u0005bra`).
+ */
+export const openFont = (font: PdfFont): fontkit.Font => parse(font.data)
 
 const loaded: Array<PdfFont | undefined> = []
 
@@ -58,9 +74,8 @@ const load = (index: number): PdfFont => {
   const existing = loaded[index]
   if (existing !== undefined) return existing
   const source = chain[index]!
-  const font = fontkit.create(readFileSync(require.resolve(source.file)))
-  if (!("layout" in font)) throw new Error(`${source.file} is a font collection`)
-  const pdfFont = { name: source.name, font, features: source.features ?? {} }
+  const data = readFileSync(require.resolve(source.file))
+  const pdfFont = { name: source.name, data, coverage: parse(data), features: source.features ?? {} }
   loaded[index] = pdfFont
   return pdfFont
 }
@@ -75,7 +90,7 @@ const fontIndexOf = new Map<number, number>()
 export const fontFor = (codePoint: number): PdfFont | undefined => {
   let index = fontIndexOf.get(codePoint)
   if (index === undefined) {
-    index = chain.findIndex((source, i) => source.skips?.(codePoint) !== true && load(i).font.hasGlyphForCodePoint(codePoint))
+    index = chain.findIndex((source, i) => source.skips?.(codePoint) !== true && load(i).coverage.hasGlyphForCodePoint(codePoint))
     fontIndexOf.set(codePoint, index)
   }
   return index < 0 ? undefined : load(index)

@@ -10,7 +10,8 @@
  * right-to-left script's run out from right to left itself.
  */
 import bidiJs from "bidi-js"
-import { baseFont, fontFor, type PdfFont } from "./PdfFonts.js"
+import type * as fontkit from "fontkit"
+import { baseFont, fontFor, openFont, type PdfFont } from "./PdfFonts.js"
 
 /** Characters outside what pdfkit's standard fonts encode (WinAnsi), or controls. */
 const nonStandard = /[^\t\n\r\x20-\x7e\xa0-\xff\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc\u2013\u2014\u2018-\u201a\u201c-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a\u20ac\u2122]/
@@ -55,7 +56,7 @@ const logicalRuns = (text: string, direction: Direction): Array<Run> => {
     if (control.test(char)) char = char === "\t" || char === "\n" || char === "\r" ? " " : placeholder
     // A neutral stays in its run's font only at the run's level: a space or bracket between Arabic and
     // Latin that bidi puts on the Latin side is drawn (and read back) with the Latin.
-    let font = current !== undefined && current.level === level && neutral.test(char) && current.font.font.hasGlyphForCodePoint(char.codePointAt(0)!)
+    let font = current !== undefined && current.level === level && neutral.test(char) && current.font.coverage.hasGlyphForCodePoint(char.codePointAt(0)!)
       ? current.font
       : fontFor(char.codePointAt(0)!)
     if (font === undefined) {
@@ -110,28 +111,43 @@ interface PlacedRun {
   readonly width: number
 }
 
-/** One line's runs in visual order, measured at the size. */
-const placedRuns = (text: string, size: number, direction: Direction = "auto"): Array<PlacedRun> =>
+/** Each document's own parsed fonts (PdfFonts.ts `openFont`), registered with it under their names. */
+const documentFonts = new WeakMap<PDFKit.PDFDocument, Map<string, fontkit.Font>>()
+
+const fontIn = (doc: PDFKit.PDFDocument, font: PdfFont): fontkit.Font => {
+  let fonts = documentFonts.get(doc)
+  if (fonts === undefined) documentFonts.set(doc, fonts = new Map())
+  let opened = fonts.get(font.name)
+  if (opened === undefined) {
+    fonts.set(font.name, opened = openFont(font))
+    // pdfkit takes a parsed font as it is (anything with `layout`).
+    doc.registerFont(font.name, opened as unknown as string)
+  }
+  return opened
+}
+
+/** One line's runs in visual order, measured at the size with the document's fonts. */
+const placedRuns = (doc: PDFKit.PDFDocument, text: string, size: number, direction: Direction = "auto"): Array<PlacedRun> =>
   visualOrder(logicalRuns(text.normalize("NFC"), direction)).map((run) => {
     const drawn = drawnText(run)
-    const { font } = run.font
+    const font = fontIn(doc, run.font)
     return { font: run.font, text: drawn, width: (font.layout(drawn, run.font.features).advanceWidth / font.unitsPerEm) * size }
   })
 
 const widthOf = (runs: ReadonlyArray<PlacedRun>) => runs.reduce((sum, run) => sum + run.width, 0)
 
 /** The line's runs, cut at the end (with "…") to the width. */
-const fittedRuns = (text: string, size: number, maxWidth: number): Array<PlacedRun> => {
-  const whole = placedRuns(text, size)
+const fittedRuns = (doc: PDFKit.PDFDocument, text: string, size: number, maxWidth: number): Array<PlacedRun> => {
+  const whole = placedRuns(doc, text, size)
   if (widthOf(whole) <= maxWidth) return whole
   const chars = [...text]
   // The longest start of the text that fits with the ellipsis: a binary search over its length.
   let fits = 0
   let tooLong = chars.length
-  let best = placedRuns("…", size)
+  let best = placedRuns(doc, "…", size)
   while (tooLong - fits > 1) {
     const middle = Math.floor((fits + tooLong) / 2)
-    const runs = placedRuns(`${chars.slice(0, middle).join("").trimEnd()}…`, size)
+    const runs = placedRuns(doc, `${chars.slice(0, middle).join("").trimEnd()}…`, size)
     if (widthOf(runs) <= maxWidth) {
       fits = middle
       best = runs
@@ -150,20 +166,12 @@ interface DocumentFontState {
   _fontSize: number
 }
 
-const registered = new WeakMap<PDFKit.PDFDocument, Set<string>>()
-
 const drawRuns = (doc: PDFKit.PDFDocument, runs: ReadonlyArray<PlacedRun>, x: number, baseline: number, size: number) => {
   const state = doc as unknown as DocumentFontState
   const previous = { ...state }
   const { x: previousX, y: previousY } = doc
-  let names = registered.get(doc)
-  if (names === undefined) registered.set(doc, names = new Set())
   let left = x
   for (const run of runs) {
-    if (!names.has(run.font.name)) {
-      doc.registerFont(run.font.name, run.font.font as unknown as string)
-      names.add(run.font.name)
-    }
     // Features given, pdfkit lays the run out whole (it otherwise lays it out word by word, left to right).
     doc.font(run.font.name).fontSize(size).text(run.text, left, baseline, { features: run.font.features as never, lineBreak: false, baseline: "alphabetic" })
     left += run.width
@@ -181,7 +189,7 @@ const drawRuns = (doc: PDFKit.PDFDocument, runs: ReadonlyArray<PlacedRun>, x: nu
  * `maxWidth` when given; the document's font and position are left as they were.
  */
 export const drawLine = (doc: PDFKit.PDFDocument, text: string, x: number, baseline: number, size: number, maxWidth = Infinity) =>
-  drawRuns(doc, fittedRuns(text, size, maxWidth), x, baseline, size)
+  drawRuns(doc, fittedRuns(doc, text, size, maxWidth), x, baseline, size)
 
 /** Break opportunities: after spaces, and around each Han or kana character (which need none). */
 const pieces = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff00-\uffef][\s]*|[^\s\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff00-\uffef]+\s*|\s+/gu
@@ -191,8 +199,8 @@ const pieces = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u30
  * characters). Pieces are measured one by one: their widths add up (no shaping or kerning joins
  * across a break opportunity).
  */
-const wrap = (paragraph: string, size: number, width: number, direction: Direction): Array<string> => {
-  const measure = (text: string) => widthOf(placedRuns(text, size, direction))
+const wrap = (doc: PDFKit.PDFDocument, paragraph: string, size: number, width: number, direction: Direction): Array<string> => {
+  const measure = (text: string) => widthOf(placedRuns(doc, text, size, direction))
   const lines: Array<string> = []
   let line = ""
   let lineWidth = 0
@@ -234,9 +242,9 @@ export const writeParagraph = (doc: PDFKit.PDFDocument, text: string, size: numb
   for (const paragraph of text.normalize("NFC").split(/\r\n|\r|\n/)) {
     const rightToLeft = bidi.getEmbeddingLevels(paragraph, "auto").paragraphs[0]?.level === 1
     const direction = rightToLeft ? "rtl" : "ltr"
-    for (const line of wrap(paragraph, size, width, direction)) {
+    for (const line of wrap(doc, paragraph, size, width, direction)) {
       if (doc.y + lineHeight > doc.page.height - doc.page.margins.bottom) doc.addPage()
-      const runs = placedRuns(line, size, direction)
+      const runs = placedRuns(doc, line, size, direction)
       const left = rightToLeft ? x + width - widthOf(runs) : x
       drawRuns(doc, runs, left, doc.y + size * 1.1, size)
       doc.y += lineHeight

@@ -56,6 +56,15 @@ describe("PDF text in every script", () => {
     expect(await linesOf(bytes)).toEqual(["Zoë \ufffd Żółć \ufffd!"])
   })
 
+  it("each document lays text out with its own parsed fonts: what one PDF embedded leaves the next one's text map whole", async () => {
+    await pdf((doc) => {
+      doc.x = 54
+      writeParagraph(doc, "Łukasz Żółć", 10)
+    })
+    const bytes = await pdf((doc) => drawLine(doc, "Zoë Zebra Łódź", 54, 100, 10))
+    expect(await linesOf(bytes)).toEqual(["Zoë Zebra Łódź"])
+  })
+
   it("right-to-left runs in visual order: pdf.js reads Arabic and Farsi back in logical order, with Latin and digits around them", async () => {
     const bytes = await pdf((doc) => {
       drawLine(doc, "محمد علي", 54, 100, 10)
