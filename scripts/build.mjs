@@ -58,7 +58,9 @@ const { metafile } = await build({
     // graphile-config), which the app never has: bundled, its 10 MB chunk cost ~45 MB of idle memory.
     "typescript",
     // Reads its standard-font metrics (.afm files) from its own folder at run time.
-    "pdfkit"
+    "pdfkit",
+    // pdfkit's font engine (external with it): src/Services/Pdf/PdfFonts.ts hands pdfkit the fonts it parsed, one copy for both.
+    "fontkit"
   ],
   // Bundled CommonJS modules call require() for Node built-ins; an ES module has none of its own.
   banner: { js: "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);" }

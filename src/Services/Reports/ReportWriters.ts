@@ -8,7 +8,8 @@
  * - excel: exceljs's streaming `WorkbookWriter`; sheet "Report" (typed cells: dates as dates,
  *   money as numbers with a currency format), sheet "Summary" (parameters and totals).
  * - pdf: pdfkit (streamed to the file): title, parameters, the table in a monospaced font with the
- *   header repeated on every page, then the totals.
+ *   header repeated on every page, then the totals. A cell Courier cannot draw (beyond WinAnsi:
+ *   Łukasz, 王小明, محمد) is drawn on its own within its column by src/Services/Pdf/PdfText.ts.
  * exceljs and pdfkit are loaded with the first file of their format, not at start-up.
  */
 import { once } from "node:events"
@@ -263,11 +264,13 @@ const fit = (text: string, chars: number, right: boolean) => {
   return (right ? cut.padStart(chars) : cut.padEnd(chars)) + " "
 }
 
+const isNumeric = (column: Column) => column.type === "money" || column.type === "integer"
+
 const pdfLine = (columns: ReadonlyArray<Column>, row: ReadonlyArray<Value>) =>
-  columns.map((column, i) => fit(pdfText(column.type, row[i] ?? null), column.chars, column.type === "money" || column.type === "integer")).join("")
+  columns.map((column, i) => fit(pdfText(column.type, row[i] ?? null), column.chars, isNumeric(column))).join("")
 
 const pdfLabels = (columns: ReadonlyArray<Column>) =>
-  columns.map((column) => fit(column.label, column.chars, column.type === "money" || column.type === "integer")).join("")
+  columns.map((column) => fit(column.label, column.chars, isNumeric(column))).join("")
 
 /** What the table lines' operators need of pdfkit 0.20.2 (pinned) beyond its typings: the current font. */
 interface PdfDocumentInternals {
@@ -285,15 +288,17 @@ const pdfNumber = (n: number) => Math.round(n * 1e6) / 1e6
 
 /**
  * The operators pdfkit's `text(line, x, y, {lineBreak: false})` adds for one line in a standard
- * font without kerning (Courier), byte for byte, or null when the font is not on the page yet.
+ * font without kerning (Courier), byte for byte, or null when the font is not on the page yet, or
+ * undefined when the line holds a character the font cannot draw (`isStandardText`).
  * pdfkit measures every glyph's width and kerning pair to place each line (about 150 µs a table
  * line, minutes for a million rows); a monospaced line needs neither. Glyph codes are pdfkit's own
  * (its WinAnsi encoding), cached by character.
  */
-const pdfLineOps = (document: object) => {
+const pdfLineOps = (document: object, isStandardText: (text: string) => boolean) => {
   const doc = document as unknown as PdfDocumentInternals
+  // "" for a character the font cannot draw: the check costs the table lines nothing beyond the lookup they make anyway.
   const codes = new Map<string, Map<number, string>>()
-  return (text: string, x: number, y: number): string | null => {
+  return (text: string, x: number, y: number): string | null | undefined => {
     const font = doc._font
     if (doc.page.fonts[font.id] === undefined) return null
     let fontCodes = codes.get(font.id)
@@ -302,7 +307,8 @@ const pdfLineOps = (document: object) => {
     for (let i = 0; i < text.length; i++) {
       const code = text.charCodeAt(i)
       let glyph = fontCodes.get(code)
-      if (glyph === undefined) fontCodes.set(code, glyph = font.font.encodeText(text[i]!).join(""))
+      if (glyph === undefined) fontCodes.set(code, glyph = isStandardText(text[i]!) ? font.font.encodeText(text[i]!).join("") : "")
+      if (glyph === "") return undefined
       hex += glyph
     }
     const height = doc.page.height
@@ -313,8 +319,24 @@ const pdfLineOps = (document: object) => {
   }
 }
 
+/** The table's cells Courier draws as they are, and the others (blank in the line), with their column's offset in characters. */
+const splitLine = (columns: ReadonlyArray<Column>, row: ReadonlyArray<Value>, isStandardText: (text: string) => boolean) => {
+  const others: Array<{ readonly text: string; readonly offset: number; readonly chars: number }> = []
+  let offset = 0
+  const line = columns.map((column, i) => {
+    const text = pdfText(column.type, row[i] ?? null)
+    const cell = { text, offset, chars: column.chars }
+    offset += column.chars + 1
+    if (isStandardText(text)) return fit(text, column.chars, isNumeric(column))
+    others.push(cell)
+    return fit("", column.chars, false)
+  }).join("")
+  return { line, others }
+}
+
 const pdfWriter = async (filePath: string, layout: ReportLayout): Promise<ReportFileWriter> => {
   const { default: PDFDocument } = await import("pdfkit")
+  const { drawLine, isStandardText, writeParagraph } = await import("../Pdf/PdfText.js")
   const out = await fileStream(filePath)
   const margin = 36
   const doc = new PDFDocument({ size: "LETTER", layout: "landscape", margin, info: { Title: layout.title, CreationDate: layout.generatedAt } })
@@ -332,17 +354,22 @@ const pdfWriter = async (filePath: string, layout: ReportLayout): Promise<Report
   }
   doc.font("Helvetica-Bold").fontSize(16).text(layout.title)
   doc.font("Helvetica").fontSize(9).text(`Generated at ${layout.generatedAt.toISOString()}`)
-  for (const [name, value] of layout.parameters) doc.text(`${name}: ${value}`)
+  for (const [name, value] of layout.parameters) {
+    const text = `${name}: ${value}`
+    if (isStandardText(text)) doc.text(text)
+    else writeParagraph(doc, text, 9)
+  }
   doc.moveDown()
   header()
-  const lineOps = pdfLineOps(doc)
+  const lineOps = pdfLineOps(doc, isStandardText)
   // Table lines whose operators wait to be added to the page at once (before anything else is drawn).
   let pending: Array<string> = []
   const flush = () => {
     if (pending.length > 0) doc.addContent(pending.join("\n"))
     pending = []
   }
-  const line = (text: string) => {
+  /** Draws a line in Courier, or answers false (drawing nothing) when a character of it is beyond Courier's. */
+  const line = (text: string): boolean => {
     if (doc.y > bottom()) {
       flush()
       doc.addPage()
@@ -350,9 +377,30 @@ const pdfWriter = async (filePath: string, layout: ReportLayout): Promise<Report
     }
     // The page's first line in the font goes through pdfkit (which adds the font to the page).
     const ops = lineOps(text, margin, doc.y)
-    if (ops === null) doc.text(text, margin, doc.y, { lineBreak: false })
-    else pending.push(ops)
+    if (ops === undefined) return false
+    if (ops === null) {
+      if (!isStandardText(text)) return false
+      doc.text(text, margin, doc.y, { lineBreak: false })
+    } else {
+      pending.push(ops)
+    }
     doc.y += lineHeight
+    return true
+  }
+  const charWidth = fontSize * 0.6
+  // Courier's baseline below the line's top (its ascender, 629/1000 em).
+  const baseline = fontSize * 0.629
+  /** A table row: one Courier line, and any cell Courier cannot draw on its own. */
+  const row = (columns: ReadonlyArray<Column>, values: ReadonlyArray<Value>) => {
+    if (line(pdfLine(columns, values))) return
+    const { line: standard, others } = splitLine(columns, values, isStandardText)
+    line(standard)
+    // The line's operators first, so that the content (what copying and screen readers follow) keeps the rows' order.
+    flush()
+    const top = doc.y - lineHeight
+    for (const cell of others) {
+      drawLine(doc, cell.text.replace(/[\r\n\t]+/g, " "), margin + cell.offset * charWidth, top + baseline, fontSize, cell.chars * charWidth)
+    }
   }
   const drained = async () => {
     // pdfkit pushes without waiting for the file: wait while its buffer holds more than 1 MB.
@@ -364,7 +412,7 @@ const pdfWriter = async (filePath: string, layout: ReportLayout): Promise<Report
   return {
     excelStyleIds: [],
     write: async (rows) => {
-      for (const row of rows) line(pdfLine(layout.columns, toValues(layout.columns, row)))
+      for (const values of rows) row(layout.columns, toValues(layout.columns, values))
       flush()
       await drained()
     },
@@ -376,7 +424,7 @@ const pdfWriter = async (filePath: string, layout: ReportLayout): Promise<Report
         doc.font("Courier-Bold").fontSize(fontSize).text(pdfLabels(section.columns), margin, doc.y, { lineBreak: false })
         doc.y += lineHeight
         doc.font("Courier")
-        for (const row of section.rows) line(pdfLine(section.columns, row))
+        for (const values of section.rows) row(section.columns, values)
         flush()
       }
       doc.end()

@@ -32,6 +32,7 @@ interface PdfInput {
 export const renderNotePdf = async (input: PdfInput): Promise<Uint8Array> => {
   // Loaded on first use: pdfkit and its font machinery are tens of MB an idle instance never needs.
   const { default: PDFDocument } = await import("pdfkit")
+  const { isStandardText, writeParagraph } = await import("../Pdf/PdfText.js")
   return new Promise((resolve, reject) => {
     const doc = new PDFDocument({ size: "LETTER", margin: 54, info: { Title: `Session note ${input.note.id}`, Producer: "Care Coordination API" } })
     const chunks: Array<Buffer> = []
@@ -40,6 +41,12 @@ export const renderNotePdf = async (input: PdfInput): Promise<Uint8Array> => {
     doc.on("error", reject)
     const { note } = input
     const hash = currentHash(note)
+    /** A paragraph at the size: in Helvetica, or in the fonts of every language when Helvetica cannot draw it. */
+    const say = (text: string, size = 10) => {
+      doc.fontSize(size)
+      if (isStandardText(text)) doc.text(text)
+      else writeParagraph(doc, text, size)
+    }
     const image = (bytes: Uint8Array | undefined) => {
       if (bytes === undefined) return
       try {
@@ -49,45 +56,48 @@ export const renderNotePdf = async (input: PdfInput): Promise<Uint8Array> => {
         doc.text("(signature image unreadable)")
       }
     }
-    doc.fontSize(18).text(`Session note ${note.id}`)
-    doc.moveDown(0.5).fontSize(10)
-    doc.text(`Patient: ${note.patient_first_name} ${note.patient_last_name} (id ${note.patient_id})`)
-    doc.text(`Provider: ${note.provider_first_name} ${note.provider_last_name} (id ${note.provider_id})`)
-    doc.text(`Appointment: ${note.appointment_id}, ${note.appointment_scheduled_at.toISOString()}${note.appointment_type === null ? "" : `, ${note.appointment_type}`}`)
-    doc.text(`Status: ${note.status}${note.supervision_required ? `; supervision: ${note.supervision_status ?? "-"}` : ""}`)
-    doc.text(`Signed: ${note.locked_at?.toISOString() ?? "-"}`)
-    doc.text(`Content SHA-256: ${note.content_sha256}${hash === note.content_sha256 ? "" : " (STORED CONTENT DIFFERS: altered outside the API)"}`)
+    say(`Session note ${note.id}`, 18)
+    doc.moveDown(0.5)
+    say(`Patient: ${note.patient_first_name} ${note.patient_last_name} (id ${note.patient_id})`)
+    say(`Provider: ${note.provider_first_name} ${note.provider_last_name} (id ${note.provider_id})`)
+    say(`Appointment: ${note.appointment_id}, ${note.appointment_scheduled_at.toISOString()}${note.appointment_type === null ? "" : `, ${note.appointment_type}`}`)
+    say(`Status: ${note.status}${note.supervision_required ? `; supervision: ${note.supervision_status ?? "-"}` : ""}`)
+    say(`Signed: ${note.locked_at?.toISOString() ?? "-"}`)
+    say(`Content SHA-256: ${note.content_sha256}${hash === note.content_sha256 ? "" : " (STORED CONTENT DIFFERS: altered outside the API)"}`)
     doc.moveDown()
     const content = contentOf(note)
     for (const section of contentSections) {
       const text = content[section]
       if (text === null) continue
-      doc.fontSize(13).text(sectionTitles[section])
-      doc.fontSize(10).text(text)
+      say(sectionTitles[section], 13)
+      say(text)
       doc.moveDown(0.5)
     }
     if (note.supervision_notes !== null) {
-      doc.fontSize(13).text("Supervision notes")
-      doc.fontSize(10).text(note.supervision_notes)
+      say("Supervision notes", 13)
+      say(note.supervision_notes)
       doc.moveDown(0.5)
     }
     if (input.addendums.length > 0) {
-      doc.moveDown().fontSize(14).text("Addenda")
+      doc.moveDown()
+      say("Addenda", 14)
       for (const a of input.addendums) {
-        doc.moveDown(0.5).fontSize(11).text(`Addendum ${a.id} (${a.created_at.toISOString()}, requested by user ${a.created_by_id ?? "-"})`)
-        doc.fontSize(10).text(`Instructions: ${a.instructions}`)
+        doc.moveDown(0.5)
+        say(`Addendum ${a.id} (${a.created_at.toISOString()}, requested by user ${a.created_by_id ?? "-"})`, 11)
+        say(`Instructions: ${a.instructions}`)
         image(a.image)
-        doc.text(`Response: ${a.instructions_response ?? "(not answered)"}${a.responded_by_id === null ? "" : ` (user ${a.responded_by_id}, ${a.responded_at?.toISOString() ?? ""})`}`)
+        say(`Response: ${a.instructions_response ?? "(not answered)"}${a.responded_by_id === null ? "" : ` (user ${a.responded_by_id}, ${a.responded_at?.toISOString() ?? ""})`}`)
         image(a.respondedImage)
       }
     }
     if (input.signOffs.length > 0) {
-      doc.moveDown().fontSize(14).text("Sign-offs")
+      doc.moveDown()
+      say("Sign-offs", 14)
       for (const s of input.signOffs) {
-        doc.moveDown(0.5).fontSize(11).text(`Sign-off ${s.id} by ${s.reviewer} (user ${s.reviewer_id}), review date ${s.review_date.toISOString()}`)
-        doc.fontSize(10)
-        if (s.instructions !== null) doc.text(`Instructions: ${s.instructions}`)
-        doc.text(`Signed content SHA-256: ${s.signed_content_sha256} (${s.signed_content_sha256 === hash ? "matches the stored content" : "DOES NOT MATCH the stored content"})`)
+        doc.moveDown(0.5)
+        say(`Sign-off ${s.id} by ${s.reviewer} (user ${s.reviewer_id}), review date ${s.review_date.toISOString()}`, 11)
+        if (s.instructions !== null) say(`Instructions: ${s.instructions}`)
+        say(`Signed content SHA-256: ${s.signed_content_sha256} (${s.signed_content_sha256 === hash ? "matches the stored content" : "DOES NOT MATCH the stored content"})`)
         image(s.image)
       }
     }

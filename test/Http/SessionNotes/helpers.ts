@@ -94,10 +94,10 @@ export const signOff = (token: string, noteId: number, extra: Record<string, unk
 const expectStatus = (response: { status: number; body: unknown }, status: number, what: string) =>
   response.status === status ? Effect.void : Effect.dieMessage(`${what}: ${response.status} ${JSON.stringify(response.body)}`)
 
-/** A note of `s` moved through the API to `status` (unsupervised setting). */
-export const noteIn = (s: Setting, status: string) =>
+/** A note of `s` (with `extra` fields) moved through the API to `status` (unsupervised setting). */
+export const noteIn = (s: Setting, status: string, extra: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
-    const created = yield* createNote(s.provider.token, s)
+    const created = yield* createNote(s.provider.token, s, extra)
     yield* expectStatus(created, 201, "create")
     const id = (created.body as NoteBody).session_note.id
     if (status === "draft") return id
