@@ -16,6 +16,8 @@ export type ReminderChannel = Exclude<ReminderType, "all">
 export const reminderChannels: ReadonlyArray<ReminderChannel> = ["sms", "email", "push", "voice"]
 /** What `all` and a booking expand to, in this order: voice calls are made only when asked for. */
 export const everyDayChannels: ReadonlyArray<ReminderChannel> = ["email", "sms", "push"]
+/** Appointments in these statuses still get reminders. */
+export const remindableStatuses: ReadonlyArray<string> = ["scheduled", "confirmed", "rescheduled"]
 
 export const ReminderStatus = Schema.Literal("scheduled", "sent", "delivered", "failed", "cancelled").annotations(inList)
 export type ReminderStatus = typeof ReminderStatus.Type

@@ -13,7 +13,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Data, Duration, Effect, Option } from "effect"
 import { normalizePhone } from "../../Domain/Phone.js"
-import { type ReminderChannel, renderReminder } from "../../Domain/Scheduling/Reminders.js"
+import { remindableStatuses, type ReminderChannel, renderReminder } from "../../Domain/Scheduling/Reminders.js"
 import { AppConfig } from "../AppConfig.js"
 import type { JobContext } from "../Jobs.js"
 import { Mailer } from "../Mailer.js"
@@ -215,9 +215,13 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
           return
         }
         yield* Effect.annotateCurrentSpan({ "appointment.id": context.appointment_id, "reminder.type": context.reminder_type })
-        const ended = !["scheduled", "confirmed", "rescheduled"].includes(context.appointment_status)
+        const ended = !remindableStatuses.includes(context.appointment_status)
+        // Belt and braces: whatever scheduled it, a reminder is never sent once the appointment began.
+        const passed = context.scheduled_at.getTime() <= at.getTime()
         const outcome = ended
           ? impossible(reminderReasons.appointmentEnded(context.appointment_status), "cancelled", "pending")
+          : passed
+          ? impossible(reminderReasons.appointmentPassed, "cancelled", "pending")
           : yield* deliver(id, context)
         switch (outcome._tag) {
           case "Sent": {

@@ -52,5 +52,7 @@ export const reminderReasons = {
   noDevice: "patient's account has no registered device",
   cancelledByUser: "cancelled by a user",
   interrupted: "sending was interrupted: it may not have reached the patient, and is not sent again",
-  appointmentEnded: (status: string) => `appointment is ${status}`
+  appointmentEnded: (status: string) => `appointment is ${status}`,
+  /** Moved into the past (a late correction), or due after the appointment began: too late to remind. */
+  appointmentPassed: "appointment time has passed"
 } as const
