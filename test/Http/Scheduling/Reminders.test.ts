@@ -10,6 +10,7 @@ import { runDueJobs } from "../../../src/Layers/Jobs.js"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { MemoryPush, PushError } from "../../../src/Layers/MemoryPush.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
+import { ReminderDeliveries } from "../../../src/Services/Scheduling/ReminderDeliveries.js"
 import { ReminderSender } from "../../../src/Services/Scheduling/ReminderSender.js"
 import { sendReminderTask } from "../../../src/Services/Scheduling/ReminderTasks.js"
 import { reminderReasons } from "../../../src/Services/Scheduling/RemindersRepo.js"
@@ -271,9 +272,12 @@ layer(TestApp())("appointment reminders", (it) => {
       expect([refused.status, refused.body]).toEqual([422, {
         errors: { status: ["is not scheduled: only a scheduled reminder that is not being sent can be cancelled"] }
       }])
-      // The SMS status webhook's report moves the delivery status.
-      expect(yield* sender.recordDelivery(texts[0]!.sid, "delivered")).toBe(true)
-      expect(yield* rowOf(sms!.id)).toMatchObject({ status: "delivered", delivery_status: "delivered" })
+      // The SMS status webhook's report moves the delivery status, once (ReminderDelivery.test.ts: the webhook).
+      const deliveries = yield* ReminderDeliveries.pipe(Effect.provide(ReminderDeliveries.Default))
+      expect(yield* deliveries.report(texts[0]!.sid, { delivery: "delivered", reason: null })).toBe(true)
+      expect(yield* rowOf(sms!.id)).toMatchObject({ status: "delivered", delivery_status: "delivered", status_reason: null })
+      expect(yield* deliveries.report(texts[0]!.sid, { delivery: "failed", reason: "provider reported failed" })).toBe(false)
+      expect(yield* rowOf(sms!.id)).toMatchObject({ status: "delivered", delivery_status: "delivered", status_reason: null })
     }))
 
   it.effect("two workers never send one reminder twice: 20 reminders, two runOnce at once, and racing claims", () =>
