@@ -17,6 +17,7 @@ import {
   type TelephonyReceipt
 } from "../Services/Telephony.js"
 import { AppConfig, type TwilioSettings } from "../Services/AppConfig.js"
+import { sayResponse } from "../Domain/Ecm/Twiml.js"
 
 
 /**
@@ -95,9 +96,10 @@ export const makeTwilioTelephony = (settings: TwilioSettings) => {
           client.calls.create({
             to: call.to,
             from,
-            // Without a URL of ours, a short TwiML message (Twilio needs one or the other).
+            // Without a URL of ours, TwiML saying the caller's text (a reminder's), else a short
+            // greeting: Twilio needs one or the other.
             ...(call.url === undefined
-              ? { twiml: "<Response><Say>Hello from your care team.</Say></Response>" }
+              ? { twiml: sayResponse(call.say ?? "Hello from your care team.") }
               : { url: call.url, method: "POST" }),
             ...(call.statusCallback === undefined
               ? {}

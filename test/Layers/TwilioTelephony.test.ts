@@ -5,72 +5,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Option, Redacted } from "effect"
-import { createServer, type IncomingMessage } from "node:http"
-import type { AddressInfo } from "node:net"
 import { makeTwilioTelephony } from "../../src/Layers/TwilioTelephony.js"
 import type { TwilioSettings } from "../../src/Services/AppConfig.js"
+import { twilioStandIn } from "./twilioStandIn.js"
 
-interface Captured {
-  readonly method: string
-  readonly path: string
-  readonly authorization: string | undefined
-  readonly contentType: string | undefined
-  readonly form: Record<string, Array<string>>
-}
-
-const formOf = (text: string) => {
-  const form: Record<string, Array<string>> = {}
-  for (const [key, value] of new URLSearchParams(text)) (form[key] ??= []).push(value)
-  return form
-}
-
-const readBody = (request: IncomingMessage) =>
-  new Promise<string>((resolve) => {
-    let text = ""
-    request.setEncoding("utf8")
-    request.on("data", (chunk: string) => (text += chunk))
-    request.on("end", () => resolve(text))
-  })
-
-/** Answers like Twilio: 201 with the resource, or the error the test queued. */
-const standIn = Effect.acquireRelease(
-  Effect.promise(async () => {
-    const captured: Array<Captured> = []
-    const failures: Array<{ status: number; code: number; message: string }> = []
-    const server = createServer(async (request, response) => {
-      const form = formOf(await readBody(request))
-      captured.push({
-        method: request.method ?? "",
-        path: request.url ?? "",
-        authorization: request.headers.authorization,
-        contentType: request.headers["content-type"],
-        form
-      })
-      const failure = failures.shift()
-      response.setHeader("content-type", "application/json")
-      if (failure !== undefined) {
-        response.statusCode = failure.status
-        response.end(JSON.stringify({ code: failure.code, message: failure.message, more_info: `https://www.twilio.com/docs/errors/${failure.code}`, status: failure.status }))
-        return
-      }
-      const isCall = request.url?.endsWith("/Calls.json") === true
-      response.statusCode = 201
-      response.end(JSON.stringify({
-        sid: isCall ? "CA0123456789abcdef0123456789abcdef" : "SM0123456789abcdef0123456789abcdef",
-        account_sid: "AC11111111111111111111111111111111",
-        to: form.To?.[0],
-        from: form.From?.[0] ?? "+15550002222",
-        body: form.Body?.[0],
-        status: "queued",
-        date_created: "Mon, 23 Nov 2026 14:00:00 +0000",
-        uri: "/2010-04-01/Accounts/AC11111111111111111111111111111111/Messages/SM0.json"
-      }))
-    })
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    return { server, captured, failures, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
-  }),
-  ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
-)
+const standIn = twilioStandIn()
 
 const settings = (apiBaseUrl: string, overrides: Partial<TwilioSettings> = {}): TwilioSettings => ({
   accountSid: "AC11111111111111111111111111111111",
@@ -147,6 +86,18 @@ describe("TwilioTelephony", () => {
         StatusCallbackMethod: ["POST"],
         StatusCallbackEvent: ["initiated", "ringing", "answered", "completed"]
       })
+    }))
+
+  it.scoped("calls.create without a URL: TwiML that says the caller's text (a reminder's), XML-escaped", () =>
+    Effect.gen(function*() {
+      const twilio = yield* standIn
+      const telephony = makeTwilioTelephony(settings(twilio.url))
+      yield* telephony.placeCall({ to: "+14155550132", say: "Bring your card <b> & ID." })
+      yield* telephony.placeCall({ to: "+14155550132" })
+      expect(twilio.captured.map((c) => c.form.Twiml)).toEqual([
+        [`<?xml version="1.0" encoding="UTF-8"?><Response><Say>Bring your card &lt;b&gt; &amp; ID.</Say><Hangup/></Response>`],
+        [`<?xml version="1.0" encoding="UTF-8"?><Response><Say>Hello from your care team.</Say><Hangup/></Response>`]
+      ])
     }))
 
   it.scoped("a 4xx from Twilio: TelephonyError with Twilio's message", () =>

@@ -56,10 +56,12 @@ export const testConfig = (overrides: Partial<AppSettings> = {}) =>
 export const MemoryAdapters = Layer.mergeAll(MemoryTelephony.layer, MemoryObjectStore.layer, MemoryMailer.layer, MemoryPush.layer)
 
 /**
- * The app on a test server; also exposes the backend services for assertions. Logs below Error
- * are dropped unless `observability` (loggers, tracers) says otherwise.
+ * The app on a test server over the given adapters (Telephony, ObjectStore, Mailer, Push); also
+ * exposes the backend services for assertions. Logs below Error are dropped unless
+ * `observability` (loggers, tracers) says otherwise.
  */
-export const TestApp = (
+export const TestAppWith = <A>(
+  adapters: Layer.Layer<A, never, AppConfig>,
   overrides: Partial<AppSettings> = {},
   observability: Layer.Layer<never> = Logger.minimumLogLevel(LogLevel.Error)
 ) =>
@@ -68,10 +70,16 @@ export const TestApp = (
     // time through it: start it at the real time so Clock-based and database timestamps agree.
     Layer.provide(Layer.effectDiscard(TestClock.setTime(Date.now()))),
     Layer.provideMerge(backendLayer),
-    Layer.provideMerge(MemoryAdapters),
+    Layer.provideMerge(adapters),
     Layer.provideMerge(testConfig(overrides)),
     Layer.provide(observability)
   )
+
+/** The app on a test server with the in-memory adapters. */
+export const TestApp = (
+  overrides: Partial<AppSettings> = {},
+  observability: Layer.Layer<never> = Logger.minimumLogLevel(LogLevel.Error)
+) => TestAppWith(MemoryAdapters, overrides, observability)
 
 /** The typed client a frontend would derive from the Api. */
 export const client = HttpApiClient.make(Api)

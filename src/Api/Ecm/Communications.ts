@@ -292,7 +292,9 @@ export class TelephonyWebhooksApi extends HttpApiGroup.make("telephonyWebhooks")
         "Receive an SMS status",
         "Moves the message's status forwards only (a late `sent` after `delivered` is ignored; final statuses " +
           "stay) and keeps ErrorCode/ErrorMessage. Delivered completes the activity; failed or undelivered opens " +
-          "a follow-up task to verify the contact details. Repeats change nothing."
+          "a follow-up task to verify the contact details. Repeats change nothing. A SID that is no message of " +
+          "ours but an appointment reminder's moves that reminder's delivery_status (delivered, bounced, failed " +
+          "or unsubscribed), once."
       ))
   )
   .add(
@@ -303,7 +305,8 @@ export class TelephonyWebhooksApi extends HttpApiGroup.make("telephonyWebhooks")
         "Receive a call status",
         "Moves the call's status forwards only; CallDuration becomes the event's duration in minutes (rounded " +
           "up). Completed completes the activity; busy, no-answer or failed on an outbound call opens a follow-up " +
-          "task. Repeats change nothing."
+          "task. Repeats change nothing. A SID that is no call of ours but an appointment reminder's moves that " +
+          "reminder's delivery_status (completed: delivered; busy, no-answer, failed: failed), once."
       ))
   )
   .add(

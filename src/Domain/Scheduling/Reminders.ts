@@ -16,6 +16,8 @@ export type ReminderChannel = Exclude<ReminderType, "all">
 export const reminderChannels: ReadonlyArray<ReminderChannel> = ["sms", "email", "push", "voice"]
 /** What `all` and a booking expand to, in this order: voice calls are made only when asked for. */
 export const everyDayChannels: ReadonlyArray<ReminderChannel> = ["email", "sms", "push"]
+/** Appointments in these statuses still get reminders. */
+export const remindableStatuses: ReadonlyArray<string> = ["scheduled", "confirmed", "rescheduled"]
 
 export const ReminderStatus = Schema.Literal("scheduled", "sent", "delivered", "failed", "cancelled").annotations(inList)
 export type ReminderStatus = typeof ReminderStatus.Type
@@ -129,5 +131,59 @@ export const renderReminder = (context: ReminderContext): RenderedReminder => {
     emailSubject: fill(texts.emailSubject, plain),
     emailText: fill(texts.emailText, plain),
     emailHtml: fill(texts.emailHtml, html)
+  }
+}
+
+/** A provider's final word on a reminder sent as an SMS or a call, as the reminder records it. */
+export interface DeliveryReport {
+  readonly delivery: Exclude<DeliveryStatus, "pending" | "sending">
+  /** Why it did not arrive (the provider's status and error code); null when delivered. */
+  readonly reason: string | null
+}
+
+/** Twilio's error of a message to a number that answered STOP. */
+const unsubscribedRecipient = "21610"
+
+const failure = (delivery: DeliveryReport["delivery"], status: string, errorCode: string | undefined): DeliveryReport => ({
+  delivery,
+  reason: `provider reported ${status}${errorCode === undefined ? "" : ` (error ${errorCode})`}`
+})
+
+/**
+ * A Twilio message status as a reminder's delivery; undefined while the message is still on its
+ * way (queued, sending, sent …). `undelivered` (the carrier or handset refused it) is `bounced`;
+ * `failed` and `canceled` (never left Twilio) are `failed`; a number that opted out is `unsubscribed`.
+ */
+export const smsDeliveryReport = (status: string, errorCode?: string): DeliveryReport | undefined => {
+  if (errorCode === unsubscribedRecipient && (status === "failed" || status === "undelivered")) return failure("unsubscribed", status, errorCode)
+  switch (status) {
+    case "delivered":
+    case "read":
+      return { delivery: "delivered", reason: null }
+    case "undelivered":
+      return failure("bounced", status, errorCode)
+    case "failed":
+    case "canceled":
+      return failure("failed", status, errorCode)
+    default:
+      return undefined
+  }
+}
+
+/**
+ * A Twilio call status as a reminder's delivery: `completed` (answered, by a person or a
+ * voicemail, and the reminder said) is delivered; busy, no-answer, failed and canceled are failed.
+ */
+export const callDeliveryReport = (status: string, errorCode?: string): DeliveryReport | undefined => {
+  switch (status) {
+    case "completed":
+      return { delivery: "delivered", reason: null }
+    case "busy":
+    case "no-answer":
+    case "failed":
+    case "canceled":
+      return failure("failed", status, errorCode)
+    default:
+      return undefined
   }
 }

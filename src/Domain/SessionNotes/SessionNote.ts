@@ -101,6 +101,16 @@ export const canonicalContent = (content: Partial<Record<ContentSection, unknown
 
 export const isBlankContent = (content: NoteContent): boolean => contentSections.every((section) => content[section] === null)
 
+/** A stored signature as the spec names it: the PNG as a base64 data URI (a signed link goes beside it). */
+const SignatureData = Schema.NullOr(Schema.String).annotations({
+  description: "The signature image as a base64 PNG data URI (`data:image/png;base64,…`): the PNG that was signed with, " +
+    "byte for byte; null only if the stored image can no longer be read"
+})
+const OptionalSignatureData = Schema.NullOr(Schema.String).annotations({
+  description: "The signature image as a base64 PNG data URI (`data:image/png;base64,…`): the PNG that was signed with, " +
+    "byte for byte; null when none was given"
+})
+
 export class AddendumSummary extends Schema.Class<AddendumSummary>("SessionNoteAddendumSummary")({
   id: Schema.Int,
   instructions: Schema.String,
@@ -111,7 +121,8 @@ export class SignOffSummary extends Schema.Class<SignOffSummary>("SessionNoteSig
   id: Schema.Int,
   reviewer_id: Schema.Int.annotations({ description: "The reviewer's user id" }),
   review_date: IsoTimestamp,
-  signature: Schema.String.annotations({ description: "A signed link to the signature image (PNG), valid 30 minutes" }),
+  signature: SignatureData,
+  signature_url: Schema.String.annotations({ description: "A signed link to the same image, valid 30 minutes" }),
   content_sha256: Schema.String.annotations({ description: "SHA-256 (hex) of the note content the reviewer signed" }),
   content_matches: Schema.Boolean.annotations({ description: "Whether the note content today still hashes to what was signed" })
 }) {}
@@ -152,7 +163,9 @@ export class Addendum extends Schema.Class<Addendum>("SessionNoteAddendum")({
   session_note_id: Schema.Int,
   instructions: Schema.String,
   instructions_response: Schema.NullOr(Schema.String),
+  signature: OptionalSignatureData,
   signature_url: Schema.NullOr(Schema.String).annotations({ description: "Signed link to the reviewer's signature (PNG), valid 30 minutes" }),
+  responded_signature: OptionalSignatureData,
   responded_signature_url: Schema.NullOr(Schema.String).annotations({ description: "Signed link to the provider's signature (PNG), valid 30 minutes" }),
   created_by_id: Schema.NullOr(Schema.Int),
   responded_by_id: Schema.NullOr(Schema.Int),
@@ -165,6 +178,7 @@ export class SignOff extends Schema.Class<SignOff>("SessionNoteSignOff")({
   session_note_id: Schema.Int,
   reviewer_id: Schema.Int,
   review_date: IsoTimestamp,
+  signature: SignatureData,
   signature_url: Schema.String.annotations({ description: "Signed link to the signature (PNG), valid 30 minutes" }),
   instructions: Schema.NullOr(Schema.String),
   created_at: IsoTimestamp

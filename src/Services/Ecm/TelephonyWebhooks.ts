@@ -6,6 +6,8 @@
  *   finds nothing to insert and writes nothing else;
  * - status callbacks lock the record and move it only forwards (src/Domain/Ecm/Communication.ts),
  *   so a repeat or a late `sent` after `delivered` changes nothing.
+ * Status callbacks of a SID that is no communication of ours go to the appointment reminders
+ * (ReminderDeliveries): reminder SMS and calls are sent with these same webhooks as callbacks.
  * The signature was checked before any of this runs (TwilioSignature middleware).
  */
 import { SqlClient } from "@effect/sql"
@@ -33,10 +35,12 @@ import {
   voicemailResponse
 } from "../../Domain/Ecm/Twiml.js"
 import { normalizePhone } from "../../Domain/Phone.js"
+import { callDeliveryReport, smsDeliveryReport } from "../../Domain/Scheduling/Reminders.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Communications, webhookPaths } from "./Communications.js"
 import { CommunicationsRepo } from "./CommunicationsRepo.js"
+import { ReminderDeliveries } from "../Scheduling/ReminderDeliveries.js"
 
 type Form<S extends Schema.Schema.Any> = Schema.Schema.Type<S>
 
@@ -56,6 +60,7 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
     const communications = yield* Communications
     const audit = yield* AuditLog
     const config = yield* AppConfig
+    const reminders = yield* ReminderDeliveries
 
     const base = config.publicBaseUrl.replace(/\/+$/, "")
     const autoReply = Option.flatMap(config.twilio, (t) => t.smsAutoReply)
@@ -196,7 +201,12 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
         if (reported === undefined || !isSmsStatus(reported)) return emptyResponse()
         // An outbound message whose step 3 never ran is completed first (Communications: reconciliation).
         const known = smsId === undefined ? yield* repo.smsBySid(form.MessageSid) : { id: smsId }
-        if (known === undefined) return emptyResponse()
+        if (known === undefined) {
+          // Not a communication of ours: an appointment reminder's SMS, if the SID is one.
+          const report = smsDeliveryReport(reported, form.ErrorCode)
+          if (report !== undefined) yield* reminders.report(form.MessageSid, report)
+          return emptyResponse()
+        }
         const completed = yield* communications.completeSms(known.id, { sid: form.MessageSid, status: "queued" })
         if (completed === undefined) return emptyResponse()
         yield* Effect.gen(function*() {
@@ -223,7 +233,12 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
         const reported = form.CallStatus
         if (!isCallStatus(reported)) return emptyResponse()
         const known = callId === undefined ? yield* repo.callBySid(form.CallSid) : { id: callId }
-        if (known === undefined) return emptyResponse()
+        if (known === undefined) {
+          // Not a communication of ours: an appointment reminder's call, if the SID is one.
+          const report = callDeliveryReport(reported, form.ErrorCode)
+          if (report !== undefined) yield* reminders.report(form.CallSid, report)
+          return emptyResponse()
+        }
         const completed = yield* communications.completeCall(known.id, { sid: form.CallSid, status: "queued" })
         if (completed === undefined) return emptyResponse()
         const seconds = form.CallDuration === undefined ? Number.NaN : Number(form.CallDuration)
@@ -288,5 +303,5 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
 
     return { inboundSms, inboundVoice, smsStatus, voiceStatus, outboundCall, recording } as const
   }),
-  dependencies: [CommunicationsRepo.Default]
+  dependencies: [CommunicationsRepo.Default, ReminderDeliveries.Default]
 }) {}

@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
-import { defaultLeadMinutes, everyDayChannels, type ReminderChannel, sendTimeFor } from "../../Domain/Scheduling/Reminders.js"
+import { defaultLeadMinutes, everyDayChannels, remindableStatuses, type ReminderChannel, sendTimeFor } from "../../Domain/Scheduling/Reminders.js"
 import { Jobs } from "../Jobs.js"
 import { reminderColumns, reminderJobKey, reminderReasons, type ReminderRow } from "./RemindersRepo.js"
 import { reminderMaxAttempts, sendReminderTask } from "./ReminderTasks.js"
@@ -24,9 +24,6 @@ export interface Reachability {
 
 export const isReachable = (reach: Reachability, channel: ReminderChannel): boolean =>
   channel === "email" ? reach.has_email : channel === "push" ? reach.has_device : reach.has_phone
-
-/** Appointments in these statuses still get reminders. */
-export const remindableStatuses: ReadonlyArray<string> = ["scheduled", "confirmed", "rescheduled"]
 
 export interface NewReminder {
   readonly channel: ReminderChannel
@@ -103,24 +100,32 @@ export class ReminderSchedule extends Effect.Service<ReminderSchedule>()("app/Re
         })
       }).pipe(Effect.withSpan("ReminderSchedule.scheduleForBooking", { attributes: { "appointment.id": appointmentId } }))
 
+    /** Cancels the appointment's reminders not yet being sent, and their jobs. */
+    const cancelPending = (appointmentId: number, reason: string) =>
+      Effect.gen(function*() {
+        const cancelled = yield* sql<{ id: number }>`UPDATE appointment_reminders SET status = 'cancelled',
+            status_reason = ${reason}, updated_at = now()
+          WHERE appointment_id = ${appointmentId} AND status = 'scheduled' AND delivery_status = 'pending'
+          RETURNING id`
+        for (const { id } of cancelled) yield* jobs.cancel(reminderJobKey(id))
+      })
+
     /**
      * An appointment changed (inside its update's transaction): moved → its pending reminders keep
-     * their lead before the new time (their jobs replaced, by key); no longer remindable (cancelled,
-     * no-show, started, completed) → its pending reminders are cancelled with their jobs.
+     * their lead before the new time (their jobs replaced, by key); moved into the past (a late
+     * correction, a walk-in recorded afterwards) or no longer remindable (cancelled, no-show,
+     * started, completed) → its pending reminders are cancelled with their jobs.
      */
     const appointmentChanged = (appointmentId: number) =>
       Effect.gen(function*() {
         const reach = yield* reachabilityOf(appointmentId)
         if (reach === undefined) return
         if (!remindableStatuses.includes(reach.status)) {
-          const cancelled = yield* sql<{ id: number }>`UPDATE appointment_reminders SET status = 'cancelled',
-              status_reason = ${reminderReasons.appointmentEnded(reach.status)}, updated_at = now()
-            WHERE appointment_id = ${appointmentId} AND status = 'scheduled' AND delivery_status = 'pending'
-            RETURNING id`
-          for (const { id } of cancelled) yield* jobs.cancel(reminderJobKey(id))
-          return
+          return yield* cancelPending(appointmentId, reminderReasons.appointmentEnded(reach.status))
         }
         const now = new Date(yield* Clock.currentTimeMillis)
+        // Without this, `greatest(…, now)` below would send every reminder at once for a day gone by.
+        if (reach.scheduled_at.getTime() <= now.getTime()) return yield* cancelPending(appointmentId, reminderReasons.appointmentPassed)
         const moved = yield* sql<{ id: number; send_at: Date }>`UPDATE appointment_reminders
             SET send_at = greatest(${reach.scheduled_at}::timestamptz - make_interval(secs => lead_seconds), ${now}::timestamptz),
               updated_at = now()

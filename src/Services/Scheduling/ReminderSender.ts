@@ -13,13 +13,15 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Data, Duration, Effect, Option } from "effect"
 import { normalizePhone } from "../../Domain/Phone.js"
-import { type ReminderChannel, renderReminder } from "../../Domain/Scheduling/Reminders.js"
+import { remindableStatuses, type ReminderChannel, renderReminder } from "../../Domain/Scheduling/Reminders.js"
 import { AppConfig } from "../AppConfig.js"
 import type { JobContext } from "../Jobs.js"
 import { Mailer } from "../Mailer.js"
 import { Push } from "../Push.js"
 import { Telephony } from "../Telephony.js"
 import { staleCutoff } from "../HeartbeatsRepo.js"
+import { webhookPaths } from "../Ecm/Communications.js"
+import { ReminderDeliveries } from "./ReminderDeliveries.js"
 import { reminderJobKeyPrefix, reminderReasons } from "./RemindersRepo.js"
 
 /** A claim older than this is an interrupted send whichever job finds it: far longer than one send may take. */
@@ -58,7 +60,7 @@ type Outcome =
 const impossible = (reason: string, status: "failed" | "cancelled" = "failed", delivery: "failed" | "unsubscribed" | "pending" = "failed"): Outcome =>
   ({ _tag: "Impossible", status, delivery, reason })
 
-/** Channels whose provider reports delivery later (the SMS and voice status webhooks). */
+/** Channels whose provider reports delivery later (the SMS and voice status webhooks: ReminderDeliveries). */
 const reportedLater: ReadonlyArray<ReminderChannel> = ["sms", "voice"]
 
 /**
@@ -82,7 +84,15 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
     const telephony = yield* Telephony
     const mailer = yield* Mailer
     const push = yield* Push
-    const timeZone = (yield* AppConfig).clinicTimeZone
+    const config = yield* AppConfig
+    const deliveries = yield* ReminderDeliveries
+    const timeZone = config.clinicTimeZone
+    /**
+     * Twilio reports delivery to the telephony status webhooks; with no record id in the URL
+     * (those are the ECM communications'), they find the reminder by the message or call SID.
+     */
+    const base = config.publicBaseUrl.replace(/\/+$/, "")
+    const callbacks = { sms: `${base}${webhookPaths.smsStatus}`, voice: `${base}${webhookPaths.voiceStatus}` } as const
 
     /**
      * The claim and everything the send needs, in one statement (a job is a handful of round trips
@@ -163,13 +173,13 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
             if (context.phone === null) return impossible(reminderReasons.noPhone)
             const to = phoneOf(context)
             if (Option.isNone(to)) return impossible(reminderReasons.invalidPhone)
-            return yield* viaProvider(Effect.map(telephony.sendSms({ to: to.value, body: text.sms }), (r) => r.sid))
+            return yield* viaProvider(Effect.map(telephony.sendSms({ to: to.value, body: text.sms, statusCallback: callbacks.sms }), (r) => r.sid))
           }
           case "voice": {
             if (context.phone === null) return impossible(reminderReasons.noPhone)
             const to = phoneOf(context)
             if (Option.isNone(to)) return impossible(reminderReasons.invalidPhone)
-            return yield* viaProvider(Effect.map(telephony.placeCall({ to: to.value, say: text.voice }), (r) => r.sid))
+            return yield* viaProvider(Effect.map(telephony.placeCall({ to: to.value, say: text.voice, statusCallback: callbacks.voice }), (r) => r.sid))
           }
           case "email": {
             if (context.email === null) return impossible(reminderReasons.noEmail)
@@ -215,15 +225,22 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
           return
         }
         yield* Effect.annotateCurrentSpan({ "appointment.id": context.appointment_id, "reminder.type": context.reminder_type })
-        const ended = !["scheduled", "confirmed", "rescheduled"].includes(context.appointment_status)
+        const ended = !remindableStatuses.includes(context.appointment_status)
+        // Belt and braces: whatever scheduled it, a reminder is never sent once the appointment began.
+        const passed = context.scheduled_at.getTime() <= at.getTime()
         const outcome = ended
           ? impossible(reminderReasons.appointmentEnded(context.appointment_status), "cancelled", "pending")
+          : passed
+          ? impossible(reminderReasons.appointmentPassed, "cancelled", "pending")
           : yield* deliver(id, context)
         switch (outcome._tag) {
           case "Sent": {
             const sentAt = new Date(yield* Clock.currentTimeMillis)
-            const delivery = reportedLater.includes(context.reminder_type) ? "sending" : "delivered"
-            yield* finish(id, job, { status: "sent", delivery, reason: null, sentAt, providerMessageId: outcome.providerMessageId })
+            if (reportedLater.includes(context.reminder_type)) {
+              yield* deliveries.recordSent({ id, claimedBy: job.id, providerMessageId: outcome.providerMessageId, sentAt })
+              return
+            }
+            yield* finish(id, job, { status: "sent", delivery: "delivered", reason: null, sentAt, providerMessageId: outcome.providerMessageId })
             return
           }
           case "Impossible":
@@ -241,19 +258,7 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
         Effect.withSpan("ReminderSender.send", { attributes: { "reminder.id": id, "job.attempt": job.attempt } })
       )
 
-    /**
-     * A provider's delivery report (the SMS status webhook of the communications issue): moves the
-     * delivery status of the reminder sent as `providerMessageId`, if there is one. Idempotent;
-     * a late `sending` never overwrites a final state.
-     */
-    const recordDelivery = (providerMessageId: string, delivery: "delivered" | "failed" | "bounced" | "unsubscribed") =>
-      sql<{ id: number }>`UPDATE appointment_reminders SET delivery_status = ${delivery},
-          status = CASE WHEN ${delivery} = 'delivered' THEN 'delivered' WHEN ${delivery} = 'sending' THEN status ELSE 'failed' END,
-          status_reason = CASE WHEN ${delivery} = 'delivered' THEN NULL ELSE ${`provider reported ${delivery}`} END,
-          updated_at = now()
-        WHERE provider_message_id = ${providerMessageId} AND status IN ('sent', 'delivered', 'failed')
-        RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
-
-    return { send, recordDelivery } as const
-  })
+    return { send } as const
+  }),
+  dependencies: [ReminderDeliveries.Default]
 }) {}

@@ -9,9 +9,9 @@ import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { type CreateReminderRequest, CreatedReminders, ReminderList, reminderMessages } from "../../Api/Scheduling/Reminders.js"
 import type { Caller } from "../../Api/Security.js"
 import { isStaff } from "../../Domain/Accounts/User.js"
-import { everyDayChannels, type ReminderChannel } from "../../Domain/Scheduling/Reminders.js"
+import { everyDayChannels, remindableStatuses, type ReminderChannel } from "../../Domain/Scheduling/Reminders.js"
 import { AuditLog } from "../AuditLog.js"
-import { isReachable, type Reachability, remindableStatuses, ReminderSchedule } from "./ReminderSchedule.js"
+import { isReachable, type Reachability, ReminderSchedule } from "./ReminderSchedule.js"
 import { reminderColumns, reminderReasons, type ReminderRow, toReminder } from "./RemindersRepo.js"
 
 const notAuthorized = () => forbidden(messages.unauthorized)

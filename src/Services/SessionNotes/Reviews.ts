@@ -33,7 +33,9 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
           session_note_id: row.session_note_id,
           instructions: row.instructions,
           instructions_response: row.instructions_response,
+          signature: yield* signatures.dataUriOrNull(row.signature_key),
           signature_url: yield* signatures.urlOrNull(row.signature_key),
+          responded_signature: yield* signatures.dataUriOrNull(row.responded_signature_key),
           responded_signature_url: yield* signatures.urlOrNull(row.responded_signature_key),
           created_by_id: row.created_by_id,
           responded_by_id: row.responded_by_id,
@@ -43,12 +45,13 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
       })
 
     const toSignOff = (row: SignOffRow) =>
-      Effect.map(signatures.url(row.signature_key), (url) =>
+      Effect.map(Effect.all([signatures.dataUri(row.signature_key), signatures.url(row.signature_key)]), ([data, url]) =>
         SignOff.make({
           id: row.id,
           session_note_id: row.session_note_id,
           reviewer_id: row.reviewer_id,
           review_date: row.review_date,
+          signature: data,
           signature_url: url,
           instructions: row.instructions,
           created_at: row.created_at

@@ -26,8 +26,8 @@ import { PatientAccess } from "../Patients/PatientAccess.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { nameMatches } from "../SqlSearch.js"
 import {
-  type AddendumRow, addendumColumns, type NoteRow, noteColumns, noteFrom, type SignOffRow, signOffColumns, toNote,
-  toSupervisorNote
+  type AddendumRow, addendumColumns, type NoteRow, noteColumns, noteFrom, type SignOffRow, signOffColumns, type SignOffWithImage,
+  toNote, toSupervisorNote
 } from "./SessionNotesRepo.js"
 import { sha256Hex, Signatures } from "./Signatures.js"
 
@@ -70,6 +70,9 @@ const triggerMessages = {
   sign_off: (to: string) => `can only become ${to} through a sign-off`
 } as const
 
+/** Signature images read from the object store at once while a response is built. */
+const signatureReads = 8
+
 const hashOf = (content: Record<string, unknown>) => sha256Hex(canonicalContent(content))
 
 export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNotes", {
@@ -100,10 +103,10 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
     /** The notes a caller may read: admins all; others those they write or supervise. */
     const visibleTo = (viewer: NoteViewer) => isAdmin(viewer) ? sql`TRUE` : sql`(p.user_id = ${viewer.id} OR s.user_id = ${viewer.id})`
 
-    /** Addenda and sign-offs (with signed links) of many notes in two statements. */
+    /** Addenda and sign-offs (with their signature images and signed links) of many notes in two statements. */
     const represent = <A>(
       rows: ReadonlyArray<NoteRow>,
-      make: (row: NoteRow, addendums: ReadonlyArray<AddendumRow>, signOffs: ReadonlyArray<{ row: SignOffRow; url: string }>) => A
+      make: (row: NoteRow, addendums: ReadonlyArray<AddendumRow>, signOffs: ReadonlyArray<SignOffWithImage>) => A
     ) =>
       Effect.gen(function*() {
         if (rows.length === 0) return [] as Array<A>
@@ -112,7 +115,12 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
           WHERE session_note_id IN ${sql.in(ids)} ORDER BY id`
         const signOffs = yield* sql<SignOffRow>`SELECT ${sql.literal(signOffColumns)} FROM session_note_sign_offs
           WHERE session_note_id IN ${sql.in(ids)} ORDER BY id`
-        const signed = yield* Effect.forEach(signOffs, (row) => Effect.map(signatures.url(row.signature_key), (url) => ({ row, url })))
+        // The images are read from the object store, a few at a time, each once per response.
+        const keys = [...new Set(signOffs.map((row) => row.signature_key))]
+        const images = new Map(yield* Effect.forEach(keys, (key) =>
+          Effect.map(Effect.all([signatures.url(key), signatures.dataUri(key)]), ([url, data]) => [key, { url, data }] as const),
+          { concurrency: signatureReads }))
+        const signed = signOffs.map((row): SignOffWithImage => ({ row, ...images.get(row.signature_key)! }))
         return rows.map((row) =>
           make(row, addendums.filter((a) => a.session_note_id === row.id), signed.filter((s) => s.row.session_note_id === row.id)))
       })
@@ -152,7 +160,7 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
       viewer: NoteViewer,
       criteria: NoteCriteria,
       request: PageRequest,
-      make: (row: NoteRow, addendums: ReadonlyArray<AddendumRow>, signOffs: ReadonlyArray<{ row: SignOffRow; url: string }>) => A
+      make: (row: NoteRow, addendums: ReadonlyArray<AddendumRow>, signOffs: ReadonlyArray<SignOffWithImage>) => A
     ) =>
       Effect.gen(function*() {
         const where = sql.and([visibleTo(viewer), ...whereOf(criteria)])

@@ -74,6 +74,13 @@ export interface SignOffRow {
 export const signOffColumns = `id, session_note_id, reviewer_id, review_date, instructions, signature_key, signed_content_sha256,
   created_at, updated_at`
 
+/** A sign-off with its signature as the representation carries it: the image data and a signed link. */
+export interface SignOffWithImage {
+  readonly row: SignOffRow
+  readonly url: string
+  readonly data: string | null
+}
+
 /** The hash of what is stored now: differs from `content_sha256` when the row was changed behind the API. */
 export const currentHash = (row: NoteRow): string => sha256Hex(canonicalContent(row.content))
 
@@ -83,7 +90,7 @@ export const contentOf = (row: NoteRow): NoteContent =>
 const baseOf = (
   row: NoteRow,
   addendums: ReadonlyArray<AddendumRow>,
-  signOffs: ReadonlyArray<{ readonly row: SignOffRow; readonly url: string }>
+  signOffs: ReadonlyArray<SignOffWithImage>
 ) => {
   const hash = currentHash(row)
   return {
@@ -105,12 +112,13 @@ const baseOf = (
     created_at: row.created_at,
     updated_at: row.updated_at,
     addendums: addendums.map((a) => AddendumSummary.make({ id: a.id, instructions: a.instructions, instructions_response: a.instructions_response })),
-    sign_offs: signOffs.map(({ row: s, url }) =>
+    sign_offs: signOffs.map(({ row: s, url, data }) =>
       SignOffSummary.make({
         id: s.id,
         reviewer_id: s.reviewer_id,
         review_date: s.review_date,
-        signature: url,
+        signature: data,
+        signature_url: url,
         content_sha256: s.signed_content_sha256,
         content_matches: s.signed_content_sha256 === hash
       }))
@@ -120,13 +128,13 @@ const baseOf = (
 export const toNote = (
   row: NoteRow,
   addendums: ReadonlyArray<AddendumRow>,
-  signOffs: ReadonlyArray<{ readonly row: SignOffRow; readonly url: string }>
+  signOffs: ReadonlyArray<SignOffWithImage>
 ): SessionNote => SessionNote.make(baseOf(row, addendums, signOffs), true)
 
 export const toSupervisorNote = (
   row: NoteRow,
   addendums: ReadonlyArray<AddendumRow>,
-  signOffs: ReadonlyArray<{ readonly row: SignOffRow; readonly url: string }>
+  signOffs: ReadonlyArray<SignOffWithImage>
 ): SupervisorSessionNote =>
   SupervisorSessionNote.make({
     ...baseOf(row, addendums, signOffs),

@@ -2,7 +2,7 @@
  * Signature images of addenda and sign-offs: base64 PNG data URIs, checked (PNG signature bytes,
  * size cap, dimensions read from the header before anything is decoded, then a full decode by
  * `pngjs` so a truncated or corrupt file is refused), stored through `ObjectStore` under a key of
- * their SHA-256, and handed out as signed links.
+ * their SHA-256, and handed out as the spec's base64 PNG data URIs with signed links beside them.
  */
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
@@ -82,6 +82,11 @@ export class Signatures extends Effect.Service<Signatures>()("app/SessionNoteSig
     const image = (key: string) =>
       Effect.map(store.get(key), (found) => found._tag === "Some" ? found.value.body : undefined)
 
-    return { check, store: store_, url, urlOrNull, image } as const
+    /** The image as the spec hands it out: a base64 PNG data URI; null when the object is gone. */
+    const dataUri = (key: string) =>
+      Effect.map(image(key), (bytes) => bytes === undefined ? null : `data:image/png;base64,${Buffer.from(bytes).toString("base64")}`)
+    const dataUriOrNull = (key: string | null) => key === null ? Effect.succeed(null) : dataUri(key)
+
+    return { check, store: store_, url, urlOrNull, image, dataUri, dataUriOrNull } as const
   })
 }) {}

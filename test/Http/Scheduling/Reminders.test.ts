@@ -10,6 +10,7 @@ import { runDueJobs } from "../../../src/Layers/Jobs.js"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { MemoryPush, PushError } from "../../../src/Layers/MemoryPush.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
+import { ReminderDeliveries } from "../../../src/Services/Scheduling/ReminderDeliveries.js"
 import { ReminderSender } from "../../../src/Services/Scheduling/ReminderSender.js"
 import { sendReminderTask } from "../../../src/Services/Scheduling/ReminderTasks.js"
 import { reminderReasons } from "../../../src/Services/Scheduling/RemindersRepo.js"
@@ -271,9 +272,12 @@ layer(TestApp())("appointment reminders", (it) => {
       expect([refused.status, refused.body]).toEqual([422, {
         errors: { status: ["is not scheduled: only a scheduled reminder that is not being sent can be cancelled"] }
       }])
-      // The SMS status webhook's report moves the delivery status.
-      expect(yield* sender.recordDelivery(texts[0]!.sid, "delivered")).toBe(true)
-      expect(yield* rowOf(sms!.id)).toMatchObject({ status: "delivered", delivery_status: "delivered" })
+      // The SMS status webhook's report moves the delivery status, once (ReminderDelivery.test.ts: the webhook).
+      const deliveries = yield* ReminderDeliveries.pipe(Effect.provide(ReminderDeliveries.Default))
+      expect(yield* deliveries.report(texts[0]!.sid, { delivery: "delivered", reason: null })).toBe(true)
+      expect(yield* rowOf(sms!.id)).toMatchObject({ status: "delivered", delivery_status: "delivered", status_reason: null })
+      expect(yield* deliveries.report(texts[0]!.sid, { delivery: "failed", reason: "provider reported failed" })).toBe(false)
+      expect(yield* rowOf(sms!.id)).toMatchObject({ status: "delivered", delivery_status: "delivered", status_reason: null })
     }))
 
   it.effect("two workers never send one reminder twice: 20 reminders, two runOnce at once, and racing claims", () =>
@@ -340,6 +344,45 @@ layer(TestApp())("appointment reminders", (it) => {
       expect(yield* mailTo(f.email)).toHaveLength(0)
     }))
 
+  it.effect("an appointment moved into the past sends no reminder: its pending ones are cancelled with a reason", () =>
+    Effect.gen(function*() {
+      const f = yield* family()
+      const appointment = yield* appointmentIn(f, 30)
+      const before = yield* listOf(f.token, appointment.id)
+      expect(before.map((r) => r.status)).toEqual(["scheduled", "scheduled"])
+      // A back-office correction: it really took place ten days ago.
+      const tenDaysAgo = new Date((yield* Clock.currentTimeMillis) - 10 * 24 * hourMs)
+      const moved = yield* request("PUT", `/v1/admin/clinic/appointments/${appointment.id}`, {
+        token: yield* adminToken, body: { appointment: { scheduled_at: tenDaysAgo.toISOString() } }
+      })
+      expect(moved.status).toBe(200)
+      const after = yield* listOf(f.token, appointment.id)
+      expect(after.map((r) => [r.id, r.status, r.delivery_status, r.status_reason])).toEqual(
+        before.map((r) => [r.id, "cancelled", "pending", "appointment time has passed"])
+      )
+      expect(yield* jobsOf(before.map((r) => r.id))).toEqual([])
+      yield* advanceAndRun(minuteMs)
+      expect(yield* smsTo(f.phone)).toHaveLength(0)
+      expect(yield* mailTo(f.email)).toHaveLength(0)
+    }))
+
+  it.effect("the sender itself refuses a reminder whose appointment has begun, and cancels it with a reason", () =>
+    Effect.gen(function*() {
+      const f = yield* family({ email: null })
+      const appointment = yield* appointmentIn(f, 30)
+      const [sms] = ofType(yield* listOf(f.token, appointment.id), "sms")
+      yield* TestClock.adjust(28 * hourMs + minuteMs)
+      // The appointment's time changed without going through the reminders (as an import or a repair would).
+      const sql = yield* SqlClient.SqlClient
+      const started = new Date((yield* Clock.currentTimeMillis) - minuteMs)
+      yield* sql`UPDATE appointments SET scheduled_at = ${started} WHERE id = ${appointment.id}`.pipe(Effect.orDie)
+      yield* advanceAndRun(0)
+      expect(yield* smsTo(f.phone)).toHaveLength(0)
+      expect(yield* rowOf(sms!.id)).toMatchObject({
+        status: "cancelled", delivery_status: "pending", status_reason: "appointment time has passed", sent_at: null
+      })
+    }))
+
   it.effect("the message in English and in Spanish, with the time in the clinic's zone; voice says it", () =>
     Effect.gen(function*() {
       const en = yield* family({ language: "en" })
@@ -347,7 +390,8 @@ layer(TestApp())("appointment reminders", (it) => {
       const a = yield* appointmentIn(en, 30)
       const b = yield* appointmentIn(es, 31)
       yield* create(es.token, { appointment_id: b.id, reminder_type: "voice", message: "Traiga su tarjeta <b>" })
-      yield* advanceAndRun(30 * hourMs)
+      // Everything is due, and neither appointment has begun (a reminder is never sent after that).
+      yield* advanceAndRun(29 * hourMs)
       const zoned = (at: Date, locale: string, options: Intl.DateTimeFormatOptions) =>
         new Intl.DateTimeFormat(locale, { timeZone: "America/Los_Angeles", ...options }).format(at)
       const time = (at: Date, locale: string) => zoned(at, locale, { hour: "numeric", minute: "2-digit" })
@@ -473,7 +517,8 @@ layer(TestApp())("appointment reminders", (it) => {
       const sentBefore = (yield* memory.sent).length
       expect(sentBefore).toBe(0)
       const sender = yield* ReminderSender.pipe(Effect.provide(ReminderSender.Default))
-      yield* TestClock.adjust(hourMs)
+      // Due, and the appointment 29 minutes away.
+      yield* TestClock.adjust(30 * minuteMs)
       // Fail the live device's send as unregistered, then the dead one succeeds: the live one is forgotten.
       yield* memory.failNext(new PushError({ reason: "messaging/registration-token-not-registered", unregistered: true }))
       yield* sender.send(push.id, { id: "push-job", attempt: 1, maxAttempts: 5 })

@@ -68,10 +68,10 @@ layer(TestApp())("session notes: the status machine", (it) => {
       expect(asked.status).toBe(201)
       const added = (asked.body as AddendumBody).addendum
       expect(Object.keys(added).sort()).toEqual([
-        "created_at", "created_by_id", "id", "instructions", "instructions_response", "responded_by_id", "responded_signature_url",
-        "session_note_id", "signature_url", "updated_at"
+        "created_at", "created_by_id", "id", "instructions", "instructions_response", "responded_by_id", "responded_signature",
+        "responded_signature_url", "session_note_id", "signature", "signature_url", "updated_at"
       ])
-      expect(added).toMatchObject({ session_note_id: id, instructions: "Add the school report.", instructions_response: null, signature_url: null })
+      expect(added).toMatchObject({ session_note_id: id, instructions: "Add the school report.", instructions_response: null, signature: null, signature_url: null })
       expect((yield* noteRow(id))!.status).toBe("requires_addendum")
       // Only the note's provider answers, once, with a response.
       expect(yield* answer(admin, added.id)).toMatchObject({ status: 422, body: { errors: { addendum: ["can only be answered by the note's provider"] } } })

@@ -66,8 +66,9 @@ layer(TestApp())("session notes: addenda, sign-offs, signatures, admin and PDF",
       const signed = yield* signOff(admin, id, { signature: validPng, instructions: "Reviewed.", review_date: "2026-01-06T15:30:00-08:00" })
       expect(signed.status).toBe(201)
       const body = (signed.body as SignOffBody).sign_off
-      expect(Object.keys(body).sort()).toEqual(["created_at", "id", "instructions", "review_date", "reviewer_id", "session_note_id", "signature_url"])
-      expect(body).toMatchObject({ session_note_id: id, instructions: "Reviewed.", review_date: "2026-01-06T23:30:00.000Z" })
+      expect(Object.keys(body).sort()).toEqual(["created_at", "id", "instructions", "review_date", "reviewer_id", "session_note_id", "signature", "signature_url"])
+      // The spec's signature is the base64 PNG data itself; the signed link goes beside it.
+      expect(body).toMatchObject({ session_note_id: id, instructions: "Reviewed.", review_date: "2026-01-06T23:30:00.000Z", signature: validPng })
       expect(body.signature_url).toMatch(new RegExp(`^memory://session-notes/${id}/signature-[0-9a-f]{64}\\.png\\?expires=\\d+$`))
       const objects = yield* Effect.flatMap(MemoryObjectStore, (store) => store.objects)
       const key = body.signature_url.slice("memory://".length).split("?")[0]!
@@ -78,19 +79,28 @@ layer(TestApp())("session notes: addenda, sign-offs, signatures, admin and PDF",
         FROM session_note_sign_offs o JOIN session_notes n ON n.id = o.session_note_id WHERE o.id = ${body.id}`.pipe(Effect.orDie)
       expect(row!.signed_content_sha256).toBe(row!.content_sha256)
       const note = ((yield* request("GET", `${adminNotesPath}/${id}`, { token: admin })).body as NoteBody).session_note
-      expect(note.sign_offs).toEqual([{
-        id: body.id, reviewer_id: body.reviewer_id, review_date: "2026-01-06T23:30:00.000Z", signature: expect.stringMatching(/^memory:\/\//),
+      const embedded = {
+        id: body.id, reviewer_id: body.reviewer_id, review_date: "2026-01-06T23:30:00.000Z", signature: validPng,
+        signature_url: expect.stringMatching(new RegExp(`^memory://${key}\\?expires=\\d+$`)),
         content_sha256: row!.content_sha256, content_matches: true
-      }])
+      }
+      expect(note.sign_offs).toEqual([embedded])
+      // Lists carry the same (session-notes.md: the cost).
+      const listed = (yield* request("GET", `${adminNotesPath}?patient_id=${s.patientId}`, { token: admin })).body as { session_notes: Array<NoteBody["session_note"]> }
+      expect(listed.session_notes.find((n) => n.id === id)!.sign_offs).toEqual([embedded])
       // Addenda carry both signatures.
       const other = yield* setting(admin)
       const open = yield* noteIn(other, "pending_review")
       const asked = yield* addendum(admin, open, { signature: pngDataUri(60, 30) })
-      expect((asked.body as AddendumBody).addendum.signature_url).toMatch(/^memory:\/\/session-notes\//)
+      expect((asked.body as AddendumBody).addendum).toMatchObject({
+        signature: pngDataUri(60, 30), signature_url: expect.stringMatching(/^memory:\/\/session-notes\//), responded_signature: null, responded_signature_url: null
+      })
       expect(yield* answer(other.provider.token, (asked.body as AddendumBody).addendum.id, { responded_signature: `data:image/png;base64,${jpeg}` }))
         .toMatchObject(signatureError("responded_signature", png))
       const answered = yield* answer(other.provider.token, (asked.body as AddendumBody).addendum.id, { responded_signature: pngDataUri(50, 25) })
-      expect((answered.body as AddendumBody).addendum.responded_signature_url).toMatch(/^memory:\/\/session-notes\//)
+      expect((answered.body as AddendumBody).addendum).toMatchObject({
+        signature: pngDataUri(60, 30), responded_signature: pngDataUri(50, 25), responded_signature_url: expect.stringMatching(/^memory:\/\/session-notes\//)
+      })
     }))
 
   it.effect("sign-offs are changed and withdrawn by their reviewer or an admin until the note is completed", () =>
