@@ -153,8 +153,14 @@ export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
             HAVING count(*) = 1)) AS provider_id
         FROM (SELECT DISTINCT ecm_npi, ecm_provider_name FROM mif_latest
               WHERE ecm_npi IS NOT NULL OR ecm_provider_name IS NOT NULL) k`
-      const providerOf = sql`LEFT JOIN mif_providers m
-          ON m.ecm_npi IS NOT DISTINCT FROM l.ecm_npi AND m.ecm_provider_name IS NOT DISTINCT FROM l.ecm_provider_name`
+      // Its true size (a few rows) makes the joins below hash it and keep mif_latest's order (a
+      // merge join would sort 100,000 rows first, and patients would reach their indexes out of order).
+      yield* sql`ANALYZE mif_providers`
+      // Blank cells are null, never '', so coalescing to '' keeps keys apart and lets the join hash
+      // (IS NOT DISTINCT FROM cannot: a nested loop over every row and provider).
+      const sameProvider = sql`coalesce(m.ecm_npi, '') = coalesce(l.ecm_npi, '')
+          AND coalesce(m.ecm_provider_name, '') = coalesce(l.ecm_provider_name, '')`
+      const providerOf = sql`LEFT JOIN mif_providers m ON ${sameProvider}`
       yield* sql`INSERT INTO patients (id, member_id, cin, first_name, last_name, date_of_birth, gender, address, city,
           state, zip, phone, provider_id, ecm_eligibility_information_id, created_at, updated_at)
         OVERRIDING SYSTEM VALUE
@@ -200,8 +206,7 @@ export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
       const caseLoads = (created: boolean) => sql`INSERT INTO case_loads (patient_id, provider_id, provider_npi, provider_name,
           provider_assigned_at, created_at, updated_at)
         SELECT l.patient_id, m.provider_id, l.ecm_npi, l.ecm_provider_name, ${now}, ${now}, ${now}
-        FROM mif_latest l JOIN mif_providers m
-          ON m.ecm_npi IS NOT DISTINCT FROM l.ecm_npi AND m.ecm_provider_name IS NOT DISTINCT FROM l.ecm_provider_name
+        FROM mif_latest l JOIN mif_providers m ON ${sameProvider}
         WHERE l.created = ${created}`
       // New patients have no case load yet: a plain insert (an upsert's speculative insertion cost
       // ~0.2 s per 100,000 rows). Known patients' case loads follow the file.
