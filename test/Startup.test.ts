@@ -108,4 +108,28 @@ describe("npm start", () => {
       await rm(dataDir, { recursive: true, force: true })
     }
   })
+
+  it("stops at once, before PostgreSQL, when Twilio is set without a sender number, naming it", { timeout: 60_000 }, async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), "cc-api-start-"))
+    const token = "twilio-token-secret"
+    try {
+      const started = start({
+        DATA_DIR: dataDir,
+        PORT: String(await freePort()),
+        TWILIO_ACCOUNT_SID: "AC00000000000000000000000000000000",
+        TWILIO_AUTH_TOKEN: token,
+        TWILIO_FROM_NUMBER: "",
+        TWILIO_MESSAGING_SERVICE_SID: "",
+        TWILIO_API_KEY_SID: "",
+        TWILIO_API_KEY_SECRET: ""
+      })
+      const code = await new Promise<number | null>((resolve) => started.child.once("exit", resolve))
+      expect(code, started.output()).toBe(1)
+      expect(started.output()).toContain("missing: TWILIO_FROM_NUMBER")
+      expect(started.output()).not.toContain(token)
+      expect(existsSync(path.join(dataDir, "pg")), "embedded PostgreSQL was initialised").toBe(false)
+    } finally {
+      await rm(dataDir, { recursive: true, force: true })
+    }
+  })
 })

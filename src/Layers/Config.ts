@@ -12,6 +12,7 @@ import { isCptFormat } from "../Domain/Billing/Codes.js"
 import { isValidNpi } from "../Domain/Providers/Npi.js"
 import { isTimeZone } from "../Domain/Scheduling/ZonedTime.js"
 import { AppConfig, type AppSettings, type TrustedProxies } from "../Services/AppConfig.js"
+import { groupedSettings, incompleteGroups } from "./SettingGroups.js"
 
 /** An optional setting; set-but-empty (`DATABASE_URL=`) counts as unset, as in most deploy tools. */
 const optional = <A>(config: Config.Config<A>): Config.Config<Option.Option<A>> =>
@@ -206,7 +207,19 @@ const clinicVideos = Config.all({
   concurrency: positiveInteger("VIDEO_CONCURRENCY", 1)
 })
 
+/** Twilio, Twilio Video, S3 and SMTP settings set in part stop start-up, naming what is missing. */
+const completeGroups = Config.all(groupedSettings.map((name) => optional(Config.string(name)))).pipe(
+  Config.mapOrFail((values) => {
+    const set = new Set(groupedSettings.filter((_, i) => Option.isSome(values[i]!)))
+    const smtpUrl = Option.getOrUndefined(values[groupedSettings.indexOf("SMTP_URL")]!)
+    const errors = incompleteGroups((name) => set.has(name), smtpUrl).map((group) =>
+      ConfigError.MissingData([group.missing.join(", ")], group.message))
+    return errors.length === 0 ? Either.right(undefined) : Either.left(errors.reduce((all, error) => ConfigError.And(all, error)))
+  })
+)
+
 export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Effect.gen(function*() {
+  yield* completeGroups
   const port = yield* Config.withDefault(Config.port("PORT"), 3000)
   const host = yield* Config.withDefault(Config.string("HOST"), "0.0.0.0")
   const dataDir = path.resolve(yield* Config.withDefault(Config.string("DATA_DIR"), "./.data"))

@@ -13,7 +13,7 @@ import { AdminUsers } from "../Services/Accounts/AdminUsers.js"
 import { AuditLog } from "../Services/AuditLog.js"
 import { Auth } from "../Services/Auth.js"
 import { UserLifecycle } from "../Services/Accounts/UserLifecycle.js"
-import { ensureBootstrapAdmin } from "../Services/Accounts/Bootstrap.js"
+import { ensureBootstrapAdmin, ensureSystemAccount } from "../Services/Accounts/Bootstrap.js"
 import { UsersRepo } from "../Services/Accounts/UsersRepo.js"
 import { Sessions } from "../Services/Accounts/Sessions.js"
 import { sweepExpiredSessions } from "../Services/Accounts/SessionTasks.js"
@@ -249,7 +249,9 @@ const VideoServicesLive = VideoUploads.Default.pipe(
 const DeviceServicesLive = Devices.Default.pipe(Layer.provide(AuditLog.Default))
 
 const BootstrapLive = Layer.effectDiscard(
-  Effect.flatMap(AppConfig, (config) => ensureBootstrapAdmin(config.bootstrapAdminEmail, config.bootstrapAdminPassword))
+  Effect.flatMap(AppConfig, (config) => ensureBootstrapAdmin(config.bootstrapAdminEmail, config.bootstrapAdminPassword)).pipe(
+    Effect.zipRight(ensureSystemAccount)
+  )
 ).pipe(Layer.provide(UsersRepo.Default))
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(

@@ -89,3 +89,61 @@ describe("HEARTBEAT_SECONDS and HEARTBEAT_STALE_SECONDS", () => {
         .toContain("HEARTBEAT_STALE_SECONDS must be more than twice HEARTBEAT_SECONDS")
     }))
 })
+
+describe("settings that only work together", () => {
+  const refusedWith = (env: Record<string, string>) =>
+    Effect.map(read(env), (result) => (Either.isLeft(result) ? String(result.left) : "accepted"))
+  const twilio = { TWILIO_ACCOUNT_SID: "AC0123", TWILIO_AUTH_TOKEN: "token-secret-value", TWILIO_FROM_NUMBER: "+15550001111" }
+  const video = { TWILIO_ACCOUNT_SID: "AC0123", TWILIO_API_KEY_SID: "SK0123", TWILIO_API_KEY_SECRET: "key-secret-value" }
+
+  it.effect("complete groups, or none of a group, start", () =>
+    Effect.gen(function*() {
+      const complete: Array<Record<string, string>> = [
+        {},
+        twilio,
+        { ...twilio, TWILIO_MESSAGING_SERVICE_SID: "MG0123" },
+        video,
+        { ...twilio, ...video },
+        { S3_BUCKET: "files" },
+        { S3_BUCKET: "files", S3_ACCESS_KEY_ID: "AKIA", S3_SECRET_ACCESS_KEY: "s3-secret-value" },
+        { SMTP_URL: "smtp://127.0.0.1:2525" },
+        { SMTP_URL: "smtps://mailer:mail-secret@smtp.example.org" },
+        // Blank counts as unset: a compose file's `TWILIO_ACCOUNT_SID=` selects the outbox.
+        { TWILIO_ACCOUNT_SID: "", TWILIO_AUTH_TOKEN: " ", S3_BUCKET: "", SMTP_URL: "" }
+      ]
+      for (const env of complete) expect(yield* refusedWith(env), JSON.stringify(env)).toBe("accepted")
+      const settings = Either.getOrThrow(yield* read({ ...twilio, ...video, S3_BUCKET: "files" }))
+      expect(Option.isSome(settings.twilio) && Option.isSome(settings.video) && Option.isSome(settings.s3)).toBe(true)
+    }))
+
+  it.effect("a group set in part stops start-up naming what is missing, never a secret", () =>
+    Effect.gen(function*() {
+      const cases: Array<[Record<string, string>, ReadonlyArray<string>]> = [
+        [{ TWILIO_ACCOUNT_SID: "AC0123", TWILIO_AUTH_TOKEN: "token-secret-value" }, ["missing: TWILIO_FROM_NUMBER"]],
+        [{ TWILIO_ACCOUNT_SID: "AC0123", TWILIO_AUTH_TOKEN: "token-secret-value", TWILIO_MESSAGING_SERVICE_SID: "MG0123" }, ["missing: TWILIO_FROM_NUMBER"]],
+        [{ TWILIO_ACCOUNT_SID: "AC0123" }, ["missing: TWILIO_AUTH_TOKEN, TWILIO_FROM_NUMBER"]],
+        [{ TWILIO_AUTH_TOKEN: "token-secret-value", TWILIO_FROM_NUMBER: "+15550001111" }, ["missing: TWILIO_ACCOUNT_SID"]],
+        [{ TWILIO_SMS_AUTO_REPLY: "Thanks" }, ["missing: TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM_NUMBER"]],
+        [{ TWILIO_ACCOUNT_SID: "AC0123", TWILIO_API_KEY_SID: "SK0123" }, ["Twilio Video", "missing: TWILIO_API_KEY_SECRET"]],
+        [{ ...twilio, TWILIO_API_KEY_SECRET: "key-secret-value" }, ["Twilio Video", "missing: TWILIO_API_KEY_SID"]],
+        [{ S3_BUCKET: "files", S3_ACCESS_KEY_ID: "AKIA" }, ["missing: S3_SECRET_ACCESS_KEY"]],
+        [{ S3_BUCKET: "files", S3_SECRET_ACCESS_KEY: "s3-secret-value" }, ["missing: S3_ACCESS_KEY_ID"]],
+        [{ S3_ENDPOINT: "http://127.0.0.1:9000", S3_ACCESS_KEY_ID: "AKIA", S3_SECRET_ACCESS_KEY: "s3-secret-value" }, ["missing: S3_BUCKET"]],
+        [{ SMTP_URL: "smtps://mailer@smtp.example.org" }, ["SMTP_URL has a user but no password"]],
+        [{ SMTP_URL: "smtp://:mail-secret@smtp.example.org" }, ["SMTP_URL has a password but no user"]],
+        [{ SMTP_URL: "mailpit:1025" }, ["SMTP_URL must start with smtp:// or smtps://"]],
+        [{ SMTP_URL: "smtp.example.org mail-secret" }, ["SMTP_URL is not a URL"]]
+      ]
+      for (const [env, expected] of cases) {
+        const message = yield* refusedWith(env)
+        for (const part of expected) expect(message, JSON.stringify(env)).toContain(part)
+        for (const secret of ["token-secret-value", "key-secret-value", "s3-secret-value", "mail-secret"]) {
+          expect(message).not.toContain(secret)
+        }
+      }
+      // Two groups at once: both are named.
+      const both = yield* refusedWith({ TWILIO_ACCOUNT_SID: "AC0123", TWILIO_AUTH_TOKEN: "t", S3_ACCESS_KEY_ID: "AKIA" })
+      expect(both).toContain("missing: TWILIO_FROM_NUMBER")
+      expect(both).toContain("missing: S3_BUCKET, S3_SECRET_ACCESS_KEY")
+    }))
+})

@@ -9,7 +9,10 @@ import { maxPageSize, PageSizeQuery, Pagination } from "../Pagination.js"
 import { BoundedArray, Email, IsoDate, Name, Phone, Search, SortDir } from "../Schemas.js"
 import { AdminAuthentication } from "../Security.js"
 
-/** The admin view of a user adds `last_login` and `patient` (general §2.1) and the status. */
+/**
+ * The admin view of a user adds `last_login` and `patient` (general §2.1) and the status. `patient`
+ * is the patient linked to the account (`patients.user_id`), the first by id when several are.
+ */
 export class AdminUser extends User.extend<AdminUser>("AdminUser")({
   status: UserStatus,
   last_login: Schema.NullOr(IsoTimestamp),

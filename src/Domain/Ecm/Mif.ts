@@ -132,6 +132,17 @@ export const cellText = (cell: Cell): string | null => {
   return text.length === 0 ? null : text
 }
 
+/**
+ * A ZIP code cell. A spreadsheet that typed the column as numbers dropped its leading zeros
+ * (`00501` → 501): a number is padded from the left to the 5 or 9 digits of a US ZIP (ZIP+4 kept
+ * as 9 digits, as the number held them). Text is taken as written.
+ */
+export const zipText = (cell: Cell): string | null => {
+  const text = cellText(cell)
+  if (typeof cell !== "number" || text === null || !/^\d+$/.test(text)) return text
+  return text.length <= 5 ? text.padStart(5, "0") : text.length <= 9 ? text.padStart(9, "0") : text
+}
+
 const nanp = /^(?:\+?1)?([2-9]\d{2})([2-9]\d{6})$/
 
 /**
@@ -186,7 +197,9 @@ export const checkRecord = (raw: RawRecord, phoneFallback: (text: string) => str
   const at = (field: MifField, message: string) => problems.push(`${raw.label ?? `Line ${raw.line}`}: ${labels[field]} ${message}`)
   const text: Partial<Record<MifField, string | null>> = {}
   for (const field of textFields) {
-    const value = cellText(raw.cells[field])
+    // Other number cells keep their digits as written (`cellText`): ids have no fixed width to pad
+    // to, and a US phone never starts with 0.
+    const value = field === "zip" ? zipText(raw.cells.zip) : cellText(raw.cells[field])
     if (value !== null && value.length > maxFieldLength) at(field, `is too long (maximum is ${maxFieldLength} characters)`)
     else if (value !== null && value.includes("\u0000")) at(field, "must not contain null characters")
     text[field] = value

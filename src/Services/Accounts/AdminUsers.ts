@@ -22,7 +22,7 @@ import { CredentialChanges } from "./CredentialChanges.js"
 import { UserLifecycle } from "./UserLifecycle.js"
 import { userColumns, userFields, type UserRow } from "./UsersRepo.js"
 import { isUniqueViolation } from "../SqlErrors.js"
-import { likePattern } from "../SqlSearch.js"
+import { likePattern, nameMatches } from "../SqlSearch.js"
 
 /** Default page size of the admin user lists: as GET /v1/users (general §8). */
 export const adminUsersPageSize = 50
@@ -49,12 +49,15 @@ export const rejectionMessages = {
   dateRange: "start_date must not be after end_date"
 } as const
 
-/**
- * The admin view of a user row. `patient` is always null for now: clinic patients (general §2.2)
- * do not exist yet; once they do, this becomes the user's patient record `{id, active}`.
- */
-export const toAdminUser = (row: UserRow): AdminUser =>
-  AdminUser.make({ ...userFields(row), status: row.status, last_login: row.last_login, patient: null }, true)
+/** The patient linked to an account (`patients.user_id`), as the admin view shows it. */
+export interface LinkedPatient {
+  readonly id: number
+  readonly active: boolean
+}
+
+/** The admin view of a user row and the patient linked to it (null when none is). */
+export const toAdminUser = (row: UserRow, patient: LinkedPatient | null): AdminUser =>
+  AdminUser.make({ ...userFields(row), status: row.status, last_login: row.last_login, patient }, true)
 
 /** What a list shows: the live (neither deleted nor archived) users, or the archived ones. */
 export interface UserCriteria {
@@ -67,7 +70,7 @@ export interface UserCriteria {
   /** Inclusive calendar days (YYYY-MM-DD, UTC) on `created_at`. */
   readonly createdFrom?: string | null | undefined
   readonly createdTo?: string | null | undefined
-  /** Patient name filter: clinic patients do not exist yet, so a non-blank value matches no user. */
+  /** Accounts linked to a patient whose first name, last name or "first last" contains this. */
   readonly patientName?: string | null | undefined
 }
 
@@ -124,6 +127,24 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
     }
     const directions = { ASC: sql`ASC`, DESC: sql`DESC` } as const
 
+    /**
+     * The patient linked to each account; of several (a guardian's children), the first by id: the
+     * earliest link, which stays the same when another child is added or one is deactivated.
+     */
+    const linkedPatients = (userIds: ReadonlyArray<number>) =>
+      userIds.length === 0
+        ? Effect.succeed(new Map<number, LinkedPatient>())
+        : sql<LinkedPatient & { user_id: number }>`SELECT DISTINCT ON (user_id) user_id, id, active FROM patients
+            WHERE user_id IN ${sql.in(userIds)} ORDER BY user_id, id`.pipe(
+            Effect.orDie,
+            Effect.map((rows) => new Map(rows.map((r) => [r.user_id, { id: r.id, active: r.active }])))
+          )
+
+    /** Admin views of user rows, each with its linked patient. */
+    const adminViews = (rows: ReadonlyArray<UserRow>) =>
+      Effect.map(linkedPatients(rows.map((r) => r.id)), (patients) => rows.map((r) => toAdminUser(r, patients.get(r.id) ?? null)))
+    const adminView = (row: UserRow) => Effect.map(adminViews([row]), (views) => views[0]!)
+
     const orderBy = (criteria: UserCriteria) => {
       const column = sortColumns[criteria.sortBy ?? "created_at"]
       const dir = directions[criteria.sortDir ?? (criteria.sortBy === undefined ? "DESC" : "ASC")]
@@ -144,7 +165,11 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
       if (criteria.roles !== undefined && criteria.roles.length > 0) clauses.push(sql`role IN ${sql.in(criteria.roles)}`)
       if (criteria.createdFrom) clauses.push(sql`created_at >= ${startOfDay(criteria.createdFrom)}`)
       if (criteria.createdTo) clauses.push(sql`created_at < ${startOfNextDay(criteria.createdTo)}`)
-      if (blankToNull(criteria.patientName) !== null) clauses.push(sql`FALSE`)
+      const patientName = blankToNull(criteria.patientName)
+      if (patientName !== null) {
+        clauses.push(sql`EXISTS (SELECT 1 FROM patients p WHERE p.user_id = users.id
+          AND ${nameMatches(sql, "p.first_name", "p.last_name", patientName)})`)
+      }
       return sql.and(clauses)
     }
 
@@ -160,7 +185,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
         const counted = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM users WHERE ${where}`.pipe(Effect.orDie)
         const total = counted[0]?.count ?? 0
         yield* Effect.annotateCurrentSpan({ "users.count": rows.length, "users.total_count": total, "page": request.page })
-        return AdminUserList.make({ users: rows.map(toAdminUser), pagination: paginationOf(request, total) })
+        return AdminUserList.make({ users: yield* adminViews(rows), pagination: paginationOf(request, total) })
       })
 
     const list = (criteria: Omit<UserCriteria, "scope">, request: PageRequest) =>
@@ -200,7 +225,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
 
     const show = (id: number) =>
       findLive(id).pipe(
-        Effect.map(toAdminUser),
+        Effect.flatMap(adminView),
         Effect.catchTag("SqlError", Effect.die),
         Effect.withSpan("AdminUsers.show", { attributes: { "user.id": id }, captureStackTrace: false })
       )
@@ -251,7 +276,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
           return { row: updated[0]!, previousEmail: emailChanged ? current.email : undefined }
         }))
         if (row.previousEmail !== undefined) yield* credentials.announceEmailChanged(id, row.previousEmail)
-        return toAdminUser(row.row)
+        return yield* adminView(row.row)
       }).pipe(
         Effect.catchTag("SqlError", (error) =>
           isUniqueViolation(error)
@@ -274,9 +299,9 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
         if (actorId === id) return yield* new UserRejected({ field: "id", message: rejectionMessages.ownArchive })
         return yield* sql.withTransaction(Effect.gen(function*() {
           const current = yield* findLive(id, true)
-          if (current.status === "archived") return toAdminUser(current)
+          if (current.status === "archived") return yield* adminView(current)
           const moved = yield* lifecycle.archive(actorId, id)
-          return toAdminUser(Option.getOrElse(moved, () => current))
+          return yield* adminView(Option.getOrElse(moved, () => current))
         }))
       }).pipe(
         Effect.catchTag("SqlError", Effect.die),
@@ -291,7 +316,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
           return yield* new UserRejected({ field: "status", message: rejectionMessages.notArchived })
         }
         const moved = yield* lifecycle.unarchive(actorId, id)
-        return toAdminUser(Option.getOrElse(moved, () => current))
+        return yield* adminView(Option.getOrElse(moved, () => current))
       })).pipe(
         Effect.catchTag("SqlError", Effect.die),
         Effect.withSpan("AdminUsers.unarchive", { attributes: { "user.id": id, "actor.id": actorId } })

@@ -1,4 +1,7 @@
-/** Creates the bootstrap admin from BOOTSTRAP_ADMIN_EMAIL/PASSWORD when no such user exists. */
+/**
+ * Accounts that must exist before requests are served: the bootstrap admin from
+ * BOOTSTRAP_ADMIN_EMAIL/PASSWORD when no such user exists, and the system account.
+ */
 import { Effect, Option, Redacted } from "effect"
 import { hashPassword } from "./Passwords.js"
 import { UsersRepo } from "./UsersRepo.js"
@@ -21,3 +24,9 @@ export const ensureBootstrapAdmin = (email: Option.Option<string>, password: Opt
       yield* Effect.logInfo("bootstrap admin created").pipe(Effect.annotateLogs("user.id", created.value.id))
     }
   }).pipe(Effect.withSpan("Bootstrap.ensureAdmin"))
+
+/** The system account, created after the bootstrap admin so a fresh database gives the admin id 1. */
+export const ensureSystemAccount = Effect.flatMap(UsersRepo, (users) => users.ensureSystemAccount).pipe(
+  Effect.tap((id) => Effect.annotateCurrentSpan("user.id", id)),
+  Effect.withSpan("Bootstrap.ensureSystemAccount")
+)

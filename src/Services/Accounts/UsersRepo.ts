@@ -1,6 +1,6 @@
 /** SQL for the `users` table; rows become domain `User`s here and nowhere else. */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import type { UserId } from "../../Domain/Ids.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import { type Role, User, type UserStatus } from "../../Domain/Accounts/User.js"
@@ -60,6 +60,17 @@ export interface NewUser {
   readonly confirmed: boolean
 }
 
+/**
+ * The system account (sql/0030_system_account.sql): performs what the service records by itself.
+ * It can never sign in (no password matches `!`; inactive; hidden like a deleted account from
+ * every user lookup, list and count), which a check constraint holds.
+ */
+export const systemAccount = {
+  email: "system@care-coordination.invalid",
+  firstName: "Care Coordination",
+  lastName: "System"
+} as const
+
 export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -96,6 +107,30 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
         Effect.withSpan("UsersRepo.insertIfAbsent")
       )
 
-    return { findById, findByEmail, insertIfAbsent } as const
+    /**
+     * Creates the system account when there is none (instances starting together: the unique
+     * index lets one insert) and returns its id.
+     */
+    const ensureSystemAccount = Effect.gen(function*() {
+      const at = new Date(yield* Clock.currentTimeMillis)
+      yield* sql`INSERT INTO users ${
+        sql.insert({
+          email: systemAccount.email,
+          password_hash: "!",
+          first_name: systemAccount.firstName,
+          last_name: systemAccount.lastName,
+          role: "support",
+          status: "inactive",
+          confirmed: true,
+          deleted_at: at,
+          system: true
+        })
+      } ON CONFLICT DO NOTHING`
+      const [row] = yield* sql<{ id: number }>`SELECT id FROM users WHERE system`
+      if (row === undefined) return yield* Effect.dieMessage("the system account could not be created: its email is taken")
+      return row.id
+    }).pipe(Effect.orDie, Effect.withSpan("UsersRepo.ensureSystemAccount"))
+
+    return { findById, findByEmail, insertIfAbsent, ensureSystemAccount } as const
   })
 }) {}

@@ -13,9 +13,6 @@ import type { CallStatus, Direction, SmsStatus } from "../../Domain/Ecm/Communic
 import { ActivitiesRepo, type ActivityValues, type StoredActivity } from "./ActivitiesRepo.js"
 import { EventGenerator } from "./EventGenerator.js"
 
-/** The system user's email (sql/0012_ecm_communications.sql creates it). */
-export const systemUserEmail = "system@care-coordination.invalid"
-
 export interface SmsRow {
   readonly id: number
   readonly patient_id: number | null
@@ -101,13 +98,10 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
     const activities = yield* ActivitiesRepo
     const events = yield* EventGenerator
 
-    /** The system user's id, looked up once (the migration creates it; it never changes). */
+    /** The system account's id, looked up once (created at start-up: sql/0030_system_account.sql). */
     const systemUserId = yield* Effect.cached(
-      Effect.map(
-        sql<{ id: number }>`SELECT id FROM users WHERE lower(email) = ${systemUserEmail}`,
-        (rows) => rows[0]?.id
-      ).pipe(
-        Effect.flatMap((id) => (id === undefined ? Effect.dieMessage("the system user is missing (sql/0012)") : Effect.succeed(id))),
+      Effect.map(sql<{ id: number }>`SELECT id FROM users WHERE system`, (rows) => rows[0]?.id).pipe(
+        Effect.flatMap((id) => (id === undefined ? Effect.dieMessage("the system account is missing (created at start-up)") : Effect.succeed(id))),
         Effect.orDie
       )
     )

@@ -141,13 +141,34 @@ export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
       yield* sql`CREATE TEMP TABLE mif_latest ON COMMIT DROP AS
         SELECT DISTINCT ON (patient_id) r.*, max(member_id) OVER (PARTITION BY patient_id) AS any_member_id
         FROM mif_rows r ORDER BY patient_id, line DESC`
+      // The ECM provider: the file names it by NPI and name; the provider record is the active one
+      // with that NPI, else the one active provider with that name (none, or several namesakes:
+      // no provider, NPI and name are kept on the case load). Resolved once per distinct provider
+      // of the file, not per row, before patients are written: it is also their primary provider.
+      yield* sql`CREATE TEMP TABLE mif_providers ON COMMIT DROP AS
+        SELECT k.ecm_npi, k.ecm_provider_name, COALESCE(
+          (SELECT p.id FROM providers p WHERE p.npi = k.ecm_npi AND p.active),
+          (SELECT min(p.id) FROM providers p JOIN users u ON u.id = p.user_id
+            WHERE p.active AND lower(u.first_name || ' ' || u.last_name) = lower(k.ecm_provider_name)
+            HAVING count(*) = 1)) AS provider_id
+        FROM (SELECT DISTINCT ecm_npi, ecm_provider_name FROM mif_latest
+              WHERE ecm_npi IS NOT NULL OR ecm_provider_name IS NOT NULL) k`
+      // Its true size (a few rows) makes the joins below hash it and keep mif_latest's order (a
+      // merge join would sort 100,000 rows first, and patients would reach their indexes out of order).
+      yield* sql`ANALYZE mif_providers`
+      // Blank cells are null, never '', so coalescing to '' keeps keys apart and lets the join hash
+      // (IS NOT DISTINCT FROM cannot: a nested loop over every row and provider).
+      const sameProvider = sql`coalesce(m.ecm_npi, '') = coalesce(l.ecm_npi, '')
+          AND coalesce(m.ecm_provider_name, '') = coalesce(l.ecm_provider_name, '')`
+      const providerOf = sql`LEFT JOIN mif_providers m ON ${sameProvider}`
       yield* sql`INSERT INTO patients (id, member_id, cin, first_name, last_name, date_of_birth, gender, address, city,
-          state, zip, phone, ecm_eligibility_information_id, created_at, updated_at)
+          state, zip, phone, provider_id, ecm_eligibility_information_id, created_at, updated_at)
         OVERRIDING SYSTEM VALUE
-        SELECT patient_id, any_member_id, cin, first_name, last_name, date_of_birth, gender, address, city, state, zip,
-          phone_e164, eligibility_id, ${now}, ${now}
-        FROM mif_latest WHERE created`
-      // A blank cell never erases what a patient has.
+        SELECT l.patient_id, l.any_member_id, l.cin, l.first_name, l.last_name, l.date_of_birth, l.gender, l.address, l.city,
+          l.state, l.zip, l.phone_e164, m.provider_id, l.eligibility_id, ${now}, ${now}
+        FROM mif_latest l ${providerOf} WHERE l.created`
+      // A blank cell never erases what a patient has, and a primary provider already chosen (by the
+      // clinic, or by an earlier file) is kept: the file's provider only fills an empty one.
       yield* sql`UPDATE patients p SET
           member_id = COALESCE(p.member_id, l.any_member_id),
           cin = COALESCE(l.cin, p.cin),
@@ -160,9 +181,10 @@ export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
           state = COALESCE(l.state, p.state),
           zip = COALESCE(l.zip, p.zip),
           phone = COALESCE(l.phone_e164, p.phone),
+          provider_id = COALESCE(p.provider_id, m.provider_id),
           ecm_eligibility_information_id = l.eligibility_id,
           updated_at = ${now}
-        FROM mif_latest l WHERE NOT l.created AND p.id = l.patient_id`
+        FROM mif_latest l ${providerOf} WHERE NOT l.created AND p.id = l.patient_id`
       yield* sql`INSERT INTO ecm_eligibility_informations (id, patient_id, mif_file_id, line, member_id, cin, first_name,
           last_name, date_of_birth, gender, address, city, state, zip, phone, ecm_service_auth_id, ecm_provider_name,
           ecm_npi, ecm_benefit_auth_eff_date, ecm_benefit_auth_end_date, acuity_level, member_record_status,
@@ -181,23 +203,10 @@ export const makeMifImportSql = (sql: SqlClient.SqlClient) => {
         SELECT patient_id, 'new_member', least(coalesce(ecm_benefit_auth_eff_date, ${today}::date), ${today}::date), 'mif',
           'Created by MIF import', ${actorId}, ${now}, ${now}
         FROM mif_latest WHERE created`
-      // The ECM provider's case load: the file names the provider by NPI and name; the provider
-      // record is the active one with that NPI, else the one active provider with that name
-      // (none, or several namesakes: provider_id stays null, NPI and name are kept). Resolved once
-      // per distinct provider of the file, not per row.
-      yield* sql`CREATE TEMP TABLE mif_providers ON COMMIT DROP AS
-        SELECT k.ecm_npi, k.ecm_provider_name, COALESCE(
-          (SELECT p.id FROM providers p WHERE p.npi = k.ecm_npi AND p.active),
-          (SELECT min(p.id) FROM providers p JOIN users u ON u.id = p.user_id
-            WHERE p.active AND lower(u.first_name || ' ' || u.last_name) = lower(k.ecm_provider_name)
-            HAVING count(*) = 1)) AS provider_id
-        FROM (SELECT DISTINCT ecm_npi, ecm_provider_name FROM mif_latest
-              WHERE ecm_npi IS NOT NULL OR ecm_provider_name IS NOT NULL) k`
       const caseLoads = (created: boolean) => sql`INSERT INTO case_loads (patient_id, provider_id, provider_npi, provider_name,
           provider_assigned_at, created_at, updated_at)
         SELECT l.patient_id, m.provider_id, l.ecm_npi, l.ecm_provider_name, ${now}, ${now}, ${now}
-        FROM mif_latest l JOIN mif_providers m
-          ON m.ecm_npi IS NOT DISTINCT FROM l.ecm_npi AND m.ecm_provider_name IS NOT DISTINCT FROM l.ecm_provider_name
+        FROM mif_latest l JOIN mif_providers m ON ${sameProvider}
         WHERE l.created = ${created}`
       // New patients have no case load yet: a plain insert (an upsert's speculative insertion cost
       // ~0.2 s per 100,000 rows). Known patients' case loads follow the file.

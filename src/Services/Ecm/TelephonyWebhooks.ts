@@ -192,6 +192,7 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
         }, at)
         // The record moved to its failed status under a row lock, once; the key is the backstop.
         if (!(yield* repo.claimFollowUp(task.id, record))) return yield* Effect.dieMessage("a second follow-up for one record")
+        yield* audit.record({ actorId: system, action: "ecm_activity.create", targetType: "ecm_activity", targetId: task.id })
       })
 
     const smsStatus = (smsId: number | undefined, form: Form<typeof SmsStatusForm>) =>

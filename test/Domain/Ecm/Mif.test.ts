@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { cellText, checkRecord, fieldOfColumn, fileTypeOfName, parseMifDate, sniffFileType, usPhoneE164 } from "../../../src/Domain/Ecm/Mif.js"
+import { cellText, checkRecord, fieldOfColumn, fileTypeOfName, parseMifDate, sniffFileType, usPhoneE164, zipText } from "../../../src/Domain/Ecm/Mif.js"
 
 const noFallback = () => undefined
 
@@ -42,6 +42,36 @@ describe("MIF rules", () => {
     expect(cellText(2.5)).toBe("2.5")
     expect(cellText("  x ")).toBe("x")
     expect(cellText("   ")).toBeNull()
+  })
+
+  it("pads a ZIP that a spreadsheet typed as a number to 5 or 9 digits; ZIP text stays as written", () => {
+    expect(zipText(501)).toBe("00501")
+    expect(zipText(94612)).toBe("94612")
+    expect(zipText(0)).toBe("00000")
+    expect(zipText(5011234)).toBe("005011234")
+    expect(zipText(946121234)).toBe("946121234")
+    expect(zipText(12345678901)).toBe("12345678901")
+    expect(zipText(501.5)).toBe("501.5")
+    expect(zipText("501")).toBe("501")
+    expect(zipText("00501-1234")).toBe("00501-1234")
+    expect(zipText(null)).toBeNull()
+  })
+
+  it("a record's number cells: ZIP padded, ids and phone keep their digits as text (no .0, no exponent)", () => {
+    const checked = checkRecord({
+      line: 2,
+      cells: {
+        first_name: "a", last_name: "b", date_of_birth: "01-02-2003",
+        zip: 501, member_id: 12345, cin: 91234567, ecm_service_auth_id: 7788990011, ecm_npi: 1234567893, phone: 5105550142
+      }
+    }, noFallback)
+    expect(checked).toMatchObject({
+      _tag: "Valid",
+      record: {
+        zip: "00501", member_id: "12345", cin: "91234567", ecm_service_auth_id: "7788990011", ecm_npi: "1234567893",
+        phone: "5105550142", phone_e164: "+15105550142"
+      }
+    })
   })
 
   it("turns US numbers in any punctuation into E.164 without libphonenumber; N11 codes are not area codes", () => {

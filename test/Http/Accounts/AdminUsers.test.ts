@@ -4,6 +4,7 @@ import { Effect, Fiber, TestClock } from "effect"
 import type { Role, UserStatus } from "../../../src/Domain/Accounts/User.js"
 import { hashPassword } from "../../../src/Services/Accounts/Passwords.js"
 import { request, signIn, TestApp } from "../../support/app.js"
+import { insertPatient } from "../Scheduling/helpers.js"
 
 const password = "user-password-1"
 let passwordHash: string | undefined
@@ -223,6 +224,53 @@ layer(TestApp())("admin users", (it) => {
       const badDate = yield* request("POST", "/v1/admin/clinic/users/filter_users", { token, body: { filters: { date: { start_date: "2023-02-30" } } } })
       expect(badDate.status).toBe(422)
       expect(badDate.body).toMatchObject({ errors: { "date.start_date": ["is invalid"] } })
+    }))
+
+  it.effect("the admin view carries the linked patient {id, active}: of several, the first by id", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const sql = yield* SqlClient.SqlClient
+      const guardian = yield* insertUser({ email: "guardian@linked.test" })
+      const alone = yield* insertUser({ email: "alone@linked.test" })
+      const first = yield* insertPatient(guardian, { first: "Ada", last: "Linked" })
+      yield* insertPatient(guardian, { first: "Bea", last: "Linked" })
+      yield* sql`UPDATE patients SET active = false WHERE id = ${first}`
+      const patientOf = (body: unknown, id: number) => listed(body).users.find((u) => u.id === id)?.patient
+
+      const shown = yield* request("GET", `/v1/admin/clinic/users/${guardian}`, { token })
+      expect(userOf(shown.body).patient).toEqual({ id: first, active: false })
+      const list = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "linked.test" })}`, { token })
+      expect(patientOf(list.body, guardian)).toEqual({ id: first, active: false })
+      expect(patientOf(list.body, alone)).toBeNull()
+      const updated = yield* request("PUT", `/v1/admin/clinic/users/${guardian}`, { token, body: { user: { first_name: "Gina" } } })
+      expect(userOf(updated.body).patient).toEqual({ id: first, active: false })
+      const archived = yield* request("POST", `/v1/admin/clinic/users/${guardian}/archive`, { token })
+      expect(userOf(archived.body).patient).toEqual({ id: first, active: false })
+    }))
+
+  it.effect("filter_users: patient_name finds the accounts linked to patients of that name", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const guardian = yield* insertUser({ email: "guardian@pname.test", first_name: "Gale", last_name: "Guard" })
+      const self = yield* insertUser({ email: "self@pname.test", first_name: "Zoe", last_name: "Quill" })
+      yield* insertUser({ email: "none@pname.test", first_name: "Noor", last_name: "Quill" })
+      yield* insertPatient(guardian, { first: "Milo", last: "Quill" })
+      yield* insertPatient(self, { first: "Zoe", last: "Quill" })
+      yield* insertPatient(null, { first: "Unlinked", last: "Quill" })
+      const filter = (patientName: string) =>
+        Effect.map(
+          request("POST", "/v1/admin/clinic/users/filter_users", {
+            token, body: { search: "pname.test", sort_by: "email", filters: { patient_name: patientName } }
+          }),
+          (r) => {
+            expect(r.status).toBe(200)
+            return { emails: emails(r.body), total: listed(r.body).pagination.total_count }
+          }
+        )
+      expect(yield* filter("quill")).toEqual({ emails: ["guardian@pname.test", "self@pname.test"], total: 2 })
+      expect(yield* filter("Milo Q")).toEqual({ emails: ["guardian@pname.test"], total: 1 })
+      expect(yield* filter("Gale")).toEqual({ emails: [], total: 0 })
+      expect(yield* filter("100%")).toEqual({ emails: [], total: 0 })
     }))
 
   it.effect("archived lists only archived users; filters lists the options", () =>

@@ -231,6 +231,33 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
       expect(file?.file_type).toBe("xlsx")
     }))
 
+  it.effect("reads an XLSX whose text columns a spreadsheet typed as numbers: ZIP padded, ids and phone as digits", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const xlsx = yield* Effect.promise(async () => {
+        const { default: ExcelJS } = await import("exceljs")
+        const workbook = new ExcelJS.Workbook()
+        const sheet = workbook.addWorksheet("Members")
+        sheet.addRow(header)
+        // Every cell a number in the General format, as a spreadsheet types "00501" or "12345" typed in.
+        sheet.addRow([55501, 91234567, "Nora", "Numeric", "03-04-1990", "F", "1 Main St", "Holtsville", "NY", 501,
+          5105550142, 7788990011, "Good Care", 1234567893, "01-01-2026", "12-31-2026", "High"])
+        sheet.addRow([55502, 91234568, "Zed", "Numeric", "03-04-1991", "M", "2 Main St", "Holtsville", "NY", 5011234,
+          15105550143, 42, "Good Care", 1234567893, "01-01-2026", "12-31-2026", "High"])
+        return new Uint8Array(await workbook.xlsx.writeBuffer())
+      })
+      const response = yield* importMif(token, { file: dataUri("xlsx", xlsx) })
+      expect(response.status, JSON.stringify(response.body)).toBe(200)
+      expect(yield* patientByMemberId("55501")).toMatchObject({ cin: "91234567", zip: "00501", phone: "+15105550142" })
+      expect(yield* patientByMemberId("55502")).toMatchObject({ cin: "91234568", zip: "005011234", phone: "+15105550143" })
+      const records = yield* query<Record<string, unknown>>(`SELECT member_id, zip, phone, ecm_service_auth_id, ecm_npi
+        FROM ecm_eligibility_informations WHERE member_id IN ('55501', '55502') ORDER BY member_id`)
+      expect(records).toEqual([
+        { member_id: "55501", zip: "00501", phone: "5105550142", ecm_service_auth_id: "7788990011", ecm_npi: "1234567893" },
+        { member_id: "55502", zip: "005011234", phone: "15105550143", ecm_service_auth_id: "42", ecm_npi: "1234567893" }
+      ])
+    }))
+
   it.effect("imports from a path inside MIF_IMPORT_DIR, relative or absolute; the type comes from the extension or the content", () =>
     Effect.gen(function*() {
       const token = yield* signIn()
@@ -438,6 +465,47 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
         { member_id: "CL2", provider_id: namedProvider!.id },
         { member_id: "CL3", provider_id: null },
         { member_id: "CL4", provider_id: null }
+      ])
+    }))
+
+  it.effect("the matched ECM provider becomes the primary provider of members who have none, never replacing one", () =>
+    Effect.gen(function*() {
+      const token = yield* signIn()
+      const ecm = yield* insertUser({ email: "primary.ecm@mif.test", role: "provider", first_name: "Ema", last_name: "Primary" })
+      const clinic = yield* insertUser({ email: "primary.clinic@mif.test", role: "provider", first_name: "Cleo", last_name: "Clinic" })
+      const named = yield* insertUser({ email: "primary.named@mif.test", role: "provider", first_name: "Nell", last_name: "Byname" })
+      const [ecmProvider] = yield* query<{ id: number }>(
+        `INSERT INTO providers (user_id, roles, npi) VALUES ($1, '{provider}', '1333333338') RETURNING id`, ecm.id)
+      const [clinicProvider] = yield* query<{ id: number }>(`INSERT INTO providers (user_id, roles) VALUES ($1, '{provider}') RETURNING id`, clinic.id)
+      const [namedProvider] = yield* query<{ id: number }>(`INSERT INTO providers (user_id, roles) VALUES ($1, '{provider}') RETURNING id`, named.id)
+      // Known to the clinic before the file: one with a primary provider, one without.
+      yield* query(`INSERT INTO patients (member_id, first_name, last_name, date_of_birth, provider_id)
+        VALUES ('PP1', 'Kept', 'Primary', '1980-02-01', $1), ('PP2', 'Filled', 'Primary', '1981-02-01', NULL)`, clinicProvider!.id)
+      const members = [
+        { member_id: "PP1", first_name: "Kept", last_name: "Primary", dob: "02-01-1980", npi: "1333333338", provider: "Some Org" },
+        { member_id: "PP2", first_name: "Filled", last_name: "Primary", dob: "02-01-1981", npi: "1333333338", provider: "Some Org" },
+        { member_id: "PP3", first_name: "New", last_name: "Primary", dob: "02-01-1982", npi: "", provider: "nell byname" },
+        { member_id: "PP4", first_name: "None", last_name: "Primary", dob: "02-01-1983", npi: "1093817462", provider: "Unknown Org" }
+      ]
+      expect((yield* importMif(token, { file: dataUri("csv", membersCsv(members)) })).status).toBe(200)
+      const primaries = () =>
+        query<{ member_id: string; provider_id: number | null; case_load: number | null }>(`SELECT p.member_id, p.provider_id,
+          c.provider_id AS case_load FROM patients p JOIN case_loads c ON c.patient_id = p.id
+          WHERE p.last_name = 'Primary' ORDER BY p.member_id`)
+      expect(yield* primaries()).toEqual([
+        { member_id: "PP1", provider_id: clinicProvider!.id, case_load: ecmProvider!.id },
+        { member_id: "PP2", provider_id: ecmProvider!.id, case_load: ecmProvider!.id },
+        { member_id: "PP3", provider_id: namedProvider!.id, case_load: namedProvider!.id },
+        { member_id: "PP4", provider_id: null, case_load: null }
+      ])
+      // A later file naming another provider moves the case load, not a primary provider already set.
+      const moved = members.map((m) => ({ ...m, npi: "", provider: "Nell Byname" }))
+      expect((yield* importMif(token, { file: dataUri("csv", membersCsv(moved)) })).status).toBe(200)
+      expect(yield* primaries()).toEqual([
+        { member_id: "PP1", provider_id: clinicProvider!.id, case_load: namedProvider!.id },
+        { member_id: "PP2", provider_id: ecmProvider!.id, case_load: namedProvider!.id },
+        { member_id: "PP3", provider_id: namedProvider!.id, case_load: namedProvider!.id },
+        { member_id: "PP4", provider_id: namedProvider!.id, case_load: namedProvider!.id }
       ])
     }))
 

@@ -102,9 +102,9 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks", 
       })
       expect(response).toEqual({ status: 200, text: emptyTwiml, contentType: expect.stringMatching(/^text\/xml/) })
       const [row] = yield* query<Record<string, unknown>>(
-        `SELECT patient_id, direction, from_number, body, media_urls, status, activity_id FROM sms_messages WHERE telephony_sid = $1`, messageSid)
+        `SELECT id AS sms_id, patient_id, direction, from_number, body, media_urls, status, activity_id FROM sms_messages WHERE telephony_sid = $1`, messageSid)
       expect(row).toEqual({
-        patient_id: patient, direction: "inbound", from_number: "+14155550111", body: "Can you call me?",
+        sms_id: expect.any(Number), patient_id: patient, direction: "inbound", from_number: "+14155550111", body: "Can you call me?",
         media_urls: ["https://api.twilio.com/media/ME1"], status: "received", activity_id: expect.any(Number)
       })
       const [activity] = yield* query<Record<string, unknown>>(
@@ -114,6 +114,11 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks", 
         activity_type: "sms", status: "created", performed_by_id: system, assigned_to_id: ilcm.id,
         body: "Can you call me?\nMedia: https://api.twilio.com/media/ME1", event_type: "sms"
       })
+      // The audit trail names the system account, an ordinary account of its own kind.
+      const audited = yield* query<{ actor_id: number; system: boolean; email: string }>(`SELECT e.actor_id, u.system, u.email
+        FROM audit_events e JOIN users u ON u.id = e.actor_id WHERE e.action = 'ecm_sms.receive' AND e.target_id = $1`, row!.sms_id)
+      expect(audited).toEqual([{ actor_id: system, system: true, email: "system@care-coordination.invalid" }])
+      expect(system).toBeLessThan(2147483647)
       // The staff detail names the system user as performer.
       const detail = yield* request("GET", `/v1/clinic/ecm/patients/${patient}/activities/${row!.activity_id}`, { token: ilcm.token })
       expect(detail.body).toMatchObject({ activity: { performed_by_id: system, performed_by_name: "Care Coordination System", text_message_id: expect.any(Number) } })
@@ -281,9 +286,13 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks: s
       expect(yield* state(sent.sms.id)).toMatchObject({
         status: "undelivered", error_code: "30003", error_message: "Unreachable destination handset", activity_status: "created"
       })
-      const tasks = yield* query<{ activity_type: string; assigned_to_id: number; message: string }>(
-        `SELECT activity_type, assigned_to_id, message FROM ecm_activities WHERE patient_id = $1 AND activity_type = 'task'`, patient)
-      expect(tasks).toEqual([{ activity_type: "task", assigned_to_id: me.id, message: expect.stringMatching(/Verify the patient's contact details/) }])
+      const tasks = yield* query<{ id: number; activity_type: string; assigned_to_id: number; message: string }>(
+        `SELECT id, activity_type, assigned_to_id, message FROM ecm_activities WHERE patient_id = $1 AND activity_type = 'task'`, patient)
+      expect(tasks).toEqual([{ id: expect.any(Number), activity_type: "task", assigned_to_id: me.id, message: expect.stringMatching(/Verify the patient's contact details/) }])
+      // The audit trail names the system account as the task's author.
+      const audited = yield* query<{ actor_id: number }>(
+        `SELECT actor_id FROM audit_events WHERE action = 'ecm_activity.create' AND target_type = 'ecm_activity' AND target_id = $1`, tasks[0]!.id)
+      expect(audited).toEqual([{ actor_id: yield* systemUserId }])
     }))
 
   it.effect("a status callback found by MessageSid alone (no sms_id) works too; unknown SIDs and statuses are acknowledged", () =>

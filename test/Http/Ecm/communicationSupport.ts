@@ -71,7 +71,7 @@ export const assignLeadCareManagers = (patientId: number, lcm: { olcm?: number; 
   query(`INSERT INTO case_loads (patient_id, olcm_user_id, ilcm_user_id) VALUES ($1, $2, $3)`, patientId, lcm.olcm ?? null, lcm.ilcm ?? null)
 
 export const systemUserId = Effect.map(
-  query<{ id: number }>(`SELECT id FROM users WHERE email = 'system@care-coordination.invalid'`),
+  query<{ id: number }>(`SELECT id FROM users WHERE system`),
   (rows) => rows[0]!.id
 )
 
