@@ -81,7 +81,7 @@ describe("upgrade from the system user of id 2147483647", () => {
       const migrate = runMigrations(dir)
       yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        yield* copy((n) => n < 30)
+        yield* copy((n) => n < 31)
         yield* migrate
         // A database in use: an admin, a case load whose outreach coordinator slot holds the old id, an audit entry.
         yield* sql`INSERT INTO users (email, password_hash, first_name, last_name, role, status, confirmed)
