@@ -61,7 +61,7 @@ export interface NewUser {
 }
 
 /**
- * The system account (sql/0030_system_account.sql): performs what the service records by itself.
+ * The system account (sql/0031_system_account.sql): performs what the service records by itself.
  * It can never sign in (no password matches `!`; inactive; hidden like a deleted account from
  * every user lookup, list and count), which a check constraint holds.
  */

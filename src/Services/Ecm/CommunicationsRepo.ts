@@ -98,7 +98,7 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
     const activities = yield* ActivitiesRepo
     const events = yield* EventGenerator
 
-    /** The system account's id, looked up once (created at start-up: sql/0030_system_account.sql). */
+    /** The system account's id, looked up once (created at start-up: sql/0031_system_account.sql). */
     const systemUserId = yield* Effect.cached(
       Effect.map(sql<{ id: number }>`SELECT id FROM users WHERE system`, (rows) => rows[0]?.id).pipe(
         Effect.flatMap((id) => (id === undefined ? Effect.dieMessage("the system account is missing (created at start-up)") : Effect.succeed(id))),
