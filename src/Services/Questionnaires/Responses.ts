@@ -19,11 +19,11 @@ import {
 } from "../../Domain/Questionnaires/Scoring.js"
 import { AuditLog } from "../AuditLog.js"
 import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
+import { makeTransaction } from "../Repository.js"
 import { QuestionnaireAlerts } from "./Alerts.js"
 import { answerMap, changesAnything, checkAnswers, itemsOf, mergeAnswers, type StoredAnswers } from "./Answers.js"
 import { Catalogue, type Definition } from "./Catalogue.js"
 import { QuestionnaireResponsesRepo, type ResponseRow, type ResponseScope } from "./QuestionnaireResponsesRepo.js"
-import { makeTransaction } from "../Repository.js"
 
 export const responseNotFound = () => notFound("Questionnaire response")
 export const mustExist = () => invalidField("questionnaire_id", "must exist")
