@@ -3,8 +3,7 @@
  * `seeds/questionnaires/*.json` at start-up (a changed file makes a new version; the old one stays,
  * inactive, for the responses that answered it) and read back for lists and for scoring.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { readdir, readFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -13,6 +12,9 @@ import { notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { Question, Questionnaire, type TargetAudience } from "../../Domain/Questionnaires/Questionnaire.js"
 import { type QuestionDef, QuestionOption, QuestionType, ScoringSpec } from "../../Domain/Questionnaires/Scoring.js"
+import { makeTransaction } from "../Repository.js"
+import { QuestionnaireQuestionsRepo, type QuestionRow as QuestionnaireQuestionRow } from "./QuestionnaireQuestionsRepo.js"
+import { type CatalogueFilters, QuestionnairesRepo, type QuestionnaireRow } from "./QuestionnairesRepo.js"
 
 /** `seeds/questionnaires` at the package root (three levels above this file in the sources, one above dist/). */
 export const seedsDir = fileURLToPath(
@@ -59,72 +61,42 @@ export interface Definition {
   readonly scoring: ScoringSpec
 }
 
-interface QuestionnaireRow {
-  readonly id: number
-  readonly slug: string
-  readonly version: number
-  readonly title: string
-  readonly description: string | null
-  readonly category: Questionnaire["category"]
-  readonly age_group: string | null
-  readonly estimated_duration: number | null
-  readonly active: boolean
-  readonly attribution: string | null
-  readonly target_audience: TargetAudience | null
-  readonly scoring: unknown
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-interface QuestionDbRow {
-  readonly id: number
-  readonly questionnaire_id: number
-  readonly position: number
-  readonly key: string
-  readonly text: string
-  readonly type: QuestionType
-  readonly options: ReadonlyArray<QuestionOption>
-  readonly required: boolean
-}
-
-const columns = `id, slug, version, title, description, category, age_group, estimated_duration, active, attribution,
-  target_audience, scoring, created_at, updated_at`
-
-/** Arbitrary constant: the advisory lock that serialises seeding across instances starting together. */
-const seedLockKey = 7_340_219
-
 export const questionnaireNotFound = () => notFound("Questionnaire")
-
-const decodeSpec = Schema.decodeUnknownSync(ScoringSpec)
 
 export class Catalogue extends Effect.Service<Catalogue>()("app/QuestionnaireCatalogue", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const cols = sql.literal(columns)
+    const versions = yield* QuestionnairesRepo
+    const questionRows = yield* QuestionnaireQuestionsRepo
+    const transaction = yield* makeTransaction
     const cache = new Map<number, Definition>()
 
     const seedOne = (seed: SeedFile, hash: string) =>
       Effect.gen(function*() {
-        const [current] = yield* sql<{ version: number; content_hash: string }>`SELECT version, content_hash FROM questionnaires
-          WHERE slug = ${seed.slug} ORDER BY version DESC LIMIT 1`
+        const current = Option.getOrUndefined(yield* versions.latest(seed.slug))
         if (current?.content_hash === hash) return false
-        yield* sql`UPDATE questionnaires SET active = false, updated_at = now() WHERE slug = ${seed.slug} AND active`
-        const [row] = yield* sql<{ id: number }>`INSERT INTO questionnaires (slug, version, title, description, category, age_group,
-            estimated_duration, active, attribution, target_audience, scoring, content_hash)
-          VALUES (${seed.slug}, ${(current?.version ?? 0) + 1}, ${seed.title}, ${seed.description ?? null}, ${seed.category},
-            ${seed.age_group ?? null}, ${seed.estimated_duration ?? null}, true, ${seed.attribution ?? null},
-            ${seed.target_audience ?? null}, ${JSON.stringify(seed.scoring)}::jsonb, ${hash})
-          RETURNING id`
-        const questions = seed.questions.map((q, i) => ({
-          questionnaire_id: row!.id,
+        yield* versions.deactivate(seed.slug)
+        const id = yield* versions.insertVersion({
+          slug: seed.slug,
+          version: (current?.version ?? 0) + 1,
+          title: seed.title,
+          description: seed.description ?? null,
+          category: seed.category,
+          ageGroup: seed.age_group ?? null,
+          estimatedDuration: seed.estimated_duration ?? null,
+          attribution: seed.attribution ?? null,
+          targetAudience: seed.target_audience ?? null,
+          scoring: seed.scoring,
+          contentHash: hash
+        })
+        yield* questionRows.insertMany(seed.questions.map((q, i) => ({
+          questionnaire_id: id,
           position: i + 1,
           key: q.key,
           text: q.text,
           type: q.type,
-          options: JSON.stringify(q.options ?? (q.type === "text" || q.type === "date" ? [] : seed.default_options ?? [])),
+          options: q.options ?? (q.type === "text" || q.type === "date" ? [] : seed.default_options ?? []),
           required: q.required ?? true
-        }))
-        yield* sql`INSERT INTO questionnaire_questions ${sql.insert(questions)}`
+        })))
         return true
       })
 
@@ -143,23 +115,17 @@ export class Catalogue extends Effect.Service<Catalogue>()("app/QuestionnaireCat
             const seed = yield* Schema.decodeUnknown(SeedFile)(parsed).pipe(Effect.orDie)
             return { seed, hash: createHash("sha256").update(JSON.stringify(parsed)).digest("hex") }
           }))
-        const created = yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT pg_advisory_xact_lock(${seedLockKey})`
+        const created = yield* transaction(Effect.gen(function*() {
+          yield* versions.lockSeeding
           let count = 0
           for (const { seed, hash } of seeds) if (yield* seedOne(seed, hash)) count++
           return count
         }))
         yield* Effect.annotateCurrentSpan("questionnaires.versions_created", created)
         return created
-      }).pipe(Effect.orDie, Effect.withSpan("Catalogue.seed"))
+      }).pipe(Effect.withSpan("Catalogue.seed"))
 
-    const questionsOf = (ids: ReadonlyArray<number>) =>
-      ids.length === 0
-        ? Effect.succeed([] as ReadonlyArray<QuestionDbRow>)
-        : sql<QuestionDbRow>`SELECT id, questionnaire_id, position, key, text, type, options, required
-            FROM questionnaire_questions WHERE questionnaire_id IN ${sql.in(ids)} ORDER BY questionnaire_id, position`
-
-    const toQuestionnaire = (row: QuestionnaireRow, questions: ReadonlyArray<QuestionDbRow>) =>
+    const toQuestionnaire = (row: QuestionnaireRow, questions: ReadonlyArray<QuestionnaireQuestionRow>) =>
       Questionnaire.make({
         id: row.id, slug: row.slug, version: row.version, title: row.title, description: row.description,
         category: row.category, age_group: row.age_group, estimated_duration: row.estimated_duration, active: row.active,
@@ -169,56 +135,45 @@ export class Catalogue extends Effect.Service<Catalogue>()("app/QuestionnaireCat
       }, true)
 
     const withQuestions = (rows: ReadonlyArray<QuestionnaireRow>) =>
-      Effect.map(questionsOf(rows.map((r) => r.id)), (questions) => rows.map((r) => toQuestionnaire(r, questions)))
+      Effect.map(questionRows.ofVersions(rows.map((r) => r.id)), (questions) => rows.map((r) => toQuestionnaire(r, questions)))
 
-    const list = (
-      filters: { readonly category?: string | undefined; readonly active?: boolean | undefined; readonly ageGroup?: string | undefined; readonly targetAudience?: string | undefined; readonly screenersOnly?: boolean },
-      request: PageRequest
-    ) =>
+    const list = (filters: CatalogueFilters, request: PageRequest) =>
       Effect.gen(function*() {
-        const conditions = [
-          filters.category === undefined ? sql`true` : sql`category = ${filters.category}`,
-          filters.active === undefined ? sql`true` : sql`active = ${filters.active}`,
-          filters.ageGroup === undefined ? sql`true` : sql`age_group = ${filters.ageGroup}`,
-          filters.targetAudience === undefined ? sql`true` : sql`target_audience = ${filters.targetAudience}`,
-          filters.screenersOnly === true ? sql`target_audience IS NOT NULL AND active` : sql`true`
-        ]
-        const where = sql.and(conditions)
-        const rows = yield* sql<QuestionnaireRow>`SELECT ${cols} FROM questionnaires WHERE ${where}
-          ORDER BY title, id LIMIT ${request.perPage} OFFSET ${request.offset}`
-        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM questionnaires WHERE ${where}`
-        return { questionnaires: yield* withQuestions(rows), pagination: paginationOf(request, counted?.count ?? 0) }
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Catalogue.list"))
+        const rows = yield* versions.page(filters, request.perPage, request.offset)
+        const count = yield* versions.count(filters)
+        return { questionnaires: yield* withQuestions(rows), pagination: paginationOf(request, count) }
+      }).pipe(Effect.withSpan("Catalogue.list"))
 
     const show = (id: number) =>
       Effect.gen(function*() {
-        const rows = yield* sql<QuestionnaireRow>`SELECT ${cols} FROM questionnaires WHERE id = ${id}`
-        if (rows.length === 0) return yield* Effect.fail(questionnaireNotFound())
-        return (yield* withQuestions(rows))[0]!
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Catalogue.show", { attributes: { "questionnaire.id": id } }))
+        const row = yield* versions.findById(id)
+        if (Option.isNone(row)) return yield* Effect.fail(questionnaireNotFound())
+        return (yield* withQuestions([row.value]))[0]!
+      }).pipe(Effect.withSpan("Catalogue.show", { attributes: { "questionnaire.id": id } }))
 
     /** A version's questions and scoring spec (cached: versions never change). */
     const definition = (id: number): Effect.Effect<Definition | undefined> =>
       Effect.gen(function*() {
         const cached = cache.get(id)
         if (cached !== undefined) return cached
-        const [row] = yield* sql<QuestionnaireRow>`SELECT ${cols} FROM questionnaires WHERE id = ${id}`
-        if (row === undefined) return undefined
-        const questions: Array<QuestionRow> = (yield* questionsOf([id])).map((q) => ({
+        const found = yield* versions.findById(id)
+        if (Option.isNone(found)) return undefined
+        const row = found.value
+        const questions: Array<QuestionRow> = (yield* questionRows.ofVersions([id])).map((q) => ({
           id: q.id, key: q.key, type: q.type, options: q.options, required: q.required, position: q.position, text: q.text
         }))
         const def: Definition = {
           id: row.id, slug: row.slug, version: row.version, title: row.title, targetAudience: row.target_audience, questions,
-          byId: new Map(questions.map((q) => [q.id, q])), scoring: decodeSpec(row.scoring)
+          byId: new Map(questions.map((q) => [q.id, q])), scoring: row.scoring
         }
         cache.set(id, def)
         return def
-      }).pipe(Effect.orDie)
+      })
 
     /** Whether a version is the active one (the one new responses may use). */
-    const isActive = (id: number) =>
-      Effect.map(sql<{ active: boolean }>`SELECT active FROM questionnaires WHERE id = ${id}`, (rows) => rows[0]?.active === true).pipe(Effect.orDie)
+    const isActive = (id: number) => versions.isActive(id)
 
     return { seed, list, show, definition, isActive } as const
-  })
+  }),
+  dependencies: [QuestionnairesRepo.Default, QuestionnaireQuestionsRepo.Default]
 }) {}

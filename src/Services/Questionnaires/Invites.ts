@@ -3,8 +3,7 @@
  * credential: stored hashed, single use (claimed under a row lock in the transaction that saves the
  * answers, so a 422 keeps it and concurrent sends give one 201), per-address rate limits.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { invalid, invalidField, notFound } from "../../Api/Errors.js"
 import type { AnswerInput } from "../../Api/Questionnaires/Questionnaires.js"
 import type { CreateQuestionnaireInviteRequest } from "../../Api/Questionnaires/Invites.js"
@@ -15,10 +14,12 @@ import { AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
 import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
 import { RateLimiter } from "../RateLimiter.js"
+import { makeTransaction } from "../Repository.js"
 import { hashToken, newToken } from "../Tokens.js"
 import { mergeAnswers } from "./Answers.js"
 import { Catalogue } from "./Catalogue.js"
 import { crisisResourcesOf, evaluate, QuestionnaireResponses } from "./Responses.js"
+import { QuestionnaireInvitesRepo } from "./QuestionnaireInvitesRepo.js"
 import { questionnaireInviteTask } from "./Tasks.js"
 
 export const inviteRules = {
@@ -28,28 +29,13 @@ export const inviteRules = {
 } as const
 
 export const inviteNotFound = () => notFound("Invite")
-/** Arbitrary constant, the first key of the advisory lock serialising invites of one patient and questionnaire. */
-const inviteLockSpace = 7_340_221
-
-interface InviteRow {
-  readonly id: number
-  readonly questionnaire_id: number
-  readonly patient_id: number
-  readonly email: string
-  readonly due_date: string | null
-  readonly message: string | null
-  readonly status: QuestionnaireInvite["status"]
-  readonly expires_at: Date
-  readonly created_at: Date
-}
-
-const columns = `id, questionnaire_id, patient_id, email, to_char(due_date, 'YYYY-MM-DD') AS due_date, message, status, expires_at, created_at`
 
 const pad = (n: number) => String(n).padStart(2, "0")
 
 export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()("app/QuestionnaireInvites", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* QuestionnaireInvitesRepo
+    const transaction = yield* makeTransaction
     const access = yield* PatientAccess
     const audit = yield* AuditLog
     const jobs = yield* Jobs
@@ -57,7 +43,6 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
     const config = yield* AppConfig
     const catalogue = yield* Catalogue
     const responses = yield* QuestionnaireResponses
-    const cols = sql.literal(columns)
 
     /** When an invite stops working: the end of its due date on the clinic's clock, else in 14 days. */
     const expiryOf = (now: Date, dueDate: string | null | undefined) =>
@@ -87,22 +72,27 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
         }
         if (Object.keys(problems).length > 0 || expiresAt._tag === "Left") return yield* Effect.fail(invalid(problems))
         const token = newToken()
-        const row = yield* sql.withTransaction(Effect.gen(function*() {
+        const row = yield* transaction(Effect.gen(function*() {
           // One open invite per patient and questionnaire: concurrent invites queue here, the later revokes the earlier.
-          yield* sql`SELECT pg_advisory_xact_lock(${inviteLockSpace}, ${patient})`
-          yield* sql`UPDATE questionnaire_invites SET status = 'revoked', revoked_at = ${now}, updated_at = ${now}
-            WHERE patient_id = ${patient} AND questionnaire_id = ${input.questionnaire_id} AND status IN ('sent', 'opened')`
-          const [row] = yield* sql<InviteRow>`INSERT INTO questionnaire_invites (questionnaire_id, patient_id, email, due_date, message,
-              token_hash, expires_at, invited_by_id, created_at, updated_at)
-            VALUES (${input.questionnaire_id}, ${patient}, ${input.email.trim()}, ${input.due_date ?? null}, ${input.message ?? null},
-              ${hashToken(token)}, ${expiresAt.right}, ${viewer.id}, ${now}, ${now})
-            RETURNING ${cols}`
-          yield* jobs.enqueue(questionnaireInviteTask, { invite_id: row!.id, token })
-          yield* audit.record({ actorId: viewer.id, action: "questionnaire_invite.create", targetType: "questionnaire_invite", targetId: row!.id })
-          return row!
+          yield* repo.lockPatient(patient)
+          yield* repo.revokeOpen(patient, input.questionnaire_id, now)
+          const row = yield* repo.insert({
+            questionnaireId: input.questionnaire_id,
+            patientId: patient,
+            email: input.email.trim(),
+            dueDate: input.due_date ?? null,
+            message: input.message ?? null,
+            tokenHash: hashToken(token),
+            expiresAt: expiresAt.right,
+            invitedById: viewer.id,
+            at: now
+          })
+          yield* jobs.enqueue(questionnaireInviteTask, { invite_id: row.id, token })
+          yield* audit.record({ actorId: viewer.id, action: "questionnaire_invite.create", targetType: "questionnaire_invite", targetId: row.id })
+          return row
         }))
         return QuestionnaireInvite.make(row, true)
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("QuestionnaireInvites.create"))
+      }).pipe(Effect.withSpan("QuestionnaireInvites.create"))
 
     const limit = (address: string) => limiter.enforce(`questionnaire_invite:${address}`, inviteRules.perAddress)
 
@@ -110,24 +100,22 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
       Effect.gen(function*() {
         yield* limit(address)
         const now = new Date(yield* Clock.currentTimeMillis)
-        const [row] = yield* sql<InviteRow>`UPDATE questionnaire_invites SET status = 'opened', opened_at = coalesce(opened_at, ${now}),
-            updated_at = ${now}
-          WHERE token_hash = ${hashToken(token)} AND status IN ('sent', 'opened') AND expires_at > ${now}
-          RETURNING ${cols}`
-        if (row === undefined) return yield* Effect.fail(inviteNotFound())
+        const opened = yield* repo.open(hashToken(token), now)
+        if (Option.isNone(opened)) return yield* Effect.fail(inviteNotFound())
+        const row = opened.value
         const questionnaire = yield* Effect.catchTag(catalogue.show(row.questionnaire_id), "NotFound", () => Effect.dieMessage("invite's questionnaire missing"))
         return InviteForm.make({ invite: { due_date: row.due_date, expires_at: row.expires_at, message: row.message }, questionnaire }, true)
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("QuestionnaireInvites.form"))
+      }).pipe(Effect.withSpan("QuestionnaireInvites.form"))
 
     const respond = (address: string, input: { readonly token: string; readonly responses: ReadonlyArray<AnswerInput> }) =>
       Effect.gen(function*() {
         yield* limit(address)
-        return yield* sql.withTransaction(Effect.gen(function*() {
+        return yield* transaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
           // Locked: of concurrent submissions with one token, the first claims it, the others find it completed.
-          const [invite] = yield* sql<InviteRow>`SELECT ${cols} FROM questionnaire_invites
-            WHERE token_hash = ${hashToken(input.token)} AND status IN ('sent', 'opened') AND expires_at > ${now} FOR UPDATE`
-          if (invite === undefined) return yield* Effect.fail(inviteNotFound())
+          const usable = yield* repo.lockUsable(hashToken(input.token), now)
+          if (Option.isNone(usable)) return yield* Effect.fail(inviteNotFound())
+          const invite = usable.value
           const def = yield* catalogue.definition(invite.questionnaire_id)
           if (def === undefined) return yield* Effect.dieMessage("invite's questionnaire missing")
           const answers = mergeAnswers({}, yield* responses.checked(def, input.responses))
@@ -135,13 +123,13 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
           if (!result.complete) {
             return yield* Effect.fail(invalidField("responses", result.invalid ? "leave too many questions blank" : "must answer every required question"))
           }
-          yield* sql`UPDATE questionnaire_invites SET status = 'completed', completed_at = ${now}, updated_at = ${now} WHERE id = ${invite.id}`
+          yield* repo.complete(invite.id, now)
           const row = yield* responses.insert(def, invite.patient_id, answers, "submitted", { actorId: null, inviteId: invite.id })
           return InviteResponseReceipt.make({ id: row.id, status: "submitted", crisis_resources: crisisResourcesOf(row.flags) }, true)
         }))
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("QuestionnaireInvites.respond"))
+      }).pipe(Effect.withSpan("QuestionnaireInvites.respond"))
 
     return { create, form, respond } as const
   }),
-  dependencies: [PatientAccess.Default, AuditLog.Default, RateLimiter.Default, Catalogue.Default, QuestionnaireResponses.Default]
+  dependencies: [QuestionnaireInvitesRepo.Default, PatientAccess.Default, AuditLog.Default, RateLimiter.Default, Catalogue.Default, QuestionnaireResponses.Default]
 }) {}

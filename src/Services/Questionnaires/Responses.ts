@@ -3,8 +3,7 @@
  * questions and scored on every save (src/Domain/Questionnaires/Scoring.ts), the status machine,
  * the parent rule (PatientAccess), and the self-harm alert in the saving transaction.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Either } from "effect"
+import { Clock, Effect, Either, Option } from "effect"
 import { forbidden, invalid, invalidField, messages, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import type { AnswerInput, ResponseChanges } from "../../Api/Questionnaires/Questionnaires.js"
@@ -20,32 +19,11 @@ import {
 } from "../../Domain/Questionnaires/Scoring.js"
 import { AuditLog } from "../AuditLog.js"
 import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
+import { makeTransaction } from "../Repository.js"
 import { QuestionnaireAlerts } from "./Alerts.js"
 import { answerMap, changesAnything, checkAnswers, itemsOf, mergeAnswers, type StoredAnswers } from "./Answers.js"
 import { Catalogue, type Definition } from "./Catalogue.js"
-
-export interface ResponseRow {
-  readonly id: number
-  readonly questionnaire_id: number
-  readonly questionnaire_version: number
-  readonly patient_id: number
-  readonly status: ResponseStatus
-  readonly answers: StoredAnswers
-  readonly score: number | null
-  readonly severity: string | null
-  readonly subscales: Readonly<Record<string, number>>
-  readonly flags: ReadonlyArray<string>
-  readonly review_notes: string | null
-  readonly reviewed_by_id: number | null
-  readonly reviewed_at: Date | null
-  readonly completed_at: Date | null
-  readonly submitted_at: Date | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-export const responseColumns = `id, questionnaire_id, questionnaire_version, patient_id, status, answers, score, severity, subscales,
-  flags, review_notes, reviewed_by_id, reviewed_at, completed_at, submitted_at, created_at, updated_at`
+import { QuestionnaireResponsesRepo, type ResponseRow, type ResponseScope } from "./QuestionnaireResponsesRepo.js"
 
 export const responseNotFound = () => notFound("Questionnaire response")
 export const mustExist = () => invalidField("questionnaire_id", "must exist")
@@ -62,9 +40,6 @@ export const toResponse = (def: Definition, row: ResponseRow): QuestionnaireResp
     crisis_resources: crisisResourcesOf(row.flags), created_at: row.created_at, updated_at: row.updated_at
   }, true)
 
-/** A text[] parameter (node-postgres sends arrays as PostgreSQL array literals). */
-const textArray = (items: ReadonlyArray<string>) => items as Array<string>
-
 /** The scored state of a set of answers. */
 export const evaluate = (def: Definition, answers: StoredAnswers) => {
   const result = scoreResponse(def.questions, def.scoring, answerMap(answers))
@@ -73,12 +48,16 @@ export const evaluate = (def: Definition, answers: StoredAnswers) => {
 
 export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponses>()("app/QuestionnaireResponses", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* QuestionnaireResponsesRepo
+    const transaction = yield* makeTransaction
     const access = yield* PatientAccess
     const audit = yield* AuditLog
     const catalogue = yield* Catalogue
     const alerts = yield* QuestionnaireAlerts
-    const cols = sql.literal(responseColumns)
+
+    /** Staff see every patient's responses; a parent those of their own patients. */
+    const scopeOf = (viewer: PatientViewer): ResponseScope =>
+      isStaff(viewer.role) ? { _tag: "All" } : { _tag: "OwnPatients", userId: viewer.id }
 
     /** An active version's definition, else 422 `questionnaire_id: must exist`. */
     const activeDefinition = (questionnaireId: number) =>
@@ -110,17 +89,27 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
       Effect.gen(function*() {
         const { result } = evaluate(def, answers)
         const at = yield* now
-        const [row] = yield* sql<ResponseRow>`INSERT INTO questionnaire_responses (questionnaire_id, questionnaire_version, patient_id,
-            status, answers, score, severity, subscales, flags, created_by_id, invite_id, completed_at, submitted_at, created_at, updated_at)
-          VALUES (${def.id}, ${def.version}, ${patientId}, ${status}, ${JSON.stringify(answers)}::jsonb, ${result.score},
-            ${result.severity}, ${JSON.stringify(result.subscales)}::jsonb, ${textArray(result.flags)}::text[], ${extra.actorId},
-            ${extra.inviteId}, ${result.complete ? at : null}, ${status === "submitted" ? at : null}, ${at}, ${at})
-          RETURNING ${cols}`
+        const row = yield* repo.insert({
+          questionnaireId: def.id,
+          version: def.version,
+          patientId,
+          status,
+          answers,
+          score: result.score,
+          severity: result.severity,
+          subscales: result.subscales,
+          flags: result.flags,
+          createdById: extra.actorId,
+          inviteId: extra.inviteId,
+          completedAt: result.complete ? at : null,
+          submittedAt: status === "submitted" ? at : null,
+          at
+        })
         if (result.flags.includes("self_harm")) {
-          yield* alerts.raise({ _tag: "Response", id: row!.id, patientId }, extra.actorId)
+          yield* alerts.raise({ _tag: "Response", id: row.id, patientId }, extra.actorId)
         }
-        yield* audit.record({ actorId: extra.actorId, action: "questionnaire_response.create", targetType: "questionnaire_response", targetId: row!.id })
-        return row!
+        yield* audit.record({ actorId: extra.actorId, action: "questionnaire_response.create", targetType: "questionnaire_response", targetId: row.id })
+        return row
       })
 
     const create = (viewer: PatientViewer, input: { readonly questionnaire_id: number; readonly patient_id: number; readonly responses: ReadonlyArray<AnswerInput> }) =>
@@ -129,27 +118,23 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
         const def = yield* activeDefinition(input.questionnaire_id)
         const answers = mergeAnswers({}, yield* checked(def, input.responses))
         const { derived } = evaluate(def, answers)
-        const row = yield* sql.withTransaction(insert(def, patient, answers, derived, { actorId: viewer.id, inviteId: null }))
+        const row = yield* transaction(insert(def, patient, answers, derived, { actorId: viewer.id, inviteId: null }))
         return toResponse(def, row)
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("QuestionnaireResponses.create"))
+      }).pipe(Effect.withSpan("QuestionnaireResponses.create"))
 
     /** The response when the caller may see its patient; otherwise 404, as for an unknown id. */
     const find = (viewer: PatientViewer, id: number, lock: boolean) =>
       Effect.gen(function*() {
-        const [row] = isStaff(viewer.role)
-          ? yield* sql<ResponseRow>`SELECT ${cols} FROM questionnaire_responses WHERE id = ${id} ${lock ? sql`FOR UPDATE` : sql``}`
-          : yield* sql<ResponseRow>`SELECT ${cols} FROM questionnaire_responses r WHERE id = ${id}
-              AND EXISTS (SELECT 1 FROM patients p WHERE p.id = r.patient_id AND p.user_id = ${viewer.id})
-              ${lock ? sql`FOR UPDATE OF r` : sql``}`
-        if (row === undefined) return yield* Effect.fail(responseNotFound())
-        return row
+        const row = yield* repo.findById(id, scopeOf(viewer), lock)
+        if (Option.isNone(row)) return yield* Effect.fail(responseNotFound())
+        return row.value
       })
 
     const show = (viewer: PatientViewer, id: number) =>
       Effect.gen(function*() {
         const row = yield* find(viewer, id, false)
         return toResponse(yield* definitionOf(row), row)
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("QuestionnaireResponses.show", { attributes: { "questionnaire_response.id": id } }))
+      }).pipe(Effect.withSpan("QuestionnaireResponses.show", { attributes: { "questionnaire_response.id": id } }))
 
     const update = (viewer: PatientViewer, id: number, changes: ResponseChanges) =>
       Effect.gen(function*() {
@@ -157,7 +142,7 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
         if (!isStaff(viewer.role) && (changes.status === "reviewed" || changes.review_notes !== undefined)) {
           return yield* Effect.fail(forbidden(messages.unauthorized))
         }
-        const row = yield* sql.withTransaction(Effect.gen(function*() {
+        const row = yield* transaction(Effect.gen(function*() {
           const current = yield* find(viewer, id, true)
           const def = yield* definitionOf(current)
           const answerChanges = yield* checked(def, changes.responses ?? [])
@@ -176,14 +161,18 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
           const completedAt = status === "started" || status === "in_progress" ? null : current.completed_at ?? at
           const submittedAt = status === "submitted" && current.status !== "submitted" ? at : current.submitted_at
           const reviewed = status === "reviewed" && current.status !== "reviewed"
-          const [row] = yield* sql<ResponseRow>`UPDATE questionnaire_responses SET status = ${status},
-              answers = ${JSON.stringify(answers)}::jsonb, score = ${scored.score}, severity = ${scored.severity},
-              subscales = ${JSON.stringify(scored.subscales)}::jsonb, flags = ${textArray(scored.flags)}::text[],
-              completed_at = ${completedAt}, submitted_at = ${submittedAt},
-              review_notes = ${changes.review_notes === undefined ? current.review_notes : changes.review_notes},
-              reviewed_by_id = ${reviewed ? viewer.id : current.reviewed_by_id}, reviewed_at = ${reviewed ? at : current.reviewed_at},
-              updated_at = ${at}
-            WHERE id = ${id} RETURNING ${cols}`
+          const row = yield* repo.update({
+            id,
+            status,
+            answers,
+            ...scored,
+            completedAt,
+            submittedAt,
+            reviewNotes: changes.review_notes === undefined ? current.review_notes : changes.review_notes,
+            reviewedById: reviewed ? viewer.id : current.reviewed_by_id,
+            reviewedAt: reviewed ? at : current.reviewed_at,
+            at
+          })
           if (scored.flags.includes("self_harm")) yield* alerts.raise({ _tag: "Response", id, patientId: current.patient_id }, viewer.id)
           if (reviewed) yield* alerts.acknowledge(id, viewer.id, at)
           yield* audit.record({
@@ -192,10 +181,10 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
             targetType: "questionnaire_response",
             targetId: id
           })
-          return { row: row!, def }
+          return { row, def }
         }))
         return toResponse(row.def, row.row)
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("QuestionnaireResponses.update", { attributes: { "questionnaire_response.id": id } }))
+      }).pipe(Effect.withSpan("QuestionnaireResponses.update", { attributes: { "questionnaire_response.id": id } }))
 
     const list = (
       viewer: PatientViewer,
@@ -204,21 +193,14 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
     ) =>
       Effect.gen(function*() {
         const patient = filters.patientId === undefined ? undefined : yield* access.visiblePatient(viewer, filters.patientId)
-        const where = sql.and([
-          patient !== undefined
-            ? sql`patient_id = ${patient}`
-            : isStaff(viewer.role) ? sql`true` : sql`patient_id IN (SELECT id FROM patients WHERE user_id = ${viewer.id})`,
-          filters.questionnaireId === undefined ? sql`true` : sql`questionnaire_id = ${filters.questionnaireId}`,
-          filters.status === undefined ? sql`true` : sql`status = ${filters.status}`
-        ])
-        const rows = yield* sql<ResponseRow>`SELECT ${cols} FROM questionnaire_responses WHERE ${where}
-          ORDER BY created_at DESC, id DESC LIMIT ${request.perPage} OFFSET ${request.offset}`
-        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM questionnaire_responses WHERE ${where}`
+        const criteria = { scope: scopeOf(viewer), patientId: patient, questionnaireId: filters.questionnaireId, status: filters.status }
+        const rows = yield* repo.page(criteria, request.perPage, request.offset)
+        const count = yield* repo.count(criteria)
         const responses = yield* Effect.forEach(rows, (row) => Effect.map(definitionOf(row), (def) => toResponse(def, row)))
-        return { questionnaire_responses: responses, pagination: paginationOf(request, counted?.count ?? 0) }
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("QuestionnaireResponses.list"))
+        return { questionnaire_responses: responses, pagination: paginationOf(request, count) }
+      }).pipe(Effect.withSpan("QuestionnaireResponses.list"))
 
     return { create, update, show, list, insert, activeDefinition, checked } as const
   }),
-  dependencies: [PatientAccess.Default, AuditLog.Default, Catalogue.Default, QuestionnaireAlerts.Default]
+  dependencies: [QuestionnaireResponsesRepo.Default, PatientAccess.Default, AuditLog.Default, Catalogue.Default, QuestionnaireAlerts.Default]
 }) {}

@@ -2,7 +2,6 @@
  * Public screeners (general §4.12 marketing questionnaires; issue 21): anonymous, scored at once,
  * the band emailed, kept 180 days (daily purge job). Rate-limited per client address and per email.
  */
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { invalidField } from "../../Api/Errors.js"
 import { type PageRequest } from "../../Api/Pagination.js"
@@ -10,9 +9,11 @@ import type { CreateScreenerRequest } from "../../Api/Questionnaires/Screeners.j
 import { ScreenerResult, type TargetAudience } from "../../Domain/Questionnaires/Questionnaire.js"
 import { Jobs } from "../Jobs.js"
 import { RateLimiter } from "../RateLimiter.js"
+import { makeTransaction } from "../Repository.js"
 import { QuestionnaireAlerts } from "./Alerts.js"
 import { mergeAnswers } from "./Answers.js"
 import { Catalogue } from "./Catalogue.js"
+import { MarketingQuestionnairesRepo } from "./MarketingQuestionnairesRepo.js"
 import { crisisResourcesOf, evaluate, mustExist, QuestionnaireResponses } from "./Responses.js"
 import { screenerResultTask } from "./Tasks.js"
 
@@ -21,11 +22,10 @@ export const screenerLimits = {
   perEmail: { limit: 3, window: "1 day" }
 } as const
 
-const textArray = (items: ReadonlyArray<string>) => items as Array<string>
-
 export class Screeners extends Effect.Service<Screeners>()("app/Screeners", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* MarketingQuestionnairesRepo
+    const transaction = yield* makeTransaction
     const catalogue = yield* Catalogue
     const responses = yield* QuestionnaireResponses
     const alerts = yield* QuestionnaireAlerts
@@ -46,25 +46,24 @@ export class Screeners extends Effect.Service<Screeners>()("app/Screeners", {
         const answers = mergeAnswers({}, yield* responses.checked(def, input.responses))
         const { result } = evaluate(def, answers)
         const email = input.email.trim()
-        return yield* sql.withTransaction(Effect.gen(function*() {
+        return yield* transaction(Effect.gen(function*() {
           yield* limiter.enforce(`screener_address:${address}`, screenerLimits.perAddress)
           yield* limiter.enforce(`screener_email:${email.toLowerCase()}`, screenerLimits.perEmail)
           const now = new Date(yield* Clock.currentTimeMillis)
-          const [row] = yield* sql<{ id: number }>`INSERT INTO marketing_questionnaires (questionnaire_id, email, answers, score, severity,
-              subscales, flags, created_at)
-            VALUES (${def.id}, ${email}, ${JSON.stringify(answers)}::jsonb, ${result.score}, ${result.severity},
-              ${JSON.stringify(result.subscales)}::jsonb, ${textArray(result.flags)}::text[], ${now})
-            RETURNING id`
-          if (result.flags.includes("self_harm")) yield* alerts.raise({ _tag: "Screener", id: row!.id }, null)
-          yield* jobs.enqueue(screenerResultTask, { marketing_questionnaire_id: row!.id })
+          const id = yield* repo.insert({
+            questionnaireId: def.id, email, answers, score: result.score, severity: result.severity,
+            subscales: result.subscales, flags: result.flags, at: now
+          })
+          if (result.flags.includes("self_harm")) yield* alerts.raise({ _tag: "Screener", id: id }, null)
+          yield* jobs.enqueue(screenerResultTask, { marketing_questionnaire_id: id })
           return ScreenerResult.make({
-            id: row!.id, score: result.score, severity: result.severity, subscales: result.subscales,
+            id: id, score: result.score, severity: result.severity, subscales: result.subscales,
             crisis_resources: crisisResourcesOf(result.flags)
           }, true)
         }))
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Screeners.create"))
+      }).pipe(Effect.withSpan("Screeners.create"))
 
     return { list, create } as const
   }),
-  dependencies: [Catalogue.Default, QuestionnaireResponses.Default, QuestionnaireAlerts.Default, RateLimiter.Default]
+  dependencies: [MarketingQuestionnairesRepo.Default, Catalogue.Default, QuestionnaireResponses.Default, QuestionnaireAlerts.Default, RateLimiter.Default]
 }) {}

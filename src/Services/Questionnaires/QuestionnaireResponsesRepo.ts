@@ -1,0 +1,172 @@
+/**
+ * The only SQL on `questionnaire_responses` (ARCHITECTURE "Persistence"): rows decoded, SQL errors
+ * defects. The scope of what a non-staff viewer sees (responses of the patients whose account is
+ * theirs) is written here as it was in the service, until the access module provides it.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { QuestionnaireId, QuestionnaireResponseId } from "../../Domain/Ids.js"
+import { AnswerValue, Subscales } from "../../Domain/Questionnaires/Questionnaire.js"
+import { ResponseStatus } from "../../Domain/Questionnaires/Scoring.js"
+import { orDefect } from "../Repository.js"
+
+/** Answers as stored in `answers` jsonb: question id (as text) → answer. */
+export const StoredAnswers = Schema.Record({ key: Schema.String, value: AnswerValue })
+
+const NullDate = Schema.NullOr(Schema.DateFromSelf)
+
+export const ResponseRow = Schema.Struct({
+  id: QuestionnaireResponseId,
+  questionnaire_id: QuestionnaireId,
+  questionnaire_version: Schema.Int,
+  patient_id: Schema.Int,
+  status: ResponseStatus,
+  answers: StoredAnswers,
+  score: Schema.NullOr(Schema.Int),
+  severity: Schema.NullOr(Schema.String),
+  subscales: Subscales,
+  flags: Schema.Array(Schema.String),
+  review_notes: Schema.NullOr(Schema.String),
+  reviewed_by_id: Schema.NullOr(Schema.Int),
+  reviewed_at: NullDate,
+  completed_at: NullDate,
+  submitted_at: NullDate,
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type ResponseRow = typeof ResponseRow.Type
+
+const columns = `id, questionnaire_id, questionnaire_version, patient_id, status, answers, score, severity, subscales,
+  flags, review_notes, reviewed_by_id, reviewed_at, completed_at, submitted_at, created_at, updated_at`
+
+/** The scored state a save writes. */
+const Scored = {
+  answers: StoredAnswers,
+  score: Schema.NullOr(Schema.Int),
+  severity: Schema.NullOr(Schema.String),
+  subscales: Subscales,
+  flags: Schema.Array(Schema.String),
+  completedAt: NullDate,
+  submittedAt: NullDate
+}
+
+export const NewResponse = Schema.Struct({
+  questionnaireId: Schema.Number,
+  version: Schema.Int,
+  patientId: Schema.Number,
+  status: ResponseStatus,
+  ...Scored,
+  createdById: Schema.NullOr(Schema.Number),
+  inviteId: Schema.NullOr(Schema.Number),
+  at: Schema.DateFromSelf
+})
+
+export const ResponseChange = Schema.Struct({
+  id: Schema.Number,
+  status: ResponseStatus,
+  ...Scored,
+  reviewNotes: Schema.NullOr(Schema.String),
+  reviewedById: Schema.NullOr(Schema.Number),
+  reviewedAt: NullDate,
+  at: Schema.DateFromSelf
+})
+
+/** Whose responses a caller sees: every patient's (staff), or those of the patients whose account is `userId`. */
+export const ResponseScope = Schema.Union(
+  Schema.TaggedStruct("All", {}),
+  Schema.TaggedStruct("OwnPatients", { userId: Schema.Number })
+)
+export type ResponseScope = typeof ResponseScope.Type
+
+export const ResponseCriteria = Schema.Struct({
+  scope: ResponseScope,
+  /** One patient the caller may see (checked by the service); else the scope decides. */
+  patientId: Schema.optional(Schema.Number),
+  questionnaireId: Schema.optional(Schema.Number),
+  status: Schema.optional(ResponseStatus)
+})
+export type ResponseCriteria = typeof ResponseCriteria.Type
+
+const PageOfResponses = Schema.Struct({ criteria: ResponseCriteria, limit: Schema.Int, offset: Schema.Int })
+const ResponseLookup = Schema.Struct({ id: Schema.Number, scope: ResponseScope, lock: Schema.Boolean })
+
+/** A text[] parameter (node-postgres sends arrays as PostgreSQL array literals). */
+const textArray = (items: ReadonlyArray<string>) => items as Array<string>
+
+export class QuestionnaireResponsesRepo extends Effect.Service<QuestionnaireResponsesRepo>()("app/QuestionnaireResponsesRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cols = sql.literal(columns)
+
+    const matching = (criteria: ResponseCriteria) =>
+      sql.and([
+        criteria.patientId !== undefined
+          ? sql`patient_id = ${criteria.patientId}`
+          : criteria.scope._tag === "All" ? sql`true` : sql`patient_id IN (SELECT id FROM patients WHERE user_id = ${criteria.scope.userId})`,
+        criteria.questionnaireId === undefined ? sql`true` : sql`questionnaire_id = ${criteria.questionnaireId}`,
+        criteria.status === undefined ? sql`true` : sql`status = ${criteria.status}`
+      ])
+
+    const insertOne = SqlSchema.single({
+      Request: NewResponse,
+      Result: ResponseRow,
+      execute: (r) =>
+        sql`INSERT INTO questionnaire_responses (questionnaire_id, questionnaire_version, patient_id,
+            status, answers, score, severity, subscales, flags, created_by_id, invite_id, completed_at, submitted_at, created_at, updated_at)
+          VALUES (${r.questionnaireId}, ${r.version}, ${r.patientId}, ${r.status}, ${JSON.stringify(r.answers)}::jsonb, ${r.score},
+            ${r.severity}, ${JSON.stringify(r.subscales)}::jsonb, ${textArray(r.flags)}::text[], ${r.createdById},
+            ${r.inviteId}, ${r.completedAt}, ${r.submittedAt}, ${r.at}, ${r.at})
+          RETURNING ${cols}`
+    })
+
+    const findById = SqlSchema.findOne({
+      Request: ResponseLookup,
+      Result: ResponseRow,
+      execute: ({ id, lock, scope }) =>
+        scope._tag === "All"
+          ? sql`SELECT ${cols} FROM questionnaire_responses WHERE id = ${id} ${lock ? sql`FOR UPDATE` : sql``}`
+          : sql`SELECT ${cols} FROM questionnaire_responses r WHERE id = ${id}
+              AND EXISTS (SELECT 1 FROM patients p WHERE p.id = r.patient_id AND p.user_id = ${scope.userId})
+              ${lock ? sql`FOR UPDATE OF r` : sql``}`
+    })
+
+    const updateOne = SqlSchema.single({
+      Request: ResponseChange,
+      Result: ResponseRow,
+      execute: (c) =>
+        sql`UPDATE questionnaire_responses SET status = ${c.status},
+            answers = ${JSON.stringify(c.answers)}::jsonb, score = ${c.score}, severity = ${c.severity},
+            subscales = ${JSON.stringify(c.subscales)}::jsonb, flags = ${textArray(c.flags)}::text[],
+            completed_at = ${c.completedAt}, submitted_at = ${c.submittedAt},
+            review_notes = ${c.reviewNotes},
+            reviewed_by_id = ${c.reviewedById}, reviewed_at = ${c.reviewedAt},
+            updated_at = ${c.at}
+          WHERE id = ${c.id} RETURNING ${cols}`
+    })
+
+    const findPage = SqlSchema.findAll({
+      Request: PageOfResponses,
+      Result: ResponseRow,
+      execute: ({ criteria, limit, offset }) =>
+        sql`SELECT ${cols} FROM questionnaire_responses WHERE ${matching(criteria)}
+          ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`
+    })
+
+    const count = SqlSchema.single({
+      Request: ResponseCriteria,
+      Result: Schema.Struct({ count: Schema.Int }),
+      execute: (criteria) => sql`SELECT count(*)::int AS count FROM questionnaire_responses WHERE ${matching(criteria)}`
+    })
+
+    return {
+      insert: (response: typeof NewResponse.Type) => orDefect(insertOne(response)),
+      /** The response when it is in the scope, optionally locked for an update. */
+      findById: (id: number, scope: ResponseScope, lock: boolean) => orDefect(findById({ id, scope, lock })),
+      /** The response as changed (it must exist: callers hold its lock). */
+      update: (change: typeof ResponseChange.Type) => orDefect(updateOne(change)),
+      /** A page of responses, newest first. */
+      page: (criteria: ResponseCriteria, limit: number, offset: number) => orDefect(findPage({ criteria, limit, offset })),
+      count: (criteria: ResponseCriteria) => Effect.map(orDefect(count(criteria)), (row) => row.count)
+    } as const
+  })
+}) {}
