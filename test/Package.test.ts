@@ -82,7 +82,7 @@ console.log(JSON.stringify(shown))
  * `window` for the test to call.
  */
 const browserSource = `import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Api, Errors } from "care-coordination-api/api"
+import { Api, Errors } from "care-coordination-api-client"
 import { Effect } from "effect"
 import { signInAndShowSelf } from "./client.js"
 

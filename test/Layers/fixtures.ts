@@ -4,6 +4,7 @@ import { Effect, Layer, LogLevel, Option } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import { addressLimitDefaults } from "../../src/Layers/Config.js"
 import { AppConfig, type AppSettings } from "../../src/Services/AppConfig.js"
 import type { ObjectStoreShape } from "../../src/Services/ObjectStore.js"
 import { ffmpegPath, ffprobePath } from "../support/machineTools.js"
@@ -43,6 +44,7 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   video: Option.none(),
   clinicVideos: { maxBytes: 2 * 1024 * 1024 * 1024, ffmpegPath, ffprobePath, concurrency: 1 },
   clinicTimeZone: "America/Los_Angeles",
+  addressLimits: addressLimitDefaults,
   billing: {
     npi: "1234567893", taxId: "123456789", name: "Care Coordination Clinic", address: "100 Main St", city: "Sacramento",
     state: "CA", zip: "958140000", taxonomy: "101YM0800X", submitterId: "CCAPI", contactName: "Billing Office",

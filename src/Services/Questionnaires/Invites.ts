@@ -14,6 +14,7 @@ import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
 import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
+import { addressLimits } from "../AddressLimits.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { hashToken, newToken } from "../Tokens.js"
 import { mergeAnswers } from "./Answers.js"
@@ -23,8 +24,7 @@ import { questionnaireInviteTask } from "./Tasks.js"
 
 export const inviteRules = {
   defaultDays: 14,
-  maxDays: 30,
-  perAddress: { limit: 30, window: "1 minute" }
+  maxDays: 30
 } as const
 
 export const inviteNotFound = () => notFound("Invite")
@@ -55,6 +55,7 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
     const jobs = yield* Jobs
     const limiter = yield* RateLimiter
     const config = yield* AppConfig
+    const perAddress = addressLimits(config.addressLimits).questionnaireInvite
     const catalogue = yield* Catalogue
     const responses = yield* QuestionnaireResponses
     const cols = sql.literal(columns)
@@ -104,7 +105,7 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
         return QuestionnaireInvite.make(row, true)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("QuestionnaireInvites.create"))
 
-    const limit = (address: string) => limiter.enforce(`questionnaire_invite:${address}`, inviteRules.perAddress)
+    const limit = (address: string) => limiter.enforce(`questionnaire_invite:${address}`, perAddress)
 
     const form = (address: string, token: string) =>
       Effect.gen(function*() {
