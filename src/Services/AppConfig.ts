@@ -128,6 +128,25 @@ export type TrustedProxies =
   | { readonly _tag: "Hops"; readonly hops: number }
   | { readonly _tag: "Ranges"; readonly ranges: ReadonlyArray<string> }
 
+/**
+ * Requests one client address may make per fixed window to the public endpoints that can be
+ * abused (guessing, spraying, texting, mailing). Behind one NAT address (a clinic front desk) a
+ * clinic may need more.
+ */
+export interface AddressLimitSettings {
+  readonly signInsPerMinute: number
+  readonly registrationsPerHour: number
+  readonly confirmationResendsPerHour: number
+  readonly emailChecksPerMinute: number
+  readonly passwordResetsPerMinute: number
+  /** Provider invite validations, and acceptances, each. */
+  readonly providerInvitesPerMinute: number
+  /** Collaborator assessment link form, decline and submit, each. */
+  readonly assessmentLinksPerMinute: number
+  readonly questionnaireInvitesPerMinute: number
+  readonly screenersPerHour: number
+}
+
 export interface AppSettings {
   readonly port: number
   readonly host: string
@@ -164,6 +183,8 @@ export interface AppSettings {
   readonly clinicVideos: ClinicVideoSettings
   /** IANA zone of the clinic's wall clock: recurring slots and day filters (`America/Los_Angeles`). */
   readonly clinicTimeZone: string
+  /** Per client address limits of the public endpoints (RATE_LIMIT_* settings; src/Services/AddressLimits.ts). */
+  readonly addressLimits: AddressLimitSettings
   /** A session token unused for this long stops working (automatic log-off). */
   readonly sessionIdleMinutes: number
   /** A session token stops working this long after sign-in, however busy. */

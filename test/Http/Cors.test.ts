@@ -43,6 +43,19 @@ layer(TestApp({ corsOrigins: [app, devApp] }))("CORS with CORS_ORIGINS set", (it
       }
     }))
 
+  it.effect("a preflight allows the trace-context headers a client sends (W3C and B3)", () =>
+    Effect.gen(function*() {
+      const response = yield* send("OPTIONS", "/v1/users/sign_in", {
+        origin: app,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type,traceparent,tracestate,b3"
+      })
+      expect(response.status).toBe(204)
+      expect(response.headers["access-control-allow-origin"]).toBe(app)
+      const allowedHeaders = response.headers["access-control-allow-headers"]!.toLowerCase().split(/,\s*/)
+      expect(allowedHeaders).toEqual(expect.arrayContaining(["content-type", "traceparent", "tracestate", "b3"]))
+    }))
+
   it.effect("a preflight from any other origin gets no Access-Control-Allow-Origin", () =>
     Effect.gen(function*() {
       for (const origin of ["https://evil.example.com", "https://app.example.org.evil.com", "http://app.example.org", "null"]) {

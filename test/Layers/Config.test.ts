@@ -147,3 +147,31 @@ describe("settings that only work together", () => {
       expect(both).toContain("missing: S3_BUCKET, S3_SECRET_ACCESS_KEY")
     }))
 })
+
+describe("per-address limits (RATE_LIMIT_*)", () => {
+  it.effect("default to the limits the endpoints always had", () =>
+    Effect.gen(function*() {
+      expect(Either.getOrThrow(yield* read({})).addressLimits).toEqual({
+        signInsPerMinute: 10,
+        registrationsPerHour: 20,
+        confirmationResendsPerHour: 10,
+        emailChecksPerMinute: 10,
+        passwordResetsPerMinute: 10,
+        providerInvitesPerMinute: 10,
+        assessmentLinksPerMinute: 20,
+        questionnaireInvitesPerMinute: 30,
+        screenersPerHour: 5
+      })
+    }))
+
+  it.effect("are read from their settings; 0, negative or fractional is a config error naming the setting", () =>
+    Effect.gen(function*() {
+      const tuned = Either.getOrThrow(yield* read({ RATE_LIMIT_REGISTRATIONS_PER_HOUR: "200", RATE_LIMIT_SCREENERS_PER_HOUR: "12" }))
+      expect(tuned.addressLimits).toMatchObject({ registrationsPerHour: 200, screenersPerHour: 12, signInsPerMinute: 10 })
+      for (const value of ["0", "-5", "2.5", "many"]) {
+        const result = yield* read({ RATE_LIMIT_SIGN_INS_PER_MINUTE: value })
+        expect(Either.isLeft(result), value).toBe(true)
+        if (Either.isLeft(result)) expect(String(result.left)).toContain("RATE_LIMIT_SIGN_INS_PER_MINUTE")
+      }
+    }))
+})

@@ -4,8 +4,10 @@ import { Effect, Layer, LogLevel, Option } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import { addressLimitDefaults } from "../../src/Layers/Config.js"
 import { AppConfig, type AppSettings } from "../../src/Services/AppConfig.js"
 import type { ObjectStoreShape } from "../../src/Services/ObjectStore.js"
+import { ffmpegPath, ffprobePath } from "../support/machineTools.js"
 
 export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings => ({
   port: 0,
@@ -40,8 +42,9 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   fcm: Option.none(),
   mif: { importDir: Option.none(), maxFileBytes: 64 * 1024 * 1024, urlTimeoutMs: 30_000, urlAllowedNetworks: [] },
   video: Option.none(),
-  clinicVideos: { maxBytes: 2 * 1024 * 1024 * 1024, ffmpegPath: "/usr/bin/ffmpeg", ffprobePath: "/usr/bin/ffprobe", concurrency: 1 },
+  clinicVideos: { maxBytes: 2 * 1024 * 1024 * 1024, ffmpegPath, ffprobePath, concurrency: 1 },
   clinicTimeZone: "America/Los_Angeles",
+  addressLimits: addressLimitDefaults,
   billing: {
     npi: "1234567893", taxId: "123456789", name: "Care Coordination Clinic", address: "100 Main St", city: "Sacramento",
     state: "CA", zip: "958140000", taxonomy: "101YM0800X", submitterId: "CCAPI", contactName: "Billing Office",

@@ -1,11 +1,14 @@
 /**
- * One PostgreSQL for the whole run: DATABASE_URL when set, else an embedded server in a temp
- * directory. Migrations are applied once to a template database; each test file clones it.
+ * The machine's tools first (scripts/test-prerequisites.sh), then one PostgreSQL for the whole
+ * run: DATABASE_URL when set, else an embedded server in a temp directory. Migrations are applied
+ * once to a template database; each test file clones it.
  */
 import { Effect, Redacted } from "effect"
+import { spawnSync } from "node:child_process"
 import { mkdtemp, chmod, rm } from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import pg from "pg"
 import type { TestProject } from "vitest/node"
 import { pgClientLayer, runMigrations } from "../../src/Layers/Database.js"
@@ -20,7 +23,15 @@ declare module "vitest" {
   }
 }
 
+/** ffmpeg and Chromium: installed when missing and possible, else the run stops here saying what to install. */
+const ensureMachineTools = () => {
+  const script = fileURLToPath(new URL("../../scripts/test-prerequisites.sh", import.meta.url))
+  const run = spawnSync("sh", [script], { stdio: "inherit" })
+  if (run.status !== 0) throw new Error("The tests' prerequisites are missing (see the message above)")
+}
+
 export default async function setup(project: TestProject) {
+  ensureMachineTools()
   let serverUrl = process.env.DATABASE_URL
   let stopServer: (() => Promise<void>) | undefined
   let tempDir: string | undefined

@@ -39,13 +39,13 @@ export const contentTypes: Record<ReportFormat, string> = {
 
 /**
  * Honest progress: rows written ÷ rows counted before writing, 99 at most until the file is
- * stored (rows may have been added between the count and the cursor), 100 once completed.
+ * stored (rows may have been added between the count and the cursor), 100 once completed. With
+ * no rows counted there is nothing to measure: 0 until the file is stored.
  */
 export const progressOf = (status: ReportStatus, written: number, total: number | null): number => {
   if (status === "completed" || status === "expired") return 100
-  if (status === "queued" || total === null) return 0
-  if (total === 0) return 99
-  return Math.min(99, Math.floor((written * 100) / total))
+  if (status === "queued" || total === null || total <= 0) return 0
+  return Math.max(0, Math.min(99, Math.floor((written * 100) / total)))
 }
 
 /**

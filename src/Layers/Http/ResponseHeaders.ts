@@ -113,7 +113,9 @@ export const corsFor = (settings: Pick<AppSettings, "corsOrigins">) => {
     // A predicate, so a refused origin gets no Access-Control-Allow-Origin at all.
     allowedOrigins: (origin) => allowed.has(origin),
     allowedMethods: corsMethods,
-    allowedHeaders: ["Content-Type", "X-User-Token"],
+    // Trace context as Effect's HttpClient sends it by default (W3C `traceparent`/`tracestate`,
+    // and `b3`): a frontend's spans join the server's traces, and its preflights pass.
+    allowedHeaders: ["Content-Type", "X-User-Token", "traceparent", "tracestate", "b3"],
     // Readable by the frontend beyond the safelisted ones: when to retry after 429/503; the ETag of
     // a video part PUT to the disk store's signed route (issue 24, docs/videos.md).
     exposedHeaders: ["Retry-After", "ETag"],

@@ -18,7 +18,8 @@ import { AuditLog } from "../AuditLog.js"
 import { ProviderProfiles } from "../Providers/Profiles.js"
 import { Mailer, type MailError } from "../Mailer.js"
 import { dummyHash, hashPassword, verifyPassword } from "./Passwords.js"
-import { RateLimiter } from "../RateLimiter.js"
+import { addressLimits } from "../AddressLimits.js"
+import { type Limit, RateLimiter } from "../RateLimiter.js"
 import { Telephony, type TelephonyError } from "../Telephony.js"
 import { hashToken, newToken } from "../Tokens.js"
 import { ConfirmationCodes } from "./ConfirmationCodes.js"
@@ -71,6 +72,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const telephony = yield* Telephony
     const mailer = yield* Mailer
     const config = yield* AppConfig
+    const perAddress = addressLimits(config.addressLimits)
     const sessions = yield* Sessions
     const credentials = yield* CredentialChanges
     const profiles = yield* ProviderProfiles
@@ -81,7 +83,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const signInThrottle = yield* SignInThrottle
 
     /** A per-address or per-phone limit: one hit counted, 429 (with Retry-After) beyond it. */
-    const limit = (bucket: string, rule: (typeof accountLimits)[keyof typeof accountLimits]) =>
+    const limit = (bucket: string, rule: Limit) =>
       Effect.asVoid(limiter.enforce(bucket, rule, accountMessages.tooManyRequests))
 
     /**
@@ -106,7 +108,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
 
     const register = (clientAddress: string, request: RegisterRequest) =>
       Effect.gen(function*() {
-        yield* limit(`register:${clientAddress}`, accountLimits.registrationPerAddress)
+        yield* limit(`register:${clientAddress}`, perAddress.registration)
         const phone = yield* phoneField(request.user.phone)
         const email = normalizeEmail(request.user.email)
         if (Option.isSome(yield* users.findByEmail(email))) return yield* Effect.fail(emailTaken)
@@ -179,7 +181,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         if (Option.isSome(caller) && caller.value.id !== targetId && !isStaff(caller.value.role)) {
           return yield* Effect.fail(forbidden(messages.unauthorized))
         }
-        if (Option.isNone(caller)) yield* limit(`resend_confirmation:${clientAddress}`, accountLimits.anonymousResendPerAddress)
+        if (Option.isNone(caller)) yield* limit(`resend_confirmation:${clientAddress}`, perAddress.anonymousResend)
         const row = yield* users.findById(targetId)
         if (Option.isNone(caller)) {
           // Without a token the caller proves who they are with the email as well.
@@ -208,7 +210,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
 
     const emailHasAccount = (clientAddress: string, email: string) =>
       Effect.gen(function*() {
-        yield* limit(`email_has_account:${clientAddress}`, accountLimits.emailCheckPerAddress)
+        yield* limit(`email_has_account:${clientAddress}`, perAddress.emailCheck)
         return Option.isSome(yield* users.findByEmail(email.trim()))
       }).pipe(Effect.withSpan("Accounts.emailHasAccount"))
 
@@ -222,7 +224,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
           audit.record({ actorId: null, action: "user.sign_in_locked", targetType: "user", targetId: null }).pipe(
             Effect.zipRight(Effect.fail(tooManyRequests(message, wait)))
           )
-        const address = yield* limiter.take(`sign_in:${clientAddress}`, accountLimits.signInPerAddress)
+        const address = yield* limiter.take(`sign_in:${clientAddress}`, perAddress.signIn)
         if (!address.allowed) return yield* throttled(accountMessages.tooManyRequests, address.retryAfter)
         const wait = yield* signInThrottle.claim(email)
         if (Option.isSome(wait)) return yield* throttled(accountMessages.lockedOut(waitText(wait.value)), Duration.millis(wait.value))
@@ -265,7 +267,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
 
     const requestPasswordReset = (clientAddress: string, email: string) =>
       Effect.gen(function*() {
-        yield* limit(`password_reset:${clientAddress}`, accountLimits.passwordResetPerAddress)
+        yield* limit(`password_reset:${clientAddress}`, perAddress.passwordReset)
         const row = yield* users.findByEmail(email.trim())
         if (Option.isNone(row)) return accountMessages.resetRequested
         const token = newToken()

@@ -11,20 +11,13 @@ import { hashToken } from "../Tokens.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import type { Limit } from "../RateLimiter.js"
 
-/** Fixed windows per client address or phone number (RateLimiter buckets). */
+/**
+ * Fixed windows per phone number (RateLimiter buckets); the per client address ones are settings
+ * (src/Services/AddressLimits.ts).
+ */
 export const accountLimits = {
-  /** Sign-in attempts per client address (password spraying); a successful sign-in gives its hit back. */
-  signInPerAddress: { limit: 10, window: "1 minute" },
-  /** Registrations per client address: each may text a phone number, and "taken" reveals an account. */
-  registrationPerAddress: { limit: 20, window: "1 hour" },
-  /** Resends without a token: each one tells whether an id goes with an email. */
-  anonymousResendPerAddress: { limit: 10, window: "1 hour" },
   /** Confirmation codes texted to one phone number, by registration or resend. */
-  codesPerPhone: { limit: 5, window: "1 hour" },
-  /** "Does this email have an account?" per client address: each answer reveals one. */
-  emailCheckPerAddress: { limit: 10, window: "1 minute" },
-  /** Password reset requests per client address: each one sends an email. */
-  passwordResetPerAddress: { limit: 10, window: "1 minute" }
+  codesPerPhone: { limit: 5, window: "1 hour" }
 } as const satisfies Record<string, Limit>
 
 /**

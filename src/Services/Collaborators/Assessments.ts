@@ -25,19 +25,19 @@ import {
 } from "../../Domain/Collaborators/QuestionSets.js"
 import type { PatientId } from "../../Domain/Ids.js"
 import { calendarDayIn } from "../../Domain/Time.js"
+import { addressLimits } from "../AddressLimits.js"
 import { AppConfig } from "../AppConfig.js"
 import { type AuditEntry, AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
 import { PatientAccess } from "../Patients/PatientAccess.js"
 import { inviteLink } from "../Providers/Invites.js"
-import { type Limit, RateLimiter } from "../RateLimiter.js"
+import { RateLimiter } from "../RateLimiter.js"
 import { hashToken, newToken } from "../Tokens.js"
 import { incidentAlertTask, sendAssessmentLinkTask } from "./AssessmentTasks.js"
 import { Collaborators, notAuthorized } from "./Collaborators.js"
 import { LinkSealKey, seal } from "./LinkSeal.js"
 
 /** Public link endpoints, per client address (issue 22). */
-export const publicLinkLimit: Limit = { limit: 20, window: "1 minute" }
 
 /** The API's own form when ASSESSMENT_FORM_URL names no frontend. */
 export const apiFormPath = "/v1/collaborator_assessments/form"
@@ -95,6 +95,7 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
     const limiter = yield* RateLimiter
     const jobs = yield* Jobs
     const config = yield* AppConfig
+    const publicLinkLimit = addressLimits(config.addressLimits).assessmentLink
     const sealKey = yield* LinkSealKey
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     const ttl = Duration.hours(config.collaborators.tokenTtlHours)

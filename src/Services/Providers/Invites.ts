@@ -20,21 +20,16 @@ import { InviteSummary, type ProfileRole, ProviderInvite } from "../../Domain/Pr
 import { hashPassword } from "../Accounts/Passwords.js"
 import { Sessions } from "../Accounts/Sessions.js"
 import { toUser, userColumns, type UserRow } from "../Accounts/UsersRepo.js"
+import { addressLimits } from "../AddressLimits.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Mailer } from "../Mailer.js"
-import { type Limit, RateLimiter } from "../RateLimiter.js"
+import { RateLimiter } from "../RateLimiter.js"
 import { hashToken, newToken } from "../Tokens.js"
 import { ProviderProfiles } from "./Profiles.js"
 import { providerMessages } from "./Providers.js"
 
 export const inviteLifetime = Duration.days(7)
-
-/** Per client address, like the other public account endpoints (docs/spec-decisions.md). */
-export const inviteLimits = {
-  validatePerAddress: { limit: 10, window: "1 minute" },
-  acceptPerAddress: { limit: 10, window: "1 minute" }
-} as const satisfies Record<string, Limit>
 
 /** The API's own page for a link when no frontend is configured. */
 export const apiInvitePath = "/v1/admin/clinic/providers/invites/validate"
@@ -77,6 +72,7 @@ export class ProviderInvites extends Effect.Service<ProviderInvites>()("app/Prov
     const audit = yield* AuditLog
     const mailer = yield* Mailer
     const config = yield* AppConfig
+    const perAddress = addressLimits(config.addressLimits)
     const limiter = yield* RateLimiter
     const sessions = yield* Sessions
     const profiles = yield* ProviderProfiles
@@ -134,7 +130,7 @@ export class ProviderInvites extends Effect.Service<ProviderInvites>()("app/Prov
 
     const validate = (clientAddress: string, token: string) =>
       Effect.gen(function*() {
-        yield* limiter.enforce(`invite_validate:${clientAddress}`, inviteLimits.validatePerAddress)
+        yield* limiter.enforce(`invite_validate:${clientAddress}`, perAddress.providerInvite)
         const [row] = yield* sql<InviteRow>`SELECT email, first_name, last_name, role, expires_at FROM provider_invites
           WHERE token_hash = ${hashToken(token)} AND status = 'pending' AND expires_at > ${yield* now}`.pipe(Effect.orDie)
         if (row === undefined) return yield* Effect.fail(inviteNotFound)
@@ -143,7 +139,7 @@ export class ProviderInvites extends Effect.Service<ProviderInvites>()("app/Prov
 
     const accept = (clientAddress: string, input: { readonly token: string; readonly password: string; readonly phone?: string | null | undefined }) =>
       Effect.gen(function*() {
-        yield* limiter.enforce(`invite_accept:${clientAddress}`, inviteLimits.acceptPerAddress)
+        yield* limiter.enforce(`invite_accept:${clientAddress}`, perAddress.providerInvite)
         const phoneText = input.phone?.trim() ?? ""
         const phone = phoneText === "" ? null : Option.getOrNull(normalizePhone(phoneText))
         if (phoneText !== "" && phone === null) return yield* Effect.fail(invalidField("phone", "is invalid"))

@@ -13,6 +13,7 @@ import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
 import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
+import { addressLimits } from "../AddressLimits.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { makeTransaction } from "../Repository.js"
 import { hashToken, newToken } from "../Tokens.js"
@@ -24,8 +25,7 @@ import { questionnaireInviteTask } from "./Tasks.js"
 
 export const inviteRules = {
   defaultDays: 14,
-  maxDays: 30,
-  perAddress: { limit: 30, window: "1 minute" }
+  maxDays: 30
 } as const
 
 export const inviteNotFound = () => notFound("Invite")
@@ -41,6 +41,7 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
     const jobs = yield* Jobs
     const limiter = yield* RateLimiter
     const config = yield* AppConfig
+    const perAddress = addressLimits(config.addressLimits).questionnaireInvite
     const catalogue = yield* Catalogue
     const responses = yield* QuestionnaireResponses
 
@@ -94,7 +95,7 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
         return QuestionnaireInvite.make(row, true)
       }).pipe(Effect.withSpan("QuestionnaireInvites.create"))
 
-    const limit = (address: string) => limiter.enforce(`questionnaire_invite:${address}`, inviteRules.perAddress)
+    const limit = (address: string) => limiter.enforce(`questionnaire_invite:${address}`, perAddress)
 
     const form = (address: string, token: string) =>
       Effect.gen(function*() {

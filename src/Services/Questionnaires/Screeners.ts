@@ -8,6 +8,8 @@ import { type PageRequest } from "../../Api/Pagination.js"
 import type { CreateScreenerRequest } from "../../Api/Questionnaires/Screeners.js"
 import { ScreenerResult, type TargetAudience } from "../../Domain/Questionnaires/Questionnaire.js"
 import { Jobs } from "../Jobs.js"
+import { addressLimits } from "../AddressLimits.js"
+import { AppConfig } from "../AppConfig.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { makeTransaction } from "../Repository.js"
 import { QuestionnaireAlerts } from "./Alerts.js"
@@ -18,7 +20,6 @@ import { crisisResourcesOf, evaluate, mustExist, QuestionnaireResponses } from "
 import { screenerResultTask } from "./Tasks.js"
 
 export const screenerLimits = {
-  perAddress: { limit: 5, window: "1 hour" },
   perEmail: { limit: 3, window: "1 day" }
 } as const
 
@@ -31,6 +32,7 @@ export class Screeners extends Effect.Service<Screeners>()("app/Screeners", {
     const alerts = yield* QuestionnaireAlerts
     const limiter = yield* RateLimiter
     const jobs = yield* Jobs
+    const perAddress = addressLimits((yield* AppConfig).addressLimits).screener
 
     const list = (targetAudience: TargetAudience | undefined, request: PageRequest) =>
       Effect.map(catalogue.list({ targetAudience, screenersOnly: true }, request), (page) => ({
@@ -47,7 +49,7 @@ export class Screeners extends Effect.Service<Screeners>()("app/Screeners", {
         const { result } = evaluate(def, answers)
         const email = input.email.trim()
         return yield* transaction(Effect.gen(function*() {
-          yield* limiter.enforce(`screener_address:${address}`, screenerLimits.perAddress)
+          yield* limiter.enforce(`screener_address:${address}`, perAddress)
           yield* limiter.enforce(`screener_email:${email.toLowerCase()}`, screenerLimits.perEmail)
           const now = new Date(yield* Clock.currentTimeMillis)
           const id = yield* repo.insert({

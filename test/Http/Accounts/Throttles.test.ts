@@ -7,6 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
+import { addressLimitDefaults } from "../../../src/Layers/Config.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
 import { hashPassword } from "../../../src/Services/Accounts/Passwords.js"
 import { request, type RawResponse, signIn, TestApp } from "../../support/app.js"
@@ -159,6 +160,25 @@ layer(TestApp())("sign-in: atomic attempts, per-account back-off, per-address li
       expect((yield* signInAs(user.email, "wrong-password")).status).toBe(401)
     }))
 })
+
+layer(TestApp({ addressLimits: { ...addressLimitDefaults, registrationsPerHour: 25, signInsPerMinute: 3 } }))(
+  "per-address limits are settings (a front desk behind one NAT address)",
+  (it) => {
+    it.effect("RATE_LIMIT_REGISTRATIONS_PER_HOUR=25: 25 registrations an hour from one address, not 20", () =>
+      Effect.gen(function*() {
+        yield* nextHour
+        const responses = yield* together(26, () => request("POST", "/v1/users", { body: registration() }))
+        expect(statuses(responses)).toEqual({ 201: 25, 429: 1 })
+      }))
+
+    it.effect("RATE_LIMIT_SIGN_INS_PER_MINUTE=3: the fourth failed sign-in of a minute is refused", () =>
+      Effect.gen(function*() {
+        yield* nextHour
+        const responses = yield* together(5, (i) => signInAs(`tuned.${i}.${Date.now()}@example.test`, "Password1!"))
+        expect(statuses(responses)).toEqual({ 401: 3, 429: 2 })
+      }))
+  }
+)
 
 layer(TestApp())("confirmation codes: claimed atomically", (it) => {
   it.effect("30 concurrent wrong codes get exactly 5 checks", () =>

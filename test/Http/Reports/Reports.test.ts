@@ -355,6 +355,22 @@ layer(TestApp())("admin reports", (it) => {
       expect((yield* statusOf(token, id)).body.progress_percentage).toBe(100)
     }))
 
+  it.effect("a report with no rows shows 0 % while generating and 100 % only once completed", () =>
+    Effect.gen(function*() {
+      const { token } = yield* setUp
+      const sql = yield* SqlClient.SqlClient
+      const created = yield* requestAppointments(token, { start_date: "2024-01-01", end_date: "2024-01-07" })
+      const id = (created.body as Queued).report_id
+      expect((created.body as Queued).summary!.total_appointments).toBe(0)
+      // The state the generator records once it has counted no rows to write (see the progress log above).
+      yield* sql`UPDATE reports SET status = 'generating', started_at = now(), rows_written = 0, rows_total = 0
+        WHERE report_id = ${id}`.pipe(Effect.orDie)
+      expect((yield* statusOf(token, id)).body).toMatchObject({ status: "generating", progress_percentage: 0 })
+      // The generator takes a `generating` report over (a crashed run's) and completes it.
+      yield* runJobs
+      expect((yield* statusOf(token, id)).body).toMatchObject({ status: "completed", progress_percentage: 100 })
+    }))
+
   it.effect("a failure midway leaves no file and no temporary file, and marks the report failed with the reason", () =>
     Effect.gen(function*() {
       const { avery, token } = yield* setUp

@@ -20,6 +20,7 @@ import { MemoryPush } from "../../../src/Layers/MemoryPush.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
 import { SigningSecretLive } from "../../../src/Layers/SigningSecret.js"
 import { request, tempDir, testConfig } from "../../support/app.js"
+import { ffprobePath } from "../../support/machineTools.js"
 import {
   adminToken, createdVideo, hlsPlaylist, mp4Clip, provider, runVideoJobs, startUpload, type UploadBody, type VideoBody,
   videosPath, webmClip
@@ -80,7 +81,7 @@ const show = (token: string, id: number) =>
 /** ffprobe of a local file: codec names by stream type and the format. */
 const probe = (file: string) =>
   Effect.async<{ format: string; codecs: Record<string, string> }>((resume) => {
-    const child = spawn("/usr/bin/ffprobe", ["-v", "error", "-of", "json", "-show_format", "-show_streams", file])
+    const child = spawn(ffprobePath, ["-v", "error", "-of", "json", "-show_format", "-show_streams", file])
     let out = ""
     child.stdout.on("data", (chunk) => void (out += String(chunk)))
     child.on("close", () => {

@@ -9,6 +9,7 @@ import { VideoProcessing } from "../../../src/Services/Videos/VideoProcessing.js
 import type { VideoProcessor } from "../../../src/Services/Videos/VideoProcessor.js"
 import { deleteVideoObjectsTask, processVideoTask, sweepVideoUploadsTask } from "../../../src/Services/Videos/VideoTaskDefs.js"
 import { request, signIn } from "../../support/app.js"
+import { ffmpegPath } from "../../support/machineTools.js"
 import { insertAppointment, insertPatient } from "../Billing/helpers.js"
 import { adminToken, insertUser, makeProvider, password } from "../Providers/helpers.js"
 
@@ -84,7 +85,7 @@ export const jobsDueNow = Effect.flatMap(SqlClient.SqlClient, (sql) =>
 
 const runFfmpeg = (args: ReadonlyArray<string>) =>
   Effect.async<void>((resume) => {
-    const child = spawn("/usr/bin/ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-threads", "2", ...args, "-y"], {
+    const child = spawn(ffmpegPath, ["-nostdin", "-hide_banner", "-loglevel", "error", "-threads", "2", ...args, "-y"], {
       stdio: ["ignore", "ignore", "pipe"]
     })
     let stderr = ""
