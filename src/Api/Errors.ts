@@ -77,9 +77,13 @@ export class EcmValidationFailed extends Data.TaggedError("EcmValidationFailed")
   static readonly schema = errorSchema(EcmValidationFailed, ListErrors, 422, "EcmValidationFailed", "Validation failed: list of messages")
 }
 
-/** Body too large for the configured limit; same list shape in both areas. */
-export class PayloadTooLarge extends Data.TaggedError("PayloadTooLarge")<{ readonly errors: ReadonlyArray<string> }> {
-  static readonly schema = errorSchema(PayloadTooLarge, ListErrors, 413, "PayloadTooLarge")
+/** Body too large for its endpoint's limit, in the area's shape. */
+export class PayloadTooLarge extends Data.TaggedError("PayloadTooLarge")<{ readonly errors: string }> {
+  static readonly schema = errorSchema(PayloadTooLarge, StringErrors, 413, "PayloadTooLarge")
+}
+
+export class EcmPayloadTooLarge extends Data.TaggedError("EcmPayloadTooLarge")<{ readonly errors: ReadonlyArray<string> }> {
+  static readonly schema = errorSchema(EcmPayloadTooLarge, ListErrors, 413, "EcmPayloadTooLarge")
 }
 
 export class InternalServerError extends Data.TaggedError("InternalServerError")<{ readonly errors: ReadonlyArray<string> }> {
@@ -98,7 +102,7 @@ export class EcmServiceUnavailable extends Data.TaggedError("EcmServiceUnavailab
 /** Every error class above: what a handler may fail with and the builder will encode. */
 export const apiErrorClasses = [
   Unauthorized, Forbidden, NotFound, Conflict, ValidationFailed, TooManyRequests,
-  EcmForbidden, EcmNotFound, EcmValidationFailed, PayloadTooLarge, InternalServerError,
+  EcmForbidden, EcmNotFound, EcmValidationFailed, PayloadTooLarge, EcmPayloadTooLarge, InternalServerError,
   ServiceUnavailable, EcmServiceUnavailable
 ] as const
 export type ApiError = InstanceType<(typeof apiErrorClasses)[number]>
@@ -149,7 +153,10 @@ export const serviceUnavailable = (area: Area): ServiceUnavailable | EcmServiceU
     ? new EcmServiceUnavailable({ errors: [messages.unavailable], retryAfterSeconds })
     : new ServiceUnavailable({ errors: messages.unavailable, retryAfterSeconds })
 }
-export const payloadTooLarge = () => new PayloadTooLarge({ errors: [messages.payloadTooLarge] })
+export const payloadTooLarge = (area: Area): PayloadTooLarge | EcmPayloadTooLarge =>
+  area === "ecm"
+    ? new EcmPayloadTooLarge({ errors: [messages.payloadTooLarge] })
+    : new PayloadTooLarge({ errors: messages.payloadTooLarge })
 
 /** "first_name" -> "First name", "user.email" -> "Email": the ECM area's field labels. */
 export const fieldLabel = (field: string): string => {

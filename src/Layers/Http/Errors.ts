@@ -121,7 +121,7 @@ export const ErrorHandlingLive = HttpApiBuilder.middleware((app) =>
       }
       const squashed = Cause.squash(cause)
       if (squashed instanceof HttpServerError.RequestError) {
-        if (isBodyTooLarge(squashed)) return yield* errorResponse(payloadTooLarge())
+        if (isBodyTooLarge(squashed)) return yield* errorResponse(payloadTooLarge(area))
         return yield* errorResponse(validationFailure(area, { body: ["is not valid JSON"] }))
       }
       if (squashed instanceof HttpServerError.RouteNotFound) {
