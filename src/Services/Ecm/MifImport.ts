@@ -170,7 +170,10 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
         const filename = filenameOf(id, file.fileType, now)
         const objectKey = `mif-files/${id}/${filename}`
         yield* sql`UPDATE mif_files SET filename = ${filename} WHERE id = ${id}`.pipe(Effect.orDie)
-        yield* store.put(objectKey, file.bytes, contentTypes[file.fileType])
+        // Nothing of an import whose file could not be stored remains (the store may be unreachable: 503).
+        yield* store.put(objectKey, file.bytes, contentTypes[file.fileType]).pipe(
+          Effect.onError(() => sql`DELETE FROM mif_files WHERE id = ${id}`.pipe(Effect.orDie))
+        )
         yield* setStatus(id, "processing", { objectKey })
         yield* Effect.annotateCurrentSpan({ "mif_file.id": id })
         const outcome = yield* Effect.either(importRecords(id, actorId, file.fileType, file.bytes)).pipe(
