@@ -5,9 +5,10 @@
  *
  * - CSV (papaparse): header row; comma or tab; UTF-8 with or without BOM. The text is cut into
  *   64 KB pieces at record boundaries (a newline outside quotes) and each piece parsed on its own,
- *   so memory holds one piece of rows at a time.
+ *   so memory holds one piece of rows at a time. A record and the header are bounded (`mifLimits`).
  * - XML (fast-xml-parser): any root; one `Member` element per member; entities are not expanded.
- *   The document is parsed whole (fast-xml-parser has no streaming mode).
+ *   The document is parsed whole (fast-xml-parser has no streaming mode), once its nesting is
+ *   known to be bounded (`mifLimits`).
  * - XLSX (exceljs streaming reader): the first worksheet; first row headers; number and date cells
  *   read back as the spreadsheet shows them.
  */
@@ -63,16 +64,52 @@ const decoderFor = (format: string) => {
   }
 }
 
-/** Index just past the last newline that lies outside quotes, or -1. */
-const lastRecordEnd = (text: string): number => {
+/**
+ * What one file may hold, so a hostile file is refused in milliseconds instead of holding the event
+ * loop (a single 10 MB line of a million columns once took 7 s): a member's record is a few hundred
+ * characters, and the MIF layout has 17 columns.
+ */
+export const mifLimits = {
+  /** Characters of one CSV record (its header too), quoted newlines included. */
+  recordChars: 64 * 1024,
+  /** Columns of a CSV header. */
+  columns: 1000,
+  /** Element nesting of an XML file (Members > Member > FIELD is 3). */
+  xmlDepth: 32
+} as const
+
+/**
+ * Finds where CSV records end in text that arrives piece by piece: each character is looked at
+ * once (the text kept from the previous piece is not scanned again), and a record longer than
+ * `mifLimits.recordChars` fails as soon as it is seen.
+ */
+const recordSplitter = () => {
   let inQuotes = false
-  let end = -1
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c === 0x22) inQuotes = !inQuotes
-    else if (c === 0x0a && !inQuotes) end = i + 1
+  /** Characters of the kept text already scanned. */
+  let scanned = 0
+  /** Physical line of the record the kept text starts. */
+  let recordLine = 1
+  let newlines = 0
+  /** Index just past the last record end in `text` (the kept text followed by the new piece), or -1. */
+  return (text: string): number => {
+    let end = -1
+    for (let i = scanned; i < text.length; i++) {
+      const c = text.charCodeAt(i)
+      if (c === 0x22) inQuotes = !inQuotes
+      else if (c === 0x0a) {
+        newlines++
+        if (!inQuotes) {
+          end = i + 1
+          recordLine = newlines + 1
+        }
+      }
+      if (i + 1 - Math.max(end, 0) > mifLimits.recordChars) {
+        throw new MalformedFile(`Invalid CSV format: line ${recordLine}: the record is longer than ${mifLimits.recordChars.toLocaleString("en-US")} characters`)
+      }
+    }
+    scanned = end === -1 ? text.length : text.length - end
+    return end
   }
-  return end
 }
 
 /** Comma unless the header line has more tabs than commas (outside quotes). */
@@ -131,6 +168,9 @@ export async function* readCsv(bytes: Uint8Array, options: ReadOptions = {}): Re
       line += 1 + newlinesIn(row)
       if (isBlankRow(row)) continue
       if (fields === undefined) {
+        if (row.length > mifLimits.columns) {
+          throw new MalformedFile(`Invalid CSV format: line ${rowLine}: the header has ${row.length.toLocaleString("en-US")} columns (maximum is ${mifLimits.columns.toLocaleString("en-US")})`)
+        }
         fields = headerFields(row, "CSV")
         continue
       }
@@ -147,13 +187,16 @@ export async function* readCsv(bytes: Uint8Array, options: ReadOptions = {}): Re
     return records
   }
 
+  const recordEnd = recordSplitter()
   for (let offset = 0; offset < bytes.length; offset += pieceBytes) {
     const last = offset + pieceBytes >= bytes.length
     const text = carry + decode(bytes.subarray(offset, offset + pieceBytes), !last)
     // Papaparse reads a trailing `\r` of the piece as a line end: cut after `\n` only.
-    const end = last ? text.length : lastRecordEnd(text)
+    const found = recordEnd(text)
+    const end = last ? text.length : found
     if (end === -1) {
       carry = text
+      await yieldToEventLoop()
       continue
     }
     carry = text.slice(end)
@@ -202,10 +245,59 @@ const xmlCell = (value: unknown): Cell => {
   return null
 }
 
+/**
+ * Refuses XML nested deeper than `mifLimits.xmlDepth` before any parser sees it, scanning the
+ * text once and yielding to the event loop every megabyte. Markup only: comments, CDATA,
+ * declarations and processing instructions are skipped, and quoted attribute values are read past.
+ */
+const checkXmlDepth = async (text: string) => {
+  let depth = 0
+  let line = 1
+  let nextYield = 1 << 20
+  for (let i = 0; i < text.length; i++) {
+    if (i >= nextYield) {
+      nextYield += 1 << 20
+      await yieldToEventLoop()
+    }
+    const c = text.charCodeAt(i)
+    if (c === 0x0a) line++
+    if (c !== 0x3c) continue
+    const next = text.charCodeAt(i + 1)
+    if (next === 0x21 || next === 0x3f) {
+      // <!-- … -->, <![CDATA[ … ]]>, <!DOCTYPE …>, <? … ?>: nothing in them opens an element.
+      const close = text.startsWith("<!--", i) ? "-->" : text.startsWith("<![CDATA[", i) ? "]]>" : ">"
+      const end = text.indexOf(close, i)
+      if (end === -1) return
+      for (let j = i; j < end; j++) if (text.charCodeAt(j) === 0x0a) line++
+      i = end + close.length - 1
+      continue
+    }
+    if (next === 0x2f) {
+      depth--
+      continue
+    }
+    let quote = 0
+    let j = i + 1
+    for (; j < text.length; j++) {
+      const d = text.charCodeAt(j)
+      if (d === 0x0a) line++
+      if (quote !== 0) {
+        if (d === quote) quote = 0
+      } else if (d === 0x22 || d === 0x27) quote = d
+      else if (d === 0x3e) break
+    }
+    if (text.charCodeAt(j - 1) !== 0x2f && ++depth > mifLimits.xmlDepth) {
+      throw new MalformedFile(`Invalid XML format: line ${line}: elements are nested more than ${mifLimits.xmlDepth} deep`)
+    }
+    i = j
+  }
+}
+
 export async function* readXml(bytes: Uint8Array, batchSize = 5000): RecordBatches {
   // Loaded with the first XML file: most instances never see one (idle memory, issue 7).
   const { XMLParser, XMLValidator } = await import("fast-xml-parser")
   const text = decoderFor("XML")(bytes, false)
+  await checkXmlDepth(text)
   const validation = XMLValidator.validate(text)
   if (validation !== true) {
     throw new MalformedFile(`Invalid XML format: line ${validation.err.line}: ${validation.err.msg}`)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import type { RawRecord } from "../../../src/Domain/Ecm/Mif.js"
-import { decodeXmlText, readCsv, readXml } from "../../../src/Services/Ecm/MifParsers.js"
+import { decodeXmlText, mifLimits, readCsv, readXml } from "../../../src/Services/Ecm/MifParsers.js"
 
 const bytes = (s: string) => new TextEncoder().encode(s)
 const all = async (batches: AsyncGenerator<ReadonlyArray<RawRecord>>) => {
@@ -47,6 +47,44 @@ describe("CSV reader", () => {
       .toBe("MalformedFile: Invalid CSV format: line 3: 4 fields, but the header has 3")
     expect(await failure(readCsv(bytes("")))).toBe("MalformedFile: Invalid CSV format: line 1: the file has no header row")
     expect(await failure(readCsv(new Uint8Array([0x41, 0x2c, 0xc3, 0x28, 0x0a]), { pieceBytes: 2 }))).toBe("MalformedFile: Invalid CSV format: the file is not UTF-8 text")
+  })
+})
+
+describe("hostile files", () => {
+  it("a record longer than the limit fails as soon as it is seen, naming its line; one at the limit is read", async () => {
+    const oneLine = ",".repeat(10_000_000)
+    const started = performance.now()
+    expect(await failure(readCsv(bytes(oneLine)))).toBe("MalformedFile: Invalid CSV format: line 1: the record is longer than 65,536 characters")
+    expect(performance.now() - started).toBeLessThan(1_000)
+    const header = "FIRST_NAME,LAST_NAME,DOB\n"
+    /** A record of `length` characters and its newline. */
+    const long = (length: number) => `a,b,"${"x".repeat(length - 6)}"\n`
+    expect(long(mifLimits.recordChars).length).toBe(mifLimits.recordChars + 1)
+    const [record] = await all(readCsv(bytes(header + long(mifLimits.recordChars)), { pieceBytes: 1000 }))
+    expect(record?.cells.date_of_birth).toHaveLength(mifLimits.recordChars - 6)
+    expect(await failure(readCsv(bytes(header + "a,b,c\n" + long(mifLimits.recordChars + 1) + "d,e,f\n"), { pieceBytes: 1000 })))
+      .toBe("MalformedFile: Invalid CSV format: line 3: the record is longer than 65,536 characters")
+    // Quoted newlines belong to the record; the line is where it starts.
+    expect(await failure(readCsv(bytes(header + `a,b,"${"x\n".repeat(40_000)}"\n`))))
+      .toBe("MalformedFile: Invalid CSV format: line 2: the record is longer than 65,536 characters")
+  })
+
+  it("a header of more than 1,000 columns is refused", async () => {
+    expect(await failure(readCsv(bytes("FIRST_NAME,LAST_NAME,DOB" + ",X".repeat(998) + "\n"))))
+      .toBe("MalformedFile: Invalid CSV format: line 1: the header has 1,001 columns (maximum is 1,000)")
+    expect(await all(readCsv(bytes("FIRST_NAME,LAST_NAME,DOB" + ",X".repeat(997) + "\na,b,c\n")))).toHaveLength(1)
+  })
+
+  it("XML nested deeper than 32 elements is refused before parsing, naming the line", async () => {
+    /** Members > Member > X, then `<a>`s (one per line) to `depth`. */
+    const nested = (depth: number) =>
+      "<Members><Member><DOB>01-01-2000</DOB><X>\n" + "<a>\n".repeat(depth - 3) + "</a>".repeat(depth - 3) + "</X></Member></Members>"
+    expect(await all(readXml(bytes(nested(mifLimits.xmlDepth))))).toHaveLength(1)
+    expect(await failure(readXml(bytes(nested(mifLimits.xmlDepth + 1)))))
+      .toBe("MalformedFile: Invalid XML format: line 31: elements are nested more than 32 deep")
+    // Self-closing elements, comments, CDATA and quoted `>` do not nest.
+    const flat = `<!-- <a><a> --><Members x="<b>">${"<Member><DOB/><![CDATA[<c><c>]]></Member>".repeat(40)}<e/><e/></Members>`
+    expect(await all(readXml(bytes(flat)))).toHaveLength(40)
   })
 })
 
