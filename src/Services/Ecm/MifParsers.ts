@@ -371,6 +371,15 @@ const xlsxCell = (cell: ExcelJS.Cell): Cell => {
   return null
 }
 
+/** Asks an iterator for everything it has left, ignoring it (and any failure). */
+const drain = async (iterator: AsyncIterator<unknown>) => {
+  try {
+    for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) void next
+  } catch {
+    // A rest that cannot be read holds nothing to clean up.
+  }
+}
+
 export async function* readXlsx(bytes: Uint8Array, batchSize = 5000): RecordBatches {
   // exceljs is large: loaded with the first XLSX file, not at start-up (idle memory, issue 7).
   const { default: ExcelJS } = await import("exceljs")
@@ -382,9 +391,15 @@ export async function* readXlsx(bytes: Uint8Array, batchSize = 5000): RecordBatc
   })
   let fields: Array<MifField | undefined> | undefined
   let batch: Array<RawRecord> = []
+  // The worksheets by hand, never `return()`ed: a worksheet that comes before the shared strings in
+  // the file is copied to a temporary file (member names, birth dates), which exceljs deletes only
+  // when asked for the next worksheet; left early, the copy stayed until the process ended.
+  const worksheets = reader[Symbol.asyncIterator]()
   try {
-    for await (const worksheet of reader) {
-      for await (const row of worksheet) {
+    const first = await worksheets.next()
+    // Only the first worksheet holds members.
+    if (first.done !== true) {
+      for await (const row of first.value) {
         const cells = (row as ExcelJS.Row)
         if (fields === undefined) {
           const header: Array<unknown> = []
@@ -412,12 +427,13 @@ export async function* readXlsx(bytes: Uint8Array, batchSize = 5000): RecordBatc
           await yieldToEventLoop()
         }
       }
-      // Only the first worksheet holds members.
-      break
     }
   } catch (error) {
     if (error instanceof MalformedFile) throw error
     throw new MalformedFile("Invalid XLSX format: the file is not a readable Excel 2007+ workbook")
+  } finally {
+    // Also when the import stopped reading (a bad record, a failure): through to the end, unread.
+    await drain(worksheets)
   }
   if (fields === undefined) throw new MalformedFile("Invalid XLSX format: line 1: the first worksheet has no header row")
   if (batch.length > 0) yield batch

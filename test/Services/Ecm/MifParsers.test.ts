@@ -1,7 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
+import { vi } from "vitest"
 import fc from "fast-check"
 import type { RawRecord } from "../../../src/Domain/Ecm/Mif.js"
-import { decodeXmlText, mifLimits, readCsv, readXml } from "../../../src/Services/Ecm/MifParsers.js"
+import ExcelJS from "exceljs"
+import { readdirSync } from "node:fs"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { decodeXmlText, mifLimits, readCsv, readXlsx, readXml } from "../../../src/Services/Ecm/MifParsers.js"
 
 const bytes = (s: string) => new TextEncoder().encode(s)
 const all = async (batches: AsyncGenerator<ReadonlyArray<RawRecord>>) => {
@@ -107,5 +113,41 @@ describe("XML reader", () => {
       `<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]><Members><Member><FIRST_NAME>&lol3;</FIRST_NAME></Member></Members>`
     const [record] = await all(readXml(bytes(laughs)))
     expect(record?.cells.first_name).toBe("&lol3;")
+  })
+})
+
+describe("XLSX reader", () => {
+  /**
+   * A workbook whose worksheet comes before its shared strings in the file (as exceljs' streaming
+   * writer makes it): reading it, exceljs copies the worksheet to a temporary file.
+   */
+  const workbook = async (rows: ReadonlyArray<ReadonlyArray<string>>) => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "cc-xlsx-"))
+    const file = path.join(dir, "members.xlsx")
+    const writer = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: file, useSharedStrings: true })
+    const sheet = writer.addWorksheet("Members")
+    for (const row of rows) sheet.addRow([...row]).commit()
+    sheet.commit()
+    await writer.commit()
+    const bytes = new Uint8Array(await fs.readFile(file))
+    await fs.rm(dir, { recursive: true })
+    return bytes
+  }
+  /** exceljs' temporary files of this process (the `tmp` package's names). */
+  const copies = () => readdirSync(os.tmpdir()).filter((name) => name.startsWith(`tmp-${process.pid}-`))
+
+  it("leaves no copy of the worksheet behind, whether read through, refused, or left early", async () => {
+    const before = copies()
+    const members = await workbook([["FIRST_NAME", "LAST_NAME", "DOB"], ["Rosa", "Diaz", "07-09-1984"], ["Ana", "Lopez", "01-02-1990"]])
+    expect(await all(readXlsx(members))).toHaveLength(2)
+    expect(await failure(readXlsx(await workbook([["FIRST_NAME", "LAST_NAME"], ["Rosa", "Diaz"]]))))
+      .toBe("MalformedFile: Invalid XLSX format: line 1: missing column DOB")
+    // The importer stops at the first batch (an invalid record fails the import).
+    for await (const batch of readXlsx(members, 1)) {
+      expect(batch).toHaveLength(1)
+      break
+    }
+    // exceljs removes a copy through callbacks, a moment after it is done with it: wait for that.
+    await vi.waitFor(() => expect(copies()).toEqual(before), { timeout: 5_000 })
   })
 })
