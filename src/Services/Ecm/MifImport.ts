@@ -17,7 +17,7 @@ import { ecmInvalid, type EcmValidationFailed } from "../../Api/Errors.js"
 import { checkRecord, contentTypes, type MifFileType } from "../../Domain/Ecm/Mif.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { AuditLog } from "../AuditLog.js"
-import type { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../AppConfig.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { type MifImportSql, makeMifImportSql, stagingLine } from "./MifImportSql.js"
 import { MalformedFile, readMif } from "./MifParsers.js"
@@ -73,7 +73,7 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
      */
     const stageRecords = (fileType: MifFileType, bytes: Uint8Array) =>
       Effect.gen(function*() {
-        const batches = readMif(fileType, bytes)
+        const batches = readMif(fileType, bytes, (yield* AppConfig).mif.maxFileBytes)
         const problems: Array<string> = []
         let problemCount = 0
         let staged = 0

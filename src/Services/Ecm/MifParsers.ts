@@ -10,12 +10,13 @@
  *   The document is parsed whole (fast-xml-parser has no streaming mode), once its nesting is
  *   known to be bounded (`mifLimits`).
  * - XLSX (exceljs streaming reader): the first worksheet; first row headers; number and date cells
- *   read back as the spreadsheet shows them.
+ *   read back as the spreadsheet shows them. What the zip unpacks to is bounded first.
  */
 import type ExcelJS from "exceljs"
 import Papa from "papaparse"
 import { Readable } from "node:stream"
 import { setImmediate as yieldToEventLoop } from "node:timers/promises"
+import { createInflateRaw } from "node:zlib"
 import { type Cell, fieldOfColumn, type MifField, type MifFileType, type RawRecord } from "../../Domain/Ecm/Mif.js"
 
 export class MalformedFile extends Error {
@@ -371,6 +372,59 @@ const xlsxCell = (cell: ExcelJS.Cell): Cell => {
   return null
 }
 
+/** Bytes `compressed` (a raw deflate stream, maybe followed by other data) inflates to, counted up to just past `limit`. */
+const inflatedSize = (compressed: Uint8Array, limit: number) =>
+  new Promise<number>((resolve) => {
+    const inflate = createInflateRaw()
+    let size = 0
+    inflate.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) {
+        inflate.destroy()
+        resolve(size)
+      }
+    })
+    inflate.on("end", () => resolve(size))
+    // A corrupt stream: what it gave so far (exceljs refuses the file).
+    inflate.on("error", () => resolve(size))
+    inflate.end(compressed)
+  })
+
+/**
+ * Refuses a workbook (a zip) whose entries unpack to more than `maxBytes` in all: a small zip can
+ * unpack to gigabytes. Each entry is inflated once from where its local header says its data
+ * starts, to the end of its deflate stream (not trusting the sizes the zip declares), off the
+ * event loop and keeping nothing.
+ */
+const checkUnpackedSize = async (bytes: Uint8Array, maxBytes: number) => {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const tooLarge = () =>
+    new MalformedFile(`Invalid XLSX format: the workbook unpacks to more than ${Math.floor(maxBytes / (1024 * 1024))} MB`)
+  // End of central directory: the last record with its signature, within the last 64 KiB + 22 bytes.
+  let end = -1
+  for (let i = view.length - 22; i >= Math.max(0, view.length - 22 - 0xffff); i--) {
+    if (view.readUInt32LE(i) === 0x06054b50) {
+      end = i
+      break
+    }
+  }
+  if (end === -1) return // Not a zip: exceljs says so.
+  const entries = view.readUInt16LE(end + 10)
+  let entry = view.readUInt32LE(end + 16)
+  let total = 0
+  for (let n = 0; n < entries && entry + 46 <= view.length; n++) {
+    if (view.readUInt32LE(entry) !== 0x02014b50) return
+    const method = view.readUInt16LE(entry + 10)
+    const compressedSize = view.readUInt32LE(entry + 20)
+    const local = view.readUInt32LE(entry + 42)
+    entry += 46 + view.readUInt16LE(entry + 28) + view.readUInt16LE(entry + 30) + view.readUInt16LE(entry + 32)
+    if (local + 30 > view.length || view.readUInt32LE(local) !== 0x04034b50) return
+    const data = local + 30 + view.readUInt16LE(local + 26) + view.readUInt16LE(local + 28)
+    total += method === 8 ? await inflatedSize(view.subarray(data), maxBytes - total) : compressedSize
+    if (total > maxBytes) throw tooLarge()
+  }
+}
+
 /** Asks an iterator for everything it has left, ignoring it (and any failure). */
 const drain = async (iterator: AsyncIterator<unknown>) => {
   try {
@@ -380,7 +434,8 @@ const drain = async (iterator: AsyncIterator<unknown>) => {
   }
 }
 
-export async function* readXlsx(bytes: Uint8Array, batchSize = 5000): RecordBatches {
+export async function* readXlsx(bytes: Uint8Array, batchSize = 5000, maxUnpackedBytes = Number.POSITIVE_INFINITY): RecordBatches {
+  await checkUnpackedSize(bytes, maxUnpackedBytes)
   // exceljs is large: loaded with the first XLSX file, not at start-up (idle memory, issue 7).
   const { default: ExcelJS } = await import("exceljs")
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]), {
@@ -439,13 +494,16 @@ export async function* readXlsx(bytes: Uint8Array, batchSize = 5000): RecordBatc
   if (batch.length > 0) yield batch
 }
 
-export const readMif = (fileType: MifFileType, bytes: Uint8Array): RecordBatches => {
+/** How much an XLSX file may unpack to, against the largest file accepted (MIF_MAX_FILE_BYTES). */
+export const xlsxUnpackFactor = 16
+
+export const readMif = (fileType: MifFileType, bytes: Uint8Array, maxFileBytes: number): RecordBatches => {
   switch (fileType) {
     case "csv":
       return readCsv(bytes)
     case "xml":
       return readXml(bytes)
     case "xlsx":
-      return readXlsx(bytes)
+      return readXlsx(bytes, undefined, xlsxUnpackFactor * maxFileBytes)
   }
 }
