@@ -215,6 +215,10 @@ describe("node dist/main.js with every adapter configured", () => {
     const imported = await call("POST", "/v1/admin/clinic/ecm/mifs", { mif: { file: dataUri } })
     expect(imported.status, imported.text).toBe(200)
     expect(imported.body).toMatchObject({ imported_count: 2 })
+    // The server's temporary files (exceljs' included) live in its private directory, removed when done.
+    const privateDir = path.join(work, "data", "tmp")
+    expect((await fs.stat(privateDir)).mode & 0o777).toBe(0o700)
+    await until("the private temp directory emptied", 5_000, async () => (await fs.readdir(privateDir)).length === 0)
   })
 
   it("sniffs a content upload's type and stores it in S3", async () => {

@@ -1,12 +1,31 @@
 /**
  * The instance's one directory for temporary files: DATA_DIR/tmp, readable by the service's user
- * only (0700, files 0600): report files while they are written, video work. Each user removes its
- * files when its job ends; the directory is emptied at start-up (src/main.ts), so what a crash left
- * behind (report rows) does not outlive it. (The process's TMPDIR stays the system's: embedded
- * PostgreSQL hands its initdb, running as another user, a password file there.)
+ * only (0700, files 0600): report files while they are written, video work, and — the server's
+ * TMPDIR points here (src/main.ts) — what libraries put in "the temp directory" (exceljs' copies
+ * of worksheets). Each user removes its files when its request or job ends; the directory is
+ * emptied at start-up, so what a crash left behind (member names, report rows) does not outlive it.
  */
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
+import * as os from "node:os"
 import * as path from "node:path"
+
+/** The system's temp directory, as it was before the server pointed TMPDIR at its own. */
+const systemTempDir = os.tmpdir()
+
+/**
+ * Runs `work` with the process's temp directory set back to the system's: embedded PostgreSQL's
+ * set-up hands initdb — another user, when the server runs as root — a password file there.
+ */
+export const withSystemTempDir = async <A>(work: () => Promise<A>): Promise<A> => {
+  const current = process.env["TMPDIR"]
+  process.env["TMPDIR"] = systemTempDir
+  try {
+    return await work()
+  } finally {
+    if (current === undefined) delete process.env["TMPDIR"]
+    else process.env["TMPDIR"] = current
+  }
+}
 
 export const privateTempDir = (dataDir: string) => path.join(dataDir, "tmp")
 
