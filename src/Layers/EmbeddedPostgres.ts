@@ -8,6 +8,7 @@ import { createRequire } from "node:module"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { freePort } from "./FreePort.js"
+import { withSystemTempDir } from "../Services/PrivateTemp.js"
 
 export interface RunningPostgres {
   /** Connection URL for the `postgres` database. */
@@ -121,7 +122,7 @@ export const startEmbeddedPostgres = async (options: {
   if (existsSync(path.join(options.dataDir, "PG_VERSION"))) {
     await stopOrphan(options.dataDir)
   } else {
-    await pg.initialise()
+    await withSystemTempDir(() => pg.initialise())
   }
   await pg.start()
   runningServers.add(pg)

@@ -21,7 +21,14 @@ import { createReadStream, createWriteStream } from "node:fs"
 import { stat } from "node:fs/promises"
 import type { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
-import { checkObjectKey, MultipartRejected, ObjectStore, tracedGet, type UploadedPart } from "../Services/ObjectStore.js"
+import {
+  checkObjectKey,
+  MultipartRejected,
+  ObjectStore,
+  ObjectStoreUnavailable,
+  tracedGet,
+  type UploadedPart
+} from "../Services/ObjectStore.js"
 import { AppConfig, type S3Settings } from "../Services/AppConfig.js"
 
 /** SigV4 presigned URLs cannot outlive 7 days. */
@@ -59,6 +66,25 @@ const errorName = (error: unknown) =>
 /** What CompleteMultipartUpload answers for parts the client got wrong: the caller's 422, not a defect. */
 const rejectedParts = new Set(["InvalidPart", "InvalidPartOrder", "EntityTooSmall", "NoSuchUpload"])
 
+/** Socket errors of an endpoint that cannot be reached, and S3's own "try again later" answers. */
+const unreachableCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE"])
+const unavailableNames = new Set(["TimeoutError", "RequestTimeout", "ServiceUnavailable", "SlowDown", "InternalError"])
+
+const isUnreachable = (error: unknown) => {
+  if (typeof error !== "object" || error === null) return false
+  const { code, name, $metadata } = error as { code?: unknown; name?: unknown; $metadata?: { httpStatusCode?: unknown } }
+  const status = $metadata?.httpStatusCode
+  return (typeof code === "string" && unreachableCodes.has(code)) || (typeof name === "string" && unavailableNames.has(name)) ||
+    (typeof status === "number" && status >= 500)
+}
+
+/** An unreachable store's error as the defect the API answers 503 for; any other as it is. */
+const asUnavailable = (error: unknown) => isUnreachable(error) ? new ObjectStoreUnavailable({ reason: errorName(error) || "unreachable" }) : error
+
+/** `Effect.promise` for a call to S3: a rejection is a defect, `ObjectStoreUnavailable` when S3 cannot be reached. */
+const storeCall = <A>(call: (signal: AbortSignal) => Promise<A>) =>
+  Effect.promise((signal) => call(signal).catch((error: unknown) => Promise.reject(asUnavailable(error))))
+
 export const makeS3ObjectStore = (settings: S3Settings) =>
   Effect.gen(function*() {
     const client = yield* Effect.acquireRelease(
@@ -70,7 +96,7 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
     return ObjectStore.of({
       put: (key, body, contentType) =>
         checkObjectKey(key).pipe(
-          Effect.zipRight(Effect.promise((signal) =>
+          Effect.zipRight(storeCall((signal) =>
             client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }), { abortSignal: signal })
           )),
           Effect.asVoid,
@@ -78,7 +104,7 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
         ),
       get: (key) =>
         checkObjectKey(key).pipe(
-          Effect.zipRight(Effect.promise(async (signal) => {
+          Effect.zipRight(storeCall(async (signal) => {
             try {
               const response = await client.send(new GetObjectCommand({ Bucket, Key: key }), { abortSignal: signal })
               const body = response.Body ? await response.Body.transformToByteArray() : new Uint8Array()
@@ -94,7 +120,7 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
         checkObjectKey(key).pipe(
           Effect.zipRight(Clock.currentTimeMillis),
           Effect.flatMap((now) =>
-            Effect.promise(() =>
+            storeCall(() =>
               getSignedUrl(client, new GetObjectCommand({ Bucket, Key: key }), {
                 expiresIn: Math.min(maxPresignSeconds, Math.max(1, Math.ceil(Duration.toSeconds(lifetime)))),
                 // Signed at Effect's clock, so expiry follows the same time as the rest of the service.
@@ -106,7 +132,7 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
         ),
       delete: (key) =>
         checkObjectKey(key).pipe(
-          Effect.zipRight(Effect.promise((signal) =>
+          Effect.zipRight(storeCall((signal) =>
             client.send(new DeleteObjectCommand({ Bucket, Key: key }), { abortSignal: signal })
           )),
           Effect.asVoid,
@@ -114,7 +140,7 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
         ),
       putFile: (key, filePath, contentType) =>
         checkObjectKey(key).pipe(
-          Effect.zipRight(Effect.promise(async (signal) => {
+          Effect.zipRight(storeCall(async (signal) => {
             // A known length lets one PutObject stream the file (up to S3's 5 GB single-put limit).
             const { size } = await stat(filePath)
             await client.send(
@@ -129,7 +155,7 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
         ),
       getToFile: (key, filePath) =>
         checkObjectKey(key).pipe(
-          Effect.zipRight(Effect.promise(async (signal) => {
+          Effect.zipRight(storeCall(async (signal) => {
             try {
               const response = await client.send(new GetObjectCommand({ Bucket, Key: key }), { abortSignal: signal })
               await pipeline(response.Body as Readable, createWriteStream(filePath), { signal })
@@ -145,7 +171,7 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
       multipart: {
         create: (key, contentType) =>
           checkObjectKey(key).pipe(
-            Effect.zipRight(Effect.promise(async (signal) => {
+            Effect.zipRight(storeCall(async (signal) => {
               const response = await client.send(new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType: contentType }), { abortSignal: signal })
               if (!response.UploadId) throw new Error("CreateMultipartUpload answered no UploadId")
               return response.UploadId
@@ -156,7 +182,7 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
           checkObjectKey(key).pipe(
             Effect.zipRight(Clock.currentTimeMillis),
             Effect.flatMap((now) =>
-              Effect.promise(() =>
+              storeCall(() =>
                 getSignedUrl(client, new UploadPartCommand({ Bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }), {
                   expiresIn: Math.min(maxPresignSeconds, Math.max(1, Math.ceil(Duration.toSeconds(lifetime)))),
                   signingDate: new Date(now)
@@ -166,7 +192,7 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
           ),
         listParts: (key, uploadId) =>
           checkObjectKey(key).pipe(
-            Effect.zipRight(Effect.promise(async (signal) => {
+            Effect.zipRight(storeCall(async (signal) => {
               const parts: Array<UploadedPart> = []
               let marker: string | undefined
               try {
@@ -205,13 +231,13 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
               catch: (error) => error
             })),
             Effect.catchAll((error) =>
-              rejectedParts.has(errorName(error)) ? Effect.fail(new MultipartRejected({ reason: errorName(error) })) : Effect.die(error)
+              rejectedParts.has(errorName(error)) ? Effect.fail(new MultipartRejected({ reason: errorName(error) })) : Effect.die(asUnavailable(error))
             ),
             Effect.withSpan("ObjectStore.multipart.complete", { attributes: { "object.parts": parts.length } })
           ),
         abort: (key, uploadId) =>
           checkObjectKey(key).pipe(
-            Effect.zipRight(Effect.promise(async (signal) => {
+            Effect.zipRight(storeCall(async (signal) => {
               try {
                 await client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId }), { abortSignal: signal })
               } catch (error) {

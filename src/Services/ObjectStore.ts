@@ -39,6 +39,12 @@ export interface PartToComplete {
   readonly etag: string
 }
 
+/**
+ * The store cannot be reached (S3 down, a network partition): raised as a defect, like every store
+ * failure, but one the API answers 503 with `Retry-After` for, as for an unreachable database.
+ */
+export class ObjectStoreUnavailable extends Data.TaggedError("ObjectStoreUnavailable")<{ readonly reason: string }> {}
+
 /** The store refused to assemble the parts: one is missing, unknown, out of order or too small. */
 export class MultipartRejected extends Data.TaggedError("MultipartRejected")<{ readonly reason: string }> {}
 

@@ -147,7 +147,7 @@ layer(ProbeLive)("decode failures and unexpected errors", (it) => {
     Effect.gen(function*() {
       const response = yield* request("POST", "/v1/things", { body: { thing: { ...validThing.thing, title: "x".repeat(20_000) } } })
       expect(response.status).toBe(413)
-      expect(response.body).toEqual({ errors: ["Request body is too large"] })
+      expect(response.body).toEqual({ errors: "Request body is too large" })
     }))
 
   it.effect("an ECM not-found error keeps the list shape", () =>

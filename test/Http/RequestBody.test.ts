@@ -123,7 +123,25 @@ const serverPort = Effect.map(HttpServer.HttpServer, (server) => {
   return server.address.port
 })
 
-const tooLarge = { status: 413, body: { errors: ["Request body is too large"] } }
+/** The general area's 413 (the ECM area's is a list: `ecmTooLarge`). */
+const tooLarge = { status: 413, body: { errors: "Request body is too large" } }
+const ecmTooLarge = { status: 413, body: { errors: ["Request body is too large"] } }
+
+/** POSTs these exact bytes as JSON (with a Content-Length); the status and parsed body. */
+const sendBytes = (port: number, path: string, body: Buffer) =>
+  Effect.promise(() =>
+    new Promise<Answer>((resolve) => {
+      const req = http.request({ host: "127.0.0.1", port, path, method: "POST", headers: { "content-type": "application/json" } })
+      req.on("response", (res) => {
+        let text = ""
+        res.setEncoding("utf8")
+        res.on("data", (chunk: string) => (text += chunk))
+        res.on("end", () => resolve({ status: res.statusCode!, body: text === "" ? undefined : JSON.parse(text) }))
+      })
+      req.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }))
+      req.end(body)
+    })
+  )
 
 layer(ProbeLive)("body limits per endpoint", (it) => {
   it.effect("a small endpoint takes a few KB; a declared Content-Length over that is 413", () =>
@@ -241,6 +259,27 @@ layer(TestApp({ maxBodyBytes: 80 * 1024 * 1024 }))("the real Api's bodies", (it)
       expect(yield* sendChunked(port, "/v1/users/sign_in", 5_000_000)).toEqual(tooLarge)
       const check = yield* request("POST", "/v1/users/email_has_account", { body: { email: user.email } })
       expect(check).toMatchObject({ status: 200, body: { has_account: false } })
+    }))
+
+  it.effect("413 comes in each area's shape", () =>
+    Effect.gen(function*() {
+      const port = yield* serverPort
+      expect(yield* sendChunked(port, "/v1/admin/clinic/providers/invites", 100_000)).toEqual(tooLarge)
+      expect(yield* sendChunked(port, "/v1/clinic/ecm/patients/1/activities", 100_000)).toEqual(ecmTooLarge)
+    }))
+
+  it.effect("invalid UTF-8 in a JSON body is refused with 422, in each area's shape; nothing is stored", () =>
+    Effect.gen(function*() {
+      const port = yield* serverPort
+      // "Ren\xE9": Latin-1, not UTF-8 (decoding would store U+FFFD in its place).
+      const latin1 = (json: string) => Buffer.concat([Buffer.from(json.slice(0, json.indexOf("@NAME@"))), Buffer.from([0x52, 0x65, 0x6e, 0xe9]),
+        Buffer.from(json.slice(json.indexOf("@NAME@") + 6))])
+      const user = JSON.stringify({ user: { email: "latin1@example.test", first_name: "@NAME@", last_name: "Doe", password: "latin-1-password" } })
+      expect(yield* sendBytes(port, "/v1/users", latin1(user))).toEqual({ status: 422, body: { errors: { body: ["is not valid UTF-8"] } } })
+      const check = yield* request("POST", "/v1/users/email_has_account", { body: { email: "latin1@example.test" } })
+      expect(check).toMatchObject({ status: 200, body: { has_account: false } })
+      expect(yield* sendBytes(port, "/v1/clinic/ecm/patients/1/activities", latin1(JSON.stringify({ activity: { title: "@NAME@" } }))))
+        .toEqual({ status: 422, body: { errors: ["Body is not valid UTF-8"] } })
     }))
 })
 

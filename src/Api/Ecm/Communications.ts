@@ -10,7 +10,7 @@ import { Direction, maxSmsLength } from "../../Domain/Ecm/Communication.js"
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmForbidden, EcmNotFound, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
+import { EcmForbidden, EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
 import { PerPageQuery, Pagination } from "../Pagination.js"
 import { BoundedString, IdParam, RequiredString } from "../Schemas.js"
 import { EcmAdminAuthentication, EcmStaffAuthentication } from "../Security.js"
@@ -121,6 +121,7 @@ export class EcmCommunicationsApi extends HttpApiGroup.make("ecmCommunications")
   .middleware(EcmStaffAuthentication)
   .addError(EcmValidationFailed.schema)
   .addError(EcmServiceUnavailable.schema)
+  .addError(EcmPayloadTooLarge.schema)
   .annotateContext(groupDocs({
     tag: "ECM · Communications",
     description: "Texts and calls to members through the telephony provider (Twilio), each recorded as an activity " +
@@ -163,6 +164,7 @@ export class EcmCommunicationsAdminApi extends HttpApiGroup.make("ecmCommunicati
   .middleware(EcmAdminAuthentication)
   .addError(EcmValidationFailed.schema)
   .addError(EcmServiceUnavailable.schema)
+  .addError(EcmPayloadTooLarge.schema)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · Communications",
     description: "What the telephony webhooks received that matched no patient."
@@ -331,6 +333,7 @@ export class TelephonyWebhooksApi extends HttpApiGroup.make("telephonyWebhooks")
   .middleware(TwilioSignature)
   .addError(EcmValidationFailed.schema)
   .addError(EcmServiceUnavailable.schema)
+  .addError(EcmPayloadTooLarge.schema)
   .annotate(BodyLimit, webhookBodyBytes)
   .annotateContext(groupDocs({
     tag: "ECM · Telephony webhooks",

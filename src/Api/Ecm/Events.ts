@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { ActivityStatus, ActivityType, EventStatus, EventType } from "../../Domain/Ecm/Activity.js"
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { Access, groupDocs, operationDocs } from "../Docs.js"
-import { EcmNotFound, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
+import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
 import { Pagination, PerPageQuery } from "../Pagination.js"
 import { IdParam, IsoDate } from "../Schemas.js"
 import { EcmStaffAuthentication } from "../Security.js"
@@ -130,6 +130,7 @@ export class EcmEventsApi extends HttpApiGroup.make("ecmEvents")
   .middleware(EcmStaffAuthentication)
   .addError(EcmValidationFailed.schema)
   .addError(EcmServiceUnavailable.schema)
+  .addError(EcmPayloadTooLarge.schema)
   .annotateContext(groupDocs({
     tag: "ECM · Events",
     description: "The compliance record: one event per activity that is not a note, kept in step with it, and the " +

@@ -5,7 +5,7 @@ import { formCBodyBytes, formCSections, maxFormDataBytes } from "../../Domain/Ec
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
+import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
 import { Pagination, PerPageQuery } from "../Pagination.js"
 import { IdParam } from "../Schemas.js"
 import { EcmAdminAuthentication, EcmStaffAuthentication } from "../Security.js"
@@ -170,6 +170,7 @@ export class EcmFormCApi extends HttpApiGroup.make("ecmFormC")
   .middleware(EcmStaffAuthentication)
   .addError(EcmValidationFailed.schema)
   .addError(EcmServiceUnavailable.schema)
+  .addError(EcmPayloadTooLarge.schema)
   .annotateContext(groupDocs({
     tag: "ECM · Form C",
     description: "Form C assessments of a patient: 23 named sections of answers (ECM §2.5)."
@@ -208,6 +209,7 @@ export class EcmAdminFormCApi extends HttpApiGroup.make("ecmAdminFormC")
   .middleware(EcmAdminAuthentication)
   .addError(EcmValidationFailed.schema)
   .addError(EcmServiceUnavailable.schema)
+  .addError(EcmPayloadTooLarge.schema)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · Form C",
     description: "Form C assessments of every patient, for review (ECM §2.5)."

@@ -6,7 +6,7 @@ import { LeadCareManagerRole, maxBulkAssignments } from "../../Domain/Ecm/LeadCa
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
+import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
 import { Pagination, PerPageQuery } from "../Pagination.js"
 import { BoundedArray, IdParam, Search } from "../Schemas.js"
 import { EcmAdminAuthentication } from "../Security.js"
@@ -215,6 +215,7 @@ export class EcmLeadCareManagersApi extends HttpApiGroup.make("ecmLeadCareManage
   .middleware(EcmAdminAuthentication)
   .addError(EcmValidationFailed.schema)
   .addError(EcmServiceUnavailable.schema)
+  .addError(EcmPayloadTooLarge.schema)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · Lead care managers",
     description: "The outreach (oLCM) and intensive (iLCM) lead care managers of each patient's case load."

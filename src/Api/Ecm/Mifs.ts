@@ -4,7 +4,7 @@ import { MifFileType, MifSourceType, MifStatus } from "../../Domain/Ecm/Mif.js"
 import { IsoDate, IsoTimestamp } from "../../Domain/Time.js"
 import { carriesFiles } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
+import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
 import { maxPageSize, PageNumber, PageSize, Pagination, PerPageQuery } from "../Pagination.js"
 import { BoundedString, IdParam } from "../Schemas.js"
 
@@ -154,6 +154,7 @@ export class EcmMifsApi extends HttpApiGroup.make("ecmMifs")
   .middleware(EcmAdminAuthentication)
   .addError(EcmValidationFailed.schema)
   .addError(EcmServiceUnavailable.schema)
+  .addError(EcmPayloadTooLarge.schema)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · MIF",
     description: "Member information files from health plans: the import that creates and updates ECM patients, and " +

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { IsoDate, IsoTimestamp } from "../../Domain/Time.js"
-import { EcmNotFound, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
+import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
 import { Pagination, PerPageQuery } from "../Pagination.js"
 import { Access, groupDocs, operationDocs } from "../Docs.js"
 import { BoundedString, IdParam, Search } from "../Schemas.js"
@@ -132,6 +132,7 @@ export class EcmPatientsApi extends HttpApiGroup.make("ecmPatients")
   .middleware(EcmAdminAuthentication)
   .addError(EcmValidationFailed.schema)
   .addError(EcmServiceUnavailable.schema)
+  .addError(EcmPayloadTooLarge.schema)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · Patients",
     description: "ECM members as MIF imports brought them in: their eligibility records, case load and engagement status."

@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { npiPattern } from "../../Domain/Ecm/PrtfReport.js"
 import { IsoDate, IsoTimestamp } from "../../Domain/Time.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
+import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
 import { maxPageSize, Pagination, PerPageQuery } from "../Pagination.js"
 import { BoundedString, IdParam } from "../Schemas.js"
 import { EcmAdminAuthentication } from "../Security.js"
@@ -130,6 +130,7 @@ export class EcmPrtfReportsApi extends HttpApiGroup.make("ecmPrtfReports")
   .middleware(EcmAdminAuthentication)
   .addError(EcmValidationFailed.schema)
   .addError(EcmServiceUnavailable.schema)
+  .addError(EcmPayloadTooLarge.schema)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · PRTF reports",
     description: "Provider reporting template files for the health plan: per member, eligibility, engagement status " +

@@ -13,12 +13,14 @@ import {
   type FieldMessages,
   internalServerError,
   isApiError,
+  messages,
   notFound,
   payloadTooLarge,
   retryAfterOf,
   serviceUnavailable,
   validationFailure
 } from "../../Api/Errors.js"
+import { ObjectStoreUnavailable } from "../../Services/ObjectStore.js"
 import { isDatabaseUnavailable } from "../Database.js"
 
 /** ECM-area paths (ECM spec §4); everything else follows the general area's error shapes. */
@@ -121,7 +123,7 @@ export const ErrorHandlingLive = HttpApiBuilder.middleware((app) =>
       }
       const squashed = Cause.squash(cause)
       if (squashed instanceof HttpServerError.RequestError) {
-        if (isBodyTooLarge(squashed)) return yield* errorResponse(payloadTooLarge())
+        if (isBodyTooLarge(squashed)) return yield* errorResponse(payloadTooLarge(area))
         return yield* errorResponse(validationFailure(area, { body: ["is not valid JSON"] }))
       }
       if (squashed instanceof HttpServerError.RouteNotFound) {
@@ -134,6 +136,12 @@ export const ErrorHandlingLive = HttpApiBuilder.middleware((app) =>
           Effect.annotateLogs({ "http.request.method": request.method, trace_id: Option.getOrElse(traceId, () => "none"), ...describeDefect(squashed) })
         )
         return yield* unavailableResponse(area)
+      }
+      if (squashed instanceof ObjectStoreUnavailable) {
+        yield* Effect.logWarning("file store unavailable").pipe(
+          Effect.annotateLogs({ "http.request.method": request.method, trace_id: Option.getOrElse(traceId, () => "none"), reason: squashed.reason })
+        )
+        return yield* errorResponse(serviceUnavailable(area, messages.fileStoreUnavailable))
       }
       yield* Effect.logError("unhandled failure").pipe(
         Effect.annotateLogs({

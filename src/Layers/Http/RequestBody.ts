@@ -8,9 +8,10 @@
  * - in a media type some endpoint takes: the platform decodes any media type it recognises (XML
  *   or form data as raw bytes or string pairs), so a body that is not JSON could decode as an
  *   empty payload where every field is optional;
+ * - valid UTF-8 (a JSON body);
  * - JSON nested at most `maxJsonDepth` deep: deeper JSON exhausts the stack while a decode error
  *   is formatted.
- * The last two are refused with a 422 in the area's shape, naming `body`.
+ * These are refused with a 422 in the area's shape, naming `body`.
  */
 import {
   HttpApi,
@@ -23,10 +24,11 @@ import {
 } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Context, Effect, Option, Stream } from "effect"
+import { isUtf8 } from "node:buffer"
 import type { IncomingMessage } from "node:http"
 import { Api } from "../../Api/Api.js"
 import { BodyLimit, type BodyLimitValue, smallBodyBytes } from "../../Api/BodyLimit.js"
-import { payloadTooLarge, validationFailure } from "../../Api/Errors.js"
+import { type Area, payloadTooLarge, validationFailure } from "../../Api/Errors.js"
 import { AppConfig } from "../../Services/AppConfig.js"
 import { areaOfPath, errorResponse } from "./Errors.js"
 
@@ -175,7 +177,7 @@ const refuse = (request: HttpServerRequest.HttpServerRequest, message: string) =
 const drainLimit = (limit: number) => limit + Math.min(limit, 16 * 1024 * 1024)
 
 /** 413 once the whole body was read: the connection stays usable. */
-const tooLargeRead = errorResponse(payloadTooLarge())
+const tooLargeRead = (area: Area) => errorResponse(payloadTooLarge(area))
 
 /**
  * 413 before the body ends, and the connection closes once it is sent: the client may still be
@@ -183,12 +185,12 @@ const tooLargeRead = errorResponse(payloadTooLarge())
  * closed more data gets a reset, which a client still writing may see instead of the answer
  * (hence `drainLimit` for bodies only somewhat too large).
  */
-const tooLarge = Effect.map(tooLargeRead, HttpServerResponse.setHeader("connection", "close"))
+const tooLarge = (area: Area) => Effect.map(tooLargeRead(area), HttpServerResponse.setHeader("connection", "close"))
 
 type ReadOutcome = { readonly _tag: "Read"; readonly bytes: Buffer } | { readonly _tag: "TooLarge"; readonly whole: boolean }
 
 /** The 413 for a body found too large: the connection kept only when the whole body was read. */
-const tooLargeAnswer = (whole: boolean) => (whole ? tooLargeRead : tooLarge)
+const tooLargeAnswer = (area: Area, whole: boolean) => (whole ? tooLargeRead(area) : tooLarge(area))
 
 /**
  * Reads a Node request body up to `limit` bytes. Past the limit it keeps reading without keeping
@@ -268,13 +270,14 @@ export const checkRequestBody = <E, R>(
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
   if (!hasBody(request)) return app
   const answer = withRoute(route)
+  const area = areaOfPath(request.url)
   const declared = Number(request.headers["content-length"] ?? 0)
-  if (declared > drainLimit(limit)) return answer(tooLarge)
+  if (declared > drainLimit(limit)) return answer(tooLarge(area))
   if (declared > limit) {
     // Read to its end and dropped, so the client is done sending when the 413 comes.
     const drained = readBody(request, NodeHttpServerRequest.toIncomingMessage(request), limit)
     return answer(Effect.flatMap(Effect.either(drained), (outcome) =>
-      tooLargeAnswer(outcome._tag === "Right" && outcome.right._tag === "TooLarge" && outcome.right.whole)))
+      tooLargeAnswer(area, outcome._tag === "Right" && outcome.right._tag === "TooLarge" && outcome.right.whole)))
   }
   // Without a Content-Type the platform reads JSON.
   const mediaType = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase()
@@ -288,7 +291,9 @@ export const checkRequestBody = <E, R>(
   )
   return Effect.flatMap(read, (outcome) => {
     if (outcome._tag === "Unreadable") return answer(refuse(request, "could not be read"))
-    if (outcome._tag === "TooLarge") return answer(tooLargeAnswer(outcome.whole))
+    if (outcome._tag === "TooLarge") return answer(tooLargeAnswer(area, outcome.whole))
+    // Decoding would turn each invalid sequence into U+FFFD and store it as if sent.
+    if (!isUtf8(outcome.bytes)) return answer(refuse(request, "is not valid UTF-8"))
     const text = outcome.bytes.toString("utf8")
     if (jsonDepth(text) > maxJsonDepth) return answer(refuse(request, `is nested too deeply (more than ${maxJsonDepth} levels)`))
     return app.pipe(

@@ -19,7 +19,7 @@ import { ecmInvalid, type EcmValidationFailed } from "../../Api/Errors.js"
 import { checkRecord, contentTypes, type MifFileType } from "../../Domain/Ecm/Mif.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { AuditLog } from "../AuditLog.js"
-import type { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../AppConfig.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { type MifImportSql, makeMifImportSql, stagingLine } from "./MifImportSql.js"
 import { MalformedFile, readMif } from "./MifParsers.js"
@@ -98,7 +98,7 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
      */
     const stageRecords = (fileType: MifFileType, bytes: Uint8Array) =>
       Effect.gen(function*() {
-        const batches = readMif(fileType, bytes)
+        const batches = readMif(fileType, bytes, (yield* AppConfig).mif.maxFileBytes)
         const problems: Array<string> = []
         let problemCount = 0
         let staged = 0
@@ -195,7 +195,10 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
         const filename = filenameOf(id, file.fileType, now)
         const objectKey = `mif-files/${id}/${filename}`
         yield* sql`UPDATE mif_files SET filename = ${filename} WHERE id = ${id}`.pipe(Effect.orDie)
-        yield* store.put(objectKey, file.bytes, contentTypes[file.fileType])
+        // Nothing of an import whose file could not be stored remains (the store may be unreachable: 503).
+        yield* store.put(objectKey, file.bytes, contentTypes[file.fileType]).pipe(
+          Effect.onError(() => sql`DELETE FROM mif_files WHERE id = ${id}`.pipe(Effect.orDie))
+        )
         yield* setStatus(id, "processing", { objectKey })
         yield* Effect.annotateCurrentSpan({ "mif_file.id": id })
         const outcome = yield* Effect.either(importRecords(id, actorId, file.fileType, file.bytes)).pipe(

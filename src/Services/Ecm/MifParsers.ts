@@ -5,16 +5,18 @@
  *
  * - CSV (papaparse): header row; comma or tab; UTF-8 with or without BOM. The text is cut into
  *   64 KB pieces at record boundaries (a newline outside quotes) and each piece parsed on its own,
- *   so memory holds one piece of rows at a time.
+ *   so memory holds one piece of rows at a time. A record and the header are bounded (`mifLimits`).
  * - XML (fast-xml-parser): any root; one `Member` element per member; entities are not expanded.
- *   The document is parsed whole (fast-xml-parser has no streaming mode).
+ *   The document is parsed whole (fast-xml-parser has no streaming mode), once its nesting is
+ *   known to be bounded (`mifLimits`).
  * - XLSX (exceljs streaming reader): the first worksheet; first row headers; number and date cells
- *   read back as the spreadsheet shows them.
+ *   read back as the spreadsheet shows them. What the zip unpacks to is bounded first.
  */
 import type ExcelJS from "exceljs"
 import Papa from "papaparse"
 import { Readable } from "node:stream"
 import { setImmediate as yieldToEventLoop } from "node:timers/promises"
+import { createInflateRaw } from "node:zlib"
 import { type Cell, fieldOfColumn, type MifField, type MifFileType, type RawRecord } from "../../Domain/Ecm/Mif.js"
 
 export class MalformedFile extends Error {
@@ -63,16 +65,52 @@ const decoderFor = (format: string) => {
   }
 }
 
-/** Index just past the last newline that lies outside quotes, or -1. */
-const lastRecordEnd = (text: string): number => {
+/**
+ * What one file may hold, so a hostile file is refused in milliseconds instead of holding the event
+ * loop (a single 10 MB line of a million columns once took 7 s): a member's record is a few hundred
+ * characters, and the MIF layout has 17 columns.
+ */
+export const mifLimits = {
+  /** Characters of one CSV record (its header too), quoted newlines included. */
+  recordChars: 64 * 1024,
+  /** Columns of a CSV header. */
+  columns: 1000,
+  /** Element nesting of an XML file (Members > Member > FIELD is 3). */
+  xmlDepth: 32
+} as const
+
+/**
+ * Finds where CSV records end in text that arrives piece by piece: each character is looked at
+ * once (the text kept from the previous piece is not scanned again), and a record longer than
+ * `mifLimits.recordChars` fails as soon as it is seen.
+ */
+const recordSplitter = () => {
   let inQuotes = false
-  let end = -1
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c === 0x22) inQuotes = !inQuotes
-    else if (c === 0x0a && !inQuotes) end = i + 1
+  /** Characters of the kept text already scanned. */
+  let scanned = 0
+  /** Physical line of the record the kept text starts. */
+  let recordLine = 1
+  let newlines = 0
+  /** Index just past the last record end in `text` (the kept text followed by the new piece), or -1. */
+  return (text: string): number => {
+    let end = -1
+    for (let i = scanned; i < text.length; i++) {
+      const c = text.charCodeAt(i)
+      if (c === 0x22) inQuotes = !inQuotes
+      else if (c === 0x0a) {
+        newlines++
+        if (!inQuotes) {
+          end = i + 1
+          recordLine = newlines + 1
+        }
+      }
+      if (i + 1 - Math.max(end, 0) > mifLimits.recordChars) {
+        throw new MalformedFile(`Invalid CSV format: line ${recordLine}: the record is longer than ${mifLimits.recordChars.toLocaleString("en-US")} characters`)
+      }
+    }
+    scanned = end === -1 ? text.length : text.length - end
+    return end
   }
-  return end
 }
 
 /** Comma unless the header line has more tabs than commas (outside quotes). */
@@ -131,6 +169,9 @@ export async function* readCsv(bytes: Uint8Array, options: ReadOptions = {}): Re
       line += 1 + newlinesIn(row)
       if (isBlankRow(row)) continue
       if (fields === undefined) {
+        if (row.length > mifLimits.columns) {
+          throw new MalformedFile(`Invalid CSV format: line ${rowLine}: the header has ${row.length.toLocaleString("en-US")} columns (maximum is ${mifLimits.columns.toLocaleString("en-US")})`)
+        }
         fields = headerFields(row, "CSV")
         continue
       }
@@ -147,13 +188,16 @@ export async function* readCsv(bytes: Uint8Array, options: ReadOptions = {}): Re
     return records
   }
 
+  const recordEnd = recordSplitter()
   for (let offset = 0; offset < bytes.length; offset += pieceBytes) {
     const last = offset + pieceBytes >= bytes.length
     const text = carry + decode(bytes.subarray(offset, offset + pieceBytes), !last)
     // Papaparse reads a trailing `\r` of the piece as a line end: cut after `\n` only.
-    const end = last ? text.length : lastRecordEnd(text)
+    const found = recordEnd(text)
+    const end = last ? text.length : found
     if (end === -1) {
       carry = text
+      await yieldToEventLoop()
       continue
     }
     carry = text.slice(end)
@@ -202,10 +246,59 @@ const xmlCell = (value: unknown): Cell => {
   return null
 }
 
+/**
+ * Refuses XML nested deeper than `mifLimits.xmlDepth` before any parser sees it, scanning the
+ * text once and yielding to the event loop every megabyte. Markup only: comments, CDATA,
+ * declarations and processing instructions are skipped, and quoted attribute values are read past.
+ */
+const checkXmlDepth = async (text: string) => {
+  let depth = 0
+  let line = 1
+  let nextYield = 1 << 20
+  for (let i = 0; i < text.length; i++) {
+    if (i >= nextYield) {
+      nextYield += 1 << 20
+      await yieldToEventLoop()
+    }
+    const c = text.charCodeAt(i)
+    if (c === 0x0a) line++
+    if (c !== 0x3c) continue
+    const next = text.charCodeAt(i + 1)
+    if (next === 0x21 || next === 0x3f) {
+      // <!-- … -->, <![CDATA[ … ]]>, <!DOCTYPE …>, <? … ?>: nothing in them opens an element.
+      const close = text.startsWith("<!--", i) ? "-->" : text.startsWith("<![CDATA[", i) ? "]]>" : ">"
+      const end = text.indexOf(close, i)
+      if (end === -1) return
+      for (let j = i; j < end; j++) if (text.charCodeAt(j) === 0x0a) line++
+      i = end + close.length - 1
+      continue
+    }
+    if (next === 0x2f) {
+      depth--
+      continue
+    }
+    let quote = 0
+    let j = i + 1
+    for (; j < text.length; j++) {
+      const d = text.charCodeAt(j)
+      if (d === 0x0a) line++
+      if (quote !== 0) {
+        if (d === quote) quote = 0
+      } else if (d === 0x22 || d === 0x27) quote = d
+      else if (d === 0x3e) break
+    }
+    if (text.charCodeAt(j - 1) !== 0x2f && ++depth > mifLimits.xmlDepth) {
+      throw new MalformedFile(`Invalid XML format: line ${line}: elements are nested more than ${mifLimits.xmlDepth} deep`)
+    }
+    i = j
+  }
+}
+
 export async function* readXml(bytes: Uint8Array, batchSize = 5000): RecordBatches {
   // Loaded with the first XML file: most instances never see one (idle memory, issue 7).
   const { XMLParser, XMLValidator } = await import("fast-xml-parser")
   const text = decoderFor("XML")(bytes, false)
+  await checkXmlDepth(text)
   const validation = XMLValidator.validate(text)
   if (validation !== true) {
     throw new MalformedFile(`Invalid XML format: line ${validation.err.line}: ${validation.err.msg}`)
@@ -279,7 +372,70 @@ const xlsxCell = (cell: ExcelJS.Cell): Cell => {
   return null
 }
 
-export async function* readXlsx(bytes: Uint8Array, batchSize = 5000): RecordBatches {
+/** Bytes `compressed` (a raw deflate stream, maybe followed by other data) inflates to, counted up to just past `limit`. */
+const inflatedSize = (compressed: Uint8Array, limit: number) =>
+  new Promise<number>((resolve) => {
+    const inflate = createInflateRaw()
+    let size = 0
+    inflate.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) {
+        inflate.destroy()
+        resolve(size)
+      }
+    })
+    inflate.on("end", () => resolve(size))
+    // A corrupt stream: what it gave so far (exceljs refuses the file).
+    inflate.on("error", () => resolve(size))
+    inflate.end(compressed)
+  })
+
+/**
+ * Refuses a workbook (a zip) whose entries unpack to more than `maxBytes` in all: a small zip can
+ * unpack to gigabytes. Each entry is inflated once from where its local header says its data
+ * starts, to the end of its deflate stream (not trusting the sizes the zip declares), off the
+ * event loop and keeping nothing.
+ */
+const checkUnpackedSize = async (bytes: Uint8Array, maxBytes: number) => {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const tooLarge = () =>
+    new MalformedFile(`Invalid XLSX format: the workbook unpacks to more than ${Math.floor(maxBytes / (1024 * 1024))} MB`)
+  // End of central directory: the last record with its signature, within the last 64 KiB + 22 bytes.
+  let end = -1
+  for (let i = view.length - 22; i >= Math.max(0, view.length - 22 - 0xffff); i--) {
+    if (view.readUInt32LE(i) === 0x06054b50) {
+      end = i
+      break
+    }
+  }
+  if (end === -1) return // Not a zip: exceljs says so.
+  const entries = view.readUInt16LE(end + 10)
+  let entry = view.readUInt32LE(end + 16)
+  let total = 0
+  for (let n = 0; n < entries && entry + 46 <= view.length; n++) {
+    if (view.readUInt32LE(entry) !== 0x02014b50) return
+    const method = view.readUInt16LE(entry + 10)
+    const compressedSize = view.readUInt32LE(entry + 20)
+    const local = view.readUInt32LE(entry + 42)
+    entry += 46 + view.readUInt16LE(entry + 28) + view.readUInt16LE(entry + 30) + view.readUInt16LE(entry + 32)
+    if (local + 30 > view.length || view.readUInt32LE(local) !== 0x04034b50) return
+    const data = local + 30 + view.readUInt16LE(local + 26) + view.readUInt16LE(local + 28)
+    total += method === 8 ? await inflatedSize(view.subarray(data), maxBytes - total) : compressedSize
+    if (total > maxBytes) throw tooLarge()
+  }
+}
+
+/** Asks an iterator for everything it has left, ignoring it (and any failure). */
+const drain = async (iterator: AsyncIterator<unknown>) => {
+  try {
+    for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) void next
+  } catch {
+    // A rest that cannot be read holds nothing to clean up.
+  }
+}
+
+export async function* readXlsx(bytes: Uint8Array, batchSize = 5000, maxUnpackedBytes = Number.POSITIVE_INFINITY): RecordBatches {
+  await checkUnpackedSize(bytes, maxUnpackedBytes)
   // exceljs is large: loaded with the first XLSX file, not at start-up (idle memory, issue 7).
   const { default: ExcelJS } = await import("exceljs")
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]), {
@@ -290,9 +446,15 @@ export async function* readXlsx(bytes: Uint8Array, batchSize = 5000): RecordBatc
   })
   let fields: Array<MifField | undefined> | undefined
   let batch: Array<RawRecord> = []
+  // The worksheets by hand, never `return()`ed: a worksheet that comes before the shared strings in
+  // the file is copied to a temporary file (member names, birth dates), which exceljs deletes only
+  // when asked for the next worksheet; left early, the copy stayed until the process ended.
+  const worksheets = reader[Symbol.asyncIterator]()
   try {
-    for await (const worksheet of reader) {
-      for await (const row of worksheet) {
+    const first = await worksheets.next()
+    // Only the first worksheet holds members.
+    if (first.done !== true) {
+      for await (const row of first.value) {
         const cells = (row as ExcelJS.Row)
         if (fields === undefined) {
           const header: Array<unknown> = []
@@ -320,24 +482,28 @@ export async function* readXlsx(bytes: Uint8Array, batchSize = 5000): RecordBatc
           await yieldToEventLoop()
         }
       }
-      // Only the first worksheet holds members.
-      break
     }
   } catch (error) {
     if (error instanceof MalformedFile) throw error
     throw new MalformedFile("Invalid XLSX format: the file is not a readable Excel 2007+ workbook")
+  } finally {
+    // Also when the import stopped reading (a bad record, a failure): through to the end, unread.
+    await drain(worksheets)
   }
   if (fields === undefined) throw new MalformedFile("Invalid XLSX format: line 1: the first worksheet has no header row")
   if (batch.length > 0) yield batch
 }
 
-export const readMif = (fileType: MifFileType, bytes: Uint8Array): RecordBatches => {
+/** How much an XLSX file may unpack to, against the largest file accepted (MIF_MAX_FILE_BYTES). */
+export const xlsxUnpackFactor = 16
+
+export const readMif = (fileType: MifFileType, bytes: Uint8Array, maxFileBytes: number): RecordBatches => {
   switch (fileType) {
     case "csv":
       return readCsv(bytes)
     case "xml":
       return readXml(bytes)
     case "xlsx":
-      return readXlsx(bytes)
+      return readXlsx(bytes, undefined, xlsxUnpackFactor * maxFileBytes)
   }
 }

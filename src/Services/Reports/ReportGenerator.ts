@@ -12,12 +12,11 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Cause, Clock, Effect, Exit, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { rm, stat } from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
 import { contentTypes, fileExtensions, reportLifetimeDays, type ReportFormat, type ReportType } from "../../Domain/Reports/Report.js"
 import { AppConfig } from "../AppConfig.js"
 import { staleCutoff } from "../HeartbeatsRepo.js"
 import { ObjectStore } from "../ObjectStore.js"
+import { privateTempFile } from "../PrivateTemp.js"
 import { heapKeeper } from "./HeapKeeper.js"
 import { reportRows, toValues } from "./ReportCells.js"
 import { type ReportSnapshot, withReportSnapshot } from "./ReportCursor.js"
@@ -170,7 +169,7 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
         const generatedAt = yield* now
         const definition = definitionOf(row, generatedAt)
         const extension = fileExtensions[row.format]
-        const tempFile = path.join(os.tmpdir(), `cc-report-${row.id}-${randomBytes(8).toString("hex")}.${extension}`)
+        const tempFile = yield* Effect.promise(() => privateTempFile(config.dataDir, `report-${row.id}-${randomBytes(8).toString("hex")}.${extension}`))
         const key = `reports/${row.id}-${randomBytes(8).toString("hex")}/${row.report_type}_${row.parameters.start_date}_${row.parameters.end_date}.${extension}`
         const result = yield* Effect.gen(function*() {
           const written = yield* writeFile(row.id, row.format, definition, tempFile)

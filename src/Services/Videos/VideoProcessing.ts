@@ -9,7 +9,6 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Fiber, Ref } from "effect"
 import * as fs from "node:fs/promises"
-import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import {
@@ -19,6 +18,7 @@ import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import type { JobContext } from "../Jobs.js"
 import { ObjectStore } from "../ObjectStore.js"
+import { privateTempSubdir } from "../PrivateTemp.js"
 import { VideoProcessor } from "./VideoProcessor.js"
 import { videoKeys } from "./VideosRepo.js"
 
@@ -80,7 +80,7 @@ export class VideoProcessing extends Effect.Service<VideoProcessing>()("app/Vide
         }))
 
     const tempDir = Effect.acquireRelease(
-      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "video-job-"))),
+      Effect.promise(() => privateTempSubdir(config.dataDir, "video-job-")),
       (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
     )
 

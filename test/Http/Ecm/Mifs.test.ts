@@ -10,6 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { request, signIn, TestApp } from "../../support/app.js"
 import { insertUser } from "./users.js"
+import { zipOf } from "../../support/zip.js"
 import { counts, csvOf, dataUri, header, importMif, memberRow, membersCsv, query } from "./support.js"
 
 /** The import directory of this file's app, a file beside it (outside), and a symlink out of it. */
@@ -360,7 +361,10 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
         ["xml", { file: dataUri("xml", "<Members><Person/></Members>") }, "Invalid XML format: no Member elements found"],
         ["xlsx", { file: dataUri("xlsx", "PK\u0003\u0004 not really a zip") }, "Invalid XLSX format: the file is not a readable Excel 2007+ workbook"],
         ["csv", { file: dataUri("xlsx", membersCsv([{ first_name: "A", last_name: "B", dob: "01-01-2000" }])) },
-          "Invalid XLSX format: the file is not a readable Excel 2007+ workbook"]
+          "Invalid XLSX format: the file is not a readable Excel 2007+ workbook"],
+        // A zip bomb: 20 KB that unpacks to 20 MB, past 16 × MIF_MAX_FILE_BYTES (1 MB here).
+        ["xlsx", { file: dataUri("xlsx", zipOf("xl/worksheets/sheet1.xml", Buffer.alloc(20 * 1024 * 1024, 0x20))) },
+          "Invalid XLSX format: the workbook unpacks to more than 16 MB"]
       ]
       for (const [, mif, message] of cases) {
         const before = yield* counts

@@ -8,10 +8,11 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
 import { readdir } from "node:fs/promises"
-import * as os from "node:os"
 import { runDueJobs } from "../../../src/Layers/Jobs.js"
 import { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
+import { AppConfig } from "../../../src/Services/AppConfig.js"
 import { ObjectStore } from "../../../src/Services/ObjectStore.js"
+import { privateTempDir } from "../../../src/Services/PrivateTemp.js"
 import { failureReasons, ReportGenerator } from "../../../src/Services/Reports/ReportGenerator.js"
 import { expireReportsTask, generateReportTask } from "../../../src/Services/Reports/ReportTasks.js"
 import { request, signIn, TestApp } from "../../support/app.js"
@@ -392,8 +393,9 @@ layer(TestApp())("admin reports", (it) => {
       const after = yield* Effect.flatMap(MemoryObjectStore, (m) => m.objects)
       expect([...after.keys()].filter((key) => key.startsWith(`reports/${row!.id}-`))).toEqual([])
       expect(after.size).toBe(before.size)
-      const left = (yield* Effect.promise(() => readdir(os.tmpdir()))).filter((name) => name.startsWith(`cc-report-${row!.id}-`))
-      expect(left).toEqual([])
+      // The file was written in the instance's private directory, and removed from it.
+      const { dataDir } = yield* AppConfig
+      expect(yield* Effect.promise(() => readdir(privateTempDir(dataDir)))).toEqual([])
       expect(yield* request("GET", `${reportsPath}/${id}/download`, { token })).toMatchObject({
         status: 409, body: { errors: "Report generation failed" }
       })

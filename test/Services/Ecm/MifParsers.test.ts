@@ -1,7 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
+import { vi } from "vitest"
 import fc from "fast-check"
 import type { RawRecord } from "../../../src/Domain/Ecm/Mif.js"
-import { decodeXmlText, readCsv, readXml } from "../../../src/Services/Ecm/MifParsers.js"
+import ExcelJS from "exceljs"
+import { readdirSync } from "node:fs"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { decodeXmlText, mifLimits, readCsv, readXlsx, readXml } from "../../../src/Services/Ecm/MifParsers.js"
+import { zipOf } from "../../support/zip.js"
 
 const bytes = (s: string) => new TextEncoder().encode(s)
 const all = async (batches: AsyncGenerator<ReadonlyArray<RawRecord>>) => {
@@ -50,6 +57,44 @@ describe("CSV reader", () => {
   })
 })
 
+describe("hostile files", () => {
+  it("a record longer than the limit fails as soon as it is seen, naming its line; one at the limit is read", async () => {
+    const oneLine = ",".repeat(10_000_000)
+    const started = performance.now()
+    expect(await failure(readCsv(bytes(oneLine)))).toBe("MalformedFile: Invalid CSV format: line 1: the record is longer than 65,536 characters")
+    expect(performance.now() - started).toBeLessThan(1_000)
+    const header = "FIRST_NAME,LAST_NAME,DOB\n"
+    /** A record of `length` characters and its newline. */
+    const long = (length: number) => `a,b,"${"x".repeat(length - 6)}"\n`
+    expect(long(mifLimits.recordChars).length).toBe(mifLimits.recordChars + 1)
+    const [record] = await all(readCsv(bytes(header + long(mifLimits.recordChars)), { pieceBytes: 1000 }))
+    expect(record?.cells.date_of_birth).toHaveLength(mifLimits.recordChars - 6)
+    expect(await failure(readCsv(bytes(header + "a,b,c\n" + long(mifLimits.recordChars + 1) + "d,e,f\n"), { pieceBytes: 1000 })))
+      .toBe("MalformedFile: Invalid CSV format: line 3: the record is longer than 65,536 characters")
+    // Quoted newlines belong to the record; the line is where it starts.
+    expect(await failure(readCsv(bytes(header + `a,b,"${"x\n".repeat(40_000)}"\n`))))
+      .toBe("MalformedFile: Invalid CSV format: line 2: the record is longer than 65,536 characters")
+  })
+
+  it("a header of more than 1,000 columns is refused", async () => {
+    expect(await failure(readCsv(bytes("FIRST_NAME,LAST_NAME,DOB" + ",X".repeat(998) + "\n"))))
+      .toBe("MalformedFile: Invalid CSV format: line 1: the header has 1,001 columns (maximum is 1,000)")
+    expect(await all(readCsv(bytes("FIRST_NAME,LAST_NAME,DOB" + ",X".repeat(997) + "\na,b,c\n")))).toHaveLength(1)
+  })
+
+  it("XML nested deeper than 32 elements is refused before parsing, naming the line", async () => {
+    /** Members > Member > X, then `<a>`s (one per line) to `depth`. */
+    const nested = (depth: number) =>
+      "<Members><Member><DOB>01-01-2000</DOB><X>\n" + "<a>\n".repeat(depth - 3) + "</a>".repeat(depth - 3) + "</X></Member></Members>"
+    expect(await all(readXml(bytes(nested(mifLimits.xmlDepth))))).toHaveLength(1)
+    expect(await failure(readXml(bytes(nested(mifLimits.xmlDepth + 1)))))
+      .toBe("MalformedFile: Invalid XML format: line 31: elements are nested more than 32 deep")
+    // Self-closing elements, comments, CDATA and quoted `>` do not nest.
+    const flat = `<!-- <a><a> --><Members x="<b>">${"<Member><DOB/><![CDATA[<c><c>]]></Member>".repeat(40)}<e/><e/></Members>`
+    expect(await all(readXml(bytes(flat)))).toHaveLength(40)
+  })
+})
+
 describe("XML reader", () => {
   it("decodes the predefined entities and character references only", () => {
     expect(decodeXmlText("a &amp; b &lt;c&gt; &quot;d&quot; &apos;e&apos; &#233; &#x1F600; &custom; &#0; &#xD800;"))
@@ -69,5 +114,48 @@ describe("XML reader", () => {
       `<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]><Members><Member><FIRST_NAME>&lol3;</FIRST_NAME></Member></Members>`
     const [record] = await all(readXml(bytes(laughs)))
     expect(record?.cells.first_name).toBe("&lol3;")
+  })
+})
+
+describe("XLSX reader", () => {
+  /**
+   * A workbook whose worksheet comes before its shared strings in the file (as exceljs' streaming
+   * writer makes it): reading it, exceljs copies the worksheet to a temporary file.
+   */
+  const workbook = async (rows: ReadonlyArray<ReadonlyArray<string>>) => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "cc-xlsx-"))
+    const file = path.join(dir, "members.xlsx")
+    const writer = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: file, useSharedStrings: true })
+    const sheet = writer.addWorksheet("Members")
+    for (const row of rows) sheet.addRow([...row]).commit()
+    sheet.commit()
+    await writer.commit()
+    const bytes = new Uint8Array(await fs.readFile(file))
+    await fs.rm(dir, { recursive: true })
+    return bytes
+  }
+  /** exceljs' temporary files of this process (the `tmp` package's names). */
+  const copies = () => readdirSync(os.tmpdir()).filter((name) => name.startsWith(`tmp-${process.pid}-`))
+
+  it("refuses a workbook that unpacks to more than its bound (a zip bomb), whatever sizes the zip declares", async () => {
+    const bomb = zipOf("xl/worksheets/sheet1.xml", Buffer.alloc(3 * 1024 * 1024, 0x20))
+    expect(bomb.length).toBeLessThan(10 * 1024)
+    expect(await failure(readXlsx(bomb, 5000, 2 * 1024 * 1024))).toBe("MalformedFile: Invalid XLSX format: the workbook unpacks to more than 2 MB")
+    const members = await workbook([["FIRST_NAME", "LAST_NAME", "DOB"], ["Rosa", "Diaz", "07-09-1984"]])
+    expect(await all(readXlsx(members, 5000, 64 * 1024))).toHaveLength(1)
+  })
+
+  it("leaves no copy of the worksheet behind, whether read through, refused, or left early", async () => {
+    const members = await workbook([["FIRST_NAME", "LAST_NAME", "DOB"], ["Rosa", "Diaz", "07-09-1984"], ["Ana", "Lopez", "01-02-1990"]])
+    expect(await all(readXlsx(members))).toHaveLength(2)
+    expect(await failure(readXlsx(await workbook([["FIRST_NAME", "LAST_NAME"], ["Rosa", "Diaz"]]))))
+      .toBe("MalformedFile: Invalid XLSX format: line 1: missing column DOB")
+    // The importer stops at the first batch (an invalid record fails the import).
+    for await (const batch of readXlsx(members, 1)) {
+      expect(batch).toHaveLength(1)
+      break
+    }
+    // exceljs removes a copy through callbacks, a moment after it is done with it: wait for that.
+    await vi.waitFor(() => expect(copies()).toEqual([]), { timeout: 5_000 })
   })
 })
