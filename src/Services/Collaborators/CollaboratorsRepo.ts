@@ -1,7 +1,7 @@
 /**
  * The only SQL on `collaborators` (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects,
- * the owner's one-address-per-collaborator index a 422 on `email`. The list statements keep their
- * shapes (bench/collaborators.ts): see `everyPage` and `readablePage`.
+ * an address the owner already uses (collaborators_owner_email_key) a 422 on `email`. The list
+ * statements keep their shapes (bench/collaborators.ts): see `everyPage` and `readablePage`.
  */
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
@@ -121,13 +121,13 @@ export class CollaboratorsRepo extends Effect.Service<CollaboratorsRepo>()("app/
           SELECT ${columns}, (SELECT count(*) FROM matched)::int AS total FROM collaborators c
           WHERE c.id IN (SELECT id FROM matched ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}) ORDER BY c.id DESC`
         })(undefined)
-        if (rows.length > 0 || offset === 0) return { rows: rows as ReadonlyArray<CollaboratorRow>, total: rows[0]?.total ?? 0 }
+        if (rows.length > 0 || offset === 0) return { rows: rows, total: rows[0]?.total ?? 0 }
         const count = yield* SqlSchema.single({
           Request: Schema.Void,
           Result: Count,
           execute: () => sql`${ctes} SELECT count(*)::int AS count FROM matched`
         })(undefined)
-        return { rows: rows as ReadonlyArray<CollaboratorRow>, total: count.count }
+        return { rows: rows, total: count.count }
       })
 
     const everyPageRows = SqlSchema.findAll({
