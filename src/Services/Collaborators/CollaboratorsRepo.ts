@@ -1,0 +1,233 @@
+/**
+ * The only SQL on `collaborators` (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects,
+ * an address the owner already uses (collaborators_owner_email_key) a 422 on `email`. The list
+ * statements keep their shapes (bench/collaborators.ts): see `everyPage` and `readablePage`.
+ */
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { invalidField, type ValidationFailed } from "../../Api/Errors.js"
+import { CollaboratorStatus, CollaboratorType, Specialization } from "../../Domain/Collaborators/Collaborator.js"
+import { CollaboratorId, UserId } from "../../Domain/Ids.js"
+import { orDefect } from "../Repository.js"
+import { isUniqueViolation } from "../SqlErrors.js"
+import { likePattern } from "../SqlSearch.js"
+
+export const CollaboratorRow = Schema.Struct({
+  id: CollaboratorId,
+  owner_id: UserId,
+  first_name: Schema.String,
+  last_name: Schema.String,
+  email: Schema.String,
+  phone: Schema.NullOr(Schema.String),
+  organization: Schema.String,
+  title: Schema.NullOr(Schema.String),
+  type: CollaboratorType,
+  specialization: Schema.NullOr(Specialization),
+  status: CollaboratorStatus,
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type CollaboratorRow = typeof CollaboratorRow.Type
+
+const CountedRow = Schema.Struct({ ...CollaboratorRow.fields, total: Schema.Int })
+const Count = Schema.Struct({ count: Schema.Int })
+
+/** What a collaborator list is narrowed by; an empty organization is no filter. */
+export const CollaboratorCriteria = Schema.Struct({
+  type: Schema.optional(CollaboratorType),
+  status: Schema.optional(CollaboratorStatus),
+  organization: Schema.String,
+  patientId: Schema.optional(Schema.Number)
+})
+export type CollaboratorCriteria = typeof CollaboratorCriteria.Type
+
+const Page = Schema.Struct({ criteria: CollaboratorCriteria, limit: Schema.Int, offset: Schema.Int })
+
+export const NewCollaborator = Schema.Struct({
+  owner_id: Schema.Number,
+  first_name: Schema.String,
+  last_name: Schema.String,
+  email: Schema.String,
+  phone: Schema.NullOr(Schema.String),
+  organization: Schema.String,
+  title: Schema.NullOr(Schema.String),
+  type: CollaboratorType,
+  specialization: Schema.NullOr(Specialization),
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+
+/** The columns to set; absent ones keep their value. */
+export const CollaboratorChange = Schema.Struct({
+  updated_at: Schema.DateFromSelf,
+  first_name: Schema.optional(Schema.String),
+  last_name: Schema.optional(Schema.String),
+  email: Schema.optional(Schema.String),
+  organization: Schema.optional(Schema.String),
+  type: Schema.optional(CollaboratorType),
+  title: Schema.optional(Schema.NullOr(Schema.String)),
+  specialization: Schema.optional(Schema.NullOr(Specialization)),
+  phone: Schema.optional(Schema.NullOr(Schema.String)),
+  status: Schema.optional(CollaboratorStatus)
+})
+export type CollaboratorChange = typeof CollaboratorChange.Type
+
+const Lookup = Schema.Struct({ id: Schema.Number, lock: Schema.Literal("none", "share", "update") })
+const Stamp = Schema.Struct({ id: Schema.Number, at: Schema.DateFromSelf })
+const IdRow = Schema.Struct({ id: Schema.Number })
+
+const emailTaken = () => invalidField("email", "has already been taken")
+const emailErrors = (error: unknown): Effect.Effect<never, ValidationFailed> =>
+  isUniqueViolation(error) ? Effect.fail(emailTaken()) : Effect.die(error)
+
+export class CollaboratorsRepo extends Effect.Service<CollaboratorsRepo>()("app/CollaboratorsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql.literal(`c.id, c.owner_id, c.first_name, c.last_name, c.email, c.phone, c.organization, c.title, c.type,
+      c.specialization, c.status, c.created_at, c.updated_at`)
+
+    const where = (criteria: CollaboratorCriteria) =>
+      sql.and([
+        sql`c.deleted_at IS NULL`,
+        ...(criteria.type === undefined ? [] : [sql`c.type = ${criteria.type}`]),
+        ...(criteria.status === undefined ? [] : [sql`c.status = ${criteria.status}`]),
+        ...(criteria.organization === "" ? [] : [sql`c.organization ILIKE ${likePattern(criteria.organization)}`]),
+        ...(criteria.patientId === undefined ? [] : [
+          sql`c.id IN (SELECT collaborator_id FROM collaborator_patients WHERE patient_id = ${criteria.patientId})`
+        ])
+      ])
+
+    const findLive = SqlSchema.findOne({
+      Request: Lookup,
+      Result: CollaboratorRow,
+      execute: ({ id, lock }) => {
+        const lockClause = sql.literal(lock === "update" ? "FOR UPDATE" : lock === "share" ? "FOR SHARE" : "")
+        return sql`SELECT ${columns} FROM collaborators c WHERE c.id = ${id} AND c.deleted_at IS NULL ${lockClause}`
+      }
+    })
+
+    /**
+     * The page of the ids in `matched` (a materialised CTE that `ctes` ends with) and how many there
+     * are, in one statement: the matches are gathered once, counted, and only the page's rows read
+     * by primary key. An empty page past the end costs a second statement for the count.
+     */
+    const pageOfMatched = (ctes: Statement.Fragment, limit: number, offset: number) =>
+      Effect.gen(function*() {
+        const rows = yield* SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: CountedRow,
+          execute: () =>
+            sql`${ctes}
+          SELECT ${columns}, (SELECT count(*) FROM matched)::int AS total FROM collaborators c
+          WHERE c.id IN (SELECT id FROM matched ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}) ORDER BY c.id DESC`
+        })(undefined)
+        if (rows.length > 0 || offset === 0) return { rows: rows, total: rows[0]?.total ?? 0 }
+        const count = yield* SqlSchema.single({
+          Request: Schema.Void,
+          Result: Count,
+          execute: () => sql`${ctes} SELECT count(*)::int AS count FROM matched`
+        })(undefined)
+        return { rows: rows, total: count.count }
+      })
+
+    const everyPageRows = SqlSchema.findAll({
+      Request: Page,
+      Result: CollaboratorRow,
+      execute: ({ criteria, limit, offset }) =>
+        sql`SELECT ${columns} FROM collaborators c WHERE ${where(criteria)} ORDER BY c.id DESC LIMIT ${limit} OFFSET ${offset}`
+    })
+
+    const everyCount = SqlSchema.single({
+      Request: CollaboratorCriteria,
+      Result: Count,
+      execute: (criteria) => sql`SELECT count(*)::int AS count FROM collaborators c WHERE ${where(criteria)}`
+    })
+
+    /**
+     * Every collaborator (admins). Without an organization search the sort index stops after the
+     * page and the count runs beside it (index-only on the type and status indexes). With one, the
+     * matches come through the trigram index once (pageOfMatched): PostgreSQL cannot estimate a
+     * trigram match, and when it matches few rows (a rare organization, type and status) it would
+     * walk the id index past most of the table looking for a page of them.
+     */
+    const everyPage = (request: typeof Page.Type) =>
+      request.criteria.organization !== ""
+        ? pageOfMatched(
+          sql`WITH matched AS MATERIALIZED (SELECT c.id FROM collaborators c WHERE ${where(request.criteria)})`,
+          request.limit,
+          request.offset
+        )
+        : Effect.map(
+          Effect.all([everyPageRows(request), everyCount(request.criteria)], { concurrency: 2 }),
+          ([rows, count]) => ({ rows, total: count.count })
+        )
+
+    /**
+     * The collaborators a non-admin reads (this visibility scope stays here until the access module
+     * provides it). Owners and primary providers read few collaborators of many: the ones they own
+     * (owner index) and the ones linked to their patients (providers → patients → links) are
+     * gathered first, then each is looked up by primary key and filtered. The LATERAL … LIMIT 1
+     * keeps those lookups: left to itself PostgreSQL hashes the whole table, or walks the id index
+     * past every other caller's rows when a filter matches none of theirs. The cost follows the
+     * caller's own collaborators, not the table (bench/collaborators.ts).
+     */
+    const readablePage = ({ criteria, limit, offset, userId }: typeof Page.Type & { readonly userId: number }) =>
+      pageOfMatched(
+        sql`WITH readable AS MATERIALIZED (
+          SELECT id FROM collaborators WHERE owner_id = ${userId} AND deleted_at IS NULL
+          UNION
+          SELECT cp.collaborator_id FROM providers pr JOIN patients p ON p.provider_id = pr.id
+            JOIN collaborator_patients cp ON cp.patient_id = p.id WHERE pr.user_id = ${userId}
+        ), matched AS MATERIALIZED (
+          SELECT c.id FROM readable r CROSS JOIN LATERAL (SELECT c.id FROM collaborators c WHERE c.id = r.id AND ${where(criteria)} LIMIT 1) c
+        )`,
+        limit,
+        offset
+      )
+
+    /** None when the owner already has a live collaborator with this address. */
+    const insertOne = SqlSchema.findOne({
+      Request: NewCollaborator,
+      Result: CollaboratorRow,
+      execute: (row) =>
+        sql`INSERT INTO collaborators AS c ${sql.insert(row)}
+          ON CONFLICT (owner_id, lower(email)) WHERE deleted_at IS NULL DO NOTHING RETURNING ${columns}`
+    })
+
+    const updateOne = SqlSchema.single({
+      Request: Schema.Struct({ id: Schema.Number, change: CollaboratorChange }),
+      Result: CollaboratorRow,
+      execute: ({ change, id }) => sql`UPDATE collaborators c SET ${sql.update(change)} WHERE c.id = ${id} RETURNING ${columns}`
+    })
+
+    const softDelete = SqlSchema.void({
+      Request: Stamp,
+      execute: ({ at, id }) => sql`UPDATE collaborators SET deleted_at = ${at}, updated_at = ${at} WHERE id = ${id}`
+    })
+
+    const declinePending = SqlSchema.findOne({
+      Request: Stamp,
+      Result: IdRow,
+      execute: ({ at, id }) => sql`UPDATE collaborators SET status = 'declined', updated_at = ${at}
+            WHERE id = ${id} AND status = 'pending' RETURNING id`
+    })
+
+    return {
+      /** The collaborator unless deleted; `lock` takes a row lock (inside a transaction). */
+      findLive: (id: number, lock: "none" | "share" | "update") => orDefect(findLive({ id, lock })),
+      /** A page of every collaborator matching, newest first, and how many match. */
+      everyPage: (criteria: CollaboratorCriteria, limit: number, offset: number) => orDefect(everyPage({ criteria, limit, offset })),
+      /** A page of the collaborators `userId` owns or whose linked patients they are primary provider of. */
+      readablePage: (userId: number, criteria: CollaboratorCriteria, limit: number, offset: number) =>
+        orDefect(readablePage({ userId, criteria, limit, offset })),
+      /** The new row; the owner's address already taken is `email: has already been taken`. */
+      insert: (row: typeof NewCollaborator.Type) =>
+        orDefect(Effect.flatMap(insertOne(row), Option.match({ onNone: () => Effect.fail(emailTaken()), onSome: Effect.succeed }))),
+      /** The row as changed; an address the owner already uses is `email: has already been taken`. */
+      update: (id: number, change: CollaboratorChange) => orDefect(updateOne({ id, change }).pipe(Effect.catchTag("SqlError", emailErrors))),
+      softDelete: (id: number, at: Date) => orDefect(softDelete({ id, at })),
+      /** Pending → declined; false when the collaborator was not pending. */
+      declinePending: (id: number, at: Date) => Effect.map(orDefect(declinePending({ id, at })), Option.isSome)
+    } as const
+  })
+}) {}
