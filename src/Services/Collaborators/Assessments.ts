@@ -28,7 +28,7 @@ import { calendarDayIn } from "../../Domain/Time.js"
 import { AppConfig } from "../AppConfig.js"
 import { type AuditEntry, AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
-import { PatientAccess } from "../Patients/PatientAccess.js"
+import { Access } from "../Access/Access.js"
 import { inviteLink } from "../Providers/Invites.js"
 import { type Limit, RateLimiter } from "../RateLimiter.js"
 import { hashToken, newToken } from "../Tokens.js"
@@ -90,7 +90,7 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
-    const access = yield* PatientAccess
+    const access = yield* Access
     const collaborators = yield* Collaborators
     const limiter = yield* RateLimiter
     const jobs = yield* Jobs
@@ -397,5 +397,5 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
 
     return { issueToken, form, decline, submit, list, show } as const
   }),
-  dependencies: [AuditLog.Default, PatientAccess.Default, RateLimiter.Default, Collaborators.Default]
+  dependencies: [AuditLog.Default, Access.Default, RateLimiter.Default, Collaborators.Default]
 }) {}

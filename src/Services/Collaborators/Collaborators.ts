@@ -11,7 +11,6 @@ import { collaboratorMessages, collaboratorsPageSize } from "../../Api/Collabora
 import { forbidden, invalid, invalidField, messages, notFound, type FieldMessages } from "../../Api/Errors.js"
 import { type PageRequest, pageRequest, paginationOf } from "../../Api/Pagination.js"
 import type { Caller } from "../../Api/Security.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import {
   canChangeStatus, Collaborator, type CollaboratorId, type CollaboratorStatus, type CollaboratorType, type Specialization
@@ -19,7 +18,7 @@ import {
 import type { PatientId } from "../../Domain/Ids.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { AuditLog } from "../AuditLog.js"
-import { PatientAccess } from "../Patients/PatientAccess.js"
+import { Access, isAdmin, isStaff } from "../Access/Access.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { likePattern } from "../SqlSearch.js"
 
@@ -59,8 +58,6 @@ const toCollaborator = (row: CollaboratorRow, patientIds: ReadonlyArray<number>)
     updated_at: row.updated_at
   }, true)
 
-const isAdmin = (caller: Caller) => caller.role === "admin"
-
 /** What the caller is to a collaborator. */
 export interface Standing {
   readonly row: CollaboratorRow
@@ -74,7 +71,7 @@ export class Collaborators extends Effect.Service<Collaborators>()("app/Collabor
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
-    const access = yield* PatientAccess
+    const access = yield* Access
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     const columns = sql.literal(`c.id, c.owner_id, c.first_name, c.last_name, c.email, c.phone, c.organization, c.title, c.type,
       c.specialization, c.status, c.created_at, c.updated_at`)
@@ -327,5 +324,5 @@ export class Collaborators extends Effect.Service<Collaborators>()("app/Collabor
 
     return { list, show, create, update, remove, standing, closeOpenAssessments } as const
   }),
-  dependencies: [AuditLog.Default, PatientAccess.Default]
+  dependencies: [AuditLog.Default, Access.Default]
 }) {}

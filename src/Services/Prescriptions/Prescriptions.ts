@@ -4,7 +4,7 @@
  *
  * Who may do what (docs/spec-decisions.md): admins everything; a provider reads and writes the
  * prescriptions they wrote; a supervisor also reads their supervisees'; a parent reads their own
- * patients' (the parent rule of PatientAccess: another patient's is 404) and writes none; support
+ * patients' (the parent rule of Access: another patient's is 404) and writes none; support
  * and billing none. Refusals are 403 `You are not authorized to perform this action.`.
  */
 import { SqlClient, type Statement } from "@effect/sql"
@@ -24,7 +24,7 @@ import { PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { calendarDayIn } from "../../Domain/Time.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
-import { PatientAccess } from "../Patients/PatientAccess.js"
+import { Access } from "../Access/Access.js"
 import { likePattern } from "../SqlSearch.js"
 import {
   historyInsert, prescriptionColumns, prescriptionFrom, type PrescriptionRow, toMedicationSummary, toPrescription
@@ -85,7 +85,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
-    const access = yield* PatientAccess
+    const access = yield* Access
     const config = yield* AppConfig
     const columns = sql.literal(prescriptionColumns)
     const from = sql.literal(prescriptionFrom)

@@ -13,7 +13,7 @@ import { addDays, instantOf, wallClockAt } from "../../Domain/Scheduling/ZonedTi
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
-import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { hashToken, newToken } from "../Tokens.js"
 import { mergeAnswers } from "./Answers.js"
@@ -50,7 +50,7 @@ const pad = (n: number) => String(n).padStart(2, "0")
 export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()("app/QuestionnaireInvites", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const access = yield* PatientAccess
+    const access = yield* Access
     const audit = yield* AuditLog
     const jobs = yield* Jobs
     const limiter = yield* RateLimiter
@@ -75,7 +75,7 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
         return instantOf(nextDay, zone)
       })
 
-    const create = (viewer: PatientViewer, input: CreateQuestionnaireInviteRequest["questionnaire_invite"]) =>
+    const create = (viewer: Viewer, input: CreateQuestionnaireInviteRequest["questionnaire_invite"]) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, input.patient_id)
         const now = new Date(yield* Clock.currentTimeMillis)
@@ -143,5 +143,5 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
 
     return { create, form, respond } as const
   }),
-  dependencies: [PatientAccess.Default, AuditLog.Default, RateLimiter.Default, Catalogue.Default, QuestionnaireResponses.Default]
+  dependencies: [Access.Default, AuditLog.Default, RateLimiter.Default, Catalogue.Default, QuestionnaireResponses.Default]
 }) {}

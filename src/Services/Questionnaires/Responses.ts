@@ -1,7 +1,7 @@
 /**
  * Questionnaire responses (general §2.11, §4.12, §4.2; issue 21): answers checked against their
  * questions and scored on every save (src/Domain/Questionnaires/Scoring.ts), the status machine,
- * the parent rule (PatientAccess), and the self-harm alert in the saving transaction.
+ * the parent rule (Access), and the self-harm alert in the saving transaction.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either } from "effect"
@@ -19,7 +19,7 @@ import {
   scoreResponse
 } from "../../Domain/Questionnaires/Scoring.js"
 import { AuditLog } from "../AuditLog.js"
-import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 import { QuestionnaireAlerts } from "./Alerts.js"
 import { answerMap, changesAnything, checkAnswers, itemsOf, mergeAnswers, type StoredAnswers } from "./Answers.js"
 import { Catalogue, type Definition } from "./Catalogue.js"
@@ -74,7 +74,7 @@ export const evaluate = (def: Definition, answers: StoredAnswers) => {
 export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponses>()("app/QuestionnaireResponses", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const access = yield* PatientAccess
+    const access = yield* Access
     const audit = yield* AuditLog
     const catalogue = yield* Catalogue
     const alerts = yield* QuestionnaireAlerts
@@ -123,7 +123,7 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
         return row!
       })
 
-    const create = (viewer: PatientViewer, input: { readonly questionnaire_id: number; readonly patient_id: number; readonly responses: ReadonlyArray<AnswerInput> }) =>
+    const create = (viewer: Viewer, input: { readonly questionnaire_id: number; readonly patient_id: number; readonly responses: ReadonlyArray<AnswerInput> }) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, input.patient_id)
         const def = yield* activeDefinition(input.questionnaire_id)
@@ -134,7 +134,7 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("QuestionnaireResponses.create"))
 
     /** The response when the caller may see its patient; otherwise 404, as for an unknown id. */
-    const find = (viewer: PatientViewer, id: number, lock: boolean) =>
+    const find = (viewer: Viewer, id: number, lock: boolean) =>
       Effect.gen(function*() {
         const [row] = isStaff(viewer.role)
           ? yield* sql<ResponseRow>`SELECT ${cols} FROM questionnaire_responses WHERE id = ${id} ${lock ? sql`FOR UPDATE` : sql``}`
@@ -145,13 +145,13 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
         return row
       })
 
-    const show = (viewer: PatientViewer, id: number) =>
+    const show = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
         const row = yield* find(viewer, id, false)
         return toResponse(yield* definitionOf(row), row)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("QuestionnaireResponses.show", { attributes: { "questionnaire_response.id": id } }))
 
-    const update = (viewer: PatientViewer, id: number, changes: ResponseChanges) =>
+    const update = (viewer: Viewer, id: number, changes: ResponseChanges) =>
       Effect.gen(function*() {
         yield* find(viewer, id, false)
         if (!isStaff(viewer.role) && (changes.status === "reviewed" || changes.review_notes !== undefined)) {
@@ -198,7 +198,7 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("QuestionnaireResponses.update", { attributes: { "questionnaire_response.id": id } }))
 
     const list = (
-      viewer: PatientViewer,
+      viewer: Viewer,
       filters: { readonly patientId?: number | undefined; readonly questionnaireId?: number | undefined; readonly status?: ResponseStatus | undefined },
       request: PageRequest
     ) =>
@@ -220,5 +220,5 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
 
     return { create, update, show, list, insert, activeDefinition, checked } as const
   }),
-  dependencies: [PatientAccess.Default, AuditLog.Default, Catalogue.Default, QuestionnaireAlerts.Default]
+  dependencies: [Access.Default, AuditLog.Default, Catalogue.Default, QuestionnaireAlerts.Default]
 }) {}

@@ -21,7 +21,7 @@ import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
 import { appointmentColumns, appointmentFrom, type AppointmentRow, blankToNull, toAppointment } from "./SchedulingRepo.js"
-import { PatientAccess } from "../Patients/PatientAccess.js"
+import { Access } from "../Access/Access.js"
 import { VideoTokens } from "./VideoTokens.js"
 import { ReminderSchedule } from "./ReminderSchedule.js"
 
@@ -55,7 +55,7 @@ export class Appointments extends Effect.Service<Appointments>()("app/Appointmen
     const audit = yield* AuditLog
     const video = yield* VideoTokens
     const reminders = yield* ReminderSchedule
-    const access = yield* PatientAccess
+    const access = yield* Access
     const zone = (yield* AppConfig).clinicTimeZone
     const columns = sql.literal(appointmentColumns)
     const from = sql.literal(appointmentFrom)
@@ -233,7 +233,7 @@ export class Appointments extends Effect.Service<Appointments>()("app/Appointmen
         })
       }).pipe(Effect.withSpan("Appointments.refreshTokens", { attributes: { "appointment.id": id } }))
 
-    // Clinic (§4.2). The parent rule (PatientAccess, issue 13): staff see every patient; a parent
+    // Clinic (§4.2). The parent rule (Access): staff see every patient; a parent
     // only the patients linked to their account; anything else answers 404 as if it did not exist.
     const visibleTo = (viewer: Viewer) => isStaff(viewer.role) ? sql`TRUE` : sql`pa.user_id = ${viewer.id}`
 

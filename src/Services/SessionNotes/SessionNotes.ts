@@ -22,7 +22,7 @@ import {
 } from "../../Domain/SessionNotes/SessionNote.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
-import { PatientAccess } from "../Patients/PatientAccess.js"
+import { Access } from "../Access/Access.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { nameMatches } from "../SqlSearch.js"
 import {
@@ -76,7 +76,7 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
-    const access = yield* PatientAccess
+    const access = yield* Access
     const signatures = yield* Signatures
     const zone = (yield* AppConfig).clinicTimeZone
     const columns = sql.literal(noteColumns)
@@ -390,5 +390,5 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
       findRow, representOne, record, completeIfReady, isAdmin, isProviderOf, isSupervisorOf
     } as const
   }),
-  dependencies: [AuditLog.Default, PatientAccess.Default, Signatures.Default]
+  dependencies: [AuditLog.Default, Access.Default, Signatures.Default]
 }) {}

@@ -15,7 +15,7 @@ import {
 import { AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
 import { ObjectStore } from "../ObjectStore.js"
-import { PatientAccess } from "../Patients/PatientAccess.js"
+import { Access } from "../Access/Access.js"
 import { deleteVideoObjectsTask, processVideoTask } from "./VideoTaskDefs.js"
 import { readableBy, toVideo, type VideoRow, type VideoViewer, videoColumns, writableBy } from "./VideosRepo.js"
 
@@ -40,12 +40,12 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
     const store = yield* ObjectStore
     const jobs = yield* Jobs
     const audit = yield* AuditLog
-    const access = yield* PatientAccess
+    const access = yield* Access
     const columns = sql.literal(videoColumns)
 
     /**
      * A parent naming a patient (a filter, a body field) gets 404 "Patient not found" for another
-     * family's, like every patient-scoped record (PatientAccess): ids never leak. Staff go on to the
+     * family's, like every patient-scoped record (Access): ids never leak. Staff go on to the
      * video rules ("must exist" for an unknown patient).
      */
     const parentNamesPatient = (caller: Caller, patientId: number | null | undefined) =>
