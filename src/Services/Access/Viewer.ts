@@ -35,9 +35,13 @@ interface NoteParties {
   readonly supervisor_user_id: number | null
 }
 
-export const isNoteProvider = (viewer: Viewer, note: NoteParties): boolean => note.provider_user_id === viewer.id
+export const isNoteProvider = (viewer: Viewer, note: Pick<NoteParties, "provider_user_id">): boolean => note.provider_user_id === viewer.id
 export const isNoteSupervisor = (viewer: Viewer, note: NoteParties): boolean =>
   note.supervisor_user_id !== null && note.supervisor_user_id === viewer.id
+
+/** A note's content is written (created, edited, submitted) by its provider or an admin. */
+export const canEditNote = (viewer: Viewer, note: Pick<NoteParties, "provider_user_id">): boolean =>
+  isNoteProvider(viewer, note) || isAdmin(viewer)
 
 /** Addenda and sign-offs on a note: its supervisor or an admin. */
 export const canReviewNote = (viewer: Viewer, note: NoteParties): boolean => isNoteSupervisor(viewer, note) || isAdmin(viewer)
