@@ -72,3 +72,6 @@ export const canActForUser = (viewer: Viewer, userId: number): boolean => viewer
 
 /** An account's settings and devices are changed by the user themself or an admin. */
 export const canManageAccount = (viewer: Viewer, userId: number): boolean => viewer.id === userId || isAdmin(viewer)
+
+/** Videos are uploaded by admins, providers and supervisors. */
+export const canCreateVideo = (viewer: Viewer): boolean => ["admin", "provider", "supervisor"].includes(viewer.role)
