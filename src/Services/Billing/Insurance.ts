@@ -5,10 +5,10 @@ import type { CreateInsurancePlanRequest, UpdateCoverageRequest, UpdateInsurance
 import { InsurancePlanList } from "../../Api/Billing/Insurance.js"
 import { invalid, invalidField, type NotFound, notFound, type ValidationFailed } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
-import { isStaff, type Role } from "../../Domain/Accounts/User.js"
 import { Coverage, InsurancePlan, Subscriber } from "../../Domain/Billing/Insurance.js"
 import type { InsurancePlanId, PatientId } from "../../Domain/Ids.js"
 import { likePattern } from "../SqlSearch.js"
+import { canSeePatient, type Viewer } from "../Access/Access.js"
 import { AuditLog } from "../AuditLog.js"
 import { isForeignKeyViolation } from "../SqlErrors.js"
 
@@ -48,11 +48,6 @@ interface CoverageRow {
   readonly patient_city: string | null
   readonly patient_state: string | null
   readonly patient_zip: string | null
-}
-
-export interface Viewer {
-  readonly id: number
-  readonly role: Role
 }
 
 const genderOf = (text: string | null): "F" | "M" | "U" | null => {
@@ -108,14 +103,12 @@ export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
         return toPlan(rows[0])
       }).pipe(Effect.withSpan("Insurance.updatePlan", { attributes: { "insurance_plan.id": id } }))
 
-    /** Staff see every patient; a parent only those linked to their account; others are 404. */
+    /** The patient (with its linked account) when the caller may see it (Access's rule); otherwise 404, as for an unknown id. */
     const visiblePatient = (viewer: Viewer, patientId: number) =>
       Effect.gen(function*() {
-        const rows = isStaff(viewer.role)
-          ? yield* sql<{ id: number; user_id: number | null }>`SELECT id, user_id FROM patients WHERE id = ${patientId}`
-          : yield* sql<{ id: number; user_id: number | null }>`SELECT id, user_id FROM patients WHERE id = ${patientId} AND user_id = ${viewer.id}`
-        if (rows[0] === undefined) return yield* Effect.fail(notFound("Patient"))
-        return rows[0]
+        const [row] = yield* sql<{ id: number; user_id: number | null }>`SELECT id, user_id FROM patients WHERE id = ${patientId}`
+        if (row === undefined || !canSeePatient(viewer, row)) return yield* Effect.fail(notFound("Patient"))
+        return row
       }).pipe(Effect.catchTag("SqlError", Effect.die))
 
     const coverageRow = (patientId: number) =>
