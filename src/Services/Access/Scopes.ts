@@ -10,6 +10,13 @@ import { isAdmin, isParent, type ProviderViewer, type Viewer } from "./Viewer.js
 type Sql = SqlClient.SqlClient
 type Fragment = Statement.Fragment
 
+/** Patients (`p` = the patient): staff all; a parent those linked to their account. */
+const patients = (sql: Sql, viewer: Viewer): Fragment => isStaff(viewer.role) ? sql`TRUE` : sql`p.user_id = ${viewer.id}`
+
+/** Rows of a patient-scoped table, by its unaliased `patient_id` column: staff all; a parent their patients'. */
+const patientRecords = (sql: Sql, viewer: Viewer): Fragment =>
+  isStaff(viewer.role) ? sql`TRUE` : sql`patient_id IN (SELECT id FROM patients WHERE user_id = ${viewer.id})`
+
 /** Appointments (`pa` = the patient): staff all; a parent their own patients'. */
 const appointments = (sql: Sql, viewer: Viewer): Fragment => isStaff(viewer.role) ? sql`TRUE` : sql`pa.user_id = ${viewer.id}`
 
@@ -81,6 +88,8 @@ const prescriptions = (sql: Sql, viewer: ProviderViewer): Fragment | undefined =
 }
 
 export const scope = {
+  patients,
+  patientRecords,
   appointments,
   appointmentCalls,
   sessionNotes,

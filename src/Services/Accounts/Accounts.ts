@@ -426,8 +426,8 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      */
     const cancel = (caller: Caller, userId: number) =>
       Effect.gen(function*() {
-        if (caller.role !== "admin" && caller.id !== userId) return yield* Effect.fail(forbidden(messages.unauthorized))
-        if (caller.role === "admin" && caller.id === userId) {
+        if (!canManageAccount(caller, userId)) return yield* Effect.fail(forbidden(messages.unauthorized))
+        if (isAdmin(caller) && caller.id === userId) {
           return yield* Effect.fail(invalidField("id", "cannot cancel your own account"))
         }
         const outcome = yield* lifecycle.cancel(caller.id, userId)

@@ -128,8 +128,7 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
     }
 
     const whereOf = (viewer: Viewer, criteria: PatientCriteria) => {
-      const clauses: Array<Statement.Fragment> = []
-      if (!isStaff(viewer.role)) clauses.push(sql`p.user_id = ${viewer.id}`)
+      const clauses: Array<Statement.Fragment> = [Access.scope.patients(sql, viewer)]
       const search = blankToNull(criteria.search)
       if (search !== null) {
         const digits = searchDigits(search)
@@ -141,7 +140,7 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
       if (criteria.providerId !== undefined && criteria.providerId !== null) clauses.push(sql`p.provider_id = ${criteria.providerId}`)
       if (criteria.status === "active") clauses.push(sql`p.active`)
       if (criteria.status === "inactive") clauses.push(sql`NOT p.active`)
-      return clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
+      return sql.and(clauses)
     }
 
     /**

@@ -207,7 +207,7 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
         const where = sql.and([
           patient !== undefined
             ? sql`patient_id = ${patient}`
-            : isStaff(viewer.role) ? sql`true` : sql`patient_id IN (SELECT id FROM patients WHERE user_id = ${viewer.id})`,
+            : Access.scope.patientRecords(sql, viewer),
           filters.questionnaireId === undefined ? sql`true` : sql`questionnaire_id = ${filters.questionnaireId}`,
           filters.status === undefined ? sql`true` : sql`status = ${filters.status}`
         ])
