@@ -3,10 +3,17 @@ import js from "@eslint/js"
 import tseslint from "typescript-eslint"
 
 /**
- * Services not yet moved to repositories: they still hold `sql` template tags. An area that moves
- * its SQL into `*Repo.ts` files takes its files off this list; the list only shrinks.
+ * Files besides repositories that hold `sql` template tags: two builders of fragments, then the
+ * services not yet moved to repositories. An area that moves its SQL into `*Repo.ts` files takes
+ * its files off this list; the list only shrinks.
  */
 const sqlOutsideRepositories = [
+  // Builders of SQL fragments that repositories apply, not statements: the access module's list
+  // scopes and record lookups (ARCHITECTURE "Access"), and the search expressions.
+  "src/Services/Access/Access.ts",
+  "src/Services/Access/Scopes.ts",
+  "src/Services/SqlSearch.ts",
+  // Not yet moved:
   "src/Services/Accounts/Accounts.ts",
   "src/Services/Accounts/AdminUsers.ts",
   "src/Services/Accounts/ConfirmationCodes.ts",
@@ -61,7 +68,6 @@ const sqlOutsideRepositories = [
   "src/Services/SessionNotes/Reviews.ts",
   "src/Services/SessionNotes/SessionNotes.ts",
   "src/Services/SessionNotes/Supervision.ts",
-  "src/Services/SqlSearch.ts",
   "src/Services/Videos/VideoProcessing.ts",
   "src/Services/Videos/VideoUploads.ts",
   "src/Services/Videos/Videos.ts"

@@ -87,7 +87,7 @@ import { HttpRemindersLive } from "./Http/Scheduling/Reminders.js"
 import { HttpPatientsAreaLive } from "./Http/Patients/Patients.js"
 import { ClinicPatients } from "../Services/Patients/ClinicPatients.js"
 import { HelpRequests } from "../Services/Patients/HelpRequests.js"
-import { PatientAccess } from "../Services/Patients/PatientAccess.js"
+import { Access } from "../Services/Access/Access.js"
 import { PatientDocuments } from "../Services/Patients/PatientDocuments.js"
 import { Spots } from "../Services/Patients/Spots.js"
 import { TreatmentPlans } from "../Services/Patients/TreatmentPlans.js"
@@ -179,14 +179,14 @@ const EcmCommunicationsServicesLive = TelephonyWebhooks.Default.pipe(
 
 /** Clinic patients and their records (issue 13). */
 const PatientServicesLive = Layer.mergeAll(
-  PatientAccess.Default, ClinicPatients.Default, HelpRequests.Default, TreatmentPlans.Default, Spots.Default, PatientDocuments.Default
+  Access.Default, ClinicPatients.Default, HelpRequests.Default, TreatmentPlans.Default, Spots.Default, PatientDocuments.Default
 )
 
 /** Scheduling (issue 15): availability, books, appointments and their video tokens. */
 const SchedulingServicesLive = Layer.mergeAll(Slots.Default, Books.Default, Appointments.Default, Reminders.Default).pipe(
   Layer.provide(ReminderSchedule.Default),
   Layer.provide(AuditLog.Default),
-  Layer.provide(PatientAccess.Default),
+  Layer.provide(Access.Default),
   Layer.provide(VideoTokensLive)
 )
 
@@ -201,7 +201,7 @@ const SessionNoteServicesLive = Layer.mergeAll(SessionNotes.Default, SessionNote
 /** Prescriptions, the medications catalogue and medication history (issue 20). */
 const PrescriptionServicesLive = Layer.mergeAll(Prescriptions.Default, Medications.Default).pipe(
   Layer.provide(AuditLog.Default),
-  Layer.provide(PatientAccess.Default)
+  Layer.provide(Access.Default)
 )
 /** Admin reports (issue 25): weekly metrics and report files. */
 const ReportServicesLive = Layer.mergeAll(Reports.Default, WeeklyMetricsReport.Default).pipe(Layer.provide(AuditLog.Default))
@@ -209,7 +209,7 @@ const ReportServicesLive = Layer.mergeAll(Reports.Default, WeeklyMetricsReport.D
 /** Questionnaires (issue 21): the catalogue (seeded at start-up), responses, invites and public screeners. */
 const QuestionnaireServicesLive = Layer.mergeAll(
   Catalogue.Default, QuestionnaireResponses.Default, QuestionnaireInvites.Default, Screeners.Default, QuestionnaireAlerts.Default
-).pipe(Layer.provide(AuditLog.Default), Layer.provide(PatientAccess.Default))
+).pipe(Layer.provide(AuditLog.Default), Layer.provide(Access.Default))
 
 /** Instruments from seeds/questionnaires: a changed file becomes the next version before any request is served. */
 const QuestionnaireSeedLive = Layer.effectDiscard(Effect.flatMap(Catalogue, (catalogue) => catalogue.seed())).pipe(
@@ -222,7 +222,7 @@ const ContentServicesLive = Layer.mergeAll(
 ).pipe(
   Layer.provide(Assignees.Default),
   Layer.provide(AuditLog.Default),
-  Layer.provide(PatientAccess.Default)
+  Layer.provide(Access.Default)
 )
 
 /** Collaborators (issue 22): the key that seals assessment links in their mail job's payload. */
@@ -241,7 +241,7 @@ const VideoServicesLive = VideoUploads.Default.pipe(
   Layer.provideMerge(Videos.Default),
   Layer.provideMerge(VideoProcessing.Default),
   Layer.provide(FfmpegVideoProcessorLive),
-  Layer.provide(PatientAccess.Default),
+  Layer.provide(Access.Default),
   Layer.provide(AuditLog.Default)
 )
 
@@ -387,7 +387,7 @@ const JobWorkerWithTasksLive = JobWorkerLive(jobTasks, jobSchedules).pipe(
   Layer.provide(AssessmentJobs.Default.pipe(Layer.provide(LinkSealKeyLive))),
   Layer.provide(QuestionnaireMail.Default),
   Layer.provide(Recommendations.Default.pipe(
-    Layer.provide(Assignees.Default), Layer.provide(PatientAccess.Default)
+    Layer.provide(Assignees.Default), Layer.provide(Access.Default)
   )),
   Layer.provide(VideoServicesLive),
   Layer.provide(ReportGenerator.Default),

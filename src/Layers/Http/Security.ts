@@ -9,7 +9,7 @@ import {
   Authentication,
   StaffAuthentication
 } from "../../Api/Security.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
+import { isAdmin, isStaff } from "../../Services/Access/Viewer.js"
 import { Auth } from "../../Services/Auth.js"
 
 const withRule = <E>(allowed: (caller: Caller) => boolean, refusal: () => E) =>
@@ -24,8 +24,6 @@ const withRule = <E>(allowed: (caller: Caller) => boolean, refusal: () => E) =>
         })
     }
   })
-
-const isAdmin = (caller: Caller) => caller.role === "admin"
 
 export const SecurityLive = Layer.mergeAll(
   Layer.effect(Authentication, withRule(() => true, unauthorized)),

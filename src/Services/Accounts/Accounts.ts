@@ -11,7 +11,7 @@ import type { Caller } from "../../Api/Security.js"
 import type { RegisterRequest, UpdateUserRequest } from "../../Api/Accounts/Users.js"
 import type { UserId } from "../../Domain/Ids.js"
 import { normalizePhone } from "../../Domain/Phone.js"
-import { isStaff, seesContactDetails, UserSummary } from "../../Domain/Accounts/User.js"
+import { seesContactDetails, UserSummary } from "../../Domain/Accounts/User.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
@@ -27,6 +27,7 @@ import { CredentialChanges } from "./CredentialChanges.js"
 import { Sessions } from "./Sessions.js"
 import { accountLimits, SignInThrottle, waitText } from "./Throttles.js"
 import { UserLifecycle } from "./UserLifecycle.js"
+import { Access, canActForUser, canManageAccount, isAdmin } from "../Access/Access.js"
 import { toUser, UsersRepo, userColumns, type UserRow } from "./UsersRepo.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 
@@ -178,7 +179,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       Effect.gen(function*() {
         const targetId = Option.match(caller, { onNone: () => body.user_id, onSome: (c) => body.user_id ?? c.id })
         if (targetId === undefined) return yield* Effect.fail(invalidField("user_id", "can't be blank"))
-        if (Option.isSome(caller) && caller.value.id !== targetId && !isStaff(caller.value.role)) {
+        if (Option.isSome(caller) && !canActForUser(caller.value, targetId)) {
           return yield* Effect.fail(forbidden(messages.unauthorized))
         }
         if (Option.isNone(caller)) yield* limit(`resend_confirmation:${clientAddress}`, perAddress.anonymousResend)
@@ -325,7 +326,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      */
     const list = (caller: Caller, page: { readonly offset: number; readonly perPage: number }) =>
       Effect.gen(function*() {
-        const visible = isStaff(caller.role) ? sql`deleted_at IS NULL` : sql`deleted_at IS NULL AND id = ${caller.id}`
+        const visible = Access.scope.users(sql, caller)
         const [counted] = yield* sql<{ total: number }>`SELECT count(*)::int AS total FROM users WHERE ${visible}`
         const rows = yield* sql<UserRow>`SELECT ${columns} FROM users WHERE ${visible} ORDER BY id LIMIT ${page.perPage} OFFSET ${page.offset}`
         const shown = rows.map((row) => seesContactDetails(caller, row.id) ? toUser(row) : toUserSummary(row))
@@ -341,13 +342,13 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      */
     const update = (caller: Caller, userId: number, request: UpdateUserRequest) =>
       Effect.gen(function*() {
-        const isAdmin = caller.role === "admin"
-        if (!isAdmin && caller.id !== userId) return yield* Effect.fail(forbidden(messages.unauthorized))
+        if (!canManageAccount(caller, userId)) return yield* Effect.fail(forbidden(messages.unauthorized))
         const fields = request.user
-        if (!isAdmin && (fields.role !== undefined || fields.active !== undefined || fields.confirmed !== undefined)) {
+        const admin = isAdmin(caller)
+        if (!admin && (fields.role !== undefined || fields.active !== undefined || fields.confirmed !== undefined)) {
           return yield* Effect.fail(forbidden("Only an admin can change role, active or confirmed"))
         }
-        if (isAdmin && caller.id === userId && ((fields.role !== undefined && fields.role !== caller.role) || fields.active === false)) {
+        if (admin && caller.id === userId && ((fields.role !== undefined && fields.role !== caller.role) || fields.active === false)) {
           return yield* Effect.fail(invalid({ [fields.role !== undefined ? "role" : "active"]: ["cannot be changed on your own account"] }))
         }
         const current = yield* users.findById(userId)
@@ -427,8 +428,8 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      */
     const cancel = (caller: Caller, userId: number) =>
       Effect.gen(function*() {
-        if (caller.role !== "admin" && caller.id !== userId) return yield* Effect.fail(forbidden(messages.unauthorized))
-        if (caller.role === "admin" && caller.id === userId) {
+        if (!canManageAccount(caller, userId)) return yield* Effect.fail(forbidden(messages.unauthorized))
+        if (isAdmin(caller) && caller.id === userId) {
           return yield* Effect.fail(invalidField("id", "cannot cancel your own account"))
         }
         const outcome = yield* lifecycle.cancel(caller.id, userId)

@@ -5,6 +5,7 @@ import { forbidden, messages, notFound } from "../../Api/Errors.js"
 import type { Caller } from "../../Api/Security.js"
 import { Device, type DevicePlatform } from "../../Domain/Accounts/Device.js"
 import type { DeviceId, UserId } from "../../Domain/Ids.js"
+import { canManageAccount } from "../Access/Viewer.js"
 import { AuditLog } from "../AuditLog.js"
 
 interface DeviceRow {
@@ -34,7 +35,7 @@ export class Devices extends Effect.Service<Devices>()("app/Devices", {
     /** Self or admin; then the user must exist (and not be deleted). */
     const ownerFor = (caller: Caller, userId: number) =>
       Effect.gen(function*() {
-        if (caller.role !== "admin" && caller.id !== userId) return yield* Effect.fail(forbidden(messages.unauthorized))
+        if (!canManageAccount(caller, userId)) return yield* Effect.fail(forbidden(messages.unauthorized))
         const [user] = yield* sql`SELECT 1 FROM users WHERE id = ${userId} AND deleted_at IS NULL`.pipe(Effect.orDie)
         if (user === undefined) return yield* Effect.fail(notFound("User"))
       })

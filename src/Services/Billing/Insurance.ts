@@ -4,16 +4,11 @@ import type { CreateInsurancePlanRequest, UpdateCoverageRequest, UpdateInsurance
 import { InsurancePlanList } from "../../Api/Billing/Insurance.js"
 import { invalid, invalidField, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
-import { isStaff, type Role } from "../../Domain/Accounts/User.js"
 import { Coverage, type InsurancePlan, Subscriber } from "../../Domain/Billing/Insurance.js"
+import { isStaff, type Viewer } from "../Access/Access.js"
 import { AuditLog } from "../AuditLog.js"
 import { type CoverageRow, CoveragesRepo } from "./CoveragesRepo.js"
 import { InsurancePlansRepo } from "./InsurancePlansRepo.js"
-
-export interface Viewer {
-  readonly id: number
-  readonly role: Role
-}
 
 const genderOf = (text: string | null): "F" | "M" | "U" | null => {
   const g = (text ?? "").trim().toLowerCase()
@@ -67,7 +62,7 @@ export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
         return changed.value
       }).pipe(Effect.withSpan("Insurance.updatePlan", { attributes: { "insurance_plan.id": id } }))
 
-    /** Staff see every patient; a parent only those linked to their account; others are 404. */
+    /** The patient (with its linked account) when the caller may see it (Access's rule); otherwise 404, as for an unknown id. */
     const visiblePatient = (viewer: Viewer, patientId: number) =>
       Effect.flatMap(
         coverages.findPatient(patientId, isStaff(viewer.role) ? null : viewer.id),

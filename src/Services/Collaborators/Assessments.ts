@@ -27,7 +27,7 @@ import { addressLimits } from "../AddressLimits.js"
 import { AppConfig } from "../AppConfig.js"
 import { type AuditEntry, AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
-import { PatientAccess } from "../Patients/PatientAccess.js"
+import { Access } from "../Access/Access.js"
 import { inviteLink } from "../Providers/Invites.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { makeTransaction } from "../Repository.js"
@@ -72,7 +72,7 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
     const collaboratorsRepo = yield* CollaboratorsRepo
     const transaction = yield* makeTransaction
     const audit = yield* AuditLog
-    const access = yield* PatientAccess
+    const access = yield* Access
     const collaborators = yield* Collaborators
     const limiter = yield* RateLimiter
     const jobs = yield* Jobs
@@ -327,7 +327,7 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
     CollaboratorPatientsRepo.Default,
     CollaboratorsRepo.Default,
     AuditLog.Default,
-    PatientAccess.Default,
+    Access.Default,
     RateLimiter.Default,
     Collaborators.Default
   ]

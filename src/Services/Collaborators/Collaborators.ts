@@ -10,13 +10,12 @@ import { collaboratorMessages, collaboratorsPageSize } from "../../Api/Collabora
 import { forbidden, invalid, messages, notFound, type FieldMessages } from "../../Api/Errors.js"
 import { pageRequest, paginationOf } from "../../Api/Pagination.js"
 import type { Caller } from "../../Api/Security.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import { canChangeStatus, Collaborator, type CollaboratorStatus, type CollaboratorType } from "../../Domain/Collaborators/Collaborator.js"
 import type { PatientId } from "../../Domain/Ids.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { AuditLog } from "../AuditLog.js"
-import { PatientAccess } from "../Patients/PatientAccess.js"
+import { Access, isAdmin, isStaff } from "../Access/Access.js"
 import { makeTransaction } from "../Repository.js"
 import { AssessmentTokensRepo } from "./AssessmentTokensRepo.js"
 import { CollaboratorAssessmentsRepo } from "./CollaboratorAssessmentsRepo.js"
@@ -45,8 +44,6 @@ const toCollaborator = (row: CollaboratorRow, patientIds: ReadonlyArray<PatientI
     updated_at: row.updated_at
   }, true)
 
-const isAdmin = (caller: Caller) => caller.role === "admin"
-
 /** What the caller is to a collaborator. */
 export interface Standing {
   readonly row: CollaboratorRow
@@ -64,7 +61,7 @@ export class Collaborators extends Effect.Service<Collaborators>()("app/Collabor
     const tokens = yield* AssessmentTokensRepo
     const transaction = yield* makeTransaction
     const audit = yield* AuditLog
-    const access = yield* PatientAccess
+    const access = yield* Access
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     /** The caller's scope over patients: a parent only their own, staff every one. */
@@ -237,6 +234,6 @@ export class Collaborators extends Effect.Service<Collaborators>()("app/Collabor
     CollaboratorAssessmentsRepo.Default,
     AssessmentTokensRepo.Default,
     AuditLog.Default,
-    PatientAccess.Default
+    Access.Default
   ]
 }) {}

@@ -2,7 +2,7 @@
  * Who a content assignment goes to (issue 23), shared by user pieces and user collections: an
  * account, optionally for one patient. Staff assign to a patient's account (`patient_id`; a patient
  * without one → 422 `has no account`), to a `user_id`, or to themselves; a parent to themself or
- * for their own patient (another patient: 404 `Patient not found`, through PatientAccess).
+ * for their own patient (another patient: 404 `Patient not found`, through Access).
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
@@ -11,7 +11,7 @@ import { invalidField } from "../../Api/Errors.js"
 import { isStaff } from "../../Domain/Accounts/User.js"
 import { wallClockAt } from "../../Domain/Scheduling/ZonedTime.js"
 import { AppConfig } from "../AppConfig.js"
-import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 
 export interface Assignee {
   readonly userId: number
@@ -23,7 +23,7 @@ const pad = (n: number) => String(n).padStart(2, "0")
 export class Assignees extends Effect.Service<Assignees>()("app/ContentAssignees", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const access = yield* PatientAccess
+    const access = yield* Access
     const zone = (yield* AppConfig).clinicTimeZone
 
     /** Now (through Clock, so tests may move it) and today's date in the clinic's zone. */
@@ -33,7 +33,7 @@ export class Assignees extends Effect.Service<Assignees>()("app/ContentAssignees
       return { at, today: `${w.year}-${pad(w.month)}-${pad(w.day)}` }
     })
 
-    const resolve = (caller: PatientViewer, input: { readonly patient_id?: number | null | undefined; readonly user_id?: number | null | undefined }) =>
+    const resolve = (caller: Viewer, input: { readonly patient_id?: number | null | undefined; readonly user_id?: number | null | undefined }) =>
       Effect.gen(function*() {
         const patientId = input.patient_id ?? undefined
         const userId = input.user_id ?? undefined
@@ -59,7 +59,7 @@ export class Assignees extends Effect.Service<Assignees>()("app/ContentAssignees
       }).pipe(Effect.withSpan("ContentAssignees.resolve"))
 
     /** `assigned_by`: the caller by default; only staff may name another staff user. */
-    const assigner = (caller: PatientViewer, assignedBy: number | null | undefined) =>
+    const assigner = (caller: Viewer, assignedBy: number | null | undefined) =>
       Effect.gen(function*() {
         if (assignedBy == null || assignedBy === caller.id) return caller.id
         if (!isStaff(caller.role)) return yield* Effect.fail(invalidField("assigned_by", "is invalid"))

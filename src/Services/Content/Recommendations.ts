@@ -9,7 +9,7 @@ import { defaultRecommendations, maxRecommendations, RecommendationList } from "
 import { type ContentType, type DifficultyLevel, difficultyRank, RecommendedPiece } from "../../Domain/Content/Content.js"
 import { defineTask } from "../Jobs.js"
 import { ObjectStore } from "../ObjectStore.js"
-import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 import { Schema } from "effect"
 import { Assignees } from "./Assignees.js"
 import { importLockKey } from "./ContentImport.js"
@@ -55,12 +55,12 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const store = yield* ObjectStore
-    const access = yield* PatientAccess
+    const access = yield* Access
     const assignees = yield* Assignees
     const toFields = pieceFieldsOf(store)
 
     const forPatient = (
-      caller: PatientViewer,
+      caller: Viewer,
       query: { readonly patientId?: number | undefined; readonly limit?: number | undefined; readonly contentType?: ContentType | undefined }
     ) =>
       Effect.gen(function*() {

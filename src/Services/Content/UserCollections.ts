@@ -16,7 +16,7 @@ import {
 } from "../../Domain/Content/Content.js"
 import type { ContentCollectionId, ContentPieceId, PatientId, UserCollectionId, UserId, UserPieceId } from "../../Domain/Ids.js"
 import { AuditLog } from "../AuditLog.js"
-import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 import { Assignees } from "./Assignees.js"
 import { blankToNull } from "./Library.js"
 
@@ -82,12 +82,12 @@ export class UserCollections extends Effect.Service<UserCollections>()("app/User
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
-    const access = yield* PatientAccess
+    const access = yield* Access
     const assignees = yield* Assignees
     const selectSql = sql.literal(select)
 
     const list = (
-      caller: PatientViewer,
+      caller: Viewer,
       criteria: { readonly status?: UserCollectionStatus | undefined; readonly patientId?: number | undefined; readonly userId?: number | undefined },
       request: PageRequest
     ) =>
@@ -109,7 +109,7 @@ export class UserCollections extends Effect.Service<UserCollections>()("app/User
         return UserCollectionList.make({ user_collections: rows.map(toUserCollection), pagination: paginationOf(request, count?.count ?? 0) })
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("UserCollections.list"))
 
-    const findRow = (caller: PatientViewer, id: number) =>
+    const findRow = (caller: Viewer, id: number) =>
       Effect.gen(function*() {
         const mine = isStaff(caller.role) ? sql`` : sql`AND uc.user_id = ${caller.id}`
         const [row] = yield* sql<UserCollectionRow>`${selectSql} WHERE uc.id = ${id} ${mine}`.pipe(Effect.orDie)
@@ -117,7 +117,7 @@ export class UserCollections extends Effect.Service<UserCollections>()("app/User
         return row
       })
 
-    const create = (caller: PatientViewer, input: CreateUserCollectionRequest["user_collection"]) =>
+    const create = (caller: Viewer, input: CreateUserCollectionRequest["user_collection"]) =>
       Effect.gen(function*() {
         const target = yield* assignees.resolve(caller, input)
         const { at, today } = yield* assignees.now
@@ -153,7 +153,7 @@ export class UserCollections extends Effect.Service<UserCollections>()("app/User
         return toUserCollection(yield* findRow(caller, id).pipe(Effect.orDie))
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("UserCollections.create", { attributes: { "content_collection.id": input.content_collection_id } }))
 
-    const update = (caller: PatientViewer, id: number, changes: UpdateUserCollectionRequest["user_collection"]) =>
+    const update = (caller: Viewer, id: number, changes: UpdateUserCollectionRequest["user_collection"]) =>
       Effect.gen(function*() {
         const { at, today } = yield* assignees.now
         yield* sql.withTransaction(Effect.gen(function*() {

@@ -12,7 +12,7 @@ import { isStaff } from "../../Domain/Accounts/User.js"
 import { canMove, type ContentType, moveMessage, PieceRef, UserPiece, type UserPieceStatus } from "../../Domain/Content/Content.js"
 import type { ContentPieceId, PatientId, UserId, UserPieceId } from "../../Domain/Ids.js"
 import { AuditLog } from "../AuditLog.js"
-import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { Assignees } from "./Assignees.js"
 import { blankToNull } from "./Library.js"
@@ -67,11 +67,11 @@ export class UserPieces extends Effect.Service<UserPieces>()("app/UserPieces", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
-    const access = yield* PatientAccess
+    const access = yield* Access
     const assignees = yield* Assignees
     const select = sql.literal(userPieceSelect)
 
-    const list = (caller: PatientViewer, criteria: UserPieceCriteria, request: PageRequest) =>
+    const list = (caller: Viewer, criteria: UserPieceCriteria, request: PageRequest) =>
       Effect.gen(function*() {
         const clauses: Array<Statement.Fragment> = []
         if (!isStaff(caller.role)) {
@@ -92,7 +92,7 @@ export class UserPieces extends Effect.Service<UserPieces>()("app/UserPieces", {
         return UserPieceList.make({ user_pieces: rows.map(toUserPiece), pagination: paginationOf(request, count?.count ?? 0) })
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("UserPieces.list"))
 
-    const findRow = (caller: PatientViewer, id: number, lock: boolean) =>
+    const findRow = (caller: Viewer, id: number, lock: boolean) =>
       Effect.gen(function*() {
         const mine = isStaff(caller.role) ? sql`` : sql`AND up.user_id = ${caller.id}`
         const [row] = yield* sql<UserPieceRow>`${select} WHERE up.id = ${id} ${mine} ${lock ? sql`FOR UPDATE OF up` : sql``}`.pipe(Effect.orDie)
@@ -105,7 +105,7 @@ export class UserPieces extends Effect.Service<UserPieces>()("app/UserPieces", {
         ? Effect.fail(invalidField(field, "has already been taken"))
         : Effect.die(error)
 
-    const create = (caller: PatientViewer, input: CreateUserPieceRequest["user_piece"]) =>
+    const create = (caller: Viewer, input: CreateUserPieceRequest["user_piece"]) =>
       Effect.gen(function*() {
         const target = yield* assignees.resolve(caller, input)
         const assignedBy = yield* assignees.assigner(caller, input.assigned_by)
@@ -124,7 +124,7 @@ export class UserPieces extends Effect.Service<UserPieces>()("app/UserPieces", {
         return toUserPiece(yield* findRow(caller, row!.id, false).pipe(Effect.orDie))
       }).pipe(Effect.withSpan("UserPieces.create", { attributes: { "content_piece.id": input.content_piece_id } }))
 
-    const update = (caller: PatientViewer, id: number, changes: UpdateUserPieceRequest["user_piece"]) =>
+    const update = (caller: Viewer, id: number, changes: UpdateUserPieceRequest["user_piece"]) =>
       Effect.gen(function*() {
         yield* sql.withTransaction(Effect.gen(function*() {
           const current = yield* findRow(caller, id, true)

@@ -1,7 +1,7 @@
 /**
  * Clinic patients (general §4.2, issue 13): the one `patients` table as the clinic sees it, ECM
  * members included. Staff see and edit every patient; a parent sees the patients linked to their
- * account (PatientAccess).
+ * account (Access).
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Option } from "effect"
@@ -20,7 +20,7 @@ import { normalizePhone } from "../../Domain/Phone.js"
 import { likePattern, patientSearchText } from "../SqlSearch.js"
 import { AuditLog } from "../AuditLog.js"
 import { isUniqueViolation } from "../SqlErrors.js"
-import { PatientAccess, type PatientViewer } from "./PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 
 /** Up to this many matches, a searched list sorts the matches rather than walking a sort index. */
 const fewMatches = 5000
@@ -103,7 +103,7 @@ const searchDigits = (text: string): string | null => {
 export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/ClinicPatients", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const access = yield* PatientAccess
+    const access = yield* Access
     const audit = yield* AuditLog
 
     const columns = sql`p.id, p.first_name, p.last_name, to_char(p.date_of_birth, 'YYYY-MM-DD') AS date_of_birth, p.gender,
@@ -127,9 +127,8 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
         : sql`ORDER BY ${sortColumns[criteria.sortBy]} ${dir}, p.id ${dir}`
     }
 
-    const whereOf = (viewer: PatientViewer, criteria: PatientCriteria) => {
-      const clauses: Array<Statement.Fragment> = []
-      if (!isStaff(viewer.role)) clauses.push(sql`p.user_id = ${viewer.id}`)
+    const whereOf = (viewer: Viewer, criteria: PatientCriteria) => {
+      const clauses: Array<Statement.Fragment> = [Access.scope.patients(sql, viewer)]
       const search = blankToNull(criteria.search)
       if (search !== null) {
         const digits = searchDigits(search)
@@ -141,7 +140,7 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
       if (criteria.providerId !== undefined && criteria.providerId !== null) clauses.push(sql`p.provider_id = ${criteria.providerId}`)
       if (criteria.status === "active") clauses.push(sql`p.active`)
       if (criteria.status === "inactive") clauses.push(sql`NOT p.active`)
-      return clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
+      return sql.and(clauses)
     }
 
     /**
@@ -152,7 +151,7 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
      * 75 ms against 2 ms). Many matches, or no search: an exact count, and the sort index stopping
      * after the page.
      */
-    const list = (viewer: PatientViewer, criteria: PatientCriteria, request: PageRequest) =>
+    const list = (viewer: Viewer, criteria: PatientCriteria, request: PageRequest) =>
       Effect.gen(function*() {
         const where = whereOf(viewer, criteria)
         // The provider join only narrows when filtering by provider name.
@@ -186,7 +185,7 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
         Effect.map((rows) => toPatient(rows[0]!))
       )
 
-    const show = (viewer: PatientViewer, id: number) =>
+    const show = (viewer: Viewer, id: number) =>
       Effect.flatMap(access.visiblePatient(viewer, id), load).pipe(
         Effect.withSpan("ClinicPatients.show", { attributes: { "patient.id": id } })
       )
@@ -266,7 +265,7 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
       return problem === undefined ? Effect.die(error) : Effect.fail(invalid(problem))
     }
 
-    const create = (viewer: PatientViewer, input: CreatePatientRequest["patient"]) =>
+    const create = (viewer: Viewer, input: CreatePatientRequest["patient"]) =>
       Effect.gen(function*() {
         if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
         const values = yield* columnsOf(input)
@@ -277,7 +276,7 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
         return yield* load(row!.id)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("ClinicPatients.create"))
 
-    const update = (viewer: PatientViewer, id: number, changes: PatientChanges) =>
+    const update = (viewer: Viewer, id: number, changes: PatientChanges) =>
       Effect.gen(function*() {
         yield* access.visiblePatient(viewer, id)
         if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
@@ -293,5 +292,5 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
 
     return { list, show, filterOptions, create, update } as const
   }),
-  dependencies: [PatientAccess.Default, AuditLog.Default]
+  dependencies: [Access.Default, AuditLog.Default]
 }) {}

@@ -7,7 +7,7 @@ import { HelpRequestList, type CreateHelpRequestRequest } from "../../Api/Patien
 import { HelpRequest } from "../../Domain/Patients/Records.js"
 import { AppConfig } from "../AppConfig.js"
 import { Mailer } from "../Mailer.js"
-import { PatientAccess, type PatientViewer } from "./PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 
 const columns = "id, patient_id, user_id, subject, message, status, created_at, updated_at"
 type Row = ConstructorParameters<typeof HelpRequest>[0]
@@ -15,12 +15,12 @@ type Row = ConstructorParameters<typeof HelpRequest>[0]
 export class HelpRequests extends Effect.Service<HelpRequests>()("app/HelpRequests", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const access = yield* PatientAccess
+    const access = yield* Access
     const mailer = yield* Mailer
     const config = yield* AppConfig
     const cols = sql.literal(columns)
 
-    const list = (viewer: PatientViewer, patientId: number | undefined, request: PageRequest) =>
+    const list = (viewer: Viewer, patientId: number | undefined, request: PageRequest) =>
       Effect.gen(function*() {
         const patient = yield* access.defaultPatientFor(viewer, patientId)
         const rows = yield* sql<Row>`SELECT ${cols} FROM help_requests WHERE patient_id = ${patient}
@@ -37,7 +37,7 @@ export class HelpRequests extends Effect.Service<HelpRequests>()("app/HelpReques
      * (the family gets a 503 and sends it again). The mail names the request, not its content:
      * the message is health information and stays in the API.
      */
-    const create = (viewer: PatientViewer, input: CreateHelpRequestRequest["help_request"]) =>
+    const create = (viewer: Viewer, input: CreateHelpRequestRequest["help_request"]) =>
       Effect.gen(function*() {
         const patient = yield* access.defaultPatientFor(viewer, input.patient_id)
         return yield* sql.withTransaction(Effect.gen(function*() {
@@ -61,5 +61,5 @@ export class HelpRequests extends Effect.Service<HelpRequests>()("app/HelpReques
 
     return { list, create } as const
   }),
-  dependencies: [PatientAccess.Default]
+  dependencies: [Access.Default]
 }) {}

@@ -14,7 +14,7 @@ import { documentContentTypes, maxDocumentBytes, PatientDocument } from "../../D
 import { AuditLog } from "../AuditLog.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { staffRequired } from "./ClinicPatients.js"
-import { PatientAccess, type PatientViewer } from "./PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 
 export const documentUrlLifetime = Duration.minutes(30)
 
@@ -78,7 +78,7 @@ interface Row {
 export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/PatientDocuments", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const access = yield* PatientAccess
+    const access = yield* Access
     const audit = yield* AuditLog
     const store = yield* ObjectStore
 
@@ -94,7 +94,7 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
           url
         }, true))
 
-    const list = (viewer: PatientViewer, patientId: number, request: PageRequest) =>
+    const list = (viewer: Viewer, patientId: number, request: PageRequest) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
         const rows = yield* sql<Row>`SELECT id, name, content_type, size, object_key, uploaded_by_id, created_at
@@ -105,7 +105,7 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
         return DocumentList.make({ documents, pagination: paginationOf(request, counted?.count ?? 0) }, true)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("PatientDocuments.list"))
 
-    const upload = (viewer: PatientViewer, patientId: number, input: UploadDocumentRequest["document"]) =>
+    const upload = (viewer: Viewer, patientId: number, input: UploadDocumentRequest["document"]) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
         const parsed = parseDocument(input.file)
@@ -123,7 +123,7 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
         return yield* toDocument(row!)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("PatientDocuments.upload"))
 
-    const remove = (viewer: PatientViewer, patientId: number, id: number) =>
+    const remove = (viewer: Viewer, patientId: number, id: number) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
         if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
@@ -136,5 +136,5 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
 
     return { list, upload, remove } as const
   }),
-  dependencies: [PatientAccess.Default, AuditLog.Default]
+  dependencies: [Access.Default, AuditLog.Default]
 }) {}

@@ -13,7 +13,7 @@ import { canMoveSpot, Spot, type SpotStatus } from "../../Domain/Patients/Record
 import { AuditLog } from "../AuditLog.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { staffRequired } from "./ClinicPatients.js"
-import { PatientAccess, type PatientViewer } from "./PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 
 type Row = ConstructorParameters<typeof Spot>[0]
 
@@ -27,7 +27,7 @@ const parentAnswers: ReadonlyArray<SpotStatus> = ["accepted", "declined"]
 export class Spots extends Effect.Service<Spots>()("app/Spots", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const access = yield* PatientAccess
+    const access = yield* Access
     const audit = yield* AuditLog
 
     // A waiting spot's position: how many waiting spots of its program were requested before it,
@@ -38,7 +38,7 @@ export class Spots extends Effect.Service<Spots>()("app/Spots", {
         WHERE w.status = 'waiting' AND w.program = s.program AND (w.requested_at, w.id) <= (s.requested_at, s.id)
       ) END AS position`
 
-    const list = (viewer: PatientViewer, patientId: number, request: PageRequest) =>
+    const list = (viewer: Viewer, patientId: number, request: PageRequest) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
         const rows = yield* sql<Row>`SELECT ${columns} FROM spots s WHERE s.patient_id = ${patient}
@@ -50,7 +50,7 @@ export class Spots extends Effect.Service<Spots>()("app/Spots", {
     const load = (id: number) =>
       Effect.map(sql<Row>`SELECT ${columns} FROM spots s WHERE s.id = ${id}`, (rows) => Spot.make(rows[0]!, true))
 
-    const create = (viewer: PatientViewer, patientId: number, input: CreateSpotRequest["spot"]) =>
+    const create = (viewer: Viewer, patientId: number, input: CreateSpotRequest["spot"]) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
         const notes = input.notes?.trim() ?? ""
@@ -63,7 +63,7 @@ export class Spots extends Effect.Service<Spots>()("app/Spots", {
         return yield* load(row!.id)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Spots.create"))
 
-    const update = (viewer: PatientViewer, patientId: number, id: number, changes: SpotChanges) =>
+    const update = (viewer: Viewer, patientId: number, id: number, changes: SpotChanges) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
         return yield* sql.withTransaction(Effect.gen(function*() {
@@ -95,5 +95,5 @@ export class Spots extends Effect.Service<Spots>()("app/Spots", {
 
     return { list, create, update } as const
   }),
-  dependencies: [PatientAccess.Default, AuditLog.Default]
+  dependencies: [Access.Default, AuditLog.Default]
 }) {}

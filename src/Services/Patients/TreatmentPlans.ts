@@ -15,7 +15,7 @@ import { isStaff } from "../../Domain/Accounts/User.js"
 import { isReadOnlyPlan, TreatmentGoal, TreatmentPlan, type TreatmentPlanStatus } from "../../Domain/Patients/Records.js"
 import { AuditLog } from "../AuditLog.js"
 import { staffRequired } from "./ClinicPatients.js"
-import { PatientAccess, type PatientViewer } from "./PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 
 interface Row {
   readonly id: number
@@ -47,11 +47,11 @@ export const readOnlyMessage = "is completed: the plan is read-only"
 export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/TreatmentPlans", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const access = yield* PatientAccess
+    const access = yield* Access
     const audit = yield* AuditLog
     const cols = sql.literal(columns)
 
-    const list = (viewer: PatientViewer, patientId: number | undefined, request: PageRequest) =>
+    const list = (viewer: Viewer, patientId: number | undefined, request: PageRequest) =>
       Effect.gen(function*() {
         const patient = yield* access.defaultPatientFor(viewer, patientId)
         const rows = yield* sql<Row>`SELECT ${cols} FROM treatment_plans WHERE patient_id = ${patient}
@@ -60,7 +60,7 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
         return TreatmentPlanList.make({ treatment_plans: rows.map(toPlan), pagination: paginationOf(request, counted?.count ?? 0) }, true)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("TreatmentPlans.list"))
 
-    const last = (viewer: PatientViewer, patientId: number | undefined) =>
+    const last = (viewer: Viewer, patientId: number | undefined) =>
       Effect.gen(function*() {
         const patient = yield* access.defaultPatientFor(viewer, patientId)
         const [row] = yield* sql<Row>`SELECT ${cols} FROM treatment_plans WHERE patient_id = ${patient}
@@ -73,7 +73,7 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
      * The plan when the caller may see its patient; otherwise 404 "Treatment plan not found",
      * exactly as for an id that does not exist.
      */
-    const find = (viewer: PatientViewer, id: number, lock: boolean) =>
+    const find = (viewer: Viewer, id: number, lock: boolean) =>
       Effect.gen(function*() {
         const [row] = isStaff(viewer.role)
           ? yield* sql<Row>`SELECT ${cols} FROM treatment_plans WHERE id = ${id} ${lock ? sql`FOR UPDATE` : sql``}`
@@ -83,7 +83,7 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
         return row
       })
 
-    const show = (viewer: PatientViewer, id: number) =>
+    const show = (viewer: Viewer, id: number) =>
       Effect.map(find(viewer, id, false), toPlan).pipe(
         Effect.catchTag("SqlError", Effect.die),
         Effect.withSpan("TreatmentPlans.show", { attributes: { "treatment_plan.id": id } })
@@ -105,7 +105,7 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
 
     const fail = (problems: FieldMessages) => Object.keys(problems).length > 0 ? Effect.fail(invalid(problems)) : Effect.void
 
-    const create = (viewer: PatientViewer, input: NewTreatmentPlan) =>
+    const create = (viewer: Viewer, input: NewTreatmentPlan) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, input.patient_id)
         if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
@@ -123,7 +123,7 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
         return toPlan(row)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("TreatmentPlans.create"))
 
-    const update = (viewer: PatientViewer, id: number, changes: TreatmentPlanChanges) =>
+    const update = (viewer: Viewer, id: number, changes: TreatmentPlanChanges) =>
       Effect.gen(function*() {
         // Visible first (404 for a parent on another family's plan), then the role (403 on their own).
         yield* find(viewer, id, false)
@@ -163,5 +163,5 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
 
     return { list, last, show, create, update } as const
   }),
-  dependencies: [PatientAccess.Default, AuditLog.Default]
+  dependencies: [Access.Default, AuditLog.Default]
 }) {}

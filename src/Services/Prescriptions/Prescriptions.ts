@@ -4,17 +4,16 @@
  *
  * Who may do what (docs/spec-decisions.md): admins everything; a provider reads and writes the
  * prescriptions they wrote; a supervisor also reads their supervisees'; a parent reads their own
- * patients' (the parent rule of PatientAccess: another patient's is 404) and writes none; support
+ * patients' (the parent rule of Access: another patient's is 404) and writes none; support
  * and billing none. Refusals are 403 `You are not authorized to perform this action.`.
  */
-import { SqlClient, type Statement } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { type FieldMessages, type Forbidden, forbidden, invalid, invalidField, messages, notFound, type NotFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import {
   type CreatePrescriptionRequest, MedicationHistory, PrescriptionList, prescriptionMessages, type UpdatePrescriptionRequest
 } from "../../Api/Prescriptions/Prescriptions.js"
-import type { Role } from "../../Domain/Accounts/User.js"
 import type { PatientId, PrescriptionId } from "../../Domain/Ids.js"
 import {
   canMove, canonicalFrequency, HistoryPrescription, MedicationHistoryGroup, PrescriptionHistoryEntry, type HistoryEvent,
@@ -24,16 +23,11 @@ import { PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { calendarDayIn } from "../../Domain/Time.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
-import { PatientAccess } from "../Patients/PatientAccess.js"
+import { Access, canReadPrescription, canWritePrescription, isAdmin, isParent, type ProviderViewer, type Viewer } from "../Access/Access.js"
 import { likePattern } from "../SqlSearch.js"
 import {
   historyInsert, prescriptionColumns, prescriptionFrom, type PrescriptionRow, toMedicationSummary, toPrescription
 } from "./PrescriptionsRepo.js"
-
-export interface Viewer {
-  readonly id: number
-  readonly role: Role
-}
 
 export interface PrescriptionCriteria {
   readonly patientId?: number | undefined
@@ -44,12 +38,6 @@ export interface PrescriptionCriteria {
 
 type PrescriptionInput = CreatePrescriptionRequest["prescription"]
 type PrescriptionChanges = UpdatePrescriptionRequest["prescription"]
-
-/** The caller as the rules see them: their role, and their provider profile when they have one. */
-interface Actor {
-  readonly viewer: Viewer
-  readonly providerId: number | null
-}
 
 const notAuthorized = () => forbidden(messages.unauthorized)
 const prescriptionNotFound = () => notFound("Prescription")
@@ -85,42 +73,15 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
-    const access = yield* PatientAccess
+    const access = yield* Access
     const config = yield* AppConfig
     const columns = sql.literal(prescriptionColumns)
     const from = sql.literal(prescriptionFrom)
 
     const today = Effect.map(Clock.currentTimeMillis, (ms) => calendarDayIn(ms, config.clinicTimeZone))
 
-    const actorOf = (viewer: Viewer) =>
-      Effect.gen(function*() {
-        if (viewer.role !== "provider" && viewer.role !== "supervisor") return { viewer, providerId: null } satisfies Actor
-        const [profile] = yield* sql<{ id: number }>`SELECT id FROM providers WHERE user_id = ${viewer.id}`
-        return { viewer, providerId: profile?.id ?? null } satisfies Actor
-      }).pipe(Effect.orDie)
-
-    /** The prescriptions an actor may read, as a condition on `r`/`pa`/`p`; undefined when none at all (403). */
-    const readableBy = (actor: Actor): Statement.Fragment | undefined => {
-      switch (actor.viewer.role) {
-        case "admin":
-          return sql`TRUE`
-        case "parent":
-          return sql`pa.user_id = ${actor.viewer.id}`
-        case "provider":
-        case "supervisor":
-          return actor.providerId === null ? sql`FALSE` : sql`(r.provider_id = ${actor.providerId} OR p.supervisor_id = ${actor.providerId})`
-        default:
-          return undefined
-      }
-    }
-
-    const canRead = (actor: Actor, row: PrescriptionRow) =>
-      actor.viewer.role === "admin" ||
-      (actor.viewer.role === "parent" && row.patient_user_id === actor.viewer.id) ||
-      (actor.providerId !== null && (row.provider_id === actor.providerId || row.provider_supervisor_id === actor.providerId))
-
-    const canWrite = (actor: Actor, row: PrescriptionRow) =>
-      actor.viewer.role === "admin" || (actor.providerId !== null && row.provider_id === actor.providerId)
+    /** The caller with their provider profile as prescriber, as the rules read them. */
+    const actorOf = (viewer: Viewer) => access.withPrescriberProfile(viewer)
 
     const findRow = (id: number, lock = false) =>
       sql<PrescriptionRow>`SELECT ${columns} FROM ${from} WHERE r.id = ${id} ${lock ? sql`FOR UPDATE OF r` : sql``}`.pipe(
@@ -129,12 +90,12 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
       )
 
     /** The row when the actor may read it: 404 when unknown (or, for a parent, not their patient's), else 403. */
-    const readable = (actor: Actor, id: number, lock = false): Effect.Effect<PrescriptionRow, NotFound | Forbidden> =>
+    const readable = (actor: ProviderViewer, id: number, lock = false): Effect.Effect<PrescriptionRow, NotFound | Forbidden> =>
       Effect.gen(function*() {
         const row = yield* findRow(id, lock)
         if (row === undefined) return yield* Effect.fail(prescriptionNotFound())
-        if (actor.viewer.role === "parent" && row.patient_user_id !== actor.viewer.id) return yield* Effect.fail(prescriptionNotFound())
-        if (!canRead(actor, row)) return yield* Effect.fail(notAuthorized())
+        if (isParent(actor) && row.patient_user_id !== actor.id) return yield* Effect.fail(prescriptionNotFound())
+        if (!canReadPrescription(actor, row)) return yield* Effect.fail(notAuthorized())
         return row
       })
 
@@ -142,19 +103,19 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
      * The row the actor may change (locked): a parent is checked against the patient named in the
      * body first (404 for another family's), then refused outright; staff need to have written it.
      */
-    const writable = (actor: Actor, id: number, bodyPatientId: number | undefined) =>
+    const writable = (actor: ProviderViewer, id: number, bodyPatientId: number | undefined) =>
       Effect.gen(function*() {
-        if (actor.viewer.role === "parent" && bodyPatientId !== undefined) yield* access.visiblePatient(actor.viewer, bodyPatientId)
+        if (isParent(actor) && bodyPatientId !== undefined) yield* access.visiblePatient(actor, bodyPatientId)
         const row = yield* readable(actor, id, true)
-        if (!canWrite(actor, row)) return yield* Effect.fail(notAuthorized())
+        if (!canWritePrescription(actor, row)) return yield* Effect.fail(notAuthorized())
         return row
       })
 
     const list = (viewer: Viewer, criteria: PrescriptionCriteria, request: PageRequest) =>
       Effect.gen(function*() {
         const actor = yield* actorOf(viewer)
-        if (viewer.role === "parent" && criteria.patientId !== undefined) yield* access.visiblePatient(viewer, criteria.patientId)
-        const visible = readableBy(actor)
+        if (isParent(viewer) && criteria.patientId !== undefined) yield* access.visiblePatient(viewer, criteria.patientId)
+        const visible = Access.scope.prescriptions(sql, actor)
         if (visible === undefined) return yield* Effect.fail(notAuthorized())
         const clauses = [visible]
         if (criteria.patientId !== undefined) clauses.push(sql`r.patient_id = ${criteria.patientId}`)
@@ -218,12 +179,12 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
     const create = (viewer: Viewer, input: PrescriptionInput) =>
       Effect.gen(function*() {
         const actor = yield* actorOf(viewer)
-        if (viewer.role === "parent") {
+        if (isParent(viewer)) {
           yield* access.visiblePatient(viewer, input.patient_id)
           return yield* Effect.fail(notAuthorized())
         }
         let providerId: number
-        if (viewer.role === "admin") {
+        if (isAdmin(viewer)) {
           if (input.provider_id === undefined) return yield* Effect.fail(invalidField("provider_id", "can't be blank"))
           providerId = input.provider_id
         } else if (actor.providerId !== null) {
@@ -282,7 +243,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
         yield* sql.withTransaction(Effect.gen(function*() {
           const current = yield* writable(actor, id, changes.patient_id)
           const before = termsOf(current)
-          if (changes.provider_id !== undefined && changes.provider_id !== current.provider_id && viewer.role !== "admin") {
+          if (changes.provider_id !== undefined && changes.provider_id !== current.provider_id && !isAdmin(viewer)) {
             return yield* Effect.fail(invalidField("provider_id", "can only be changed by an admin"))
           }
           const refills = changes.refills ?? current.refills

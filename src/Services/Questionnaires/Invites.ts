@@ -12,7 +12,7 @@ import { addDays, instantOf, wallClockAt } from "../../Domain/Scheduling/ZonedTi
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
-import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 import { addressLimits } from "../AddressLimits.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { makeTransaction } from "../Repository.js"
@@ -36,7 +36,7 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
   effect: Effect.gen(function*() {
     const repo = yield* QuestionnaireInvitesRepo
     const transaction = yield* makeTransaction
-    const access = yield* PatientAccess
+    const access = yield* Access
     const audit = yield* AuditLog
     const jobs = yield* Jobs
     const limiter = yield* RateLimiter
@@ -61,7 +61,7 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
         return instantOf(nextDay, zone)
       })
 
-    const create = (viewer: PatientViewer, input: CreateQuestionnaireInviteRequest["questionnaire_invite"]) =>
+    const create = (viewer: Viewer, input: CreateQuestionnaireInviteRequest["questionnaire_invite"]) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, input.patient_id)
         const now = new Date(yield* Clock.currentTimeMillis)
@@ -132,5 +132,5 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
 
     return { create, form, respond } as const
   }),
-  dependencies: [QuestionnaireInvitesRepo.Default, PatientAccess.Default, AuditLog.Default, RateLimiter.Default, Catalogue.Default, QuestionnaireResponses.Default]
+  dependencies: [QuestionnaireInvitesRepo.Default, Access.Default, AuditLog.Default, RateLimiter.Default, Catalogue.Default, QuestionnaireResponses.Default]
 }) {}

@@ -1,7 +1,7 @@
 /**
  * Questionnaire responses (general §2.11, §4.12, §4.2; issue 21): answers checked against their
  * questions and scored on every save (src/Domain/Questionnaires/Scoring.ts), the status machine,
- * the parent rule (PatientAccess), and the self-harm alert in the saving transaction.
+ * the parent rule (Access), and the self-harm alert in the saving transaction.
  */
 import { Clock, Effect, Either, Option } from "effect"
 import { forbidden, invalid, invalidField, messages, notFound } from "../../Api/Errors.js"
@@ -18,7 +18,7 @@ import {
   scoreResponse
 } from "../../Domain/Questionnaires/Scoring.js"
 import { AuditLog } from "../AuditLog.js"
-import { PatientAccess, type PatientViewer } from "../Patients/PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 import { makeTransaction } from "../Repository.js"
 import { QuestionnaireAlerts } from "./Alerts.js"
 import { answerMap, changesAnything, checkAnswers, itemsOf, mergeAnswers, type StoredAnswers } from "./Answers.js"
@@ -50,13 +50,13 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
   effect: Effect.gen(function*() {
     const repo = yield* QuestionnaireResponsesRepo
     const transaction = yield* makeTransaction
-    const access = yield* PatientAccess
+    const access = yield* Access
     const audit = yield* AuditLog
     const catalogue = yield* Catalogue
     const alerts = yield* QuestionnaireAlerts
 
     /** Staff see every patient's responses; a parent those of their own patients. */
-    const scopeOf = (viewer: PatientViewer): ResponseScope =>
+    const scopeOf = (viewer: Viewer): ResponseScope =>
       isStaff(viewer.role) ? { _tag: "All" } : { _tag: "OwnPatients", userId: viewer.id }
 
     /** An active version's definition, else 422 `questionnaire_id: must exist`. */
@@ -112,7 +112,7 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
         return row
       })
 
-    const create = (viewer: PatientViewer, input: { readonly questionnaire_id: number; readonly patient_id: number; readonly responses: ReadonlyArray<AnswerInput> }) =>
+    const create = (viewer: Viewer, input: { readonly questionnaire_id: number; readonly patient_id: number; readonly responses: ReadonlyArray<AnswerInput> }) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, input.patient_id)
         const def = yield* activeDefinition(input.questionnaire_id)
@@ -123,20 +123,20 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
       }).pipe(Effect.withSpan("QuestionnaireResponses.create"))
 
     /** The response when the caller may see its patient; otherwise 404, as for an unknown id. */
-    const find = (viewer: PatientViewer, id: number, lock: boolean) =>
+    const find = (viewer: Viewer, id: number, lock: boolean) =>
       Effect.gen(function*() {
         const row = yield* repo.findById(id, scopeOf(viewer), lock)
         if (Option.isNone(row)) return yield* Effect.fail(responseNotFound())
         return row.value
       })
 
-    const show = (viewer: PatientViewer, id: number) =>
+    const show = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
         const row = yield* find(viewer, id, false)
         return toResponse(yield* definitionOf(row), row)
       }).pipe(Effect.withSpan("QuestionnaireResponses.show", { attributes: { "questionnaire_response.id": id } }))
 
-    const update = (viewer: PatientViewer, id: number, changes: ResponseChanges) =>
+    const update = (viewer: Viewer, id: number, changes: ResponseChanges) =>
       Effect.gen(function*() {
         yield* find(viewer, id, false)
         if (!isStaff(viewer.role) && (changes.status === "reviewed" || changes.review_notes !== undefined)) {
@@ -187,7 +187,7 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
       }).pipe(Effect.withSpan("QuestionnaireResponses.update", { attributes: { "questionnaire_response.id": id } }))
 
     const list = (
-      viewer: PatientViewer,
+      viewer: Viewer,
       filters: { readonly patientId?: number | undefined; readonly questionnaireId?: number | undefined; readonly status?: ResponseStatus | undefined },
       request: PageRequest
     ) =>
@@ -202,5 +202,5 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
 
     return { create, update, show, list, insert, activeDefinition, checked } as const
   }),
-  dependencies: [QuestionnaireResponsesRepo.Default, PatientAccess.Default, AuditLog.Default, Catalogue.Default, QuestionnaireAlerts.Default]
+  dependencies: [QuestionnaireResponsesRepo.Default, Access.Default, AuditLog.Default, Catalogue.Default, QuestionnaireAlerts.Default]
 }) {}

@@ -11,7 +11,6 @@ import {
   AppointmentFilters, AppointmentList, appointmentMessages, type AppointmentSortColumn, OnCallAppointment, onCallLeadMinutes,
   TelephonyTokens, type UpdateAppointmentRequest, VideoTokens as VideoTokenPair, videoTokenTtlSeconds
 } from "../../Api/Scheduling/Appointments.js"
-import { isStaff, type Role } from "../../Domain/Accounts/User.js"
 import type { AppointmentId } from "../../Domain/Ids.js"
 import {
   activeStatuses, type AppointmentStatus, appointmentStatuses, type AppointmentType, appointmentTypes, canMove, isFinal, PersonName
@@ -21,7 +20,7 @@ import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
 import { appointmentColumns, appointmentFrom, type AppointmentRow, blankToNull, toAppointment } from "./SchedulingRepo.js"
-import { PatientAccess } from "../Patients/PatientAccess.js"
+import { Access, type Viewer } from "../Access/Access.js"
 import { VideoTokens } from "./VideoTokens.js"
 import { ReminderSchedule } from "./ReminderSchedule.js"
 
@@ -40,12 +39,6 @@ export interface AppointmentCriteria {
   readonly sortDir?: "ASC" | "DESC" | undefined
 }
 
-/** Who is asking, for the clinic endpoints. */
-export interface Viewer {
-  readonly id: number
-  readonly role: Role
-}
-
 const videoNotConfigured = () => invalidField("video", appointmentMessages.videoNotConfigured)
 const minuteMs = 60_000
 
@@ -55,7 +48,7 @@ export class Appointments extends Effect.Service<Appointments>()("app/Appointmen
     const audit = yield* AuditLog
     const video = yield* VideoTokens
     const reminders = yield* ReminderSchedule
-    const access = yield* PatientAccess
+    const access = yield* Access
     const zone = (yield* AppConfig).clinicTimeZone
     const columns = sql.literal(appointmentColumns)
     const from = sql.literal(appointmentFrom)
@@ -233,19 +226,17 @@ export class Appointments extends Effect.Service<Appointments>()("app/Appointmen
         })
       }).pipe(Effect.withSpan("Appointments.refreshTokens", { attributes: { "appointment.id": id } }))
 
-    // Clinic (§4.2). The parent rule (PatientAccess, issue 13): staff see every patient; a parent
-    // only the patients linked to their account; anything else answers 404 as if it did not exist.
-    const visibleTo = (viewer: Viewer) => isStaff(viewer.role) ? sql`TRUE` : sql`pa.user_id = ${viewer.id}`
+    // Clinic (§4.2). Who sees which appointment is Access's rule; anything else answers 404 as if it did not exist.
 
     const clinicList = (viewer: Viewer, patientId: number | undefined, request: PageRequest) =>
       Effect.flatMap(access.defaultPatientFor(viewer, patientId), (id) => list({ patientId: id }, request))
 
-    const clinicShow = (viewer: Viewer, id: number) => Effect.map(findRow(id, visibleTo(viewer)), toAppointment)
+    const clinicShow = (viewer: Viewer, id: number) => Effect.map(findRow(id, Access.scope.appointments(sql, viewer)), toAppointment)
 
     /** The appointment and a video token for its patient's parent or its provider, while the call is open. */
     const onCall = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
-        const row = yield* findRow(id, sql`(pa.user_id = ${viewer.id} OR p.user_id = ${viewer.id})`)
+        const row = yield* findRow(id, Access.scope.appointmentCalls(sql, viewer))
         const at = yield* now
         const opens = row.scheduled_at.getTime() - onCallLeadMinutes * minuteMs
         const ends = row.scheduled_at.getTime() + row.duration_minutes * minuteMs

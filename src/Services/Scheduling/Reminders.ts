@@ -8,8 +8,8 @@ import { forbidden, invalidField, messages, notFound } from "../../Api/Errors.js
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { type CreateReminderRequest, CreatedReminders, ReminderList, reminderMessages } from "../../Api/Scheduling/Reminders.js"
 import type { Caller } from "../../Api/Security.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import { everyDayChannels, remindableStatuses, type ReminderChannel } from "../../Domain/Scheduling/Reminders.js"
+import { Access, canSeePatient } from "../Access/Access.js"
 import { AuditLog } from "../AuditLog.js"
 import { isReachable, type Reachability, ReminderSchedule } from "./ReminderSchedule.js"
 import { reminderColumns, reminderReasons, type ReminderRow, toReminder } from "./RemindersRepo.js"
@@ -34,7 +34,7 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
       Effect.gen(function*() {
         const reach = yield* schedule.reachabilityOf(appointmentId)
         if (reach === undefined) return yield* Effect.fail(notFound("Appointment"))
-        if (!isStaff(caller.role) && reach.patient_user_id !== caller.id) return yield* Effect.fail(notAuthorized())
+        if (!canSeePatient(caller, { user_id: reach.patient_user_id })) return yield* Effect.fail(notAuthorized())
         return reach
       })
 
@@ -45,7 +45,7 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
           JOIN appointments a ON a.id = r.appointment_id JOIN patients pa ON pa.id = a.patient_id
           WHERE r.id = ${id}`.pipe(Effect.orDie)
         if (row === undefined) return yield* Effect.fail(notFound("Appointment reminder"))
-        if (!isStaff(caller.role) && row.patient_user_id !== caller.id) return yield* Effect.fail(notAuthorized())
+        if (!canSeePatient(caller, { user_id: row.patient_user_id })) return yield* Effect.fail(notAuthorized())
         return row
       })
 
@@ -96,13 +96,12 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
 
     const list = (caller: Caller, appointmentId: number | undefined, request: PageRequest) =>
       Effect.gen(function*() {
-        const clauses: Array<Statement.Fragment> = []
+        const clauses: Array<Statement.Fragment> = [Access.scope.appointments(sql, caller)]
         if (appointmentId !== undefined) {
           yield* appointmentFor(caller, appointmentId)
           clauses.push(sql`r.appointment_id = ${appointmentId}`)
         }
-        if (!isStaff(caller.role)) clauses.push(sql`pa.user_id = ${caller.id}`)
-        const where = clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
+        const where = sql.and(clauses)
         const from = sql`appointment_reminders r JOIN appointments a ON a.id = r.appointment_id JOIN patients pa ON pa.id = a.patient_id`
         const rows = yield* sql<ReminderRow>`SELECT ${columns} FROM ${from} WHERE ${where}
           ORDER BY r.send_at, r.id LIMIT ${request.perPage} OFFSET ${request.offset}`.pipe(Effect.orDie)

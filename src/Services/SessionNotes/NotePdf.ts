@@ -10,7 +10,8 @@ import { invalid } from "../../Api/Errors.js"
 import { sessionNoteMessages } from "../../Api/SessionNotes/SessionNotes.js"
 import { contentSections } from "../../Domain/SessionNotes/SessionNote.js"
 import { addendumColumns, type AddendumRow, contentOf, currentHash, type NoteRow, signOffColumns, type SignOffRow } from "./SessionNotesRepo.js"
-import { type NoteViewer, SessionNotes } from "./SessionNotes.js"
+import type { Viewer } from "../Access/Access.js"
+import { SessionNotes } from "./SessionNotes.js"
 import { Signatures } from "./Signatures.js"
 
 const sectionTitles: Record<(typeof contentSections)[number], string> = {
@@ -114,7 +115,7 @@ export class NotePdfs extends Effect.Service<NotePdfs>()("app/NotePdfs", {
 
     const imageOf = (key: string | null) => key === null ? Effect.succeed(undefined) : signatures.image(key)
 
-    const pdf = (viewer: NoteViewer, id: number) =>
+    const pdf = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
         const note = yield* notes.findRow(viewer, id, false)
         if (note.locked_at === null) return yield* Effect.fail(invalid({ status: [sessionNoteMessages.notSigned(note.status)] }))

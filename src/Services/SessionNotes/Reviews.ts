@@ -14,7 +14,8 @@ import {
 } from "../../Api/SessionNotes/SessionNotes.js"
 import { Addendum, canMoveNote, canMoveSupervision, SignOff } from "../../Domain/SessionNotes/SessionNote.js"
 import { addendumColumns, type AddendumRow, signOffColumns, type SignOffRow } from "./SessionNotesRepo.js"
-import { type NoteViewer, SessionNotes } from "./SessionNotes.js"
+import { canChangeSignOff, canReviewNote, isNoteProvider, type Viewer } from "../Access/Access.js"
+import { SessionNotes } from "./SessionNotes.js"
 import { Signatures } from "./Signatures.js"
 
 const m = sessionNoteMessages
@@ -57,12 +58,12 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
           created_at: row.created_at
         }, true))
 
-    const createAddendum = (viewer: NoteViewer, input: CreateAddendumRequest) =>
+    const createAddendum = (viewer: Viewer, input: CreateAddendumRequest) =>
       Effect.gen(function*() {
         const image = input.addendum.signature === undefined ? undefined : yield* signatures.check("signature", input.addendum.signature)
         const row = yield* sql.withTransaction(Effect.gen(function*() {
           const note = yield* notes.findRow(viewer, input.session_note_id, true)
-          if (!notes.isSupervisorOf(viewer, note) && !notes.isAdmin(viewer)) {
+          if (!canReviewNote(viewer, note)) {
             return yield* Effect.fail(invalid({ addendum: ["can only be requested by the note's supervisor or an admin"] }))
           }
           if (!canMoveNote(note.status, "requires_addendum")) {
@@ -92,7 +93,7 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
      * "<thing> not found". The row is read again under the note's lock, which every change of a
      * note's addenda and sign-offs holds, so what the caller acts on is current.
      */
-    const childOf = <R extends { readonly session_note_id: number }>(viewer: NoteViewer, table: string, columns: string, id: number, thing: string) =>
+    const childOf = <R extends { readonly session_note_id: number }>(viewer: Viewer, table: string, columns: string, id: number, thing: string) =>
       Effect.gen(function*() {
         const read = sql<R>`SELECT ${sql.literal(columns)} FROM ${sql.literal(table)} WHERE id = ${id}`
         const [first] = yield* read
@@ -103,13 +104,13 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
         return { row, note }
       })
 
-    const updateAddendum = (viewer: NoteViewer, id: number, input: UpdateAddendumRequest) =>
+    const updateAddendum = (viewer: Viewer, id: number, input: UpdateAddendumRequest) =>
       Effect.gen(function*() {
         const signature = input.addendum.responded_signature
         const image = signature === undefined ? undefined : yield* signatures.check("responded_signature", signature)
         const row = yield* sql.withTransaction(Effect.gen(function*() {
           const { note, row: current } = yield* childOf<AddendumRow>(viewer, "session_note_addendums", addendumColumns, id, "Addendum")
-          if (!notes.isProviderOf(viewer, note)) {
+          if (!isNoteProvider(viewer, note)) {
             return yield* Effect.fail(invalid({ addendum: ["can only be answered by the note's provider"] }))
           }
           if (current.responded_at !== null) return yield* Effect.fail(invalid({ addendum: ["has already been answered"] }))
@@ -137,12 +138,12 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
         return yield* toAddendum(row)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SessionNoteReviews.updateAddendum", { attributes: { "addendum.id": id } }))
 
-    const createSignOff = (viewer: NoteViewer, input: CreateSignOffRequest) =>
+    const createSignOff = (viewer: Viewer, input: CreateSignOffRequest) =>
       Effect.gen(function*() {
         const image = yield* signatures.check("signature", input.sign_off.signature)
         const row = yield* sql.withTransaction(Effect.gen(function*() {
           const note = yield* notes.findRow(viewer, input.session_note_id, true)
-          if (!notes.isSupervisorOf(viewer, note) && !notes.isAdmin(viewer)) {
+          if (!canReviewNote(viewer, note)) {
             return yield* Effect.fail(invalid({ sign_off: ["can only be given by the note's supervisor or an admin"] }))
           }
           if (!(reviewStatuses as ReadonlyArray<string>).includes(note.status)) {
@@ -162,10 +163,10 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SessionNoteReviews.createSignOff"))
 
     /** The sign-off, its note locked, when the caller may change it (its reviewer or an admin, note not completed). */
-    const changeableSignOff = (viewer: NoteViewer, id: number) =>
+    const changeableSignOff = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
         const { note, row } = yield* childOf<SignOffRow>(viewer, "session_note_sign_offs", signOffColumns, id, "Sign off")
-        if (row.reviewer_id !== viewer.id && !notes.isAdmin(viewer)) {
+        if (!canChangeSignOff(viewer, row)) {
           return yield* Effect.fail(invalid({ sign_off: ["can only be changed by its reviewer or an admin"] }))
         }
         if (note.status === "completed") {
@@ -174,7 +175,7 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
         return { row, note }
       })
 
-    const updateSignOff = (viewer: NoteViewer, id: number, input: UpdateSignOffRequest) =>
+    const updateSignOff = (viewer: Viewer, id: number, input: UpdateSignOffRequest) =>
       sql.withTransaction(Effect.gen(function*() {
         const { note } = yield* changeableSignOff(viewer, id)
         const changes = input.sign_off
@@ -191,7 +192,7 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
         Effect.withSpan("SessionNoteReviews.updateSignOff", { attributes: { "sign_off.id": id } })
       )
 
-    const deleteSignOff = (viewer: NoteViewer, id: number) =>
+    const deleteSignOff = (viewer: Viewer, id: number) =>
       sql.withTransaction(Effect.gen(function*() {
         const { note } = yield* changeableSignOff(viewer, id)
         yield* sql`DELETE FROM session_note_sign_offs WHERE id = ${id}`

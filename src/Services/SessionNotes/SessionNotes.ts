@@ -14,7 +14,6 @@ import {
   type ContentInput, type NewSessionNote, type SessionNoteChanges, SessionNoteFilters, SessionNoteList, sessionNoteMessages,
   type SessionNoteSortColumn
 } from "../../Api/SessionNotes/SessionNotes.js"
-import type { Role } from "../../Domain/Accounts/User.js"
 import { appointmentTypes, PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import {
   canMoveSupervision, canonicalContent, editableStatuses, isBlankContent, normaliseContent, putTriggers,
@@ -22,7 +21,7 @@ import {
 } from "../../Domain/SessionNotes/SessionNote.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
-import { PatientAccess } from "../Patients/PatientAccess.js"
+import { Access, canEditNote, isAdmin, isNoteProvider, isNoteSupervisor, type Viewer } from "../Access/Access.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { nameMatches } from "../SqlSearch.js"
 import {
@@ -30,12 +29,6 @@ import {
   toNote, toSupervisorNote
 } from "./SessionNotesRepo.js"
 import { sha256Hex, Signatures } from "./Signatures.js"
-
-/** Who is asking (the signed-in caller). */
-export interface NoteViewer {
-  readonly id: number
-  readonly role: Role
-}
 
 export interface NoteCriteria {
   readonly search?: string | null | undefined
@@ -55,9 +48,6 @@ export interface NoteCriteria {
 
 export const noteNotFound = () => notFound("Session note")
 const m = sessionNoteMessages
-const isAdmin = (viewer: NoteViewer) => viewer.role === "admin"
-const isProviderOf = (viewer: NoteViewer, row: NoteRow) => row.provider_user_id === viewer.id
-const isSupervisorOf = (viewer: NoteViewer, row: NoteRow) => row.supervisor_user_id !== null && row.supervisor_user_id === viewer.id
 
 const blankToNull = (s: string | null | undefined): string | null => {
   const trimmed = s?.trim() ?? ""
@@ -79,7 +69,7 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
-    const access = yield* PatientAccess
+    const access = yield* Access
     const signatures = yield* Signatures
     const zone = (yield* AppConfig).clinicTimeZone
     const columns = sql.literal(noteColumns)
@@ -95,13 +85,13 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
       updated_at: sql`n.updated_at`
     }
 
-    const record = (viewer: NoteViewer, action: string, noteId: number) =>
+    const record = (viewer: Viewer, action: string, noteId: number) =>
       audit.record({ actorId: viewer.id, action: `session_note.${action}`, targetType: "session_note", targetId: noteId })
-    const recordReads = (viewer: NoteViewer, ids: ReadonlyArray<number>) =>
+    const recordReads = (viewer: Viewer, ids: ReadonlyArray<number>) =>
       audit.recordMany(ids.map((id) => ({ actorId: viewer.id, action: "session_note.read", targetType: "session_note", targetId: id })))
 
-    /** The notes a caller may read: admins all; others those they write or supervise. */
-    const visibleTo = (viewer: NoteViewer) => isAdmin(viewer) ? sql`TRUE` : sql`(p.user_id = ${viewer.id} OR s.user_id = ${viewer.id})`
+    /** The notes a caller may read (Access's rule). */
+    const visibleTo = (viewer: Viewer) => Access.scope.sessionNotes(sql, viewer)
 
     /** Addenda and sign-offs (with their signature images and signed links) of many notes in two statements. */
     const represent = <A>(
@@ -127,7 +117,7 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
 
     const representOne = (row: NoteRow) => Effect.map(represent([row], toNote), (notes) => notes[0]!)
 
-    const findRow = (viewer: NoteViewer, id: number, lock: boolean) =>
+    const findRow = (viewer: Viewer, id: number, lock: boolean) =>
       Effect.gen(function*() {
         const [row] = yield* sql<NoteRow>`SELECT ${columns} FROM ${from} WHERE n.id = ${id} AND ${visibleTo(viewer)}
           ${lock ? sql`FOR UPDATE OF n` : sql``}`
@@ -157,7 +147,7 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
     }
 
     const page = <A>(
-      viewer: NoteViewer,
+      viewer: Viewer,
       criteria: NoteCriteria,
       request: PageRequest,
       make: (row: NoteRow, addendums: ReadonlyArray<AddendumRow>, signOffs: ReadonlyArray<SignOffWithImage>) => A
@@ -174,14 +164,14 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
 
     // ---- clinic ----------------------------------------------------------------------------
 
-    const clinicList = (viewer: NoteViewer, patientId: number | undefined, status: SessionNoteStatus | undefined, request: PageRequest) =>
+    const clinicList = (viewer: Viewer, patientId: number | undefined, status: SessionNoteStatus | undefined, request: PageRequest) =>
       Effect.gen(function*() {
         const patient = yield* access.defaultPatientFor(viewer, patientId)
         const { items, pagination } = yield* page(viewer, { patientId: patient, statuses: status === undefined ? undefined : [status] }, request, toNote)
         return SessionNoteList.make({ session_notes: items, pagination }, true)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SessionNotes.clinicList"))
 
-    const last = (viewer: NoteViewer, patientId: number | undefined) =>
+    const last = (viewer: Viewer, patientId: number | undefined) =>
       Effect.gen(function*() {
         const patient = yield* access.defaultPatientFor(viewer, patientId)
         const [row] = yield* sql<NoteRow>`SELECT ${columns} FROM ${from} WHERE n.patient_id = ${patient} AND ${visibleTo(viewer)}
@@ -191,7 +181,7 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
         return yield* representOne(row)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SessionNotes.last"))
 
-    const show = (viewer: NoteViewer, id: number) =>
+    const show = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
         const row = yield* findRow(viewer, id, false)
         yield* record(viewer, "read", id)
@@ -209,13 +199,13 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
         VALUES (${noteId}, (SELECT COALESCE(max(version), 0) + 1 FROM session_note_versions WHERE session_note_id = ${noteId}),
           ${json}::jsonb, ${hash}, ${editorId})`
 
-    const create = (viewer: NoteViewer, input: NewSessionNote) =>
+    const create = (viewer: Viewer, input: NewSessionNote) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, input.patient_id)
         const [appointment] = yield* sql<{ id: number; patient_id: number; provider_id: number; provider_user_id: number; supervisor_id: number | null }>`
           SELECT a.id, a.patient_id, a.provider_id, p.user_id AS provider_user_id, p.supervisor_id
           FROM appointments a JOIN providers p ON p.id = a.provider_id WHERE a.id = ${input.appointment_id}`
-        if (appointment === undefined || appointment.patient_id !== patient || (!isAdmin(viewer) && appointment.provider_user_id !== viewer.id)) {
+        if (appointment === undefined || appointment.patient_id !== patient || !canEditNote(viewer, appointment)) {
           return yield* Effect.fail(invalidField("appointment_id", "must exist"))
         }
         const { hash, json } = contentJson(input.content)
@@ -243,7 +233,7 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
      * supervisor) becomes completed,
      * and its content is locked for good.
      */
-    const completeIfReady = (viewer: NoteViewer, noteId: number) =>
+    const completeIfReady = (viewer: Viewer, noteId: number) =>
       Effect.gen(function*() {
         const [done] = yield* sql<{ id: number }>`UPDATE session_notes n SET status = 'completed', locked_at = COALESCE(n.locked_at, now()),
             updated_at = now()
@@ -260,14 +250,14 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
 
     const fail = (problems: FieldMessages) => Effect.fail(invalid(problems))
 
-    const update = (viewer: NoteViewer, id: number, changes: SessionNoteChanges) =>
+    const update = (viewer: Viewer, id: number, changes: SessionNoteChanges) =>
       Effect.gen(function*() {
         const edited = changes.content === undefined ? undefined : contentJson(changes.content)
         yield* sql.withTransaction(Effect.gen(function*() {
           const current = yield* findRow(viewer, id, true)
           const admin = isAdmin(viewer)
-          const provider = isProviderOf(viewer, current)
-          const supervisor = isSupervisorOf(viewer, current)
+          const provider = isNoteProvider(viewer, current)
+          const supervisor = isNoteSupervisor(viewer, current)
           const target = changes.status !== undefined && changes.status !== current.status ? changes.status : undefined
           if (target !== undefined) {
             const trigger = triggerOf(current.status, target)
@@ -348,7 +338,7 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
 
     // ---- admin -----------------------------------------------------------------------------
 
-    const adminList = (viewer: NoteViewer, criteria: NoteCriteria, request: PageRequest) =>
+    const adminList = (viewer: Viewer, criteria: NoteCriteria, request: PageRequest) =>
       Effect.map(page(viewer, criteria, request, toNote), ({ items, pagination }) =>
         SessionNoteList.make({ session_notes: items, pagination }, true)).pipe(
         Effect.catchTag("SqlError", Effect.die),
@@ -366,7 +356,7 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
       })
     }).pipe(Effect.orDie, Effect.withSpan("SessionNotes.filters"))
 
-    const remove = (viewer: NoteViewer, id: number) =>
+    const remove = (viewer: Viewer, id: number) =>
       sql.withTransaction(Effect.gen(function*() {
         const current = yield* findRow(viewer, id, true)
         if (current.status !== "draft") return yield* fail({ status: [m.kept(current.status)] })
@@ -376,14 +366,14 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
 
     // ---- supervisors -----------------------------------------------------------------------
 
-    const supervisorList = (viewer: NoteViewer, criteria: NoteCriteria, request: PageRequest) =>
+    const supervisorList = (viewer: Viewer, criteria: NoteCriteria, request: PageRequest) =>
       page(viewer, { ...criteria, supervisedOnly: true }, request, toSupervisorNote).pipe(
         Effect.map(({ items, pagination }) => ({ session_notes: items, pagination })),
         Effect.catchTag("SqlError", Effect.die),
         Effect.withSpan("SessionNotes.supervisorList")
       )
 
-    const supervisorShow = (viewer: NoteViewer, id: number) =>
+    const supervisorShow = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
         const row = yield* findRow(viewer, id, false)
         if (row.supervisor_id === null) return yield* Effect.fail(noteNotFound())
@@ -395,8 +385,8 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
     return {
       clinicList, last, show, create, update, adminList, filters, remove, supervisorList, supervisorShow,
       // Shared with the reviews and PDF services.
-      findRow, representOne, record, completeIfReady, isAdmin, isProviderOf, isSupervisorOf
+      findRow, representOne, record, completeIfReady
     } as const
   }),
-  dependencies: [AuditLog.Default, PatientAccess.Default, Signatures.Default]
+  dependencies: [AuditLog.Default, Access.Default, Signatures.Default]
 }) {}

@@ -15,9 +15,9 @@ import {
 import { AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
 import { ObjectStore } from "../ObjectStore.js"
-import { PatientAccess } from "../Patients/PatientAccess.js"
+import { Access, canCreateVideo, isParent, type ProviderViewer } from "../Access/Access.js"
 import { deleteVideoObjectsTask, processVideoTask } from "./VideoTaskDefs.js"
-import { readableBy, toVideo, type VideoRow, type VideoViewer, videoColumns, writableBy } from "./VideosRepo.js"
+import { toVideo, type VideoRow, videoColumns } from "./VideosRepo.js"
 
 export const notAuthorized = () => forbidden(messages.unauthorized)
 export const videoNotFound = () => notFound("Video")
@@ -40,44 +40,39 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
     const store = yield* ObjectStore
     const jobs = yield* Jobs
     const audit = yield* AuditLog
-    const access = yield* PatientAccess
+    const access = yield* Access
     const columns = sql.literal(videoColumns)
 
     /**
      * A parent naming a patient (a filter, a body field) gets 404 "Patient not found" for another
-     * family's, like every patient-scoped record (PatientAccess): ids never leak. Staff go on to the
+     * family's, like every patient-scoped record (Access): ids never leak. Staff go on to the
      * video rules ("must exist" for an unknown patient).
      */
     const parentNamesPatient = (caller: Caller, patientId: number | null | undefined) =>
-      caller.role === "parent" && patientId !== undefined && patientId !== null
+      isParent(caller) && patientId !== undefined && patientId !== null
         ? Effect.asVoid(access.visiblePatient(caller, patientId))
         : Effect.void
 
-    const viewerOf = (caller: Caller): Effect.Effect<VideoViewer> =>
-      Effect.gen(function*() {
-        if (caller.role === "parent") return { id: caller.id, role: caller.role, providerId: null }
-        const rows = yield* sql<{ id: number }>`SELECT id FROM providers WHERE user_id = ${caller.id} AND active`.pipe(Effect.orDie)
-        return { id: caller.id, role: caller.role, providerId: rows[0]?.id ?? null }
-      })
+    const viewerOf = (caller: Caller): Effect.Effect<ProviderViewer> => access.withActiveProvider(caller)
 
     /** The video if it exists and is not deleted, with what the caller may do with it. */
-    const load = (viewer: VideoViewer, id: number) =>
+    const load = (viewer: ProviderViewer, id: number) =>
       Effect.gen(function*() {
         const [row] = yield* sql<VideoRow & { readonly readable: boolean; readonly writable: boolean }>`
-          SELECT ${columns}, ${readableBy(sql, viewer)} AS readable, ${writableBy(sql, viewer)} AS writable
+          SELECT ${columns}, ${Access.scope.videos.readable(sql, viewer)} AS readable, ${Access.scope.videos.writable(sql, viewer)} AS writable
           FROM videos v WHERE v.id = ${id} AND v.status <> 'deleted'`.pipe(Effect.orDie)
         if (row === undefined) return yield* Effect.fail(videoNotFound())
         return row
       })
 
-    const readable = (viewer: VideoViewer, id: number) =>
+    const readable = (viewer: ProviderViewer, id: number) =>
       Effect.flatMap(load(viewer, id), (row) => (row.readable || row.writable ? Effect.succeed(row) : Effect.fail(notAuthorized())))
 
-    const writable = (viewer: VideoViewer, id: number) =>
+    const writable = (viewer: ProviderViewer, id: number) =>
       Effect.flatMap(load(viewer, id), (row) => (row.writable ? Effect.succeed(row) : Effect.fail(notAuthorized())))
 
     /** Links to a patient's video are audited (who was handed the file). */
-    const shown = (viewer: VideoViewer, rows: ReadonlyArray<VideoRow>) =>
+    const shown = (viewer: ProviderViewer, rows: ReadonlyArray<VideoRow>) =>
       Effect.gen(function*() {
         const videos = yield* Effect.forEach(rows, (row) => toVideo(store, row))
         const linked = videos.filter((v) => v.file_url !== null && v.patient_id !== null)
@@ -126,7 +121,7 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
       Effect.gen(function*() {
         yield* parentNamesPatient(caller, filters.patientId)
         const viewer = yield* viewerOf(caller)
-        const clauses: Array<Statement.Fragment> = [sql`v.status <> 'deleted'`, readableBy(sql, viewer)]
+        const clauses: Array<Statement.Fragment> = [sql`v.status <> 'deleted'`, Access.scope.videos.readable(sql, viewer)]
         if (filters.category !== undefined) clauses.push(sql`v.category = ${filters.category}`)
         if (filters.status !== undefined) clauses.push(sql`v.status = ${filters.status}`)
         if (filters.patientId !== undefined) clauses.push(sql`v.patient_id = ${filters.patientId}`)
@@ -141,7 +136,7 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
     const create = (caller: Caller, input: CreateVideoRequest["video"]) =>
       Effect.gen(function*() {
         yield* parentNamesPatient(caller, input.patient_id)
-        if (!["admin", "provider", "supervisor"].includes(caller.role)) return yield* Effect.fail(notAuthorized())
+        if (!canCreateVideo(caller)) return yield* Effect.fail(notAuthorized())
         const fields = {
           category: input.category,
           patient_id: input.patient_id ?? null,

@@ -1,11 +1,9 @@
 /**
- * The `videos` rows (issue 24): columns, object keys, who may read and write a video (§5.4) as
- * SQL, and the record as the API shows it (signed links once completed).
+ * The `videos` rows: columns, object keys, and the record as the API shows it (signed links once
+ * completed). Who may read and write a video (§5.4) is Access's `scope.videos`.
  */
-import type { SqlClient, Statement } from "@effect/sql"
 import { Effect } from "effect"
 import type { AppointmentId, PatientId, ProviderId, UserId, VideoId } from "../../Domain/Ids.js"
-import type { Role } from "../../Domain/Accounts/User.js"
 import { linkLifetimeSeconds, Video, type VideoCategory, type VideoStatus } from "../../Domain/Videos/Video.js"
 import type { ObjectStoreShape } from "../ObjectStore.js"
 
@@ -53,43 +51,6 @@ export const videoKeys = (id: number) => ({
   playback: `videos/${id}/playback.mp4`,
   thumbnail: `videos/${id}/thumbnail.jpg`
 })
-
-/** The caller as the access rules read them: their provider profile, if any. */
-export interface VideoViewer {
-  readonly id: number
-  readonly role: Role
-  readonly providerId: number | null
-}
-
-/** Completed educational and training videos without a patient: any signed-in user. */
-const openToAll = (sql: SqlClient.SqlClient) =>
-  sql`(v.patient_id IS NULL AND v.category IN ('educational', 'training') AND v.status = 'completed')`
-
-/** Who may read `v` (§5.4), as one SQL condition. */
-export const readableBy = (sql: SqlClient.SqlClient, viewer: VideoViewer): Statement.Fragment => {
-  if (viewer.role === "admin") return sql`TRUE`
-  if (viewer.role === "parent") {
-    return sql`(${openToAll(sql)} OR (v.status = 'completed' AND v.shared_with_family AND
-      v.patient_id IN (SELECT id FROM patients WHERE user_id = ${viewer.id})))`
-  }
-  if ((viewer.role === "provider" || viewer.role === "supervisor") && viewer.providerId !== null) {
-    const pid = viewer.providerId
-    return sql`(${openToAll(sql)} OR v.created_by_id = ${viewer.id} OR v.provider_id = ${pid}
-      OR v.patient_id IN (SELECT id FROM patients WHERE provider_id = ${pid})
-      OR v.provider_id IN (SELECT id FROM providers WHERE supervisor_id = ${pid})
-      OR v.created_by_id IN (SELECT user_id FROM providers WHERE supervisor_id = ${pid}))`
-  }
-  return sql`(${openToAll(sql)} OR v.created_by_id = ${viewer.id})`
-}
-
-/** Who may change `v`: the creator, the video's provider, admins. */
-export const writableBy = (sql: SqlClient.SqlClient, viewer: VideoViewer): Statement.Fragment => {
-  if (viewer.role === "admin") return sql`TRUE`
-  if (viewer.providerId !== null && viewer.role !== "parent") {
-    return sql`(v.created_by_id = ${viewer.id} OR v.provider_id = ${viewer.providerId})`
-  }
-  return sql`(v.created_by_id = ${viewer.id})`
-}
 
 export const bytesOf = (value: string | number | null): number | null => (value === null ? null : Number(value))
 

@@ -7,6 +7,7 @@ import { historyPageSize, medicationsPageSize, prescriptionsPageSize } from "../
 import { CurrentUser } from "../../../Api/Security.js"
 import type { Prescription } from "../../../Domain/Prescriptions/Prescription.js"
 import { Medications } from "../../../Services/Prescriptions/Medications.js"
+import { isAdmin } from "../../../Services/Access/Viewer.js"
 import { Prescriptions } from "../../../Services/Prescriptions/Prescriptions.js"
 
 export const HttpPrescriptionsLive = HttpApiBuilder.group(Api, "prescriptions", (handlers) =>
@@ -43,7 +44,7 @@ export const HttpMedicationsLive = HttpApiBuilder.group(Api, "medications", (han
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.flatMap(CurrentUser, (caller) =>
-          medications.list({ search: urlParams.search, includeInactive: caller.role === "admin" && urlParams.include_inactive === "true" },
+          medications.list({ search: urlParams.search, includeInactive: isAdmin(caller) && urlParams.include_inactive === "true" },
             pageRequest(urlParams, medicationsPageSize))))
       .handle("show", ({ path }) => Effect.map(medications.show(path.id), (medication) => ({ medication })))
   }))

@@ -3,10 +3,10 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
 import { NotFound, ValidationFailed } from "../../../src/Api/Errors.js"
 import type { Role } from "../../../src/Domain/Accounts/User.js"
-import { PatientAccess } from "../../../src/Services/Patients/PatientAccess.js"
+import { Access } from "../../../src/Services/Access/Access.js"
 import { TestSqlLive } from "../../support/database.js"
 
-const TestLive = PatientAccess.Default.pipe(Layer.provideMerge(TestSqlLive))
+const TestLive = Access.Default.pipe(Layer.provideMerge(TestSqlLive))
 
 const user = (role: Role) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -23,11 +23,11 @@ const patient = (userId: number | null) =>
 
 const failureOf = <A, E>(effect: Effect.Effect<A, E>) => Effect.map(Effect.either(effect), Either.getLeft)
 
-layer(TestLive)("PatientAccess", (it) => {
+layer(TestLive)("Access", (it) => {
   describe("visiblePatient", () => {
     it.effect("staff see every patient; a parent only their own; others and unknown ids are 404 Patient not found", () =>
       Effect.gen(function*() {
-        const access = yield* PatientAccess
+        const access = yield* Access
         const parent = yield* user("parent")
         const other = yield* user("parent")
         const staff = yield* user("support")
@@ -51,7 +51,7 @@ layer(TestLive)("PatientAccess", (it) => {
   describe("defaultPatientFor", () => {
     it.effect("a parent with exactly one linked patient may omit the id; none or several, or staff, must name one", () =>
       Effect.gen(function*() {
-        const access = yield* PatientAccess
+        const access = yield* Access
         const single = yield* user("parent")
         const many = yield* user("parent")
         const none = yield* user("parent")
