@@ -42,7 +42,8 @@ const namesRead: Record<string, ReadonlyArray<string>> = {
   "src/Layers/S3ObjectStore.ts": ["S3ObjectStoreLive"],
   "src/Layers/SmtpMailer.ts": ["SmtpMailerLive"],
   "src/Layers/TwilioTelephony.ts": ["TwilioTelephonyLive"],
-  "src/Layers/TwilioVideoTokens.ts": ["TwilioVideoTokensLive"]
+  "src/Layers/TwilioVideoTokens.ts": ["TwilioVideoTokensLive"],
+  "src/Services/Pdf/PdfText.ts": ["drawLine", "isStandardText", "writeParagraph"]
 }
 
 interface DynamicImport {
