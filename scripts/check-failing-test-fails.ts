@@ -9,6 +9,7 @@ import { execFileSync, spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync, copyFileSync, symlinkSync, existsSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { stripVTControlCharacters } from "node:util"
 import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
 
 const root = process.cwd()
@@ -38,7 +39,8 @@ const expectFailedRun = (scratch: string, label: string, databaseUrl: string | u
   if (databaseUrl) env["DATABASE_URL"] = databaseUrl
   const started = Date.now()
   const run = spawnSync("npx", ["vitest", "run", plantedFile], { cwd: scratch, env, encoding: "utf8" })
-  const output = `${run.stdout}${run.stderr}`
+  // CI=true makes vitest colour its output even into a pipe: read the text without the colour codes.
+  const output = stripVTControlCharacters(`${run.stdout}${run.stderr}`)
   const reportedFailure = /Tests\s+1 failed/.test(output)
   const seconds = Math.round((Date.now() - started) / 1000)
   if (run.status !== 0 && run.status !== null && reportedFailure) {
