@@ -43,7 +43,6 @@ const sqlOutsideRepositories = [
   "src/Services/Ecm/PrtfReports.ts",
   "src/Services/Patients/ClinicPatients.ts",
   "src/Services/Patients/HelpRequests.ts",
-  "src/Services/Patients/PatientAccess.ts",
   "src/Services/Patients/PatientDocuments.ts",
   "src/Services/Patients/Spots.ts",
   "src/Services/Patients/TreatmentPlans.ts",
