@@ -10,10 +10,11 @@ import { Effect, Option, Schema } from "effect"
 import { ClaimSortColumn } from "../../Api/Billing/Claims.js"
 import { invalidField, type ValidationFailed } from "../../Api/Errors.js"
 import { amountOfCents, centsOfDecimal, Claim, ClaimStatus } from "../../Domain/Billing/Claim.js"
-import { Relationship, Gender } from "../../Domain/Billing/Insurance.js"
+import { Relationship } from "../../Domain/Billing/Insurance.js"
 import { AppointmentId, ClaimId, InsurancePlanId, PatientId, ProviderId } from "../../Domain/Ids.js"
 import { AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { orDefect } from "../Repository.js"
+import { subscriberFields } from "./CoveragesRepo.js"
 import { likePattern, nameMatches } from "../SqlSearch.js"
 import { isForeignKeyViolation, isUniqueViolation } from "../SqlErrors.js"
 
@@ -148,14 +149,7 @@ export const BatchClaimRow = Schema.Struct({
   member_id: NullText,
   group_number: NullText,
   relationship: Schema.NullOr(Relationship),
-  subscriber_first_name: NullText,
-  subscriber_last_name: NullText,
-  subscriber_date_of_birth: NullText,
-  subscriber_gender: Schema.NullOr(Gender),
-  subscriber_address: NullText,
-  subscriber_city: NullText,
-  subscriber_state: NullText,
-  subscriber_zip: NullText,
+  ...subscriberFields,
   plan_name: NullText,
   payer_id: NullText,
   claim_filing_indicator: NullText,

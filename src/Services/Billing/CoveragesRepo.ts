@@ -14,13 +14,8 @@ import { isForeignKeyViolation } from "../SqlErrors.js"
 
 const NullText = Schema.NullOr(Schema.String)
 
-/** A coverage with its patient's own details (the subscriber when the patient holds the policy). */
-export const CoverageRow = Schema.Struct({
-  patient_id: PatientId,
-  insurance_plan_id: InsurancePlanId,
-  member_id: Schema.String,
-  group_number: NullText,
-  relationship: Relationship,
+/** The policy holder's columns, as stored (837P loop 2010BA when the patient is not the subscriber). */
+export const subscriberFields = {
   subscriber_first_name: NullText,
   subscriber_last_name: NullText,
   subscriber_date_of_birth: NullText,
@@ -28,7 +23,17 @@ export const CoverageRow = Schema.Struct({
   subscriber_address: NullText,
   subscriber_city: NullText,
   subscriber_state: NullText,
-  subscriber_zip: NullText,
+  subscriber_zip: NullText
+}
+
+/** A coverage with its patient's own details (the subscriber when the patient holds the policy). */
+export const CoverageRow = Schema.Struct({
+  patient_id: PatientId,
+  insurance_plan_id: InsurancePlanId,
+  member_id: Schema.String,
+  group_number: NullText,
+  relationship: Relationship,
+  ...subscriberFields,
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf,
   patient_first_name: Schema.String,
