@@ -14,13 +14,13 @@ import {
   type PatientChanges,
   ProviderOption
 } from "../../Api/Patients/Patients.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import { ClinicPatient, PatientProvider, type PatientSortColumn, patientSortColumns, patientStatuses } from "../../Domain/Patients/Patient.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { likePattern, patientSearchText } from "../SqlSearch.js"
 import { AuditLog } from "../AuditLog.js"
 import { isUniqueViolation } from "../SqlErrors.js"
-import { Access, type Viewer } from "../Access/Access.js"
+import { Access, canManagePatientRecords, type Viewer } from "../Access/Access.js"
+import { now } from "../Time.js"
 
 /** Up to this many matches, a searched list sorts the matches rather than walking a sort index. */
 const fewMatches = 5000
@@ -127,8 +127,8 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
         : sql`ORDER BY ${sortColumns[criteria.sortBy]} ${dir}, p.id ${dir}`
     }
 
-    const whereOf = (viewer: Viewer, criteria: PatientCriteria) => {
-      const clauses: Array<Statement.Fragment> = [Access.scope.patients(sql, viewer)]
+    const whereOf = (viewer: Viewer, criteria: PatientCriteria, at: Date) => {
+      const clauses: Array<Statement.Fragment> = [Access.scope.patients(sql, viewer, at)]
       const search = blankToNull(criteria.search)
       if (search !== null) {
         const digits = searchDigits(search)
@@ -153,7 +153,7 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
      */
     const list = (viewer: Viewer, criteria: PatientCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const where = whereOf(viewer, criteria)
+        const where = whereOf(viewer, criteria, yield* now)
         // The provider join only narrows when filtering by provider name.
         const countFrom = blankToNull(criteria.providerName) === null ? sql`patients p` : from
         const page = sql`${orderBy(criteria)} LIMIT ${request.perPage} OFFSET ${request.offset}`
@@ -267,7 +267,7 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
 
     const create = (viewer: Viewer, input: CreatePatientRequest["patient"]) =>
       Effect.gen(function*() {
-        if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
+        if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
         const values = yield* columnsOf(input)
         const [row] = yield* sql<{ id: number }>`INSERT INTO patients ${sql.insert(values)} RETURNING id`.pipe(
           Effect.catchTag("SqlError", writeFailure)
@@ -279,7 +279,7 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
     const update = (viewer: Viewer, id: number, changes: PatientChanges) =>
       Effect.gen(function*() {
         yield* access.visiblePatient(viewer, id)
-        if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
+        if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
         const values = yield* columnsOf(changes)
         if (Object.keys(values).length > 0) {
           yield* sql`UPDATE patients SET ${sql.update(values)}, updated_at = now() WHERE id = ${id}`.pipe(

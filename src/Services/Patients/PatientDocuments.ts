@@ -9,12 +9,11 @@ import { randomBytes } from "node:crypto"
 import { invalidField, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { DocumentList, type UploadDocumentRequest } from "../../Api/Patients/Documents.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import { documentContentTypes, maxDocumentBytes, PatientDocument } from "../../Domain/Patients/Records.js"
 import { AuditLog } from "../AuditLog.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { staffRequired } from "./ClinicPatients.js"
-import { Access, type Viewer } from "../Access/Access.js"
+import { Access, canManagePatientRecords, readsClinicalContent, type Viewer } from "../Access/Access.js"
 
 export const documentUrlLifetime = Duration.minutes(30)
 
@@ -24,7 +23,8 @@ export const documentMessages = {
   base64: "is not valid base64",
   tooLarge: `is too large (maximum is ${maxDocumentBytes / 1024 / 1024} MB)`,
   empty: "is empty",
-  mismatch: "does not match its declared type"
+  mismatch: "does not match its declared type",
+  clinical: "can only be set by clinical staff"
 } as const
 
 const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/
@@ -70,6 +70,7 @@ interface Row {
   readonly name: string
   readonly content_type: string
   readonly size: number | string
+  readonly clinical: boolean
   readonly object_key: string
   readonly uploaded_by_id: number | null
   readonly created_at: Date
@@ -89,6 +90,7 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
           name: row.name,
           content_type: row.content_type,
           size: Number(row.size),
+          clinical: row.clinical,
           uploaded_by_id: row.uploaded_by_id,
           created_at: row.created_at,
           url
@@ -97,10 +99,12 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
     const list = (viewer: Viewer, patientId: number, request: PageRequest) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
-        const rows = yield* sql<Row>`SELECT id, name, content_type, size, object_key, uploaded_by_id, created_at
-          FROM patient_documents WHERE patient_id = ${patient}
+        const shown = readsClinicalContent(viewer) ? sql`TRUE` : sql`NOT clinical`
+        const rows = yield* sql<Row>`SELECT id, name, content_type, size, clinical, object_key, uploaded_by_id, created_at
+          FROM patient_documents WHERE patient_id = ${patient} AND ${shown}
           ORDER BY created_at DESC, id DESC LIMIT ${request.perPage} OFFSET ${request.offset}`
-        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM patient_documents WHERE patient_id = ${patient}`
+        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM patient_documents
+          WHERE patient_id = ${patient} AND ${shown}`
         const documents = yield* Effect.forEach(rows, toDocument)
         return DocumentList.make({ documents, pagination: paginationOf(request, counted?.count ?? 0) }, true)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("PatientDocuments.list"))
@@ -108,13 +112,15 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
     const upload = (viewer: Viewer, patientId: number, input: UploadDocumentRequest["document"]) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
+        if (input.clinical === true && !readsClinicalContent(viewer)) return yield* Effect.fail(invalidField("clinical", documentMessages.clinical))
+        const clinical = input.clinical ?? readsClinicalContent(viewer)
         const parsed = parseDocument(input.file)
         if (typeof parsed === "string") return yield* Effect.fail(invalidField("file", parsed))
         const key = `patients/${patient}/documents/${randomBytes(16).toString("hex")}`
         yield* store.put(key, parsed.bytes, parsed.contentType)
-        const [row] = yield* sql<Row>`INSERT INTO patient_documents (patient_id, name, content_type, size, object_key, uploaded_by_id)
-          VALUES (${patient}, ${input.name.trim()}, ${parsed.contentType}, ${parsed.bytes.byteLength}, ${key}, ${viewer.id})
-          RETURNING id, name, content_type, size, object_key, uploaded_by_id, created_at`.pipe(
+        const [row] = yield* sql<Row>`INSERT INTO patient_documents (patient_id, name, content_type, size, clinical, object_key, uploaded_by_id)
+          VALUES (${patient}, ${input.name.trim()}, ${parsed.contentType}, ${parsed.bytes.byteLength}, ${clinical}, ${key}, ${viewer.id})
+          RETURNING id, name, content_type, size, clinical, object_key, uploaded_by_id, created_at`.pipe(
           // The row is what makes the file reachable: without it, the bytes go too.
           Effect.tapErrorCause(() => store.delete(key))
         )
@@ -126,9 +132,10 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
     const remove = (viewer: Viewer, patientId: number, id: number) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
-        if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
+        if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
+        const shown = readsClinicalContent(viewer) ? sql`TRUE` : sql`NOT clinical`
         const [row] = yield* sql<{ object_key: string }>`DELETE FROM patient_documents WHERE id = ${id} AND patient_id = ${patient}
-          RETURNING object_key`
+          AND ${shown} RETURNING object_key`
         if (row === undefined) return yield* Effect.fail(notFound("Document"))
         yield* store.delete(row.object_key)
         yield* audit.record({ actorId: viewer.id, action: "patient_document.delete", targetType: "patient_document", targetId: id })

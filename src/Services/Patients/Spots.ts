@@ -8,12 +8,11 @@ import { Effect } from "effect"
 import { conflict, invalid, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { type CreateSpotRequest, type SpotChanges, SpotList } from "../../Api/Patients/Spots.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import { canMoveSpot, Spot, type SpotStatus } from "../../Domain/Patients/Records.js"
 import { AuditLog } from "../AuditLog.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { staffRequired } from "./ClinicPatients.js"
-import { Access, type Viewer } from "../Access/Access.js"
+import { Access, canManagePatientRecords, type Viewer } from "../Access/Access.js"
 
 type Row = ConstructorParameters<typeof Spot>[0]
 
@@ -70,7 +69,7 @@ export class Spots extends Effect.Service<Spots>()("app/Spots", {
           const [current] = yield* sql<{ status: SpotStatus }>`SELECT status FROM spots WHERE id = ${id} AND patient_id = ${patient} FOR UPDATE`
           if (current === undefined) return yield* Effect.fail(notFound("Spot"))
           const to = changes.status
-          if (!isStaff(viewer.role)) {
+          if (!canManagePatientRecords(viewer)) {
             const onlyAnswers = changes.notes === undefined && (to === undefined || parentAnswers.includes(to))
             if (!onlyAnswers) return yield* Effect.fail(staffRequired())
           }

@@ -11,11 +11,10 @@ import {
   type TreatmentPlanChanges,
   TreatmentPlanList
 } from "../../Api/Patients/TreatmentPlans.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import { isReadOnlyPlan, TreatmentGoal, TreatmentPlan, type TreatmentPlanStatus } from "../../Domain/Patients/Records.js"
 import { AuditLog } from "../AuditLog.js"
 import { staffRequired } from "./ClinicPatients.js"
-import { Access, type Viewer } from "../Access/Access.js"
+import { Access, canManagePatientRecords, type Viewer } from "../Access/Access.js"
 
 interface Row {
   readonly id: number
@@ -53,7 +52,7 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
 
     const list = (viewer: Viewer, patientId: number | undefined, request: PageRequest) =>
       Effect.gen(function*() {
-        const patient = yield* access.defaultPatientFor(viewer, patientId)
+        const patient = yield* access.defaultPatientFor(viewer, patientId, "clinical")
         const rows = yield* sql<Row>`SELECT ${cols} FROM treatment_plans WHERE patient_id = ${patient}
           ORDER BY created_at DESC, id DESC LIMIT ${request.perPage} OFFSET ${request.offset}`
         const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM treatment_plans WHERE patient_id = ${patient}`
@@ -62,7 +61,7 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
 
     const last = (viewer: Viewer, patientId: number | undefined) =>
       Effect.gen(function*() {
-        const patient = yield* access.defaultPatientFor(viewer, patientId)
+        const patient = yield* access.defaultPatientFor(viewer, patientId, "clinical")
         const [row] = yield* sql<Row>`SELECT ${cols} FROM treatment_plans WHERE patient_id = ${patient}
           ORDER BY created_at DESC, id DESC LIMIT 1`
         if (row === undefined) return yield* Effect.fail(planNotFound())
@@ -73,18 +72,21 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
      * The plan when the caller may see its patient; otherwise 404 "Treatment plan not found",
      * exactly as for an id that does not exist.
      */
-    const find = (viewer: Viewer, id: number, lock: boolean) =>
+    const find = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
-        const [row] = isStaff(viewer.role)
-          ? yield* sql<Row>`SELECT ${cols} FROM treatment_plans WHERE id = ${id} ${lock ? sql`FOR UPDATE` : sql``}`
-          : yield* sql<Row>`SELECT ${cols} FROM treatment_plans t WHERE id = ${id}
-              AND EXISTS (SELECT 1 FROM patients p WHERE p.id = t.patient_id AND p.user_id = ${viewer.id})`
+        const [row] = yield* sql<Row>`SELECT ${cols} FROM treatment_plans WHERE id = ${id}`
         if (row === undefined) return yield* Effect.fail(planNotFound())
+        yield* Effect.mapError(access.visiblePatient(viewer, row.patient_id, "clinical"), () => planNotFound())
         return row
       })
 
+    /** The plan, locked, once `find` has let the caller in. */
+    const lockPlan = (id: number) =>
+      Effect.flatMap(sql<Row>`SELECT ${cols} FROM treatment_plans WHERE id = ${id} FOR UPDATE`, ([row]) =>
+        row === undefined ? Effect.fail(planNotFound()) : Effect.succeed(row))
+
     const show = (viewer: Viewer, id: number) =>
-      Effect.map(find(viewer, id, false), toPlan).pipe(
+      Effect.map(find(viewer, id), toPlan).pipe(
         Effect.catchTag("SqlError", Effect.die),
         Effect.withSpan("TreatmentPlans.show", { attributes: { "treatment_plan.id": id } })
       )
@@ -107,8 +109,8 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
 
     const create = (viewer: Viewer, input: NewTreatmentPlan) =>
       Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, input.patient_id)
-        if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
+        const patient = yield* access.visiblePatient(viewer, input.patient_id, "clinical")
+        if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
         yield* fail({ ...(yield* checkProvider(input.provider_id)), ...checkDates(input.start_date ?? null, input.end_date ?? null) })
         const row = yield* sql.withTransaction(Effect.gen(function*() {
           const [row] = yield* sql<Row>`INSERT INTO treatment_plans (patient_id, provider_id, title, diagnosis_codes, goals,
@@ -126,12 +128,12 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
     const update = (viewer: Viewer, id: number, changes: TreatmentPlanChanges) =>
       Effect.gen(function*() {
         // Visible first (404 for a parent on another family's plan), then the role (403 on their own).
-        yield* find(viewer, id, false)
-        if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
+        yield* find(viewer, id)
+        if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
         yield* fail(yield* checkProvider(changes.provider_id))
         const row = yield* sql.withTransaction(Effect.gen(function*() {
           // Locked: a plan completed by a concurrent edit is read-only to this one too.
-          const current = yield* find(viewer, id, true)
+          const current = yield* lockPlan(id)
           if (isReadOnlyPlan(current.status)) return yield* Effect.fail(invalid({ status: [readOnlyMessage] }))
           const start = changes.start_date !== undefined ? changes.start_date : current.start_date
           const end = changes.end_date !== undefined ? changes.end_date : current.end_date

@@ -4,12 +4,13 @@
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect } from "effect"
-import { forbidden, invalidField, messages, notFound } from "../../Api/Errors.js"
+import { type Forbidden, forbidden, invalidField, messages, type NotFound, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { type CreateReminderRequest, CreatedReminders, ReminderList, reminderMessages } from "../../Api/Scheduling/Reminders.js"
 import type { Caller } from "../../Api/Security.js"
 import { everyDayChannels, remindableStatuses, type ReminderChannel } from "../../Domain/Scheduling/Reminders.js"
-import { Access, canSeePatient } from "../Access/Access.js"
+import { Access, isParent } from "../Access/Access.js"
+import { now } from "../Time.js"
 import { AuditLog } from "../AuditLog.js"
 import { isReachable, type Reachability, ReminderSchedule } from "./ReminderSchedule.js"
 import { reminderColumns, reminderReasons, type ReminderRow, toReminder } from "./RemindersRepo.js"
@@ -27,14 +28,25 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
     const sql = yield* SqlClient.SqlClient
     const schedule = yield* ReminderSchedule
     const audit = yield* AuditLog
+    const access = yield* Access
     const columns = sql.literal(reminderColumns)
+
+    /**
+     * Whether the caller may act on an appointment's reminders: a parent on their own patients'
+     * (another family's: 403, §5.4); staff on the patients they see (Access; else 404 "Appointment
+     * not found").
+     */
+    const mayActOn = (caller: Caller, appointmentId: number, patientUserId: number | null): Effect.Effect<void, Forbidden | NotFound> =>
+      isParent(caller)
+        ? patientUserId === caller.id ? Effect.void : Effect.fail(notAuthorized())
+        : Effect.asVoid(access.visibleAppointment(caller, appointmentId))
 
     /** The appointment, if the caller may act on it: 404 unknown, 403 another family's (§5.4). */
     const appointmentFor = (caller: Caller, appointmentId: number) =>
       Effect.gen(function*() {
         const reach = yield* schedule.reachabilityOf(appointmentId)
         if (reach === undefined) return yield* Effect.fail(notFound("Appointment"))
-        if (!canSeePatient(caller, { user_id: reach.patient_user_id })) return yield* Effect.fail(notAuthorized())
+        yield* mayActOn(caller, appointmentId, reach.patient_user_id)
         return reach
       })
 
@@ -45,7 +57,8 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
           JOIN appointments a ON a.id = r.appointment_id JOIN patients pa ON pa.id = a.patient_id
           WHERE r.id = ${id}`.pipe(Effect.orDie)
         if (row === undefined) return yield* Effect.fail(notFound("Appointment reminder"))
-        if (!canSeePatient(caller, { user_id: row.patient_user_id })) return yield* Effect.fail(notAuthorized())
+        yield* Effect.mapError(mayActOn(caller, row.appointment_id, row.patient_user_id), (e) =>
+          e._tag === "NotFound" ? notFound("Appointment reminder") : e)
         return row
       })
 
@@ -96,7 +109,7 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
 
     const list = (caller: Caller, appointmentId: number | undefined, request: PageRequest) =>
       Effect.gen(function*() {
-        const clauses: Array<Statement.Fragment> = [Access.scope.appointments(sql, caller)]
+        const clauses: Array<Statement.Fragment> = [Access.scope.appointments(sql, caller, yield* now)]
         if (appointmentId !== undefined) {
           yield* appointmentFor(caller, appointmentId)
           clauses.push(sql`r.appointment_id = ${appointmentId}`)
