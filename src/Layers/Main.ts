@@ -88,6 +88,8 @@ import { HttpPatientsAreaLive } from "./Http/Patients/Patients.js"
 import { ClinicPatients } from "../Services/Patients/ClinicPatients.js"
 import { HelpRequests } from "../Services/Patients/HelpRequests.js"
 import { Access } from "../Services/Access/Access.js"
+import { AccessReviews } from "../Services/Access/AccessReviews.js"
+import { HttpAccessReviewsLive } from "./Http/Access/AccessReviews.js"
 import { PatientDocuments } from "../Services/Patients/PatientDocuments.js"
 import { Spots } from "../Services/Patients/Spots.js"
 import { TreatmentPlans } from "../Services/Patients/TreatmentPlans.js"
@@ -271,6 +273,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(HttpPatientsAreaLive),
   // Billing (issue 19)
   Layer.provide([HttpClaimsLive, HttpInsurancePlansLive, HttpCoverageLive]),
+  // Least privilege: break-glass accesses for admins to review.
+  Layer.provide(HttpAccessReviewsLive.pipe(Layer.provide(AccessReviews.Default))),
   // Reminders and push devices (issue 17)
   Layer.provide([HttpRemindersLive, HttpDevicesLive]),
   // Session notes (issue 18)

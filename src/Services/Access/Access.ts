@@ -86,6 +86,22 @@ export class Access extends Effect.Service<Access>()("app/Access", {
       })
 
     /**
+     * Whether the caller may see a content assignment (user piece or collection) they loaded by id
+     * with `visible` = `Scopes.contentAssignments` computed beside it: in scope, or a patient's
+     * assignment the caller opens by breaking the glass.
+     */
+    const visibleAssignment = <E>(
+      viewer: Viewer,
+      row: { readonly visible: boolean; readonly patient_id: number | null },
+      notVisible: () => E
+    ): Effect.Effect<void, E> =>
+      row.visible
+        ? Effect.void
+        : row.patient_id !== null && followsCareRelationships(viewer)
+        ? Effect.mapError(Effect.asVoid(visiblePatient(viewer, row.patient_id)), notVisible)
+        : Effect.fail(notVisible())
+
+    /**
      * Whether the viewer sees a patient for a purpose without breaking the glass (no audit entry):
      * for rules that narrow a list or a field, never to open a record.
      */
@@ -148,7 +164,7 @@ export class Access extends Effect.Service<Access>()("app/Access", {
     /** A list scope over the patient aliased `p` at the current time: `Scopes.patients`. */
     const patientsScope = (viewer: Viewer, purpose: Purpose = "general") => Effect.map(now, (at) => scope.patients(sql, viewer, at, purpose))
 
-    return { visiblePatient, visibleAppointment, relatedTo, defaultPatientFor, linkedPatients, withActiveProvider, withPrescriberProfile, patientsScope } as const
+    return { visiblePatient, visibleAppointment, visibleAssignment, relatedTo, defaultPatientFor, linkedPatients, withActiveProvider, withPrescriberProfile, patientsScope } as const
   }),
   dependencies: [BreakGlassRepo.Default]
 }) {

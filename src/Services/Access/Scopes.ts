@@ -79,6 +79,23 @@ const patientRecords = (sql: Sql, viewer: Viewer, now: Date, purpose: Purpose = 
   return sql`patient_id IN (SELECT rp.id FROM patients rp WHERE ${patientsOf(sql, viewer, now, purpose, "rp")})`
 }
 
+/**
+ * Content assignments (user pieces and collections, the row aliased `alias`): not clinical, so
+ * admins, front desk and billing all; a parent those assigned to their account; a provider or
+ * supervisor those of the patients of their care relationships, those of the accounts linked to
+ * such a patient, and those assigned to them or by them.
+ */
+const contentAssignments = (sql: Sql, viewer: Viewer, now: Date, alias: string): Fragment => {
+  const a = sql(alias)
+  if (isParent(viewer)) return sql`${a}.user_id = ${viewer.id}`
+  if (seesEveryPatient(viewer, "general")) return sql`TRUE`
+  if (!followsCareRelationships(viewer)) return sql`(${a}.user_id = ${viewer.id} OR ${a}.assigned_by = ${viewer.id})`
+  const related = careRelationship(sql, viewer, now, "cp", "many")
+  return sql`(${a}.user_id = ${viewer.id} OR ${a}.assigned_by = ${viewer.id}
+    OR ${a}.patient_id IN (SELECT cp.id FROM patients cp WHERE ${related})
+    OR (${a}.patient_id IS NULL AND ${a}.user_id IN (SELECT cp.user_id FROM patients cp WHERE cp.user_id IS NOT NULL AND ${related})))`
+}
+
 /** Appointments (`pa` = the patient): those of the patients the viewer sees (scheduling is not clinical). */
 const appointments = (sql: Sql, viewer: Viewer, now: Date): Fragment => patientsOf(sql, viewer, now, "general", "pa", "one")
 
@@ -153,6 +170,7 @@ export const scope = {
   patients,
   patientsOf,
   patientRecords,
+  contentAssignments,
   appointments,
   appointmentCalls,
   sessionNotes,

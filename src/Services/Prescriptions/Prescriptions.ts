@@ -189,6 +189,8 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
           providerId = input.provider_id
         } else if (actor.providerId !== null) {
           providerId = actor.providerId
+          // A prescriber writes for the patients of their care relationships (or breaks the glass).
+          yield* access.visiblePatient(viewer, input.patient_id, "clinical")
         } else {
           return yield* Effect.fail(notAuthorized())
         }
@@ -324,7 +326,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
     /** §4.2 medication history: the patient's prescriptions grouped by medication, most recently prescribed first. */
     const history = (viewer: Viewer, patientId: number, request: PageRequest) =>
       Effect.gen(function*() {
-        const patient: PatientId = yield* access.visiblePatient(viewer, patientId)
+        const patient: PatientId = yield* access.visiblePatient(viewer, patientId, "clinical")
         const groups = yield* sql<{ medication_id: number; first_prescribed: string; last_prescribed: string }>`
           SELECT medication_id, to_char(min(prescription_date), 'YYYY-MM-DD') AS first_prescribed,
             to_char(max(prescription_date), 'YYYY-MM-DD') AS last_prescribed
