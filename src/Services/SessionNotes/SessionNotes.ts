@@ -166,14 +166,14 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
 
     const clinicList = (viewer: Viewer, patientId: number | undefined, status: SessionNoteStatus | undefined, request: PageRequest) =>
       Effect.gen(function*() {
-        const patient = yield* access.defaultPatientFor(viewer, patientId, "clinical")
+        const patient = yield* access.defaultPatientFor(viewer, patientId)
         const { items, pagination } = yield* page(viewer, { patientId: patient, statuses: status === undefined ? undefined : [status] }, request, toNote)
         return SessionNoteList.make({ session_notes: items, pagination }, true)
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SessionNotes.clinicList"))
 
     const last = (viewer: Viewer, patientId: number | undefined) =>
       Effect.gen(function*() {
-        const patient = yield* access.defaultPatientFor(viewer, patientId, "clinical")
+        const patient = yield* access.defaultPatientFor(viewer, patientId)
         const [row] = yield* sql<NoteRow>`SELECT ${columns} FROM ${from} WHERE n.patient_id = ${patient} AND ${visibleTo(viewer)}
           ORDER BY n.created_at DESC, n.id DESC LIMIT 1`
         if (row === undefined) return yield* Effect.fail(noteNotFound())
@@ -201,7 +201,7 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
 
     const create = (viewer: Viewer, input: NewSessionNote) =>
       Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, input.patient_id, "clinical")
+        const patient = yield* access.visiblePatient(viewer, input.patient_id)
         const [appointment] = yield* sql<{ id: number; patient_id: number; provider_id: number; provider_user_id: number; supervisor_id: number | null }>`
           SELECT a.id, a.patient_id, a.provider_id, p.user_id AS provider_user_id, p.supervisor_id
           FROM appointments a JOIN providers p ON p.id = a.provider_id WHERE a.id = ${input.appointment_id}`
