@@ -20,13 +20,12 @@ import { ProviderProfiles } from "../Providers/Profiles.js"
 import { makeTransaction } from "../Repository.js"
 import { CredentialChanges } from "./CredentialChanges.js"
 import { UserLifecycle } from "./UserLifecycle.js"
-import { type UserCriteria, userFields, type UserRow, UsersRepo, userSortColumns } from "./UsersRepo.js"
+import { emailTaken, type UserCriteria, userFields, type UserRow, UsersRepo, userSortColumns } from "./UsersRepo.js"
 
 /** Default page size of the admin user lists: as GET /v1/users (general §8). */
 export const adminUsersPageSize = 50
 
 export const rejectionMessages = {
-  emailTaken: "has already been taken",
   ownRole: "cannot be changed on your own account",
   ownEmail: "of your own account can only be changed with PUT /v1/users/{id} and your current password",
   ownActive: "cannot be changed on your own account",
@@ -157,7 +156,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
             return yield* Effect.fail(invalidField("email", rejectionMessages.ownEmail))
           }
           if (emailChanged && (yield* users.emailTakenByAnother(email, id))) {
-            return yield* Effect.fail(invalidField("email", rejectionMessages.emailTaken))
+            return yield* Effect.fail(emailTaken())
           }
           const role = changes.role ?? current.role
           const status = activeChanged ? (changes.active ? "active" : "inactive") : current.status

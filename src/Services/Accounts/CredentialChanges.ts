@@ -32,7 +32,6 @@ export const credentialMessages = {
   codeExpired: "has expired; request the change again",
   codeExhausted: "was tried too many times; request the change again",
   noPendingChange: "has no pending change to confirm",
-  emailTaken: "has already been taken",
   tooManyAttempts: "Too many changes of email or password; try again later"
 } as const
 
