@@ -1,7 +1,7 @@
 /**
  * Changing the credentials of an account: a token alone must not be enough to take the account
- * over. Changing one's own email or password needs the current password; a new
- * email takes effect only when the code sent to it comes back, and the old address is told.
+ * over. Changing one's own email or password needs the current password; a new email takes
+ * effect only when the code sent to it comes back, and the old address is told.
  */
 import { Duration, Effect, Option } from "effect"
 import { randomInt } from "node:crypto"

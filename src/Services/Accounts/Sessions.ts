@@ -1,7 +1,7 @@
 /**
- * Session tokens that end: an idle timeout and an absolute lifetime, both from
- * `AppConfig`. Times come from Effect's `Clock` and reach SQL as parameters (never `now()`), so
- * tests move them with `TestClock`. Raw tokens are never stored: rows are keyed by their SHA-256.
+ * Session tokens that end: an idle timeout and an absolute lifetime, both from `AppConfig`.
+ * Times come from Effect's `Clock` and reach SQL as parameters (never `now()`), so tests move
+ * them with `TestClock`. Raw tokens are never stored: rows are keyed by their SHA-256.
  */
 import { Duration, Effect } from "effect"
 import { AppConfig } from "../AppConfig.js"
