@@ -31,7 +31,6 @@ const sqlOutsideRepositories = [
   "src/Services/Content/UserCollections.ts",
   "src/Services/Content/UserPieces.ts",
   "src/Services/Ecm/EcmPatients.ts",
-  "src/Services/Ecm/LeadCareManagers.ts",
   "src/Services/Ecm/MifFiles.ts",
   "src/Services/Ecm/MifImport.ts",
   "src/Services/Ecm/MifImportSql.ts",
