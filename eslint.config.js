@@ -34,8 +34,6 @@ const sqlOutsideRepositories = [
   "src/Services/Ecm/MifFiles.ts",
   "src/Services/Ecm/MifImport.ts",
   "src/Services/Ecm/MifImportSql.ts",
-  "src/Services/Ecm/PrtfAggregator.ts",
-  "src/Services/Ecm/PrtfReports.ts",
   "src/Services/Patients/ClinicPatients.ts",
   "src/Services/Patients/HelpRequests.ts",
   "src/Services/Patients/PatientDocuments.ts",
