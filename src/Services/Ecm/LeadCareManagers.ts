@@ -231,7 +231,7 @@ export class LeadCareManagers extends Effect.Service<LeadCareManagers>()("app/Le
       }).pipe(Effect.withSpan("LeadCareManagers.list"))
 
     /**
-     * Who an inbound SMS or call about the patient goes to (communications issue): the oLCM and
+     * Who an inbound SMS or call about the patient goes to: the oLCM and
      * iLCM user ids, null where the role is empty or the patient has no case load.
      */
     const assigneesOf = (patientId: number) =>
