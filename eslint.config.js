@@ -62,7 +62,6 @@ const sqlOutsideRepositories = [
   "src/Services/Scheduling/ReminderSchedule.ts",
   "src/Services/Scheduling/ReminderSender.ts",
   "src/Services/Scheduling/Reminders.ts",
-  "src/Services/Scheduling/Slots.ts",
   "src/Services/SessionNotes/NotePdf.ts",
   "src/Services/SessionNotes/Reviews.ts",
   "src/Services/SessionNotes/SessionNotes.ts",
