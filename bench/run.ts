@@ -177,12 +177,12 @@ const startChild = async (
   return handle
 }
 
-const stopChild = async (child: Child) => {
+const stopChild = async (child: Child, killAfterMs = 10_000) => {
   const proc = child.process
   if (proc.exitCode !== null || proc.signalCode !== null) return
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()))
   proc.kill("SIGTERM")
-  const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000)
+  const timer = setTimeout(() => proc.kill("SIGKILL"), killAfterMs)
   await exited
   clearTimeout(timer)
 }
@@ -775,7 +775,8 @@ const main = async () => {
   console.log(`\nRSS now / peak: ${memory.map(([n, m]) => `${n} ${m?.rss ?? "?"} / ${m?.peak ?? "?"} MB`).join(", ")}`)
   if (profileDir) {
     console.log("\n(--profile: the app ran under the V8 CPU profiler, so its figures above are inflated)")
-    await stopChild(app)
+    // Writing a profile of minutes takes a while on a loaded machine.
+    await stopChild(app, 180_000)
     const files = await Promise.all((await fs.readdir(profileDir)).filter((f) => f.endsWith(".cpuprofile"))
       .map(async (f) => ({ file: path.join(profileDir, f), size: (await fs.stat(path.join(profileDir, f))).size })))
     const largest = files.sort((x, y) => y.size - x.size)[0]

@@ -13,7 +13,7 @@
  *
  * CORS is the platform's middleware (`HttpMiddleware.cors`), configured from CORS_ORIGINS.
  */
-import { HttpApp, HttpMiddleware, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApp, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import type { AppSettings } from "../../Services/AppConfig.js"
@@ -90,12 +90,22 @@ export const addResponseHeaders = (
   return HttpServerResponse.setHeaders(response, added)
 }
 
-/** Middleware: every response of `app` gets the headers above. */
+/**
+ * Middleware: every response of `app` gets the headers above. A response is changed as it comes
+ * back; only a failure (which the server turns into a response later) registers a pre-response
+ * handler, so the common path sets no fiber-local state.
+ */
 export const withResponseHeaders = (options: ResponseHeaderOptions) =>
 <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> => {
   const handler = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) =>
     Effect.succeed(addResponseHeaders(request, response, options))
-  return Effect.zipRight(HttpApp.appendPreResponseHandler(handler), app)
+  return Effect.withFiberRuntime((fiber) => {
+    const request = fiber.currentContext.unsafeMap.get(HttpServerRequest.HttpServerRequest.key) as HttpServerRequest.HttpServerRequest
+    return Effect.matchCauseEffect(app, {
+      onSuccess: (response) => Effect.succeed(addResponseHeaders(request, response, options)),
+      onFailure: (cause) => Effect.zipRight(HttpApp.appendPreResponseHandler(handler), Effect.failCause(cause))
+    })
+  })
 }
 
 /** Methods the Api uses; browsers send OPTIONS preflights before the non-simple ones. */

@@ -7,6 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Option } from "effect"
 import type { Role } from "../../Domain/Accounts/User.js"
 import { AppConfig } from "../AppConfig.js"
+import { prepared } from "../Repository.js"
 
 export interface SessionLimits {
   /** Unused for this long, a token stops working. */
@@ -42,6 +43,8 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       maxAge: Duration.hours(config.sessionMaxHours)
     }
     const cutoffs = Effect.map(Clock.currentTimeMillis, (now) => sessionCutoffs(limits, now))
+    // Every authenticated request sends the lookup: prepared.
+    const lookupPrepared = prepared("session_lookup")
 
     /**
      * The live session's user, in one statement: an expired token is deleted and matches nothing
@@ -53,7 +56,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const lookup = (tokenHash: Buffer) =>
       Effect.gen(function*() {
         const at = yield* cutoffs
-        const rows = yield* sql<{ id: number; role: Role }>`
+        const rows = yield* lookupPrepared(sql<{ id: number; role: Role }>`
           WITH token AS (
             SELECT user_id, (last_used_at <= ${at.idleBefore} OR created_at <= ${at.createdBefore}) AS expired
             FROM user_tokens WHERE token_hash = ${tokenHash}
@@ -65,7 +68,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
               AND last_used_at < ${at.touchBefore} AND last_used_at > ${at.idleBefore} AND created_at > ${at.createdBefore}
           )
           SELECT u.id, u.role FROM token t JOIN users u ON u.id = t.user_id
-          WHERE NOT t.expired AND u.status = 'active' AND u.deleted_at IS NULL`
+          WHERE NOT t.expired AND u.status = 'active' AND u.deleted_at IS NULL`)
         return Option.fromNullable(rows[0])
       }).pipe(Effect.orDie)
 
