@@ -291,8 +291,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
 )
 
 /**
- * Around every request, outermost first: span, access log and in-flight count; the headers every
- * response carries; CORS (whose preflight answers before any route).
+ * Around every request, outermost first: span, access log and in-flight count; CORS (whose
+ * preflight answers before any route). The headers every response carries are added as it is sent.
  */
 const serveLive = Layer.unwrapEffect(Effect.gen(function*() {
   const config = yield* AppConfig
@@ -300,9 +300,8 @@ const serveLive = Layer.unwrapEffect(Effect.gen(function*() {
   const https = config.publicBaseUrl.startsWith("https:")
   return HttpApiBuilder.serve(Function.flow(
     corsFor(config),
-    withResponseHeaders({ https, draining: () => tracker.draining }),
     observeRequests({ trustedProxies: config.trustedProxies, tracker })
-  ))
+  )).pipe(withResponseHeaders({ https, draining: () => tracker.draining }))
 }))
 
 /** The HTTP app on the given server layer (the real one, or `NodeHttpServer.layerTest`). */

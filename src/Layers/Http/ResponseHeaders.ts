@@ -13,8 +13,8 @@
  *
  * CORS is the platform's middleware (`HttpMiddleware.cors`), configured from CORS_ORIGINS.
  */
-import { HttpApp, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { HttpApp, HttpMiddleware, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import type { AppSettings } from "../../Services/AppConfig.js"
 
@@ -91,21 +91,17 @@ export const addResponseHeaders = (
 }
 
 /**
- * Middleware: every response of `app` gets the headers above. A response is changed as it comes
- * back; only a failure (which the server turns into a response later) registers a pre-response
- * handler, so the common path sets no fiber-local state.
+ * Every response the server of `layer` sends gets the headers above: a pre-response handler set
+ * once for the server's runtime, which every request fiber inherits, rather than one appended to
+ * each request's fiber-local state. Error responses the server makes itself get them too.
  */
 export const withResponseHeaders = (options: ResponseHeaderOptions) =>
-<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> => {
-  const handler = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) =>
-    Effect.succeed(addResponseHeaders(request, response, options))
-  return Effect.withFiberRuntime((fiber) => {
-    const request = fiber.currentContext.unsafeMap.get(HttpServerRequest.HttpServerRequest.key) as HttpServerRequest.HttpServerRequest
-    return Effect.matchCauseEffect(app, {
-      onSuccess: (response) => Effect.succeed(addResponseHeaders(request, response, options)),
-      onFailure: (cause) => Effect.zipRight(HttpApp.appendPreResponseHandler(handler), Effect.failCause(cause))
-    })
-  })
+<A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> => {
+  const handler: HttpApp.PreResponseHandler = (request, response) => Effect.succeed(addResponseHeaders(request, response, options))
+  return Layer.locallyWith(layer, HttpApp.currentPreResponseHandlers, (current) =>
+    Option.some(Option.isNone(current)
+      ? handler
+      : (request, response) => Effect.flatMap(current.value(request, response), (changed) => handler(request, changed))))
 }
 
 /** Methods the Api uses; browsers send OPTIONS preflights before the non-simple ones. */
