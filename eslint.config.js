@@ -14,7 +14,6 @@ const sqlOutsideRepositories = [
   "src/Services/Access/Scopes.ts",
   "src/Services/SqlSearch.ts",
   // Not yet moved:
-  "src/Services/AuditLog.ts",
   "src/Services/Content/Assignees.ts",
   "src/Services/Content/ContentFiles.ts",
   "src/Services/Content/ContentImport.ts",
@@ -36,7 +35,6 @@ const sqlOutsideRepositories = [
   "src/Services/Providers/Invites.ts",
   "src/Services/Providers/Profiles.ts",
   "src/Services/Providers/Providers.ts",
-  "src/Services/RateLimiter.ts",
   "src/Services/Reports/ReportCells.ts",
   "src/Services/Reports/ReportGenerator.ts",
   "src/Services/Reports/ReportQueries.ts",

@@ -51,8 +51,8 @@ const SharedServicesLive = Layer.mergeAll(AuditLog.Default, Access.Default, Auth
 export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(areas.handlers), Layer.provide(SecurityLive))
 
 /**
- * Around every request, outermost first: span, access log and in-flight count; the headers every
- * response carries; CORS (whose preflight answers before any route).
+ * Around every request, outermost first: span, access log and in-flight count; CORS (whose
+ * preflight answers before any route). The headers every response carries are added as it is sent.
  */
 const serveLive = Layer.unwrapEffect(Effect.gen(function*() {
   const config = yield* AppConfig
@@ -60,9 +60,8 @@ const serveLive = Layer.unwrapEffect(Effect.gen(function*() {
   const https = config.publicBaseUrl.startsWith("https:")
   return HttpApiBuilder.serve(Function.flow(
     corsFor(config),
-    withResponseHeaders({ https, draining: () => tracker.draining }),
     observeRequests({ trustedProxies: config.trustedProxies, tracker })
-  ))
+  )).pipe(withResponseHeaders({ https, draining: () => tracker.draining }))
 }))
 
 /** The HTTP app on the given server layer (the real one, or `NodeHttpServer.layerTest`). */

@@ -7,7 +7,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { Role } from "../../Domain/Accounts/User.js"
 import { UserId } from "../../Domain/Ids.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, prepared } from "../Repository.js"
 
 const Hash = Schema.Uint8ArrayFromSelf
 
@@ -37,11 +37,13 @@ export class UserTokensRepo extends Effect.Service<UserTokensRepo>()("app/UserTo
      * concurrent requests with one token settle in PostgreSQL (a second touch re-checks the
      * condition after the first commits and writes nothing).
      */
+    // Named (prepared): its plan is fixed, and planning is most of its server time.
+    const sessionLookup = prepared("session_lookup")
     const lookup = SqlSchema.findOne({
       Request: Schema.Struct({ tokenHash: Hash, at: SessionCutoffs }),
       Result: SessionUser,
       execute: ({ at, tokenHash }) =>
-        sql`
+        sessionLookup(sql`
           WITH token AS (
             SELECT user_id, (last_used_at <= ${at.idleBefore} OR created_at <= ${at.createdBefore}) AS expired
             FROM user_tokens WHERE token_hash = ${tokenHash}
@@ -53,7 +55,7 @@ export class UserTokensRepo extends Effect.Service<UserTokensRepo>()("app/UserTo
               AND last_used_at < ${at.touchBefore} AND last_used_at > ${at.idleBefore} AND created_at > ${at.createdBefore}
           )
           SELECT u.id, u.role FROM token t JOIN users u ON u.id = t.user_id
-          WHERE NOT t.expired AND u.status = 'active' AND u.deleted_at IS NULL`
+          WHERE NOT t.expired AND u.status = 'active' AND u.deleted_at IS NULL`)
     })
 
     const deleteExpiredOf = SqlSchema.void({

@@ -20,7 +20,8 @@ import { normalizePhone } from "../../Domain/Phone.js"
 import { likePattern, patientSearchText } from "../SqlSearch.js"
 import { AuditLog } from "../AuditLog.js"
 import { isUniqueViolation } from "../SqlErrors.js"
-import { Access, type Viewer } from "../Access/Access.js"
+import { Access, patientNotFound, type Viewer } from "../Access/Access.js"
+import { prepared } from "../Repository.js"
 
 /** Up to this many matches, a searched list sorts the matches rather than walking a sort index. */
 const fewMatches = 5000
@@ -179,15 +180,20 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
         return PatientList.make({ patients: rows.map(toPatient), pagination: paginationOf(request, total) }, true)
       }).pipe(Effect.orDie, Effect.withSpan("ClinicPatients.list"))
 
+    // Loads by id are fixed-shape and frequent: prepared (one name per text: staff's and parents' scopes).
+    const byId = prepared("patient_by_id")
     const load = (id: number) =>
-      sql<PatientRow>`SELECT ${columns} FROM ${from} WHERE p.id = ${id}`.pipe(
+      byId(sql<PatientRow>`SELECT ${columns} FROM ${from} WHERE p.id = ${id}`).pipe(
         Effect.orDie,
         Effect.map((rows) => toPatient(rows[0]!))
       )
 
+    /** The visibility check and the load in one statement: a patient out of scope is not found. */
     const show = (viewer: Viewer, id: number) =>
-      Effect.flatMap(access.visiblePatient(viewer, id), load).pipe(
-        Effect.withSpan("ClinicPatients.show", { attributes: { "patient.id": id } })
+      byId(sql<PatientRow>`SELECT ${columns} FROM ${from} WHERE p.id = ${id} AND ${Access.scope.patients(sql, viewer)}`).pipe(
+        Effect.orDie,
+        Effect.flatMap((rows) => rows.length === 0 ? Effect.fail(patientNotFound()) : Effect.succeed(toPatient(rows[0]!))),
+        Effect.withSpan("ClinicPatients.show", { attributes: { "patient.id": id }, captureStackTrace: false })
       )
 
     const filterOptions = sql<{ id: number; name: string }>`SELECT pr.id, u.first_name || ' ' || u.last_name AS name
