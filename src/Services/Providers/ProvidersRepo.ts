@@ -1,5 +1,12 @@
-/** SQL shared by the provider services: a profile row with its user's names, email and flags. */
+/**
+ * The only SQL on `providers` (ARCHITECTURE "Persistence"): a profile row with its user's names,
+ * email and flags, and the lookups other areas make of a provider. Rows are decoded with schemas;
+ * SQL errors are defects.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 import type { ProviderId, UserId } from "../../Domain/Ids.js"
+import { orDefect } from "../Repository.js"
 import type { Role } from "../../Domain/Accounts/User.js"
 import { Provider, type ProviderRole } from "../../Domain/Providers/Provider.js"
 
@@ -51,3 +58,34 @@ export const blankToNull = (s: string | null | undefined): string | null => {
   const trimmed = s?.trim() ?? ""
   return trimmed.length === 0 ? null : trimmed
 }
+
+/** An active provider by name, for filter screens. */
+const ProviderOptionRow = Schema.Struct({ id: Schema.Int, name: Schema.String })
+
+export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("app/ProvidersRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const findActive = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Schema.Struct({ active: Schema.Boolean }),
+      execute: (id) => sql`SELECT pr.active FROM providers pr JOIN users u ON u.id = pr.user_id
+        WHERE pr.id = ${id} AND u.deleted_at IS NULL`
+    })
+
+    const findOptions = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: ProviderOptionRow,
+      execute: () => sql`SELECT pr.id, u.first_name || ' ' || u.last_name AS name
+      FROM providers pr JOIN users u ON u.id = pr.user_id
+      WHERE pr.active AND u.deleted_at IS NULL ORDER BY lower(u.last_name), lower(u.first_name), pr.id`
+    })
+
+    return {
+      /** Whether the profile is active; none when it does not exist or its user was deleted. */
+      activeOf: (id: number) => Effect.map(orDefect(findActive(id)), Option.map((row) => row.active)),
+      /** Every active provider `{id, name}`, by last and first name. */
+      activeOptions: orDefect(findOptions(undefined))
+    } as const
+  })
+}) {}
