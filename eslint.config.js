@@ -44,8 +44,6 @@ const sqlOutsideRepositories = [
   "src/Services/Patients/PatientDocuments.ts",
   "src/Services/Patients/Spots.ts",
   "src/Services/Patients/TreatmentPlans.ts",
-  "src/Services/Prescriptions/Medications.ts",
-  "src/Services/Prescriptions/Prescriptions.ts",
   "src/Services/Providers/Invites.ts",
   "src/Services/Providers/Profiles.ts",
   "src/Services/Providers/Providers.ts",

@@ -325,6 +325,12 @@ export class PatientsRepo extends Effect.Service<PatientsRepo>()("app/PatientsRe
       execute: (id) => sql`SELECT ${columns} FROM ${from} WHERE p.id = ${id}`
     })
 
+    const findExists = SqlSchema.single({
+      Request: Schema.Number,
+      Result: Schema.Struct({ exists: Schema.Boolean }),
+      execute: (id) => sql`SELECT EXISTS (SELECT 1 FROM patients WHERE id = ${id}) AS exists`
+    })
+
     const insertOne = SqlSchema.single({
       Request: PatientValues,
       Result: Schema.Struct({ id: PatientId }),
@@ -401,6 +407,8 @@ export class PatientsRepo extends Effect.Service<PatientsRepo>()("app/PatientsRe
       search,
       /** The patient as the clinic sees it. */
       findById: (id: number) => orDefect(findById(id)),
+      /** Whether the patient exists (whoever may see it). */
+      exists: (id: number) => Effect.map(orDefect(findExists(id)), (row) => row.exists),
       /** A new patient's id. */
       insert: (values: PatientValues) =>
         insertOne(values).pipe(Effect.map((row) => row.id), Effect.catchTag("SqlError", writeErrors), orDefect),

@@ -81,7 +81,20 @@ export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("app/Provider
       WHERE pr.active AND u.deleted_at IS NULL ORDER BY lower(u.last_name), lower(u.first_name), pr.id`
     })
 
+    // Share-locked until commit: the prescriber cannot be deactivated in between.
+    const lockPrescriber = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Schema.Struct({ ok: Schema.Boolean }),
+      execute: (id) => sql`SELECT (p.active AND u.deleted_at IS NULL AND coalesce(btrim(p.license_number), '') <> '') AS ok
+            FROM providers p JOIN users u ON u.id = p.user_id WHERE p.id = ${id} FOR SHARE OF p`
+    })
+
     return {
+      /**
+       * Whether the profile may prescribe (active, its user not deleted, a license number),
+       * share-locked until the transaction commits; false when it does not exist.
+       */
+      canPrescribe: (id: number) => Effect.map(orDefect(lockPrescriber(id)), (row) => Option.isSome(row) && row.value.ok),
       /** Whether the profile is active; none when it does not exist or its user was deleted. */
       activeOf: (id: number) => Effect.map(orDefect(findActive(id)), Option.map((row) => row.active)),
       /** Every active provider `{id, name}`, by last and first name. */
