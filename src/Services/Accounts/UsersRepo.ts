@@ -107,6 +107,35 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
         Effect.withSpan("UsersRepo.insertIfAbsent")
       )
 
+    /** Whether any account, deleted ones included, has this email (whatever its case). */
+    const emailTaken = (email: string) =>
+      sql`SELECT 1 FROM users WHERE lower(email) = ${normalizeEmail(email)}`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
+
+    /**
+     * Inserts the confirmed, active account of an accepted provider invite, signed in at
+     * `lastLogin`, unless the email is taken (whatever its case); None when it was.
+     */
+    const insertInvited = (user: Omit<NewUser, "confirmed"> & { readonly phone: string | null; readonly lastLogin: Date }) =>
+      sql<UserRow>`INSERT INTO users ${
+        sql.insert({
+          email: user.email,
+          password_hash: user.passwordHash,
+          first_name: user.firstName,
+          last_name: user.lastName,
+          phone: user.phone,
+          role: user.role,
+          status: "active",
+          confirmed: true,
+          last_login: user.lastLogin
+        })
+      } ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${columns}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
     /**
      * Creates the system account when there is none (instances starting together: the unique
      * index lets one insert) and returns its id.
@@ -131,6 +160,6 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
       return row.id
     }).pipe(Effect.orDie, Effect.withSpan("UsersRepo.ensureSystemAccount"))
 
-    return { findById, findByEmail, insertIfAbsent, ensureSystemAccount } as const
+    return { findById, findByEmail, insertIfAbsent, emailTaken, insertInvited, ensureSystemAccount } as const
   })
 }) {}
