@@ -1,4 +1,4 @@
-/** Clinic patients (general §4.2, issue 13): list, filter, filter options, show, create, update. */
+/** Clinic patients (general §4.2): list, filter, filter options, show, create, update. */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { PatientIdFromText, ProviderId, UserId } from "../../Domain/Ids.js"

@@ -11,7 +11,7 @@ import { maxPageSize, PageSizeQuery, Pagination } from "../Pagination.js"
 import { BoundedArray, BoundedString, Search, SortDir } from "../Schemas.js"
 import { AdminAuthentication } from "../Security.js"
 
-/** Default page size of the provider and supervisor lists (issue 10, as clinic patients in §8). */
+/** Default page size of the provider and supervisor lists (as clinic patients in §8). */
 export const providersPageSize = 25
 
 export const providerMaxLengths = { specialty: 100, licenseNumber: 50, npi: 10, role: 16, department: 100 } as const

@@ -220,6 +220,13 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
       execute: ({ email, id }) => sql`SELECT id FROM users WHERE lower(email) = lower(${email}) AND id <> ${id} LIMIT 1`
     })
 
+    /** Any account holding the email, deleted ones included (the unique index spans them). */
+    const findAnyWithEmail = SqlSchema.findOne({
+      Request: Text,
+      Result: Found,
+      execute: (email) => sql`SELECT id FROM users WHERE lower(email) = lower(${email}) LIMIT 1`
+    })
+
     const insertIfAbsent = SqlSchema.findOne({
       Request: NewUser,
       Result: UserRow,
@@ -430,6 +437,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
       /** Whether a live (not deleted) user has this id. */
       exists: (id: number) => Effect.map(orDefect(findLiveId(id)), Option.isSome),
       /** Whether an account other than `id` holds the email (any case). */
+      emailInUse: (email: string) => Effect.map(orDefect(findAnyWithEmail(email)), Option.isSome),
       emailTakenByAnother: (email: string, id: number) => Effect.map(orDefect(findOtherWithEmail({ email, id })), Option.isSome),
       /**
        * Inserts unless the email is taken (whatever its case); None when it was. Concurrent inserts

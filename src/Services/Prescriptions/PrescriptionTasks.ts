@@ -1,4 +1,4 @@
-/** Jobs of the prescriptions area (issue 20). */
+/** Jobs of the prescriptions area. */
 import { Effect, Schema } from "effect"
 import { defineTask } from "../Jobs.js"
 import { Prescriptions } from "./Prescriptions.js"
