@@ -23,18 +23,13 @@
  */
 import { Schema } from "effect"
 import { reportAllErrors } from "./Errors.js"
-import { maxPageSize, PageNumber, PageSize } from "./Pagination.js"
+import { BodyPageNumber, BodyPageSize, PageNumber, PageSize } from "./Pagination.js"
 import { BoundedString, IsoDate, maxLengths, Search, SortDir } from "./Schemas.js"
 
 /** The page-size field's name, as the area's spec says: `per_page` (ECM area) or `page_size` (general area). */
 export type SizeName = "page_size" | "per_page"
 
-/** `page` in a JSON body: an integer from 1. */
-export const BodyPageNumber = Schema.Int.pipe(Schema.greaterThan(0, { message: () => "must be greater than 0" }))
-  .annotations({ description: "Page number, from 1" })
-/** The page size in a JSON body: an integer from 1; values above `maxPageSize` are clamped. */
-export const BodyPageSize = Schema.Int.pipe(Schema.greaterThan(0, { message: () => "must be greater than 0" }))
-  .annotations({ description: `Items per page; values above ${maxPageSize} are clamped to ${maxPageSize}` })
+export { BodyPageNumber, BodyPageSize }
 
 type Optional<S extends Schema.Schema.Any> = Schema.optional<S>
 
