@@ -13,6 +13,9 @@ const sqlOutsideRepositories = [
   "src/Services/Access/Access.ts",
   "src/Services/Access/Scopes.ts",
   "src/Services/SqlSearch.ts",
+  // The list kit's builder (ARCHITECTURE "Lists"): it wraps a repository's fragments into the
+  // count and page statements; it names no table and is called only from repositories.
+  "src/Services/Lists.ts",
   // Not yet moved:
   "src/Services/Content/Assignees.ts",
   "src/Services/Content/ContentFiles.ts",
