@@ -191,8 +191,14 @@ export const jsonBodyScanner = (path: ReadonlyArray<string>, expectedBytes: numb
     let i = from
     while (i < chunk.length) {
       if (escapeState === 1) {
-        const c = chunk[i++]!
+        const c = chunk[i]!
         escapeState = 0
+        if (c >= 0x80) {
+          // Not JSON; the byte is read as text (it may not be UTF-8 either).
+          invalid()
+          continue
+        }
+        i++
         if (c === 0x75) {
           escapeState = 2
           unicode = 0

@@ -3,7 +3,7 @@
  * under the SSRF policy (./SafeFetch.ts), or a path inside MIF_IMPORT_DIR. Each failure is a 422
  * message; nothing outside the import directory is ever opened.
  */
-import { Effect, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import { constants as fsConstants } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
@@ -57,19 +57,24 @@ const fail = (message: string): Effect.Effect<never, EcmValidationFailed> => Eff
 
 /**
  * The file of a data URI read as the body arrived (src/Services/DataUri.ts), judged as the whole
- * text would have been: trimmed, one of the prefixes (any case), standard base64 with padding.
+ * text would have been: trimmed, one of the prefixes (any case), standard base64 with padding. The
+ * refusal's message, or the file and its type.
  */
+export const dataUriFile = (uri: DataUri, maxFileBytes: number): Either.Either<{ readonly bytes: Uint8Array; readonly fileType: MifFileType }, string> => {
+  const entry = (Object.entries(dataUriPrefixes) as Array<[MifFileType, string]>)
+    .find(([, prefix]) => uri.head.length === prefix.length && uri.head.toLowerCase() === prefix)
+  if (entry === undefined) return Either.left(sourceMessages.dataUri)
+  if (uri.encodedLength === 0) return Either.left(sourceMessages.empty)
+  // As the text is read, before its size is known exactly.
+  if (Math.floor((uri.encodedLength * 3) / 4) - 2 > maxFileBytes) return Either.left(sourceMessages.tooLarge(maxFileBytes))
+  if (!uri.base64) return Either.left(sourceMessages.base64)
+  return Either.right({ bytes: uri.bytes, fileType: entry[0] })
+}
+
 const fromDataUri = (uri: DataUri, settings: MifSettings) =>
-  Effect.gen(function*() {
-    const entry = (Object.entries(dataUriPrefixes) as Array<[MifFileType, string]>)
-      .find(([, prefix]) => uri.head.length === prefix.length && uri.head.toLowerCase() === prefix)
-    if (entry === undefined) return yield* fail(sourceMessages.dataUri)
-    const [fileType] = entry
-    if (uri.encodedLength === 0) return yield* fail(sourceMessages.empty)
-    // As the text is read, before its size is known exactly.
-    if (Math.floor((uri.encodedLength * 3) / 4) - 2 > settings.maxFileBytes) return yield* fail(sourceMessages.tooLarge(settings.maxFileBytes))
-    if (!uri.base64) return yield* fail(sourceMessages.base64)
-    return { bytes: uri.bytes, fileType: Option.some(fileType), name: Option.none<string>() }
+  Either.match(dataUriFile(uri, settings.maxFileBytes), {
+    onLeft: fail,
+    onRight: ({ bytes, fileType }) => Effect.succeed({ bytes, fileType: Option.some(fileType), name: Option.none<string>() })
   })
 
 /**
