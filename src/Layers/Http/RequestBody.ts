@@ -12,6 +12,11 @@
  * - JSON nested at most `maxJsonDepth` deep: deeper JSON exhausts the stack while a decode error
  *   is formatted.
  * These are refused with a 422 in the area's shape, naming `body`.
+ *
+ * A JSON field an endpoint declares as carrying a file (`DataUriField`: the MIF import's
+ * `mif.file`) is taken out of the body and decoded as the body arrives (./StreamedJson.ts): the
+ * rest of the body is checked and handed on as any other, the field's file through
+ * `ReceivedDataUris`.
  */
 import {
   HttpApi,
