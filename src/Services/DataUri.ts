@@ -68,7 +68,7 @@ export const dataUriDecoder = (expectedChars = 0) => {
   const decode = (chars: string) => {
     const need = written + Math.ceil(chars.length / 4) * 3
     if (need > bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, bytes.length * 2, Math.ceil(expectedChars / 4) * 3 + 3, 64 * 1024))
+      const grown = Buffer.allocUnsafe(Math.max(need, bytes.length * 2, Math.ceil(expectedChars / 4) * 3 + 3))
       bytes.copy(grown, 0, 0, written)
       bytes = grown
     }

@@ -37,8 +37,8 @@ const pieces = (text: string, cuts: ReadonlyArray<number>) => {
 }
 
 const space = fc.constantFrom(" ", "\n", "\t", "\u00a0", "\ufeff", "\u2028", "")
-const casedPrefix = fc.tuple(fc.constantFrom(...Object.values(dataUriPrefixes)), fc.array(fc.boolean(), { minLength: 90, maxLength: 90 }))
-  .map(([prefix, upper]) => [...prefix].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(""))
+const casedPrefix = fc.tuple(fc.constantFrom(...Object.values(dataUriPrefixes)), fc.nat())
+  .map(([prefix, seed]) => [...prefix].map((c, i) => ((seed >> (i % 30)) & 1 ? c.toUpperCase() : c)).join(""))
 const head = fc.oneof(casedPrefix, casedPrefix.map((p) => p.slice(0, -1)), fc.constantFrom("data:application/pdf;base64,", "x", ""))
 const encoded = fc.oneof(
   fc.uint8Array({ maxLength: 40 }).map((bytes) => Buffer.from(bytes).toString("base64")),
@@ -63,7 +63,7 @@ describe("data URIs read piece by piece", () => {
         expect(read.nul).toBe(text.includes("\u0000"))
         expect(read.blank).toBe(text.trim() === "")
       }),
-      { numRuns: 1000 }
+      { numRuns: 500 }
     )
   })
 
