@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { MifFileType, MifSourceType, MifStatus } from "../../Domain/Ecm/Mif.js"
 import { IsoDate, IsoTimestamp } from "../../Domain/Time.js"
-import { carriesFiles } from "../BodyLimit.js"
+import { carriesFiles, DataUriField } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
 import { listQuery } from "../Lists.js"
@@ -110,6 +110,7 @@ export class EcmMifsApi extends HttpApiGroup.make("ecmMifs")
       .setPayload(MifImportRequest)
       .addSuccess(MifImportResponse)
       .annotateContext(carriesFiles)
+      .annotate(DataUriField, ["mif", "file"])
       .annotateContext(operationDocs({
         summary: "Import a member information file",
         description: "Creates or updates ECM patients and their eligibility records from a CSV, XML or XLSX file, sent " +
