@@ -1,6 +1,7 @@
 /**
- * The baseline: `node:http` + a `pg` Pool doing the same work per request as the app's
- * `GET /v1/admin/clinic/users/:id` — SHA-256 of X-User-Token, the same authentication query as
+ * The bare floor: `node:http` + a `pg` Pool answering what `npm run bench` times — `GET /health`,
+ * `GET /v1/clinic/patients/{id}` and `POST /v1/clinic/patients` with the statements of
+ * ./floor-statements.ts — and, for bench/ecm-events.ts, `GET /v1/admin/clinic/users/:id`. For that one it does the same work per request as the app's — SHA-256 of X-User-Token, the same authentication query as
  * `Auth.authenticate`, the admin role check, the same SELECT as `AdminUsers.show` (= the one of
  * `UsersRepo.findById`: live users only), and the same JSON body. bench/run.ts checks that bodies
  * stay byte-identical, so a change to the endpoint's shape shows up there first. No framework, no schemas, no spans, no logs: what the hardware and driver allow.
@@ -9,9 +10,10 @@
  * (default 10, as the app). Prints `listening on <port>` once ready; SIGTERM/SIGINT close it.
  */
 import { createHash } from "node:crypto"
-import { createServer, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import pg from "pg"
 import { userColumns } from "../src/Services/Accounts/UsersRepo.js"
+import { auditInsert, isStaffRole, patientInsert, patientLoad, type PatientRow, sessionTimes, tokenLookup } from "./floor-statements.js"
 
 const databaseUrl = process.env.DATABASE_URL
 if (!databaseUrl) {
@@ -25,23 +27,7 @@ const poolSize = Number(process.env.DB_POOL_SIZE ?? 10)
 // Same driver settings as src/Layers/Database.ts `pgClientLayer` (pool size, idle defaults).
 const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, application_name: "care-bench-bare" })
 
-// Same text as Sessions.lookup (Auth.authenticate) and AdminUsers.show / UsersRepo.findById.
-const authQuery = `WITH token AS (
-            SELECT user_id, (last_used_at <= $2 OR created_at <= $3) AS expired
-            FROM user_tokens WHERE token_hash = $1
-          ), expired AS (
-            DELETE FROM user_tokens WHERE token_hash = $1 AND (last_used_at <= $2 OR created_at <= $3)
-          ), touched AS (
-            UPDATE user_tokens SET last_used_at = $5 WHERE token_hash = $1
-              AND last_used_at < $4 AND last_used_at > $2 AND created_at > $3
-          )
-          SELECT u.id, u.role FROM token t JOIN users u ON u.id = t.user_id
-          WHERE NOT t.expired AND u.status = 'active' AND u.deleted_at IS NULL`
-/** The lookup's time parameters at the default limits (30 minutes idle, 12 hours, touch each minute). */
-const sessionTimes = () => {
-  const now = Date.now()
-  return [new Date(now - 30 * 60_000), new Date(now - 12 * 3_600_000), new Date(now - 60_000), new Date(now)]
-}
+// The token lookup is Sessions.lookup's (./floor-statements.ts); the user load AdminUsers.show's / UsersRepo.findById's.
 const userQuery = `SELECT ${userColumns} FROM users WHERE id = $1 AND deleted_at IS NULL`
 
 interface UserRow {
@@ -73,7 +59,7 @@ const path = /^\/v1\/admin\/clinic\/users\/([^/?]+)(?:\?.*)?$/
 const showUser = async (token: string | undefined, rawId: string, res: ServerResponse) => {
   if (!token || token.length > 256) return send(res, 401, unauthorized)
   const hash = createHash("sha256").update(token, "utf8").digest()
-  const callers = await pool.query<{ id: number; role: string }>(authQuery, [hash, ...sessionTimes()])
+  const callers = await pool.query<{ id: number; role: string }>(tokenLookup, [hash, ...sessionTimes()])
   const caller = callers.rows[0]
   if (!caller) return send(res, 401, unauthorized)
   if (caller.role !== "admin") return send(res, 403, { errors: "Admin access required" })
@@ -106,13 +92,98 @@ const showUser = async (token: string | undefined, rawId: string, res: ServerRes
   })
 }
 
+const patientPath = /^\/v1\/clinic\/patients\/([^/?]+)(?:\?.*)?$/
+
+const toPatient = (row: PatientRow) => ({
+  id: row.id,
+  first_name: row.first_name,
+  last_name: row.last_name,
+  date_of_birth: row.date_of_birth,
+  gender: row.gender,
+  phone: row.phone,
+  email: row.email,
+  address: row.address,
+  city: row.city,
+  state: row.state,
+  zip: row.zip,
+  language: row.language,
+  member_id: row.member_id,
+  active: row.active,
+  user_id: row.user_id,
+  provider_id: row.provider_id,
+  provider: row.provider_id === null || row.provider_first_name === null
+    ? null
+    : { id: row.provider_id, first_name: row.provider_first_name, last_name: row.provider_last_name ?? "" },
+  created_at: row.created_at.toISOString(),
+  updated_at: row.updated_at.toISOString()
+})
+
+/** The signed-in caller, or undefined when the 401 was sent. */
+const authenticate = async (req: IncomingMessage, res: ServerResponse) => {
+  const header = req.headers["x-user-token"]
+  const token = Array.isArray(header) ? header[0] : header
+  if (!token || token.length > 256) return void send(res, 401, unauthorized)
+  const hash = createHash("sha256").update(token, "utf8").digest()
+  const callers = await pool.query<{ id: number; role: string }>(tokenLookup, [hash, ...sessionTimes()])
+  const caller = callers.rows[0]
+  if (!caller) return void send(res, 401, unauthorized)
+  return caller
+}
+
+const showPatient = async (req: IncomingMessage, rawId: string, res: ServerResponse) => {
+  const caller = await authenticate(req, res)
+  if (!caller) return
+  const id = Number(rawId)
+  if (!/^\d+$/.test(rawId) || !Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647) {
+    return send(res, 422, { errors: { id: ["is not a number"] } })
+  }
+  if (!isStaffRole(caller.role)) return send(res, 404, { errors: "Patient not found" })
+  const rows = await pool.query<PatientRow>(patientLoad, [id])
+  const row = rows.rows[0]
+  if (!row) return send(res, 404, { errors: "Patient not found" })
+  send(res, 200, { patient: toPatient(row) })
+}
+
+const readJson = (req: IncomingMessage) =>
+  new Promise<unknown>((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")))
+      } catch (error) {
+        reject(error)
+      }
+    })
+    req.on("error", reject)
+  })
+
+/** The bench's create body only: names and date of birth (anything else is not this floor's job). */
+const createPatient = async (req: IncomingMessage, res: ServerResponse) => {
+  const body = await readJson(req) as { patient?: { first_name?: string; last_name?: string; date_of_birth?: string } }
+  const caller = await authenticate(req, res)
+  if (!caller) return
+  if (!isStaffRole(caller.role)) return send(res, 403, { errors: "Staff access required" })
+  const input = body.patient ?? {}
+  const inserted = await pool.query<{ id: number }>(patientInsert, [input.first_name?.trim(), input.last_name?.trim(), input.date_of_birth])
+  const id = inserted.rows[0]!.id
+  await pool.query(auditInsert, [caller.id, "patient.create", "patient", id, null, new Date()])
+  const rows = await pool.query<PatientRow>(patientLoad, [id])
+  send(res, 201, { patient: toPatient(rows.rows[0]!) })
+}
+
 const server = createServer((req, res) => {
   const url = req.url ?? "/"
   const match = req.method === "GET" ? path.exec(url) : null
+  const patient = req.method === "GET" ? patientPath.exec(url) : null
   let work: Promise<void>
   if (match) {
     const token = req.headers["x-user-token"]
     work = showUser(Array.isArray(token) ? token[0] : token, match[1]!, res)
+  } else if (patient) {
+    work = showPatient(req, patient[1]!, res)
+  } else if (req.method === "POST" && url === "/v1/clinic/patients") {
+    work = createPatient(req, res)
   } else if (req.method === "GET" && url === "/health") {
     work = pool.query("SELECT 1").then(() => send(res, 200, { status: "ok", database: "ok" }))
   } else {

@@ -5,12 +5,14 @@
  * 2. Starts the app as `npm start` runs it (child process, fresh database, logs at warn) and signs in.
  * 3. Imports the 100,000-row file through `POST /v1/admin/clinic/ecm/mifs` as a base64 data URI
  *    (what a client sends), timing the request; peak RSS is the process's VmHWM (reset after
- *    start-up through /proc/<pid>/clear_refs) minus its idle RSS.
+ *    start-up through /proc/<pid>/clear_refs) minus its idle RSS (target: ≤ idle + 250 MB for any
+ *    accepted file).
  * 4. The floor: a plain `COPY` of the same file into a scratch table of text columns (psql
  *    `\copy`), and the ratio import / COPY; then a second floor, the rows the import wrote copied
  *    into copies of its tables with their indexes (the cost of the writes alone), and that ratio.
  * 5. Imports the ~50 MB file while another client polls `GET /health` back to back: the longest
- *    wait for an answer is the longest the event loop was held (plus one round trip).
+ *    wait for an answer is the longest the event loop was held (plus one round trip); its peak RSS
+ *    is measured the same way (VmHWM reset just before it), against the idle RSS after start-up.
  *
  * Database: DATABASE_URL's server (a fresh `cc_bench_mif_<random>` database, dropped at the end),
  * else an embedded PostgreSQL in a temp dir. Flags: --rows (100000), --large-mb (50, 0 to skip),
@@ -108,7 +110,7 @@ runBench("mif", async (bench) => {
   const first = await post(small)
   const peak = status(pid, "VmHWM")
   console.log(`import ${rows} rows (new patients): ${seconds(first.elapsed)}  ${JSON.stringify(first.result)}`)
-  console.log(`RSS: idle ${mb(idle)}, peak ${mb(peak)}, peak above idle ${mb(peak - idle)} (target ≤ 200 MB)`)
+  console.log(`RSS: idle ${mb(idle)}, peak ${mb(peak)}, peak above idle ${mb(peak - idle)} (target ≤ 250 MB)`)
   const again = await post(small)
   console.log(`re-import ${rows} rows (all matched, updated): ${seconds(again.elapsed)}`)
   console.log(`RSS peak after re-import: ${mb(status(pid, "VmHWM"))} (${mb(status(pid, "VmHWM") - idle)} above idle)`)
@@ -153,20 +155,26 @@ runBench("mif", async (bench) => {
     // Other requests during the import: /health back to back, each wait recorded.
     let polling = true
     const waits: Array<number> = []
+    let pollFailures = 0
     const poller = (async () => {
       while (polling) {
         const started = performance.now()
-        await fetch(`${base}/health`).then((r) => r.arrayBuffer())
-        waits.push(performance.now() - started)
+        // A connection the client reused as the server closed it: counted, not fatal to the bench.
+        const answered = await fetch(`${base}/health`).then((r) => r.arrayBuffer()).then(() => true, () => false)
+        if (answered) waits.push(performance.now() - started)
+        else pollFailures++
       }
     })()
+    const before = status(pid, "VmRSS")
+    await fs.writeFile(`/proc/${pid}/clear_refs`, "5").catch(() => console.log("(could not reset VmHWM: peak includes the earlier imports)"))
     const big = await post(large)
+    const largePeak = status(pid, "VmHWM")
     polling = false
     await poller
     const health = latencySummary(waits)
-    console.log(`import ${largeRows} rows (${mb(largeBytes / 1024 / 1024)}): ${seconds(big.elapsed)}; peak RSS ${mb(status(pid, "VmHWM"))} ` +
-      `(${mb(status(pid, "VmHWM") - idle)} above idle)`)
+    console.log(`import ${largeRows} rows (${mb(largeBytes / 1024 / 1024)}): ${seconds(big.elapsed)}; RSS before it ${mb(before)}, ` +
+      `peak ${mb(largePeak)}, peak above idle ${mb(largePeak - idle)} (target ≤ 250 MB)`)
     console.log(`/health during it: ${health.count} answered, p50 ${health.p50.toFixed(0)} ms, p99 ${health.p99.toFixed(0)} ms, ` +
-      `longest ${health.max.toFixed(0)} ms`)
+      `longest ${health.max.toFixed(0)} ms${pollFailures > 0 ? `; ${pollFailures} failed to connect` : ""}`)
   }
 })

@@ -8,7 +8,7 @@
  *    and 1,000,000 activities with their events over one year (a quarter of them inside the quarter),
  *    every type, status and call duration mixed.
  * 3. Times, for the quarter 2026-01-01..2026-03-31 (median of --runs after one warm-up):
- *    - the bare aggregate query alone: PrtfAggregator's one statement, compiled and run by `pg` in a
+ *    - the bare aggregate query alone: PrtfRowsRepo's one statement, compiled and run by `pg` in a
  *      transaction with the report's settings (`prtfSettings`), every row fetched (the database's part);
  *    - generation end to end: `POST /v1/admin/clinic/ecm/prtf_reports` over HTTP (the query streamed,
  *      the CSV written, the upload to the ObjectStore — local disk — and the report row).
@@ -30,7 +30,7 @@ import { parseArgs } from "node:util"
 import pg from "pg"
 import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
 import { freePort } from "../src/Layers/FreePort.js"
-import { prtfSettings, prtfStatement } from "../src/Services/Ecm/PrtfAggregator.js"
+import { prtfSettings, prtfStatement } from "../src/Services/Ecm/PrtfRowsRepo.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const { values: flags } = parseArgs({
@@ -183,7 +183,7 @@ const main = async () => {
         Effect.provide(PgClient.layer({ url: Redacted.make(url.toString()) }))
       )
     )
-    // In a transaction with the settings the report runs it under (PrtfAggregator.prtfSettings).
+    // In a transaction with the settings the report runs it under (PrtfRowsRepo.ts `prtfSettings`).
     const bare = async () => {
       await client.query("BEGIN")
       for (const [name, value] of prtfSettings) await client.query(`SELECT set_config($1, $2, true)`, [name, value])

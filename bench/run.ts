@@ -1,23 +1,36 @@
 /**
- * `npm run bench`: the app's `GET /v1/admin/clinic/users/:id` against a bare node:http + pg server
- * doing the same work (bench/bare-server.ts), on one freshly generated database.
+ * `npm run bench`: this service against its two floors, in interleaved runs on one machine and one
+ * freshly generated database:
+ * - app: the production build (`npm run build`, then `node dist/main.js` with the image's malloc
+ *   settings; `--app-dir DIR` runs DIR/dist/main.js instead, e.g. another commit's build);
+ * - effect: a minimal Effect HttpApi app (bench/effect-server.ts: one group, the same security
+ *   middleware, Schema.Class request/response, the same SQL through `PgClient.layer`);
+ * - bare: `node:http` + `pg` (bench/bare-server.ts).
+ * All three must answer byte-identical JSON (statuses and bodies; for the create, all but the new
+ * row's id and timestamps) before anything is timed.
+ *
+ * Operations: `GET /health`, `GET /v1/clinic/patients/{id}` (random ids) and
+ * `POST /v1/clinic/patients`, as the bench admin (staff). Each round runs every operation on every
+ * server for --duration seconds at --connections (20), the servers' order rotating per round, then a
+ * burst of 100 simultaneous GETs by id (--burst, --burst-rounds batches) on each. Per run: req/s,
+ * server process CPU µs/req (/proc/<pid>/stat), PostgreSQL CPU µs/req (the server's backends, found
+ * by `application_name` in pg_stat_activity, read from /proc/<pid>/stat: PostgreSQL must run on
+ * this machine), the machine's busy share and load average. Ratios are taken within a round (the
+ * three runs of one operation are seconds apart) and reported as the median with [min–max] over
+ * rounds: on a shared machine, absolute figures wander; ratios of neighbouring runs much less.
  *
  * Database: DATABASE_URL's server when set (a fresh `cc_bench_<random>` database, dropped at the
- * end), otherwise an embedded PostgreSQL in a temp dir (stopped and removed at the end). Both
- * servers run as child processes with the same pool size and no access logs; autocannon runs in
- * this process on loopback, alternating app / bare each round. The app runs as production does:
- * `node dist/main.js` (built first) with the image's young-generation size; `--target tsx` runs
- * `npm start`'s TypeScript path instead.
+ * end), otherwise an embedded PostgreSQL in a temp dir (stopped and removed at the end).
  *
  * Flags (or env): --duration (BENCH_DURATION, s per run, default 5), --rounds (BENCH_ROUNDS, 3),
- * --connections (BENCH_CONNECTIONS, 50), --warmup (BENCH_WARMUP, s, 15: the app's JIT keeps improving for a while), --users (BENCH_USERS,
- * 10000), --pool (DB_POOL_SIZE, 10), --target (BENCH_TARGET: `production`, the default, or `tsx`),
- * --semi-space (BENCH_SEMI_SPACE_MB, 0 = V8's default like the image; e.g. 32), --profile
- * (BENCH_PROFILE=1: run the app under `--cpu-prof` and print where its CPU time went; the
- * .cpuprofile is kept for Chrome DevTools / speedscope. Use it with `--target tsx`: in the bundle
- * every frame belongs to dist/main.js, so the per-package summary says little).
+ * --connections (BENCH_CONNECTIONS, 20), --warmup (BENCH_WARMUP, s per server and operation, 5),
+ * --patients (BENCH_PATIENTS, 20000), --pool (DB_POOL_SIZE, 10), --burst (100), --burst-rounds (5),
+ * --only (comma list of health,get,create), --app-dir (BENCH_APP_DIR), --semi-space
+ * (BENCH_SEMI_SPACE_MB, 0 = V8's default like the image), --profile (BENCH_PROFILE=1: the app runs
+ * under `--cpu-prof`; its CPU time in the measured GET runs is summarised by owner and area, and the
+ * .cpuprofile kept for Chrome DevTools / speedscope; the app's figures are then inflated).
  */
-import autocannon, { type Result } from "autocannon"
+import autocannon, { type RequestSpec, type Result } from "autocannon"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
@@ -29,7 +42,7 @@ import { parseArgs } from "node:util"
 import pg from "pg"
 import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
 import { generateUsers } from "./generate.js"
-import { imageEnv } from "./support.js"
+import { imageEnv, latencySummary } from "./support.js"
 import { freePort } from "../src/Layers/FreePort.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
@@ -38,11 +51,14 @@ const { values: flags } = parseArgs({
   options: {
     duration: { type: "string", default: process.env.BENCH_DURATION ?? "5" },
     rounds: { type: "string", default: process.env.BENCH_ROUNDS ?? "3" },
-    connections: { type: "string", default: process.env.BENCH_CONNECTIONS ?? "50" },
-    warmup: { type: "string", default: process.env.BENCH_WARMUP ?? "15" },
-    users: { type: "string", default: process.env.BENCH_USERS ?? "10000" },
+    connections: { type: "string", default: process.env.BENCH_CONNECTIONS ?? "20" },
+    warmup: { type: "string", default: process.env.BENCH_WARMUP ?? "5" },
+    patients: { type: "string", default: process.env.BENCH_PATIENTS ?? "20000" },
     pool: { type: "string", default: process.env.DB_POOL_SIZE ?? "10" },
-    target: { type: "string", default: process.env.BENCH_TARGET ?? "production" },
+    burst: { type: "string", default: "100" },
+    "burst-rounds": { type: "string", default: "5" },
+    only: { type: "string", default: "health,get,create" },
+    "app-dir": { type: "string", default: process.env.BENCH_APP_DIR ?? "" },
     "semi-space": { type: "string", default: process.env.BENCH_SEMI_SPACE_MB ?? "0" },
     profile: { type: "boolean", default: process.env.BENCH_PROFILE === "1" }
   }
@@ -52,17 +68,22 @@ const positive = (name: string, value: string) => {
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${value}`)
   return n
 }
+const operationNames = ["health", "get", "create"] as const
+type OperationName = (typeof operationNames)[number]
 const settings = {
   duration: positive("duration", flags.duration),
   rounds: positive("rounds", flags.rounds),
   connections: positive("connections", flags.connections),
   warmup: Math.max(0, Number(flags.warmup) || 0),
-  users: positive("users", flags.users),
+  patients: positive("patients", flags.patients),
   pool: positive("pool", flags.pool),
-  target: ((target: string) => {
-    if (target !== "production" && target !== "tsx") throw new Error(`--target must be production or tsx, got ${target}`)
-    return target
-  })(flags.target),
+  burst: positive("burst", flags.burst),
+  burstRounds: positive("burst-rounds", flags["burst-rounds"]),
+  only: flags.only.split(",").map((name) => {
+    if (!(operationNames as ReadonlyArray<string>).includes(name)) throw new Error(`--only takes ${operationNames.join(",")}, got ${name}`)
+    return name as OperationName
+  }),
+  appDir: flags["app-dir"] === "" ? root : path.resolve(flags["app-dir"]),
   semiSpaceMb: Math.max(0, Number(flags["semi-space"]) || 0),
   profile: flags.profile
 }
@@ -121,25 +142,22 @@ const cleanEnv = (): NodeJS.ProcessEnv => {
   return env
 }
 
-/** How the app is started: the production build, or `npm start`'s TypeScript through tsx. */
+/** The app as the image runs it: the production bundle, V8's default young generation unless --semi-space. */
 const appArgs = (): ReadonlyArray<string> => {
   const youngGeneration = settings.semiSpaceMb > 0 ? [`--max-semi-space-size=${settings.semiSpaceMb}`] : []
-  if (settings.target === "production") return [...youngGeneration, "dist/main.js"]
-  const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: { start: string } }
-  const [command, ...args] = pkg.scripts.start.trim().split(/\s+/)
-  if (command !== "node") throw new Error(`expected the start script to run node, got: ${pkg.scripts.start}`)
-  return [...youngGeneration, ...args]
+  return [...youngGeneration, path.join(settings.appDir, "dist/main.js")]
 }
 
 const startChild = async (
   name: string,
   args: ReadonlyArray<string>,
-  env: Record<string, string>
+  env: Record<string, string>,
+  cwd: string = root
 ): Promise<Child> => {
   const port = await freePort()
   if (cleaning) throw new Error(`not starting ${name}: cleaning up`)
   const child = spawn(process.execPath, args, {
-    cwd: root,
+    cwd,
     env: { ...cleanEnv(), ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"]
   })
@@ -159,12 +177,12 @@ const startChild = async (
   return handle
 }
 
-const stopChild = async (child: Child) => {
+const stopChild = async (child: Child, killAfterMs = 10_000) => {
   const proc = child.process
   if (proc.exitCode !== null || proc.signalCode !== null) return
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()))
   proc.kill("SIGTERM")
-  const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000)
+  const timer = setTimeout(() => proc.kill("SIGKILL"), killAfterMs)
   await exited
   clearTimeout(timer)
 }
@@ -379,118 +397,198 @@ const openDatabase = async (dir: string): Promise<Database> => {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Load
+// Data
 
-interface Target {
-  readonly child: Child
-  readonly token: string
-  readonly ids: ReadonlyArray<number>
-}
-
-const userPath = (id: number) => `/v1/admin/clinic/users/${id}`
-
-const load = (target: Target, seconds: number): Promise<Result> =>
-  new Promise((resolve, reject) => {
-    const headers = { "x-user-token": target.token }
-    const ids = target.ids
-    autocannon({
-      url: target.child.baseUrl,
-      connections: settings.connections,
-      duration: seconds,
-      timeout: 10,
-      requests: [{
-        method: "GET",
-        headers,
-        setupRequest: (request) => ({ ...request, path: userPath(ids[Math.floor(Math.random() * ids.length)]!), headers })
-      }]
-    }, (error, result) => error ? reject(error) : resolve(result))
-  })
-
-interface Measured {
-  readonly reqPerSec: number
-  readonly p50: number
-  readonly p99: number
-  readonly requests: number
-  /** Fraction of one core the server process used during the run. */
-  readonly cpu: number | undefined
-  /** CPU time (user + system) the server process spent per request, in µs. */
-  readonly cpuPerRequest: number | undefined
-  /** Fraction of one core this process (autocannon, the load generator) used. */
-  readonly loadGenCpu: number
-  /** Fraction of all cores busy machine-wide (PostgreSQL, servers, load generator, anything else). */
-  readonly machineBusy: number | undefined
-}
-
-const measure = async (target: Target, seconds: number): Promise<Measured> => {
-  const pid = target.child.process.pid
-  const cpuBefore = cpuSeconds(pid)
-  const machineBefore = machineTicks()
-  const ownBefore = process.cpuUsage()
-  const started = performance.now()
-  const result = await load(target, seconds)
-  const wall = (performance.now() - started) / 1000
-  const cpuAfter = cpuSeconds(pid)
-  const own = process.cpuUsage(ownBefore)
-  const machineAfter = machineTicks()
-  const failures = result.non2xx + result.errors + result.timeouts
-  if (failures > 0) {
-    throw new Error(
-      `${target.child.name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts ` +
-        `(status codes ${JSON.stringify(result.statusCodeStats)})\n--- last output ---\n${target.child.output.join("\n")}`
-    )
-  }
-  return {
-    reqPerSec: result.requests.total / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    requests: result.requests.total,
-    cpu: cpuBefore !== undefined && cpuAfter !== undefined ? (cpuAfter - cpuBefore) / wall : undefined,
-    cpuPerRequest: cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0
-      ? ((cpuAfter - cpuBefore) * 1e6) / result.requests.total
-      : undefined,
-    loadGenCpu: (own.user + own.system) / 1e6 / wall,
-    machineBusy: machineBefore && machineAfter
-      ? (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)
-      : undefined
+/** Providers for some patients (so the load's joins find a name), then `count` patients; ANALYZE. */
+const generatePatients = async (databaseUrl: string, count: number): Promise<ReadonlyArray<number>> => {
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: "care-bench-generate" })
+  client.on("error", () => undefined)
+  await client.connect()
+  try {
+    await client.query(`INSERT INTO providers (user_id, roles)
+      SELECT id, ARRAY['provider'] FROM users WHERE role = 'provider' AND deleted_at IS NULL ORDER BY id LIMIT 50`)
+    const { rows } = await client.query<{ id: number }>(`
+      WITH prov AS (SELECT array_agg(id ORDER BY id) AS ids FROM providers)
+      INSERT INTO patients (first_name, last_name, date_of_birth, gender, phone, city, state, zip, language, provider_id)
+      SELECT (ARRAY['Avery','Blake','Casey','Dana','Emery','Finley','Gray','Harper'])[1 + n % 8],
+             (ARRAY['Alder','Birch','Cedar','Dune','Elm','Fern','Glen'])[1 + n % 7],
+             date '2005-01-01' + (n % 5000), CASE WHEN n % 2 = 0 THEN 'female' ELSE 'male' END,
+             '+1415555' || lpad((n % 10000)::text, 4, '0'), 'Oakland', 'CA', '94612', 'en',
+             CASE WHEN n % 3 = 0 OR cardinality(prov.ids) = 0 THEN NULL ELSE prov.ids[1 + n % cardinality(prov.ids)] END
+      FROM generate_series(1, $1::int) AS n, prov
+      RETURNING id`, [count])
+    await client.query("ANALYZE patients; ANALYZE providers; ANALYZE users")
+    return rows.map((r) => r.id).sort((a, b) => a - b)
+  } finally {
+    await client.end()
   }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Checks
+// Load
 
-const get = async (baseUrl: string, urlPath: string, token?: string) => {
-  const response = await fetch(`${baseUrl}${urlPath}`, { headers: token === undefined ? {} : { "x-user-token": token } })
+interface Server {
+  readonly child: Child
+  /** Its PostgreSQL backends' `application_name`. */
+  readonly applicationName: string
+}
+
+interface Operation {
+  readonly name: OperationName
+  readonly title: string
+}
+const operations: Record<OperationName, Operation> = {
+  health: { name: "health", title: "GET /health" },
+  get: { name: "get", title: "GET /v1/clinic/patients/{id}" },
+  create: { name: "create", title: "POST /v1/clinic/patients" }
+}
+
+const patientPath = (id: number) => `/v1/clinic/patients/${id}`
+const createBody = JSON.stringify({ patient: { first_name: "Bench", last_name: "Patient", date_of_birth: "2012-03-04" } })
+
+let token = ""
+let patientIds: ReadonlyArray<number> = []
+const randomPatient = () => patientIds[Math.floor(Math.random() * patientIds.length)]!
+
+const load = (server: Server, operation: OperationName, seconds: number): Promise<Result> =>
+  new Promise((resolve, reject) => {
+    const headers = { "x-user-token": token, "content-type": "application/json" }
+    const request: RequestSpec = operation === "health"
+      ? { method: "GET", path: "/health" }
+      : operation === "get"
+        ? { method: "GET", headers, setupRequest: (r) => ({ ...r, path: patientPath(randomPatient()), headers }) }
+        : { method: "POST", path: "/v1/clinic/patients", headers, body: createBody }
+    autocannon({
+      url: server.child.baseUrl,
+      connections: settings.connections,
+      duration: seconds,
+      timeout: 10,
+      requests: [request]
+    }, (error, result) => error ? reject(error) : resolve(result))
+  })
+
+/** PostgreSQL CPU seconds so far of each backend of `applicationName`. */
+let monitor: pg.Client
+let databaseName = ""
+const backendCpu = async (applicationName: string): Promise<Map<number, number>> => {
+  const { rows } = await monitor.query<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = $2", [applicationName, databaseName])
+  const cpu = new Map<number, number>()
+  for (const { pid } of rows) {
+    const seconds = cpuSeconds(pid)
+    if (seconds !== undefined) cpu.set(pid, seconds)
+  }
+  return cpu
+}
+/** CPU the backends used between two readings; a backend that started meanwhile counts from zero. */
+const backendDelta = (before: Map<number, number>, after: Map<number, number>) => {
+  let sum = 0
+  for (const [pid, seconds] of after) sum += seconds - (before.get(pid) ?? 0)
+  return sum
+}
+
+interface Measured {
+  readonly reqPerSec: number
+  readonly requests: number
+  readonly p50: number
+  readonly p99: number
+  /** Server process CPU (user + system) per request, µs. */
+  readonly cpuPerRequest: number | undefined
+  /** Its PostgreSQL backends' CPU per request, µs. */
+  readonly pgPerRequest: number | undefined
+  /** Share of all cores busy machine-wide during the run. */
+  readonly machineBusy: number | undefined
+  /** 1-minute load average at the end. */
+  readonly loadAverage: number
+}
+
+const measure = async (server: Server, operation: OperationName, seconds: number): Promise<Measured> => {
+  const pid = server.child.process.pid
+  const pgBefore = await backendCpu(server.applicationName)
+  const cpuBefore = cpuSeconds(pid)
+  const machineBefore = machineTicks()
+  const result = await load(server, operation, seconds)
+  const cpuAfter = cpuSeconds(pid)
+  const machineAfter = machineTicks()
+  const pgAfter = await backendCpu(server.applicationName)
+  const failures = result.non2xx + result.errors + result.timeouts
+  if (failures > 0) {
+    throw new Error(
+      `${server.child.name} ${operation}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts ` +
+        `(status codes ${JSON.stringify(result.statusCodeStats)})\n--- last output ---\n${server.child.output.join("\n")}`
+    )
+  }
+  const requests = result.requests.total
+  return {
+    reqPerSec: requests / result.duration,
+    requests,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpuPerRequest: cpuBefore !== undefined && cpuAfter !== undefined && requests > 0 ? ((cpuAfter - cpuBefore) * 1e6) / requests : undefined,
+    pgPerRequest: pgAfter.size > 0 && requests > 0 ? (backendDelta(pgBefore, pgAfter) * 1e6) / requests : undefined,
+    machineBusy: machineBefore && machineAfter
+      ? (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)
+      : undefined,
+    loadAverage: os.loadavg()[0]!
+  }
+}
+
+/** `settings.burst` GETs by id at once, `settings.burstRounds` times after two warm-up bursts: p50 and p99 in ms. */
+const burst = async (server: Server) => {
+  const times: Array<number> = []
+  for (let round = 0; round < settings.burstRounds + 2; round++) {
+    const samples = await Promise.all(Array.from({ length: settings.burst }, async () => {
+      const started = performance.now()
+      const response = await fetch(`${server.child.baseUrl}${patientPath(randomPatient())}`, { headers: { "x-user-token": token } })
+      await response.arrayBuffer()
+      if (response.status !== 200) throw new Error(`${server.child.name} burst: ${response.status}`)
+      return performance.now() - started
+    }))
+    if (round >= 2) times.push(...samples)
+  }
+  const summary = latencySummary(times)
+  return { p50: summary.p50, p99: summary.p99 }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parity
+
+const call = async (server: Server, method: string, urlPath: string, withToken: string | undefined, body?: string) => {
+  const headers: Record<string, string> = {}
+  if (withToken !== undefined) headers["x-user-token"] = withToken
+  if (body !== undefined) headers["content-type"] = "application/json"
+  const response = await fetch(`${server.child.baseUrl}${urlPath}`, { method, headers, ...(body === undefined ? {} : { body }) })
   return { status: response.status, body: await response.text() }
 }
 
-/** Both servers must answer the same: status and byte-identical JSON, for users and for errors. */
-const verifyParity = async (app: Target, bare: Target) => {
-  const sample = [app.ids[0]!, app.ids[Math.floor(app.ids.length / 2)]!, app.ids.at(-1)!]
-  for (const id of sample) {
-    const [a, b] = await Promise.all([get(app.child.baseUrl, userPath(id), app.token), get(bare.child.baseUrl, userPath(id), bare.token)])
-    if (a.status !== 200 || b.status !== 200) {
-      throw new Error(
-        `user ${id}: app answered ${a.status} ${a.body}, bare answered ${b.status} ${b.body}\n` +
-          `--- last output of app ---\n${app.child.output.join("\n")}\n--- last output of bare ---\n${bare.child.output.join("\n")}`
-      )
-    }
-    if (a.body !== b.body) {
-      throw new Error(`user ${id}: bodies differ\n  app:  ${a.body}\n  bare: ${b.body}`)
-    }
-  }
-  const missing = app.ids.at(-1)! + 1_000_000
-  const errorCases: Array<[string, string, string | undefined]> = [
-    ["unknown user", userPath(missing), app.token],
-    ["no token", userPath(sample[0]!), undefined],
-    ["wrong token", userPath(sample[0]!), "not-a-real-token"]
+/** A created patient's id and timestamps differ between servers; the rest must not. */
+const withoutNewRow = (body: string) =>
+  body.replace(/^\{"patient":\{"id":\d+,/, "{\"patient\":{\"id\":0,").replace(/"(created_at|updated_at)":"[^"]*"/g, "\"$1\":\"…\"")
+
+/** Every server answers every case with the same status and bytes, else the bench stops. */
+const verifyParity = async (servers: ReadonlyArray<Server>) => {
+  const sample = [patientIds[0]!, patientIds[1]!, patientIds[2]!, patientIds[Math.floor(patientIds.length / 2)]!, patientIds.at(-1)!]
+  const cases: Array<[string, (s: Server) => Promise<{ status: number; body: string }>, number, (body: string) => string]> = [
+    ["GET /health", (s) => call(s, "GET", "/health", undefined), 200, (b) => b],
+    ...sample.map((id): [string, (s: Server) => Promise<{ status: number; body: string }>, number, (body: string) => string] =>
+      [`GET patient ${id}`, (s) => call(s, "GET", patientPath(id), token), 200, (b) => b]),
+    ["GET unknown patient", (s) => call(s, "GET", patientPath(patientIds.at(-1)! + 1_000_000), token), 404, (b) => b],
+    ["GET patient without token", (s) => call(s, "GET", patientPath(sample[0]!), undefined), 401, (b) => b],
+    ["GET patient with a wrong token", (s) => call(s, "GET", patientPath(sample[0]!), "not-a-real-token"), 401, (b) => b],
+    ["POST patient", (s) => call(s, "POST", "/v1/clinic/patients", token, createBody), 201, withoutNewRow]
   ]
-  for (const [label, urlPath, token] of errorCases) {
-    const [a, b] = await Promise.all([get(app.child.baseUrl, urlPath, token), get(bare.child.baseUrl, urlPath, token)])
-    if (a.status !== b.status || a.body !== b.body) {
-      throw new Error(`${label}: app answered ${a.status} ${a.body}, bare answered ${b.status} ${b.body}`)
+  for (const [label, run, status, normalize] of cases) {
+    const answers = await Promise.all(servers.map(run))
+    const first = answers[0]!
+    for (const [i, answer] of answers.entries()) {
+      if (answer.status !== status || normalize(answer.body) !== normalize(first.body)) {
+        throw new Error(`${label}: expected ${status} and identical bodies; ` +
+          answers.map((a, j) => `${servers[j]!.child.name} answered ${a.status} ${a.body}`).join("; ") +
+          `\n--- last output of ${servers[i]!.child.name} ---\n${servers[i]!.child.output.join("\n")}`)
+      }
     }
   }
-  return sample
+  return cases.length
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -502,49 +600,67 @@ const median = (xs: ReadonlyArray<number>) => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
-const pct = (cpu: number | undefined) => cpu === undefined || Number.isNaN(cpu) ? "n/a" : `${Math.round(cpu * 100)}%`
-const us = (micros: number | undefined) => micros === undefined || Number.isNaN(micros) ? "n/a" : fmt(micros)
+/** Median and [min–max] of defined values. */
+const spread = (values: ReadonlyArray<number | undefined>, digits = 0) => {
+  const xs = values.filter((x): x is number => x !== undefined && Number.isFinite(x))
+  if (xs.length === 0) return "n/a"
+  return `${fmt(median(xs), digits)} [${fmt(Math.min(...xs), digits)}–${fmt(Math.max(...xs), digits)}]`
+}
 
-const printTable = (rounds: ReadonlyArray<{ app: Measured; bare: Measured }>) => {
-  const header = [
-    "round", "app req/s", "bare req/s", "app/bare", "app p50/p99 ms", "bare p50/p99 ms", "CPU µs/req a/b", "app CPU",
-    "bare CPU", "loadgen CPU a/b", "machine busy a/b"
-  ]
-  const rows = rounds.map(({ app, bare }, i) => [
-    String(i + 1),
-    fmt(app.reqPerSec),
-    fmt(bare.reqPerSec),
-    fmt(app.reqPerSec / bare.reqPerSec, 2),
-    `${app.p50} / ${app.p99}`,
-    `${bare.p50} / ${bare.p99}`,
-    `${us(app.cpuPerRequest)} / ${us(bare.cpuPerRequest)}`,
-    pct(app.cpu),
-    pct(bare.cpu),
-    `${pct(app.loadGenCpu)} / ${pct(bare.loadGenCpu)}`,
-    `${pct(app.machineBusy)} / ${pct(bare.machineBusy)}`
-  ])
-  const med = (pick: (r: { app: Measured; bare: Measured }) => number) => median(rounds.map(pick))
-  rows.push([
-    "median",
-    fmt(med((r) => r.app.reqPerSec)),
-    fmt(med((r) => r.bare.reqPerSec)),
-    fmt(med((r) => r.app.reqPerSec / r.bare.reqPerSec), 2),
-    `${fmt(med((r) => r.app.p50))} / ${fmt(med((r) => r.app.p99))}`,
-    `${fmt(med((r) => r.bare.p50))} / ${fmt(med((r) => r.bare.p99))}`,
-    `${us(med((r) => r.app.cpuPerRequest ?? Number.NaN))} / ${us(med((r) => r.bare.cpuPerRequest ?? Number.NaN))}`,
-    pct(med((r) => r.app.cpu ?? Number.NaN)),
-    pct(med((r) => r.bare.cpu ?? Number.NaN)),
-    `${pct(med((r) => r.app.loadGenCpu))} / ${pct(med((r) => r.bare.loadGenCpu))}`,
-    `${pct(med((r) => r.app.machineBusy ?? Number.NaN))} / ${pct(med((r) => r.bare.machineBusy ?? Number.NaN))}`
-  ])
+const printTable = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)).join("  ")
   console.log(line(header))
   console.log(widths.map((w) => "-".repeat(w)).join("  "))
-  rows.forEach((r, i) => {
-    if (i === rows.length - 1) console.log(widths.map((w) => "-".repeat(w)).join("  "))
-    console.log(line(r))
-  })
+  for (const row of rows) console.log(line(row))
+}
+
+type Round = Record<string, Measured>
+
+const report = (operation: Operation, rounds: ReadonlyArray<Round>, names: ReadonlyArray<string>) => {
+  console.log(`\n${operation.title}: ${rounds.length} rounds, median [min–max] over rounds`)
+  printTable(
+    ["server", "req/s", "p50 ms", "p99 ms", "app CPU µs/req", "PostgreSQL CPU µs/req", "machine busy %", "load avg"],
+    names.map((name) => [
+      name,
+      spread(rounds.map((r) => r[name]!.reqPerSec)),
+      spread(rounds.map((r) => r[name]!.p50)),
+      spread(rounds.map((r) => r[name]!.p99)),
+      spread(rounds.map((r) => r[name]!.cpuPerRequest)),
+      spread(rounds.map((r) => r[name]!.pgPerRequest)),
+      spread(rounds.map((r) => (r[name]!.machineBusy ?? Number.NaN) * 100)),
+      spread(rounds.map((r) => r[name]!.loadAverage), 1)
+    ])
+  )
+  const ratio = (pick: (m: Measured) => number | undefined, over: string) =>
+    spread(rounds.map((r) => {
+      const a = pick(r.app!)
+      const b = pick(r[over]!)
+      return a === undefined || b === undefined || b === 0 ? undefined : a / b
+    }), 2)
+  const total = (m: Measured) => m.cpuPerRequest === undefined || m.pgPerRequest === undefined ? undefined : m.cpuPerRequest + m.pgPerRequest
+  printTable(
+    ["ratio (same round)", "req/s", "app CPU/req", "PostgreSQL CPU/req", "app+PostgreSQL CPU/req", "p99"],
+    ["effect", "bare"].map((over) => [
+      `app ÷ ${over}`,
+      ratio((m) => m.reqPerSec, over),
+      ratio((m) => m.cpuPerRequest, over),
+      ratio((m) => m.pgPerRequest, over),
+      ratio(total, over),
+      ratio((m) => m.p99, over)
+    ])
+  )
+}
+
+const reportBursts = (bursts: ReadonlyArray<Record<string, { p50: number; p99: number }>>, names: ReadonlyArray<string>) => {
+  console.log(`\nBurst: ${settings.burst} simultaneous GET /v1/clinic/patients/{id}, ${settings.burstRounds} bursts per server per round ` +
+    `(after 2 warm-up bursts), ${bursts.length} rounds; ms, median [min–max] over rounds`)
+  printTable(["server", "p50", "p99", "p99 app ÷ server"], names.map((name) => [
+    name,
+    spread(bursts.map((b) => b[name]!.p50), 1),
+    spread(bursts.map((b) => b[name]!.p99), 1),
+    spread(bursts.map((b) => b.app!.p99 / b[name]!.p99), 2)
+  ]))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -553,20 +669,25 @@ const main = async () => {
   const t0 = performance.now()
   const elapsed = () => `${((performance.now() - t0) / 1000).toFixed(1)}s`
   console.log(
-    `bench: GET /v1/admin/clinic/users/:id — ${settings.rounds} rounds × ${settings.duration}s per server, ` +
-      `${settings.connections} connections, warm-up ${settings.warmup}s, ${settings.users} users, pool ${settings.pool}`
+    `bench: app vs minimal Effect HttpApi vs bare node:http — ${settings.only.join(", ")}; ${settings.rounds} rounds × ` +
+      `${settings.duration}s per server and operation, ${settings.connections} connections, warm-up ${settings.warmup}s, ` +
+      `${settings.patients} patients, pool ${settings.pool}`
   )
-  console.log(`       app: ${settings.target === "production" ? "node dist/main.js" : "npm start (tsx)"}, ` +
+  console.log(`       app: node ${path.relative(root, path.join(settings.appDir, "dist/main.js")) || "dist/main.js"} (${Object.entries(imageEnv).map(([k, v]) => `${k}=${v}`).join(" ")}), ` +
     `young generation ${settings.semiSpaceMb > 0 ? `--max-semi-space-size=${settings.semiSpaceMb}` : "V8 default"}`)
-  console.log(`       node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}); load generator, servers and PostgreSQL share them`)
+  console.log(`       node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}); load generator, servers and PostgreSQL share them; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`)
 
   const workDir = await makeWorkDir()
   const database = await openDatabase(workDir)
+  databaseName = new URL(database.url).pathname.slice(1)
   console.log(`[${elapsed()}] database: ${database.description}`)
+  monitor = new pg.Client({ connectionString: database.url, application_name: "care-bench-monitor" })
+  monitor.on("error", () => undefined)
+  await monitor.connect()
+  cleanups.push({ name: "end monitor connection", run: () => monitor.end() })
 
-  const bootstrapEmail = "bootstrap@bench.example"
   const profileDir = settings.profile ? await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-profile-")) : undefined
-  if (settings.target === "production") {
+  if (settings.appDir === root) {
     execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" })
     console.log(`[${elapsed()}] built dist/`)
   }
@@ -574,18 +695,20 @@ const main = async () => {
   const app = await startChild("app", [...profileFlags, ...appArgs()], {
     DATABASE_URL: database.url,
     DB_POOL_SIZE: String(settings.pool),
+    NODE_ENV: "production",
     LOG_LEVEL: "Warn", // Effect's label (Config.logLevel rejects "Warning")
-    BOOTSTRAP_ADMIN_EMAIL: bootstrapEmail,
+    BOOTSTRAP_ADMIN_EMAIL: "bootstrap@bench.example",
     BOOTSTRAP_ADMIN_PASSWORD: randomBytes(12).toString("base64url"),
     DATA_DIR: path.join(workDir, "data"),
-    ...(settings.target === "production" ? imageEnv : {})
-  })
+    CONTENT_DEMO: "false",
+    ...imageEnv
+  }, settings.appDir)
   await waitForHealth(app)
   console.log(`[${elapsed()}] app healthy at ${app.baseUrl} (migrations applied)`)
 
-  const generated = await generateUsers(database.url, { count: settings.users })
-  console.log(`[${elapsed()}] generated ${generated.userIds.length} users in ${Math.round(generated.elapsedMs)} ms (incl. one scrypt hash)`)
-
+  const generated = await generateUsers(database.url, { count: 1000 })
+  patientIds = await generatePatients(database.url, settings.patients)
+  console.log(`[${elapsed()}] generated ${generated.userIds.length} users, ${patientIds.length} patients`)
   const signIn = await fetch(`${app.baseUrl}/v1/users/sign_in`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -593,61 +716,71 @@ const main = async () => {
   })
   const signInBody = await signIn.text()
   if (signIn.status !== 200) failWithOutput(app, `sign-in failed: ${signIn.status} ${signInBody}`)
-  const token = (JSON.parse(signInBody) as { token: string }).token
+  token = (JSON.parse(signInBody) as { token: string }).token
 
-  const bare = await startChild("bare", ["--import", "tsx", "bench/bare-server.ts"], { DATABASE_URL: database.url, DB_POOL_SIZE: String(settings.pool) })
-  await waitForHealth(bare)
-  console.log(`[${elapsed()}] bare server healthy at ${bare.baseUrl}`)
+  const floorEnv = { DATABASE_URL: database.url, DB_POOL_SIZE: String(settings.pool) }
+  const effect = await startChild("effect", ["--import", "tsx", "bench/effect-server.ts"], floorEnv)
+  const bare = await startChild("bare", ["--import", "tsx", "bench/bare-server.ts"], floorEnv)
+  await Promise.all([waitForHealth(effect), waitForHealth(bare)])
+  console.log(`[${elapsed()}] minimal Effect app at ${effect.baseUrl}, bare server at ${bare.baseUrl}`)
 
-  const appTarget: Target = { child: app, token, ids: generated.userIds }
-  const bareTarget: Target = { child: bare, token, ids: generated.userIds }
-  const sample = await verifyParity(appTarget, bareTarget)
-  console.log(`[${elapsed()}] parity: users ${sample.join(", ")} → 200 with byte-identical bodies; 401/404 bodies identical too`)
+  const servers: ReadonlyArray<Server> = [
+    { child: app, applicationName: "care-coordination-api" },
+    { child: effect, applicationName: "care-bench-effect" },
+    { child: bare, applicationName: "care-bench-bare" }
+  ]
+  const names = servers.map((s) => s.child.name)
+  const checked = await verifyParity(servers)
+  console.log(`[${elapsed()}] parity: ${checked} cases, identical statuses and bodies on all three (the create's new id and timestamps aside)`)
 
   if (settings.warmup > 0) {
-    await measure(appTarget, settings.warmup)
-    await measure(bareTarget, settings.warmup)
-    console.log(`[${elapsed()}] warmed up (${settings.warmup}s each)`)
+    for (const operation of settings.only) for (const server of servers) await measure(server, operation, settings.warmup)
+    console.log(`[${elapsed()}] warmed up (${settings.warmup}s per server and operation)`)
   }
 
   const appLinesBefore = app.lines
-  const rounds: Array<{ app: Measured; bare: Measured }> = []
-  const appWindows: Array<Window> = []
+  const results = new Map<OperationName, Array<Round>>(settings.only.map((op) => [op, []]))
+  const bursts: Array<Record<string, { p50: number; p99: number }>> = []
+  const profileWindows: Array<Window> = []
+  let profiledRequests = 0
   for (let i = 0; i < settings.rounds; i++) {
-    const from = monotonicMicros()
-    const appRun = await measure(appTarget, settings.duration)
-    appWindows.push({ from, to: monotonicMicros() })
-    const bareRun = await measure(bareTarget, settings.duration)
-    rounds.push({ app: appRun, bare: bareRun })
-    console.log(
-      `[${elapsed()}] round ${i + 1}: app ${fmt(appRun.reqPerSec)} req/s (${appRun.requests} requests), ` +
-        `bare ${fmt(bareRun.reqPerSec)} req/s (${bareRun.requests} requests)`
-    )
+    const order = servers.map((_, j) => servers[(i + j) % servers.length]!)
+    for (const operation of settings.only) {
+      const round: Round = {}
+      for (const server of order) {
+        const from = monotonicMicros()
+        round[server.child.name] = await measure(server, operation, settings.duration)
+        if (server.child === app && operation === "get") {
+          profileWindows.push({ from, to: monotonicMicros() })
+          profiledRequests += round.app!.requests
+        }
+      }
+      results.get(operation)!.push(round)
+      console.log(`[${elapsed()}] round ${i + 1} ${operation}: ` +
+        names.map((n) => `${n} ${fmt(round[n]!.reqPerSec)} req/s ${fmt(round[n]!.cpuPerRequest ?? Number.NaN)} µs/req`).join(", "))
+    }
+    const burstRound: Record<string, { p50: number; p99: number }> = {}
+    for (const server of order) burstRound[server.child.name] = await burst(server)
+    bursts.push(burstRound)
+    console.log(`[${elapsed()}] round ${i + 1} burst p99: ` + names.map((n) => `${n} ${fmt(burstRound[n]!.p99, 1)} ms`).join(", "))
   }
 
   console.log("")
-  console.log(
-    `Access logs are off on both sides (app: LOG_LEVEL=Warn; bare: none); no OTLP export. ` +
-      `All responses 2xx, no errors or timeouts. Latency in ms (autocannon).`
-  )
-  console.log(`App wrote ${app.lines - appLinesBefore} log lines during the measured runs. CPU µs/req = server process CPU time (user + system) per request,`)
-  console.log(`the steadiest figure on a shared machine. CPU = share of one core used by the server / by the load generator; machine busy = share of all ${os.cpus().length} cores.`)
-  console.log("")
-  printTable(rounds)
-  const appMemory = memoryMb(app.process.pid)
-  const bareMemory = memoryMb(bare.process.pid)
-  if (appMemory && bareMemory) {
-    console.log(`\nRSS now / peak: app ${appMemory.rss} / ${appMemory.peak} MB, bare ${bareMemory.rss} / ${bareMemory.peak} MB`)
-  }
+  console.log("No access logs on any side (app: LOG_LEVEL=Warn), no OTLP export; every response 2xx. CPU µs/req = the process's")
+  console.log("user + system time per request (/proc/<pid>/stat); PostgreSQL = its backends' (by application_name). Latency from")
+  console.log(`autocannon at ${settings.connections} connections. App log lines during the measured runs: ${app.lines - appLinesBefore}.`)
+  for (const operation of settings.only) report(operations[operation], results.get(operation)!, names)
+  reportBursts(bursts, names)
+  const memory = names.map((n, i) => [n, memoryMb(servers[i]!.child.process.pid)] as const)
+  console.log(`\nRSS now / peak: ${memory.map(([n, m]) => `${n} ${m?.rss ?? "?"} / ${m?.peak ?? "?"} MB`).join(", ")}`)
   if (profileDir) {
-    console.log("\n(--profile: the app ran under the V8 CPU profiler, so its figures above are lower than usual)")
-    await stopChild(app)
-    // One profile per thread (tsx's loader runs on its own); the main thread's is the largest.
+    console.log("\n(--profile: the app ran under the V8 CPU profiler, so its figures above are inflated)")
+    // Writing a profile of minutes takes a while on a loaded machine.
+    await stopChild(app, 180_000)
     const files = await Promise.all((await fs.readdir(profileDir)).filter((f) => f.endsWith(".cpuprofile"))
       .map(async (f) => ({ file: path.join(profileDir, f), size: (await fs.stat(path.join(profileDir, f))).size })))
-    const main = files.sort((x, y) => y.size - x.size)[0]
-    const requests = rounds.reduce((sum, r) => sum + r.app.requests, 0)
-    if (main) summarizeProfile(main.file, appWindows, requests)
+    const largest = files.sort((x, y) => y.size - x.size)[0]
+    if (largest) summarizeProfile(largest.file, profileWindows, profiledRequests)
     else console.log(`no .cpuprofile written in ${profileDir}`)
   }
   console.log(`\ntotal ${elapsed()}`)

@@ -12,50 +12,50 @@ import { ProvidersApi } from "./Providers/Providers.js"
 import { SupervisorsApi } from "./Providers/Supervisors.js"
 import { EcmMifsApi } from "./Ecm/Mifs.js"
 import { EcmPatientsApi } from "./Ecm/Patients.js"
-// Issue 11: ECM activities and events.
+// ECM activities and events.
 import { EcmActivitiesApi } from "./Ecm/Activities.js"
 import { EcmEventsApi } from "./Ecm/Events.js"
-// Issue 14: ECM communications and the telephony webhooks.
+// ECM communications and the telephony webhooks.
 import { EcmCommunicationsAdminApi, EcmCommunicationsApi, TelephonyWebhooksApi } from "./Ecm/Communications.js"
-// Scheduling (issue 15)
+// Scheduling
 import { AvailabilityApi } from "./Scheduling/Availability.js"
 import { AppointmentsApi, ClinicAppointmentsApi, ProviderAppointmentsApi } from "./Scheduling/Appointments.js"
-// Issue 12: Form C and lead care managers.
+// Form C and lead care managers.
 import { EcmAdminFormCApi, EcmFormCApi } from "./Ecm/FormC.js"
 import { EcmLeadCareManagersApi } from "./Ecm/LeadCareManagers.js"
-// Reminders and push devices (issue 17)
+// Reminders and push devices
 import { DevicesApi } from "./Accounts/Devices.js"
 import { RemindersApi } from "./Scheduling/Reminders.js"
-// Issue 16: PRTF reports and engagement status.
+// PRTF reports and engagement status.
 import { EcmEngagementStatusApi } from "./Ecm/EngagementStatus.js"
 import { EcmPrtfReportsApi } from "./Ecm/PrtfReports.js"
-// Clinic patients and their records (issue 13).
+// Clinic patients and their records.
 import { ClinicPatientsApi } from "./Patients/Patients.js"
 import { PatientDocumentsApi } from "./Patients/Documents.js"
 import { HelpRequestsApi } from "./Patients/HelpRequests.js"
 import { SpotsApi } from "./Patients/Spots.js"
 import { TreatmentPlansApi } from "./Patients/TreatmentPlans.js"
 
-// Billing (issue 19)
+// Billing
 import { ClaimsApi } from "./Billing/Claims.js"
 import { CoverageApi, InsurancePlansApi } from "./Billing/Insurance.js"
-// Session notes (issue 18)
+// Session notes
 import { ClinicSessionNotesApi, SessionNoteReviewsApi, SessionNotesApi, SupervisorSessionNotesApi } from "./SessionNotes/SessionNotes.js"
-// Prescriptions, medications and medication history (issue 20)
+// Prescriptions, medications and medication history
 import { AdminMedicationsApi, MedicationHistoryApi, MedicationsApi, PrescriptionsApi } from "./Prescriptions/Prescriptions.js"
-// Collaborators (issue 22)
+// Collaborators
 import { CollaboratorAssessmentsApi, CollaboratorsApi } from "./Collaborators/Collaborators.js"
-// Content library (issue 23)
+// Content library
 import { AdminContentApi } from "./Content/AdminContent.js"
 import { ContentLibraryApi, RecommendationsApi, UserCollectionsApi, UserPiecesApi } from "./Content/Content.js"
 
-// Questionnaires (issue 21)
+// Questionnaires
 import { QuestionnaireInvitesApi } from "./Questionnaires/Invites.js"
 import { QuestionnaireResponsesApi, QuestionnairesApi } from "./Questionnaires/Questionnaires.js"
 import { ScreenersApi } from "./Questionnaires/Screeners.js"
-// Clinic videos (issue 24)
+// Clinic videos
 import { VideosApi } from "./Videos/Videos.js"
-// Admin reports (issue 25)
+// Admin reports
 import { ReportsApi } from "./Reports/Reports.js"
 // Least privilege: break-glass accesses for admins to review.
 import { AccessReviewsApi } from "./Access/AccessReviews.js"
@@ -146,65 +146,65 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(ProviderInvitesApi)
   .add(EcmMifsApi)
   .add(EcmPatientsApi)
-  // Issue 11: ECM activities and events.
+  // ECM activities and events.
   .add(EcmActivitiesApi)
   .add(EcmEventsApi)
-  // Issue 14: ECM communications and the telephony webhooks.
+  // ECM communications and the telephony webhooks.
   .add(EcmCommunicationsApi)
   .add(EcmCommunicationsAdminApi)
   .add(TelephonyWebhooksApi)
-  // Scheduling (issue 15)
+  // Scheduling
   .add(AvailabilityApi)
   .add(AppointmentsApi)
   .add(ProviderAppointmentsApi)
   .add(ClinicAppointmentsApi)
-  // Issue 12: Form C and lead care managers.
+  // Form C and lead care managers.
   .add(EcmFormCApi)
   .add(EcmAdminFormCApi)
   .add(EcmLeadCareManagersApi)
-  // Issue 16: PRTF reports and engagement status.
+  // PRTF reports and engagement status.
   .add(EcmPrtfReportsApi)
   .add(EcmEngagementStatusApi)
-  // Clinic patients and their records (issue 13).
+  // Clinic patients and their records.
   .add(ClinicPatientsApi)
   .add(HelpRequestsApi)
   .add(TreatmentPlansApi)
   .add(SpotsApi)
   .add(PatientDocumentsApi)
-  // Billing (issue 19)
+  // Billing
   .add(ClaimsApi)
   .add(InsurancePlansApi)
   .add(CoverageApi)
-  // Session notes (issue 18)
+  // Session notes
   .add(ClinicSessionNotesApi)
   .add(SessionNotesApi)
   .add(SessionNoteReviewsApi)
   .add(SupervisorSessionNotesApi)
-  // Prescriptions, medications and medication history (issue 20)
+  // Prescriptions, medications and medication history
   .add(PrescriptionsApi)
   .add(MedicationHistoryApi)
   .add(MedicationsApi)
   .add(AdminMedicationsApi)
-  // Reminders and push devices (issue 17)
+  // Reminders and push devices
   .add(RemindersApi)
   .add(DevicesApi)
-  // Collaborators (issue 22)
+  // Collaborators
   .add(CollaboratorsApi)
   .add(CollaboratorAssessmentsApi)
-  // Questionnaires (issue 21)
+  // Questionnaires
   .add(QuestionnairesApi)
   .add(QuestionnaireResponsesApi)
   .add(QuestionnaireInvitesApi)
   .add(ScreenersApi)
-  // Content library (issue 23)
+  // Content library
   .add(ContentLibraryApi)
   .add(UserPiecesApi)
   .add(UserCollectionsApi)
   .add(RecommendationsApi)
   .add(AdminContentApi)
-  // Clinic videos (issue 24)
+  // Clinic videos
   .add(VideosApi)
-  // Admin reports (issue 25)
+  // Admin reports
   .add(ReportsApi)
   .add(AccessReviewsApi)
   .addError(PayloadTooLarge.schema)

@@ -21,3 +21,10 @@ export const smallBodyBytes = 16 * 1024
 
 /** For an endpoint that carries files: bodies up to MAX_BODY_BYTES. */
 export const carriesFiles: Context.Context<BodyLimit> = Context.make(BodyLimit, "files")
+
+/**
+ * A JSON string field of an endpoint's body (its path of object keys) that carries a whole file as
+ * a base64 data URI: the body checks decode it as the body arrives, never holding it as text, and
+ * hand the endpoint a placeholder in its place (src/Layers/Http/StreamedJson.ts).
+ */
+export class DataUriField extends Context.Tag("app/DataUriField")<DataUriField, ReadonlyArray<string>>() {}

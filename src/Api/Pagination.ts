@@ -18,12 +18,13 @@ export const PageSize = positiveIntFromString.annotations({
 
 /** Query fields of an endpoint that names its size `page_size`. */
 export const PageSizeQuery = { page: Schema.optional(PageNumber), page_size: Schema.optional(PageSize) }
-/** page and page_size in a JSON body (the `filter_…` operations): integers from 1, page_size clamped. */
 const BodyPage = Schema.Int.pipe(Schema.greaterThan(0, { message: () => "must be greater than 0" }))
-export const PageSizeBody = {
-  page: Schema.optional(BodyPage.annotations({ description: "Page number, from 1" })),
-  page_size: Schema.optional(BodyPage.annotations({ description: `Items per page; values above ${maxPageSize} are clamped to ${maxPageSize}` }))
-}
+/** `page` in a JSON body (the `filter_…` operations): an integer from 1. */
+export const BodyPageNumber = BodyPage.annotations({ description: "Page number, from 1" })
+/** The page size in a JSON body: an integer from 1; values above `maxPageSize` are clamped. */
+export const BodyPageSize = BodyPage.annotations({ description: `Items per page; values above ${maxPageSize} are clamped to ${maxPageSize}` })
+/** page and page_size in a JSON body. */
+export const PageSizeBody = { page: Schema.optional(BodyPageNumber), page_size: Schema.optional(BodyPageSize) }
 
 /** Query fields of an endpoint that names its size `per_page`. */
 export const PerPageQuery = { page: Schema.optional(PageNumber), per_page: Schema.optional(PageSize) }
@@ -41,13 +42,17 @@ export interface PageRequest {
   readonly offset: number
 }
 
-/** Resolves the requested page against an endpoint's default size (spec §8 limits). */
+/**
+ * Resolves the requested page against an endpoint's default size (spec §8 limits); a size above
+ * `maxSize` (`maxPageSize` unless the endpoint documents another) is clamped to it.
+ */
 export const pageRequest = (
   query: { readonly page?: number | undefined; readonly page_size?: number | undefined; readonly per_page?: number | undefined },
-  defaultSize: number
+  defaultSize: number,
+  maxSize: number = maxPageSize
 ): PageRequest => {
   const page = query.page ?? 1
-  const perPage = Math.min(query.page_size ?? query.per_page ?? defaultSize, maxPageSize)
+  const perPage = Math.min(query.page_size ?? query.per_page ?? defaultSize, maxSize)
   return { page, perPage, offset: (page - 1) * perPage }
 }
 

@@ -54,7 +54,7 @@ export class EcmAdminAuthentication extends HttpApiMiddleware.Tag<EcmAdminAuthen
   { failure: Schema.Union(Unauthorized.schema, EcmForbidden.schema), provides: CurrentUser, security: { userToken } }
 ) {}
 
-/** Clinic staff (every role but `parent`), ECM-area error bodies: the clinic ECM endpoints (issues 11, 12, 14) and engagement status (issue 16). */
+/** Clinic staff (every role but `parent`), ECM-area error bodies: the clinic ECM endpoints and engagement status. */
 export class EcmStaffAuthentication extends HttpApiMiddleware.Tag<EcmStaffAuthentication>()(
   "app/EcmStaffAuthentication",
   { failure: Schema.Union(Unauthorized.schema, EcmForbidden.schema), provides: CurrentUser, security: { userToken } }

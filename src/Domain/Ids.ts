@@ -52,7 +52,7 @@ export const PatientId = positiveId("PatientId")
 export type PatientId = typeof PatientId.Type
 export const PatientIdFromText = idFromText(PatientId)
 
-// Scheduling (issue 15)
+// Scheduling
 export const AvailableSlotId = positiveId("AvailableSlotId")
 export type AvailableSlotId = typeof AvailableSlotId.Type
 export const AvailableSlotIdFromText = idFromText(AvailableSlotId)
@@ -64,7 +64,7 @@ export const AppointmentId = positiveId("AppointmentId")
 export type AppointmentId = typeof AppointmentId.Type
 export const AppointmentIdFromText = idFromText(AppointmentId)
 
-// Billing (issue 19)
+// Billing
 export const ClaimId = positiveId("ClaimId")
 export type ClaimId = typeof ClaimId.Type
 export const ClaimIdFromText = idFromText(ClaimId)
@@ -77,7 +77,7 @@ export const InsurancePlanId = positiveId("InsurancePlanId")
 export type InsurancePlanId = typeof InsurancePlanId.Type
 export const InsurancePlanIdFromText = idFromText(InsurancePlanId)
 
-// Reminders and push devices (issue 17)
+// Reminders and push devices
 export const AppointmentReminderId = positiveId("AppointmentReminderId")
 export type AppointmentReminderId = typeof AppointmentReminderId.Type
 export const AppointmentReminderIdFromText = idFromText(AppointmentReminderId)
@@ -86,7 +86,7 @@ export const DeviceId = positiveId("DeviceId")
 export type DeviceId = typeof DeviceId.Type
 export const DeviceIdFromText = idFromText(DeviceId)
 
-// Prescriptions (issue 20)
+// Prescriptions
 export const MedicationId = positiveId("MedicationId")
 export type MedicationId = typeof MedicationId.Type
 export const MedicationIdFromText = idFromText(MedicationId)
@@ -94,14 +94,14 @@ export const MedicationIdFromText = idFromText(MedicationId)
 export const PrescriptionId = positiveId("PrescriptionId")
 export type PrescriptionId = typeof PrescriptionId.Type
 export const PrescriptionIdFromText = idFromText(PrescriptionId)
-// Collaborators (issue 22)
+// Collaborators
 export const CollaboratorId = positiveId("CollaboratorId")
 export type CollaboratorId = typeof CollaboratorId.Type
 export const CollaboratorIdFromText = idFromText(CollaboratorId)
 export const CollaboratorAssessmentId = positiveId("CollaboratorAssessmentId")
 export type CollaboratorAssessmentId = typeof CollaboratorAssessmentId.Type
 export const CollaboratorAssessmentIdFromText = idFromText(CollaboratorAssessmentId)
-// Questionnaires (issue 21)
+// Questionnaires
 export const QuestionnaireId = positiveId("QuestionnaireId")
 export type QuestionnaireId = typeof QuestionnaireId.Type
 export const QuestionnaireIdFromText = idFromText(QuestionnaireId)
@@ -110,7 +110,7 @@ export type QuestionId = typeof QuestionId.Type
 export const QuestionnaireResponseId = positiveId("QuestionnaireResponseId")
 export type QuestionnaireResponseId = typeof QuestionnaireResponseId.Type
 export const QuestionnaireResponseIdFromText = idFromText(QuestionnaireResponseId)
-// Content library (issue 23)
+// Content library
 export const ContentTagId = positiveId("ContentTagId")
 export type ContentTagId = typeof ContentTagId.Type
 export const ContentTagIdFromText = idFromText(ContentTagId)
@@ -130,7 +130,7 @@ export const UserPieceIdFromText = idFromText(UserPieceId)
 export const UserCollectionId = positiveId("UserCollectionId")
 export type UserCollectionId = typeof UserCollectionId.Type
 export const UserCollectionIdFromText = idFromText(UserCollectionId)
-// Clinic videos (issue 24)
+// Clinic videos
 export const VideoId = positiveId("VideoId")
 export type VideoId = typeof VideoId.Type
 export const VideoIdFromText = idFromText(VideoId)

@@ -28,7 +28,7 @@ const SmtpMailerLive = importLayer(() => import("./SmtpMailer.js").then((module)
 const TwilioTelephonyLive = importLayer(() => import("./TwilioTelephony.js").then((module) => module.TwilioTelephonyLive))
 
 /**
- * Push notifications (issue 17): FCM, with firebase-admin, only when FCM_SERVICE_ACCOUNT_FILE is
+ * Push notifications: FCM, with firebase-admin, only when FCM_SERVICE_ACCOUNT_FILE is
  * set; otherwise the outbox (DATA_DIR/outbox/push.jsonl).
  */
 export const PushLive: Layer.Layer<Push, never, AppConfig> = Layer.unwrapEffect(
@@ -44,7 +44,7 @@ export const AdaptersLive: Layer.Layer<Telephony | ObjectStore | Mailer | Push, 
       Option.isSome(config.twilio) ? TwilioTelephonyLive : OutboxTelephonyLive,
       Option.isSome(config.s3) ? S3ObjectStoreLive : DiskObjectStoreLive.pipe(Layer.provide(SigningSecretLive)),
       Option.isSome(config.smtpUrl) ? SmtpMailerLive : OutboxMailerLive,
-      // Issue 17: FCM when FCM_SERVICE_ACCOUNT_FILE is set, else the push outbox.
+      // FCM when FCM_SERVICE_ACCOUNT_FILE is set, else the push outbox.
       PushLive
     ))
 )
@@ -59,7 +59,7 @@ export const ObjectDownloadLive: Layer.Layer<never, never, AppConfig> = Layer.un
 )
 
 /**
- * Video tokens (issue 15): the Twilio layer, with its SDK, only when TWILIO_API_KEY_SID and friends
+ * Video tokens: the Twilio layer, with its SDK, only when TWILIO_API_KEY_SID and friends
  * are set; otherwise every request for a token is refused (422 "video is not configured").
  */
 export const VideoTokensLive: Layer.Layer<VideoTokens, never, AppConfig> = Layer.unwrapEffect(

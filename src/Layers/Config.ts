@@ -28,7 +28,7 @@ const twilio = Config.all({
   smsAutoReply: optional(Config.string("TWILIO_SMS_AUTO_REPLY"))
 }).pipe(Config.option)
 
-/** Twilio Video (issue 15): the account and an API key; all three or none. */
+/** Twilio Video: the account and an API key; all three or none. */
 const video = Config.all({
   accountSid: Config.string("TWILIO_ACCOUNT_SID"),
   apiKeySid: Config.string("TWILIO_API_KEY_SID"),
@@ -163,7 +163,7 @@ const billingText = (name: string, fallback: string, max: number) =>
     Config.validate({ message: `must be 1 to ${max} characters`, validation: (text) => text.length >= 1 && text.length <= max })
   )
 
-/** 837P settings (issue 19); the defaults are a valid test identity, so `npm start` can generate files. */
+/** 837P settings; the defaults are a valid test identity, so `npm start` can generate files. */
 const billing = Config.all({
   npi: Config.withDefault(Config.string("BILLING_NPI"), "1234567893").pipe(
     Config.validate({ message: "must be a 10-digit NPI whose check digit is right", validation: isValidNpi })
@@ -225,7 +225,7 @@ const addressLimits = Config.all({
   screenersPerHour: limit("RATE_LIMIT_SCREENERS_PER_HOUR", "screenersPerHour")
 })
 
-/** Clinic videos (issue 24). */
+/** Clinic videos. */
 const clinicVideos = Config.all({
   maxBytes: positiveInteger("VIDEO_MAX_BYTES", 2 * 1024 * 1024 * 1024),
   ffmpegPath: Config.withDefault(Config.string("FFMPEG_PATH"), "/usr/bin/ffmpeg"),
@@ -288,7 +288,7 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     // Automatic log-off for health data: docs/spec-decisions.md "Sessions" gives the reasons.
     sessionIdleMinutes: yield* positiveInteger("SESSION_IDLE_MINUTES", 30),
     sessionMaxHours: yield* positiveInteger("SESSION_MAX_HOURS", 12),
-    // Clinic patients (issue 13): the inbox help requests are emailed to.
+    // Clinic patients: the inbox help requests are emailed to.
     clinicSupportEmail: yield* Config.withDefault(Config.string("CLINIC_SUPPORT_EMAIL"), "support@localhost"),
     clinicalAlertEmail: yield* Config.withDefault(Config.string("CLINICAL_ALERT_EMAIL"), "clinical-alerts@localhost"),
     jobs: {
@@ -298,22 +298,22 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     },
     liveness: yield* liveness,
     billing: yield* billing,
-    // Admin reports (issue 25): report files hold personal data, so links are short-lived; 30 days at most.
+    // Admin reports: report files hold personal data, so links are short-lived; 30 days at most.
     reports: {
       linkMinutes: yield* positiveInteger("REPORT_LINK_MINUTES", 15).pipe(
         Config.validate({ message: "must be at most 43200 (30 days)", validation: (n) => n <= 43_200 })
       )
     },
-    // Push reminders (issue 17): FCM when a service account key is given, else the push outbox.
+    // Push reminders: FCM when a service account key is given, else the push outbox.
     fcm: Option.map(yield* optional(Config.string("FCM_SERVICE_ACCOUNT_FILE")), (serviceAccountFile) => ({ serviceAccountFile })),
-    // Collaborator assessment links (issue 22).
+    // Collaborator assessment links.
     collaborators: {
       tokenTtlHours: yield* positiveInteger("ASSESSMENT_TOKEN_TTL_HOURS", 168).pipe(
         Config.validate({ message: "must be at most 720 hours (30 days)", validation: (n) => n <= 720 })
       ),
       formUrl: yield* parsed("ASSESSMENT_FORM_URL", (text) => Either.map(parseInviteUrlBase(text), Option.some), Option.none<string>())
     },
-    // Content library (issue 23): the demo bundle loaded at start-up into an empty library.
+    // Content library: the demo bundle loaded at start-up into an empty library.
     contentDemo: yield* Config.withDefault(Config.boolean("CONTENT_DEMO"), true)
   }
 })

@@ -26,7 +26,7 @@ export interface TwilioSettings {
 }
 
 /**
- * Twilio Video (issue 15): access tokens are signed locally with an API key, no network call.
+ * Twilio Video: access tokens are signed locally with an API key, no network call.
  * Set together: TWILIO_ACCOUNT_SID, TWILIO_API_KEY_SID, TWILIO_API_KEY_SECRET.
  */
 export interface VideoSettings {
@@ -35,7 +35,7 @@ export interface VideoSettings {
   readonly apiKeySecret: Redacted.Redacted
 }
 
-/** Clinic videos (issue 24): uploads and the ffmpeg processing of `process_video` jobs. */
+/** Clinic videos: uploads and the ffmpeg processing of `process_video` jobs. */
 export interface ClinicVideoSettings {
   /** Largest upload (VIDEO_MAX_BYTES, default 2 GiB). */
   readonly maxBytes: number
@@ -59,7 +59,7 @@ export interface MifSettings {
 }
 
 /**
- * Claims and 837P files (issue 19): the billing provider (2000A), the submitter (1000A) and the
+ * Claims and 837P files: the billing provider (2000A), the submitter (1000A) and the
  * clearinghouse (1000B). Local defaults let `npm start` generate test files (ISA15 `T`).
  */
 export interface BillingSettings {
@@ -90,7 +90,7 @@ export interface BillingSettings {
   readonly maxDocumentBytes: number
 }
 
-/** Admin report files (issue 25). */
+/** Admin report files. */
 export interface ReportSettings {
   /** Lifetime of the signed link a download redirects to (never past the report's 30-day expiry). */
   readonly linkMinutes: number
@@ -179,7 +179,7 @@ export interface AppSettings {
   readonly mif: MifSettings
   /** Twilio Video token settings; None → video tokens are refused (422). */
   readonly video: Option.Option<VideoSettings>
-  /** Clinic video uploads and processing (issue 24); not Twilio Video (`video`). */
+  /** Clinic video uploads and processing; not Twilio Video (`video`). */
   readonly clinicVideos: ClinicVideoSettings
   /** IANA zone of the clinic's wall clock: recurring slots and day filters (`America/Los_Angeles`). */
   readonly clinicTimeZone: string
@@ -196,17 +196,17 @@ export interface AppSettings {
   readonly jobs: JobSettings
   readonly liveness: LivenessSettings
   readonly billing: BillingSettings
-  /** Admin report files (issue 25). */
+  /** Admin report files. */
   readonly reports: ReportSettings
-  /** Firebase Cloud Messaging for push reminders (issue 17); None → the push outbox. */
+  /** Firebase Cloud Messaging for push reminders; None → the push outbox. */
   readonly fcm: Option.Option<FcmSettings>
   /** Load seeds/content/demo.json at start-up when the content library is empty (CONTENT_DEMO, default true). */
   readonly contentDemo: boolean
-  /** Collaborator assessment links (issue 22). */
+  /** Collaborator assessment links. */
   readonly collaborators: CollaboratorSettings
 }
 
-/** Collaborator assessment links (issue 22). */
+/** Collaborator assessment links. */
 export interface CollaboratorSettings {
   /** ASSESSMENT_TOKEN_TTL_HOURS: how long a link works (1 to 720 hours, default 168). */
   readonly tokenTtlHours: number

@@ -1,5 +1,5 @@
 /**
- * Push notifications to the app on a user's devices (issue 17): Firebase Cloud Messaging in
+ * Push notifications to the app on a user's devices: Firebase Cloud Messaging in
  * production (`src/Layers/FcmPush.ts`), a file outbox by default, memory in tests.
  */
 import { Context, type Effect, Schema } from "effect"

@@ -6,10 +6,10 @@
  * all slip under the limit. Inside a transaction the hit is undone with it (a registration that
  * fails does not use up its phone number's budget).
  */
-import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect } from "effect"
 import { createHash } from "node:crypto"
 import { tooManyRequests } from "../Api/Errors.js"
+import { RateLimitsRepo } from "./RateLimitsRepo.js"
 
 export const limitMessage = "Too many requests; try again later"
 
@@ -30,7 +30,7 @@ export interface Taken {
 
 export class RateLimiter extends Effect.Service<RateLimiter>()("app/RateLimiter", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* RateLimitsRepo
 
     /** Counts one hit in the bucket's current window. */
     const take = (bucket: string, { limit, window }: Limit) =>
@@ -39,21 +39,13 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("app/RateLimiter"
         const now = yield* Clock.currentTimeMillis
         const windowStart = new Date(now - (now % windowMs))
         const key = createHash("sha256").update(bucket).digest("hex")
-        const rows = yield* sql<{ hits: number }>`
-          INSERT INTO rate_limits (bucket, window_start, hits) VALUES (${key}, ${windowStart}, 1)
-          ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_limits.hits + 1
-          RETURNING hits`
+        const hits = yield* repo.hit(key, windowStart)
         // Old windows are useless: drop them now and then rather than with a scheduler.
-        if (Math.random() < 0.01) yield* sql`DELETE FROM rate_limits WHERE window_start < ${new Date(now - 86_400_000)}`
-        const giveBack = sql`UPDATE rate_limits SET hits = hits - 1
-          WHERE bucket = ${key} AND window_start = ${windowStart} AND hits > 0`.pipe(
-          Effect.asVoid,
-          Effect.orDie,
-          Effect.withSpan("RateLimiter.giveBack")
-        )
+        if (Math.random() < 0.01) yield* repo.deleteBefore(new Date(now - 86_400_000))
+        const giveBack = repo.unhit(key, windowStart).pipe(Effect.withSpan("RateLimiter.giveBack", { captureStackTrace: false }))
         const retryAfter = Duration.millis(windowStart.getTime() + windowMs - now)
-        return { allowed: (rows[0]?.hits ?? 0) <= limit, retryAfter, giveBack } satisfies Taken
-      }).pipe(Effect.orDie, Effect.withSpan("RateLimiter.take"))
+        return { allowed: hits <= limit, retryAfter, giveBack } satisfies Taken
+      }).pipe(Effect.withSpan("RateLimiter.take", { captureStackTrace: false }))
 
     /**
      * Counts one hit; beyond the limit fails with 429 and the time left in the window (sent as
@@ -63,5 +55,6 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("app/RateLimiter"
       Effect.filterOrFail(take(bucket, rule), (taken) => taken.allowed, (taken) => tooManyRequests(message, taken.retryAfter))
 
     return { take, enforce } as const
-  })
+  }),
+  dependencies: [RateLimitsRepo.Default]
 }) {}

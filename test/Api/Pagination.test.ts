@@ -18,6 +18,12 @@ describe("pagination", () => {
     expect(pageRequest({ per_page: 101 }, 25).perPage).toBe(maxPageSize)
   })
 
+  it("clamps to an endpoint's own maximum when it documents one", () => {
+    expect(pageRequest({ per_page: 5000 }, 1000, 1000)).toEqual({ page: 1, perPage: 1000, offset: 0 })
+    expect(pageRequest({ page: 3, per_page: 250 }, 1000, 1000)).toEqual({ page: 3, perPage: 250, offset: 500 })
+    expect(pageRequest({ page: 2 }, 1000, 1000)).toEqual({ page: 2, perPage: 1000, offset: 1000 })
+  })
+
   it("builds the pagination object, including the empty and partial last pages", () => {
     expect(paginationOf(pageRequest({}, 25), 0)).toEqual({ current_page: 1, total_pages: 0, total_count: 0, per_page: 25 })
     expect(paginationOf(pageRequest({ page: 2 }, 25), 26)).toEqual({ current_page: 2, total_pages: 2, total_count: 26, per_page: 25 })

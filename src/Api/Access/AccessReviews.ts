@@ -8,17 +8,20 @@ import { Schema } from "effect"
 import { AccessReview } from "../../Domain/AccessReview.js"
 import { PatientIdFromText, UserIdFromText } from "../../Domain/Ids.js"
 import { Access, groupDocs, operationDocs } from "../Docs.js"
-import { reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { ValidationFailed } from "../Errors.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { AdminAuthentication } from "../Security.js"
 
 export const accessReviewsPageSize = 25
 
-export const AccessReviewQuery = Schema.Struct({
-  ...PageSizeQuery,
-  user_id: Schema.optional(UserIdFromText.annotations({ description: "Only the accesses of this staff member" })),
-  patient_id: Schema.optional(PatientIdFromText.annotations({ description: "Only the accesses to this patient" }))
-}).annotations(reportAllErrors)
+export const AccessReviewQuery = listQuery({
+  size: "page_size",
+  fields: {
+    user_id: Schema.optional(UserIdFromText.annotations({ description: "Only the accesses of this staff member" })),
+    patient_id: Schema.optional(PatientIdFromText.annotations({ description: "Only the accesses to this patient" }))
+  }
+})
 
 export class AccessReviewList extends Schema.Class<AccessReviewList>("AccessReviewList")({
   access_reviews: Schema.Array(AccessReview),

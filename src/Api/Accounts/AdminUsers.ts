@@ -5,7 +5,8 @@ import { Role, User, UserStatus } from "../../Domain/Accounts/User.js"
 import { UserIdFromText } from "../../Domain/Ids.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { maxPageSize, PageSizeQuery, Pagination } from "../Pagination.js"
+import { BodyPageNumber, BodyPageSize } from "../Lists.js"
+import { PageSizeQuery, Pagination } from "../Pagination.js"
 import { BoundedArray, Email, IsoDate, Name, Phone, Search, SortDir } from "../Schemas.js"
 import { AdminAuthentication } from "../Security.js"
 
@@ -37,11 +38,6 @@ export const AdminUserListQuery = Schema.Struct({
   search: Schema.optional(Search)
 }).annotations(reportAllErrors)
 
-const PageNumber = Schema.Int.pipe(
-  Schema.greaterThan(0, { message: () => "must be greater than 0" }),
-  Schema.annotations({ title: "Page", description: "Page number, from 1" })
-)
-
 export class UserFilterRequest extends Schema.Class<UserFilterRequest>("UserFilterRequest")({
   search: Schema.optional(Schema.NullOr(Search)),
   sort_by: Schema.optional(UserSortColumn),
@@ -55,8 +51,8 @@ export class UserFilterRequest extends Schema.Class<UserFilterRequest>("UserFilt
     })),
     patient_name: Schema.optional(Schema.NullOr(Search))
   })),
-  page: Schema.optional(PageNumber),
-  page_size: Schema.optional(PageNumber.annotations({ title: "Page size", description: `Items per page; values above ${maxPageSize} are clamped to ${maxPageSize}` }))
+  page: Schema.optional(BodyPageNumber.annotations({ title: "Page" })),
+  page_size: Schema.optional(BodyPageSize.annotations({ title: "Page size" }))
 }, requestBody({
   search: "doe",
   sort_by: "last_name",

@@ -1,5 +1,5 @@
 /**
- * Push devices of a user (issue 17; not in the spec, needed for push reminders): the app registers
+ * Push devices of a user (not in the spec, needed for push reminders): the app registers
  * its FCM registration token after sign-in and removes it on sign-out.
  */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"

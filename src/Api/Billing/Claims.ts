@@ -14,9 +14,10 @@ import { AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { BodyLimit, carriesFiles } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeBody, PageSizeQuery, Pagination } from "../Pagination.js"
-import { BoundedArray, BoundedString, IsoDate, RequiredString, Search, SortDir } from "../Schemas.js"
+import { NotFound, ValidationFailed } from "../Errors.js"
+import { dateRange, listBodyFields, listQuery, nameFilter } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
+import { BoundedArray, BoundedString, IsoDate, RequiredString } from "../Schemas.js"
 import { AdminAuthentication } from "../Security.js"
 
 export const claimsPageSize = 25
@@ -143,32 +144,31 @@ export const ClaimSortColumn = Schema.Literal(
 )
 export type ClaimSortColumn = typeof ClaimSortColumn.Type
 
-const ClaimListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  sort_by: Schema.optional(ClaimSortColumn),
-  sort_dir: Schema.optional(SortDir),
-  status: Schema.optional(ClaimStatus),
-  patient_id: Schema.optional(PatientIdFromText),
-  provider_id: Schema.optional(ProviderIdFromText)
-}).annotations(reportAllErrors)
+const ClaimListQuery = listQuery({
+  size: "page_size",
+  sortBy: ClaimSortColumn,
+  fields: {
+    status: Schema.optional(ClaimStatus),
+    patient_id: Schema.optional(PatientIdFromText),
+    provider_id: Schema.optional(ProviderIdFromText)
+  }
+})
 
 export class FilterClaimsRequest extends Schema.Class<FilterClaimsRequest>("FilterClaimsRequest")({
-  search: Schema.optional(Schema.NullOr(Search.annotations({ description: "Claim number, CPT code, patient or provider name" }))),
-  sort_by: Schema.optional(ClaimSortColumn),
-  sort_dir: Schema.optional(SortDir),
-  ...PageSizeBody,
-  filters: Schema.optional(Schema.Struct({
-    date: Schema.optional(Schema.Struct({
-      start_date: Schema.optional(Schema.NullOr(IsoDate)),
-      end_date: Schema.optional(Schema.NullOr(IsoDate))
-    }).annotations({ description: "Service dates, both inclusive" })),
-    status: Schema.optional(Schema.NullOr(ClaimStatus)),
-    appointment_type: Schema.optional(Schema.NullOr(AppointmentType)),
-    insurance_plan_id: Schema.optional(Schema.NullOr(InsurancePlanId)),
-    appointment_id: Schema.optional(Schema.NullOr(AppointmentId)),
-    patient_name: Schema.optional(Schema.NullOr(Search)),
-    provider_name: Schema.optional(Schema.NullOr(Search))
-  }))
+  ...listBodyFields({
+    size: "page_size",
+    search: "Claim number, CPT code, patient or provider name",
+    sortBy: ClaimSortColumn,
+    filters: Schema.Struct({
+      date: dateRange("Service dates, both inclusive"),
+      status: Schema.optional(Schema.NullOr(ClaimStatus)),
+      appointment_type: Schema.optional(Schema.NullOr(AppointmentType)),
+      insurance_plan_id: Schema.optional(Schema.NullOr(InsurancePlanId)),
+      appointment_id: Schema.optional(Schema.NullOr(AppointmentId)),
+      patient_name: nameFilter(),
+      provider_name: nameFilter()
+    })
+  })
 }, requestBody({
   sort_by: "service_date",
   sort_dir: "DESC",

@@ -7,9 +7,10 @@ import { Schema } from "effect"
 import { ClaimFilingIndicator, Coverage, Gender, InsurancePlan, Relationship } from "../../Domain/Billing/Insurance.js"
 import { InsurancePlanId, InsurancePlanIdFromText, PatientIdFromText } from "../../Domain/Ids.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
-import { BoundedString, IsoDate, Name, RequiredString, Search } from "../Schemas.js"
+import { NotFound, ValidationFailed } from "../Errors.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
+import { BoundedString, IsoDate, Name, RequiredString } from "../Schemas.js"
 import { AdminAuthentication, Authentication } from "../Security.js"
 
 export const insurancePlansPageSize = 25
@@ -44,10 +45,7 @@ export class InsurancePlanList extends Schema.Class<InsurancePlanList>("Insuranc
   pagination: Pagination
 }) {}
 
-const PlanListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  search: Schema.optional(Search.annotations({ description: "Part of the name or payer id" }))
-}).annotations(reportAllErrors)
+const PlanListQuery = listQuery({ size: "page_size", search: "Part of the name or payer id" })
 
 export class UpdateCoverageRequest extends Schema.Class<UpdateCoverageRequest>("UpdateCoverageRequest")({
   coverage: Schema.Struct({

@@ -13,7 +13,8 @@ import { CollaboratorAssessmentIdFromText, CollaboratorIdFromText, PatientId, Pa
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { Access, accessHeading, groupDocs, operationDocs, requestBody, specHeading } from "../Docs.js"
 import { Forbidden, NotFound, reportAllErrors, TooManyRequests, Unauthorized, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { BooleanFromQuery, BoundedArray, BoundedString, IssuedToken, maxLengths, Name, Phone, RequiredString } from "../Schemas.js"
 import { Authentication, type Caller, userToken } from "../Security.js"
 
@@ -103,13 +104,15 @@ export class CollaboratorList extends Schema.Class<CollaboratorList>("Collaborat
   pagination: Pagination
 }) {}
 
-export const ListCollaboratorsQuery = Schema.Struct({
-  ...PageSizeQuery,
-  type: Schema.optional(CollaboratorType),
-  status: Schema.optional(CollaboratorStatus),
-  organization: Schema.optional(BoundedString(maxOrganizationLength).annotations({ description: "Organization contains this text (any case)" })),
-  patient_id: Schema.optional(PatientIdFromText.annotations({ description: "Collaborators linked to this patient" }))
-}).annotations(reportAllErrors)
+export const ListCollaboratorsQuery = listQuery({
+  size: "page_size",
+  fields: {
+    type: Schema.optional(CollaboratorType),
+    status: Schema.optional(CollaboratorStatus),
+    organization: Schema.optional(BoundedString(maxOrganizationLength).annotations({ description: "Organization contains this text (any case)" })),
+    patient_id: Schema.optional(PatientIdFromText.annotations({ description: "Collaborators linked to this patient" }))
+  }
+})
 
 export const TokenQuery = Schema.Struct({
   collaborator_id: CollaboratorIdFromText,
@@ -184,13 +187,15 @@ export class AssessmentList extends Schema.Class<AssessmentList>("CollaboratorAs
   pagination: Pagination
 }) {}
 
-export const ListAssessmentsQuery = Schema.Struct({
-  ...PageSizeQuery,
-  patient_id: Schema.optional(PatientIdFromText),
-  collaborator_id: Schema.optional(CollaboratorIdFromText),
-  assessment_type: Schema.optional(AssessmentType),
-  status: Schema.optional(AssessmentStatus)
-}).annotations(reportAllErrors)
+export const ListAssessmentsQuery = listQuery({
+  size: "page_size",
+  fields: {
+    patient_id: Schema.optional(PatientIdFromText),
+    collaborator_id: Schema.optional(CollaboratorIdFromText),
+    assessment_type: Schema.optional(AssessmentType),
+    status: Schema.optional(AssessmentStatus)
+  }
+})
 
 const recordAccess = "Signed in. The collaborator's owner (who added it) and admins; a linked patient's primary provider may read " +
   "it. Anyone else: 403 `You are not authorized to perform this action.`"

@@ -37,7 +37,7 @@ export class EngagementStatusHistory extends Schema.Class<EngagementStatusHistor
 }) {}
 
 const path = Schema.Struct({ id: IdParam })
-const spec = "ECM §2.7, §4.7 (engagement status columns; issue 16)"
+const spec = "ECM §2.7, §4.7 (engagement status columns)"
 
 export class EcmEngagementStatusApi extends HttpApiGroup.make("ecmEngagementStatus")
   .add(

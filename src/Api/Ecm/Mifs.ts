@@ -2,10 +2,11 @@ import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { MifFileType, MifSourceType, MifStatus } from "../../Domain/Ecm/Mif.js"
 import { IsoDate, IsoTimestamp } from "../../Domain/Time.js"
-import { carriesFiles } from "../BodyLimit.js"
+import { carriesFiles, DataUriField } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
-import { maxPageSize, PageNumber, PageSize, Pagination, PerPageQuery } from "../Pagination.js"
+import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
+import { listQuery } from "../Lists.js"
+import { maxPageSize, Pagination } from "../Pagination.js"
 import { BoundedString, IdParam } from "../Schemas.js"
 
 /**
@@ -95,12 +96,10 @@ export class MifFileResponse extends Schema.Class<MifFileResponse>("MifFileRespo
   pagination: Pagination.annotations({ description: "Pages of eligibility_informations (by line)" })
 }) {}
 
-export const MifDetailQuery = Schema.Struct({
-  page: Schema.optional(PageNumber),
-  per_page: Schema.optional(PageSize.annotations({
-    description: `Eligibility records per page (default and most: ${maxEligibilityPerPage})`
-  }))
-}).annotations(reportAllErrors)
+export const MifDetailQuery = listQuery({
+  size: "per_page",
+  sizeDescription: `Eligibility records per page (default and most: ${maxEligibilityPerPage})`
+})
 
 const idPath = Schema.Struct({ id: IdParam })
 
@@ -111,6 +110,7 @@ export class EcmMifsApi extends HttpApiGroup.make("ecmMifs")
       .setPayload(MifImportRequest)
       .addSuccess(MifImportResponse)
       .annotateContext(carriesFiles)
+      .annotate(DataUriField, ["mif", "file"])
       .annotateContext(operationDocs({
         summary: "Import a member information file",
         description: "Creates or updates ECM patients and their eligibility records from a CSV, XML or XLSX file, sent " +
@@ -127,7 +127,7 @@ export class EcmMifsApi extends HttpApiGroup.make("ecmMifs")
   )
   .add(
     HttpApiEndpoint.get("list", "/admin/clinic/ecm/mifs")
-      .setUrlParams(Schema.Struct(PerPageQuery).annotations(reportAllErrors))
+      .setUrlParams(listQuery({ size: "per_page" }))
       .addSuccess(MifFileList)
       .annotateContext(operationDocs({
         summary: "List MIF files",

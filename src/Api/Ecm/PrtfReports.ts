@@ -1,4 +1,4 @@
-/** PRTF reports (ECM §2.7, §4.7, issue 16): generate, list and show; the file itself is a signed link. */
+/** PRTF reports (ECM §2.7, §4.7): generate, list and show; the file itself is a signed link. */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { npiPattern } from "../../Domain/Ecm/PrtfReport.js"

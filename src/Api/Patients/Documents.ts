@@ -1,4 +1,4 @@
-/** A patient's documents (general §4.2; upload and delete beyond the spec, issue 13). */
+/** A patient's documents (general §4.2; upload and delete beyond the spec). */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { PatientIdFromText } from "../../Domain/Ids.js"

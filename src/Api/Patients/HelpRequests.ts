@@ -1,4 +1,4 @@
-/** Help requests of a patient's family (general §4.2, issue 13). */
+/** Help requests of a patient's family (general §4.2). */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { PatientId, PatientIdFromText } from "../../Domain/Ids.js"

@@ -1,10 +1,11 @@
-/** Clinic patients (general §4.2, issue 13): list, filter, filter options, show, create, update. */
+/** Clinic patients (general §4.2): list, filter, filter options, show, create, update. */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { PatientIdFromText, ProviderId, UserId } from "../../Domain/Ids.js"
 import { ClinicPatient, PatientSortColumn, patientStatuses } from "../../Domain/Patients/Patient.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { Forbidden, NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
+import { BodyPageNumber, BodyPageSize } from "../Lists.js"
 import { maxPageSize, PageSizeQuery, Pagination } from "../Pagination.js"
 import { BoundedString, Email, IsoDate, Language, Name, Phone, Search, SortDir } from "../Schemas.js"
 import { Authentication } from "../Security.js"
@@ -77,15 +78,14 @@ export const PatientListQuery = Schema.Struct({
   search: Schema.optional(Search.annotations({ description: searchDescription }))
 }).annotations(reportAllErrors)
 
-const PageNumber = Schema.Int.pipe(Schema.greaterThan(0, { message: () => "must be greater than 0" }))
 const PatientStatus = Schema.Literal(...patientStatuses)
 
 export class PatientFilterRequest extends Schema.Class<PatientFilterRequest>("PatientFilterRequest")({
   search: Schema.optional(Schema.NullOr(Search.annotations({ description: searchDescription }))),
   sort_by: Schema.optional(PatientSortColumn),
   sort_dir: Schema.optional(SortDir),
-  page: Schema.optional(PageNumber.annotations({ description: "Page number, from 1" })),
-  page_size: Schema.optional(PageNumber.annotations({ description: `Items per page; values above ${maxPageSize} are clamped to ${maxPageSize}` })),
+  page: Schema.optional(BodyPageNumber),
+  page_size: Schema.optional(BodyPageSize),
   filters: Schema.optional(Schema.Struct({
     provider_name: Schema.optional(Schema.NullOr(BoundedString(patientMaxLengths.providerName).annotations({
       description: "Patients whose primary provider's name (first, last, or both) contains this text"

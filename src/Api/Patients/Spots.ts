@@ -1,4 +1,4 @@
-/** Spots: a patient's places on the clinic's waitlist (general §4.2, issue 13). */
+/** Spots: a patient's places on the clinic's waitlist (general §4.2). */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { PatientIdFromText } from "../../Domain/Ids.js"

@@ -1,4 +1,4 @@
-/** Treatment plans of a patient (general §4.2, issue 13). */
+/** Treatment plans of a patient (general §4.2). */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { PatientId, ProviderId } from "../../Domain/Ids.js"

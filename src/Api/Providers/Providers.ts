@@ -7,11 +7,12 @@ import { isValidNpi } from "../../Domain/Providers/Npi.js"
 import { ProviderId } from "../../Domain/Ids.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { maxPageSize, PageSizeQuery, Pagination } from "../Pagination.js"
+import { BodyPageNumber, BodyPageSize } from "../Lists.js"
+import { PageSizeQuery, Pagination } from "../Pagination.js"
 import { BoundedArray, BoundedString, Search, SortDir } from "../Schemas.js"
 import { AdminAuthentication } from "../Security.js"
 
-/** Default page size of the provider and supervisor lists (issue 10, as clinic patients in §8). */
+/** Default page size of the provider and supervisor lists (as clinic patients in §8). */
 export const providersPageSize = 25
 
 export const providerMaxLengths = { specialty: 100, licenseNumber: 50, npi: 10, role: 16, department: 100 } as const
@@ -64,14 +65,12 @@ export const ProviderListQuery = Schema.Struct({
   search: Schema.optional(Search.annotations({ description: "Matches names, email, specialty, license number and NPI" }))
 }).annotations(reportAllErrors)
 
-const PageNumber = Schema.Int.pipe(Schema.greaterThan(0, { message: () => "must be greater than 0" }))
-
 export class ProviderFilterRequest extends Schema.Class<ProviderFilterRequest>("ProviderFilterRequest")({
   search: Schema.optional(Schema.NullOr(Search)),
   sort_by: Schema.optional(ProviderSortColumn),
   sort_dir: Schema.optional(SortDir),
-  page: Schema.optional(PageNumber.annotations({ description: "Page number, from 1" })),
-  page_size: Schema.optional(PageNumber.annotations({ description: `Items per page; values above ${maxPageSize} are clamped to ${maxPageSize}` })),
+  page: Schema.optional(BodyPageNumber),
+  page_size: Schema.optional(BodyPageSize),
   filters: Schema.optional(Schema.Struct({
     search: Schema.optional(Schema.NullOr(Search.annotations({ description: "Used when the top-level search is absent" })))
   }).annotations({ description: "Only the search query is honoured (general §4.9); other keys are ignored" }))

@@ -10,8 +10,9 @@ import {
 import { maxTextAnswer, ResponseStatus } from "../../Domain/Questionnaires/Scoring.js"
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { Forbidden, NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { Forbidden, NotFound, ValidationFailed } from "../Errors.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { BooleanFromQuery, BoundedArray, BoundedString, IdParam } from "../Schemas.js"
 import { Authentication } from "../Security.js"
 
@@ -32,12 +33,14 @@ export const AnswerInput = Schema.Struct({
 export type AnswerInput = typeof AnswerInput.Type
 export const Answers = BoundedArray(AnswerInput, questionnaireLimits.answers)
 
-export const CatalogueQuery = Schema.Struct({
-  ...PageSizeQuery,
-  category: Schema.optional(QuestionnaireCategory),
-  active: Schema.optional(BooleanFromQuery),
-  age_group: Schema.optional(BoundedString(questionnaireLimits.ageGroup).annotations({ description: "adult, teen or child" }))
-}).annotations(reportAllErrors)
+export const CatalogueQuery = listQuery({
+  size: "page_size",
+  fields: {
+    category: Schema.optional(QuestionnaireCategory),
+    active: Schema.optional(BooleanFromQuery),
+    age_group: Schema.optional(BoundedString(questionnaireLimits.ageGroup).annotations({ description: "adult, teen or child" }))
+  }
+})
 
 export class QuestionnaireList extends Schema.Class<QuestionnaireList>("QuestionnaireList")({
   questionnaires: Schema.Array(Questionnaire),
@@ -116,12 +119,14 @@ export class QuestionnaireResponseList extends Schema.Class<QuestionnaireRespons
   pagination: Pagination
 }) {}
 
-export const ResponseListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  patient_id: Schema.optional(PatientIdFromText.annotations({ description: "One patient; without it, every patient the caller may see" })),
-  questionnaire_id: Schema.optional(QuestionnaireIdFromText),
-  status: Schema.optional(ResponseStatus)
-}).annotations(reportAllErrors)
+export const ResponseListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    patient_id: Schema.optional(PatientIdFromText.annotations({ description: "One patient; without it, every patient the caller may see" })),
+    questionnaire_id: Schema.optional(QuestionnaireIdFromText),
+    status: Schema.optional(ResponseStatus)
+  }
+})
 
 const bodyLimit = 512 * 1024
 

@@ -5,8 +5,9 @@ import { QuestionnaireId } from "../../Domain/Ids.js"
 import { Questionnaire, ScreenerResult, TargetAudience } from "../../Domain/Questionnaires/Questionnaire.js"
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { reportAllErrors, TooManyRequests, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { TooManyRequests, ValidationFailed } from "../Errors.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { BoundedString } from "../Schemas.js"
 import { InviteEmail } from "./Invites.js"
 import { Answers } from "./Questionnaires.js"
@@ -34,7 +35,7 @@ export class ScreenerResultResponse extends Schema.Class<ScreenerResultResponse>
 export class ScreenersApi extends HttpApiGroup.make("marketingQuestionnaires")
   .add(
     HttpApiEndpoint.get("list", "/marketing_questionnaires")
-      .setUrlParams(Schema.Struct({ ...PageSizeQuery, target_audience: Schema.optional(TargetAudience) }).annotations(reportAllErrors))
+      .setUrlParams(listQuery({ size: "page_size", fields: { target_audience: Schema.optional(TargetAudience) } }))
       .addSuccess(ScreenerList)
       .annotateContext(operationDocs({
         summary: "List public screeners",

@@ -1,4 +1,4 @@
-/** A push device of a user account (issue 17; not in the spec): where push reminders go. */
+/** A push device of a user account (not in the spec): where push reminders go. */
 import { Schema } from "effect"
 import { DeviceId, UserId } from "../Ids.js"
 import { IsoTimestamp } from "../Time.js"

@@ -1,5 +1,5 @@
 /**
- * ECM engagement status (issue 16, docs/prtf.md "Engagement status"): the value set and the moves
+ * ECM engagement status (docs/prtf.md "Engagement status"): the value set and the moves
  * between values. Each change is a row of `ecm_status_histories`; the status on a day is the entry
  * with the latest `effective_date` on or before it (of one day's entries, the one written last).
  * Entries may be recorded late (an effective date in the past, with a reason). Pure: the service

@@ -59,7 +59,7 @@ export const ruleTable = (): ReadonlyArray<RuleRow> =>
 export const outreachCategories: ReadonlyArray<PrtfCategory> = prtfCategories.filter((c) => c.endsWith("_outreach"))
 export const encounterCategories: ReadonlyArray<PrtfCategory> = prtfCategories.filter((c) => c.endsWith("_encounters"))
 
-/** The file's columns, in order (issue 16). docs/prtf.md gives each one's source. */
+/** The file's columns, in order. docs/prtf.md gives each one's source. */
 export const prtfColumns = [
   "Report Period Start", "Report Period End", "ECM Provider Name", "ECM Provider NPI", "ECM Provider Phone",
   "Member ID (CIN)", "Client Index Number", "Member Last Name", "Member First Name", "Member Date of Birth",

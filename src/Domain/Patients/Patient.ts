@@ -1,4 +1,4 @@
-/** The clinic patient (general §2.2, issue 13): the clinic's view of the one `patients` table. */
+/** The clinic patient (general §2.2): the clinic's view of the one `patients` table. */
 import { Schema } from "effect"
 import { IsoDate, IsoTimestamp } from "../Time.js"
 

@@ -1,4 +1,4 @@
-/** Records under a clinic patient (issue 13): help requests, treatment plans, spots, documents. */
+/** Records under a clinic patient: help requests, treatment plans, spots, documents. */
 import { Schema } from "effect"
 import { IsoDate, IsoTimestamp } from "../Time.js"
 

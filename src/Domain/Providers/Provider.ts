@@ -29,7 +29,7 @@ export class Provider extends Schema.Class<Provider>("Provider")({
   specialty: Schema.NullOr(Schema.String),
   license_number: Schema.NullOr(Schema.String),
   npi: Schema.NullOr(Schema.String),
-  /** The clinic department the provider works in (issue 25: weekly metrics filter on it). */
+  /** The clinic department the provider works in (weekly metrics filter on it). */
   department: Schema.NullOr(Schema.String),
   has_supervisor: Schema.Boolean,
   supervisor_id: Schema.NullOr(ProviderId),

@@ -1,7 +1,7 @@
 /**
  * Recurring availability (general §2.5): the occurrences of a slot, expanded on the clinic's wall
  * clock. Patterns: daily, weekly, biweekly, monthly, and `custom` with an RRULE of this bounded
- * subset of RFC 5545, parsed and expanded here (why not the `rrule` package: docs/spec-decisions.md, issue 15):
+ * subset of RFC 5545, parsed and expanded here (why not the `rrule` package: docs/spec-decisions.md, Scheduling):
  *
  * - `FREQ=DAILY|WEEKLY|MONTHLY` (required), `INTERVAL=n` (1–366, default 1);
  * - `BYDAY=MO,TU,…` (plain weekdays, no ordinals) with FREQ=WEEKLY (days of each week, weeks start

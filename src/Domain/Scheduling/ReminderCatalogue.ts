@@ -1,5 +1,5 @@
 /**
- * The texts of appointment reminders, per language (issue 17): the only place their words live.
+ * The texts of appointment reminders, per language: the only place their words live.
  * Placeholders in braces: {date} and {time} (the appointment in the clinic's time zone, written
  * the language's way), {zone} (the zone's short name), {provider} (the provider's name) and
  * {note} (the caller's own message, with the `note` line around it, or nothing). A language

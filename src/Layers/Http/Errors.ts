@@ -152,4 +152,4 @@ export const ErrorHandlingLive = HttpApiBuilder.middleware((app) =>
       )
       return yield* errorResponse(internalServerError())
     })
-  ), { withContext: true })
+  ))

@@ -10,8 +10,7 @@
  * span is renamed when the request ends.
  */
 import { HttpMiddleware, HttpServerError, HttpServerRequest, type HttpApp } from "@effect/platform"
-import * as OtelTracer from "@effect/opentelemetry/Tracer"
-import { Effect, Exit, FiberRef, type Layer, LogLevel } from "effect"
+import { Effect, Exit, FiberRef, type Layer, LogLevel, type Tracer } from "effect"
 import type { TrustedProxies } from "../../Services/AppConfig.js"
 import { requestOrigin } from "./Forwarded.js"
 import type { RequestTracker } from "./Shutdown.js"
@@ -22,8 +21,16 @@ export const routeTemplate = (route: string): string => route.replace(/:([A-Za-z
 /** User agents are free text: bounded, so a client cannot fill the telemetry backend. */
 const maxUserAgent = 256
 
-const renameSpan = (name: string) =>
-  Effect.catchAll(Effect.map(OtelTracer.currentOtelSpan, (span) => void span.updateName(name)), () => Effect.void)
+/** How @effect/opentelemetry marks its spans (`span.span` is the OpenTelemetry span). */
+const otelSpanTypeId = Symbol.for("@effect/opentelemetry/Tracer/OtelSpan")
+
+/**
+ * Renames an exported span; Effect's own spans (nothing exported) keep their name, which nobody
+ * reads, at no cost per request.
+ */
+const renameSpan = (span: Tracer.Span, name: string) => {
+  if (otelSpanTypeId in span) (span as unknown as { readonly span: { updateName(name: string): void } }).span.updateName(name)
+}
 
 export interface ObserveOptions {
   readonly trustedProxies: TrustedProxies
@@ -55,19 +62,16 @@ export const observeRequests = (options: ObserveOptions) => <E, R>(app: HttpApp.
           const matched = span.attributes.get("http.route")
           const route = typeof matched === "string" ? routeTemplate(matched) : undefined
           if (route !== undefined) span.attribute("http.route", route)
-          const rename = route === undefined ? Effect.void : renameSpan(`${request.method} ${route}`)
+          if (route !== undefined) renameSpan(span, `${request.method} ${route}`)
           // Building the access-log line costs more than the check: skip it when Info is off.
-          if (LogLevel.lessThan(LogLevel.Info, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))) return rename
-          return Effect.zipRight(
-            rename,
-            Effect.logInfo("request").pipe(
-              Effect.annotateLogs({
-                ...common,
-                "http.route": route ?? "unmatched",
-                "http.response.status_code": status,
-                duration_ms: Math.round((performance.now() - started) * 100) / 100
-              })
-            )
+          if (LogLevel.lessThan(LogLevel.Info, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))) return Effect.void
+          return Effect.logInfo("request").pipe(
+            Effect.annotateLogs({
+              ...common,
+              "http.route": route ?? "unmatched",
+              "http.response.status_code": status,
+              duration_ms: Math.round((performance.now() - started) * 100) / 100
+            })
           )
         }),
         Effect.withParentSpan(span)

@@ -12,6 +12,11 @@
  * - JSON nested at most `maxJsonDepth` deep: deeper JSON exhausts the stack while a decode error
  *   is formatted.
  * These are refused with a 422 in the area's shape, naming `body`.
+ *
+ * A JSON field an endpoint declares as carrying a file (`DataUriField`: the MIF import's
+ * `mif.file`) is taken out of the body and decoded as the body arrives (./StreamedJson.ts): the
+ * rest of the body is checked and handed on as any other, the field's file through
+ * `ReceivedDataUris`.
  */
 import {
   HttpApi,
@@ -27,10 +32,12 @@ import { Context, Effect, Option, Stream } from "effect"
 import { isUtf8 } from "node:buffer"
 import type { IncomingMessage } from "node:http"
 import { Api } from "../../Api/Api.js"
-import { BodyLimit, type BodyLimitValue, smallBodyBytes } from "../../Api/BodyLimit.js"
+import { BodyLimit, type BodyLimitValue, DataUriField, smallBodyBytes } from "../../Api/BodyLimit.js"
 import { type Area, payloadTooLarge, validationFailure } from "../../Api/Errors.js"
 import { AppConfig } from "../../Services/AppConfig.js"
+import { ReceivedDataUris } from "../../Services/DataUri.js"
 import { areaOfPath, errorResponse } from "./Errors.js"
+import { jsonBodyScanner } from "./StreamedJson.js"
 
 /** Media types some endpoint of an Api takes a body in (`application/json` today). */
 export const mediaTypesOf = (api: HttpApi.HttpApi.Any): ReadonlySet<string> => {
@@ -54,6 +61,7 @@ interface RouteLimit {
   readonly limit: Option.Option<BodyLimitValue>
   /** Media types the endpoint takes a body in (none: it takes no body). */
   readonly mediaTypes: ReadonlySet<string>
+  readonly dataUriField: Option.Option<ReadonlyArray<string>>
 }
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
@@ -62,7 +70,8 @@ const routeLimit = (
   method: string,
   path: string,
   limit: Option.Option<BodyLimitValue>,
-  mediaTypes: ReadonlySet<string> = new Set()
+  mediaTypes: ReadonlySet<string> = new Set(),
+  dataUriField: Option.Option<ReadonlyArray<string>> = Option.none()
 ): RouteLimit => {
   const segments = path.split("/").filter((s) => s !== "")
   const pattern = segments.map((s) => (s.startsWith(":") ? "[^/]+" : escapeRegExp(s))).join("/")
@@ -72,7 +81,8 @@ const routeLimit = (
     pattern: new RegExp(`^/${pattern}/?$`),
     literalSegments: segments.filter((s) => !s.startsWith(":")).length,
     limit,
-    mediaTypes
+    mediaTypes,
+    dataUriField
   }
 }
 
@@ -87,6 +97,8 @@ export interface BodyRoute {
    * (which would decode as string pairs) and the form-encoded webhooks refuse JSON.
    */
   readonly mediaTypes?: ReadonlySet<string> | undefined
+  /** The JSON field that carries a file as a data URI, decoded as the body arrives (`DataUriField`). */
+  readonly dataUriField?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -100,7 +112,13 @@ export const bodyRoutesOf = (api: HttpApi.HttpApi.Any) => {
     onGroup: () => {},
     onEndpoint: ({ endpoint, mergedAnnotations, payloads }) => {
       const mediaTypes = new Set([...payloads.keys()].map((type) => type.toLowerCase()))
-      routes.push(routeLimit(endpoint.method, endpoint.path, Context.getOption(mergedAnnotations, BodyLimit), mediaTypes))
+      routes.push(routeLimit(
+        endpoint.method,
+        endpoint.path,
+        Context.getOption(mergedAnnotations, BodyLimit),
+        mediaTypes,
+        Context.getOption(endpoint.annotations, DataUriField)
+      ))
     }
   })
   return (method: string, url: string, maxBodyBytes: number): BodyRoute => {
@@ -114,7 +132,8 @@ export const bodyRoutesOf = (api: HttpApi.HttpApi.Any) => {
     return {
       limit: declared === "files" ? maxBodyBytes : Math.min(declared, maxBodyBytes),
       route: best?.path,
-      mediaTypes: best === undefined || best.mediaTypes.size === 0 ? undefined : best.mediaTypes
+      mediaTypes: best === undefined || best.mediaTypes.size === 0 ? undefined : best.mediaTypes,
+      dataUriField: Option.getOrUndefined(best?.dataUriField ?? Option.none())
     }
   }
 }
@@ -187,20 +206,44 @@ const tooLargeRead = (area: Area) => errorResponse(payloadTooLarge(area))
  */
 const tooLarge = (area: Area) => Effect.map(tooLargeRead(area), HttpServerResponse.setHeader("connection", "close"))
 
-type ReadOutcome = { readonly _tag: "Read"; readonly bytes: Buffer } | { readonly _tag: "TooLarge"; readonly whole: boolean }
+type ReadOutcome<A> = { readonly _tag: "Read"; readonly body: A } | { readonly _tag: "TooLarge"; readonly whole: boolean }
+
+/** Where the chunks of a body go as they arrive (within its limit), and what it was at its end. */
+interface BodySink<A> {
+  readonly push: (chunk: Buffer) => void
+  readonly finish: () => A
+}
+
+/** The body's bytes, whole. */
+const bytesSink = (): BodySink<Buffer> => {
+  const chunks: Array<Buffer> = []
+  let size = 0
+  return {
+    push: (chunk) => {
+      chunks.push(chunk)
+      size += chunk.length
+    },
+    finish: () => Buffer.concat(chunks, size)
+  }
+}
 
 /** The 413 for a body found too large: the connection kept only when the whole body was read. */
 const tooLargeAnswer = (area: Area, whole: boolean) => (whole ? tooLargeRead(area) : tooLarge(area))
 
 /**
- * Reads a Node request body up to `limit` bytes. Past the limit it keeps reading without keeping
- * anything, to the body's end (TooLarge, whole) unless `drainLimit` is passed first (TooLarge, not
- * whole): then, unlike the platform's reader, which destroys the request (and with it the socket),
- * it lets the rest flow away unread, so a 413 can still be delivered.
+ * Reads a Node request body up to `limit` bytes into `sink` (chunk by chunk, as they arrive).
+ * Past the limit it keeps reading without keeping anything, to the body's end (TooLarge, whole)
+ * unless `drainLimit` is passed first (TooLarge, not whole): then, unlike the platform's reader,
+ * which destroys the request (and with it the socket), it lets the rest flow away unread, so a 413
+ * can still be delivered.
  */
-const readBody = (request: HttpServerRequest.HttpServerRequest, incoming: IncomingMessage, limit: number) =>
-  Effect.async<ReadOutcome, HttpServerError.RequestError>((resume) => {
-    const chunks: Array<Buffer> = []
+const readBody = <A>(
+  request: HttpServerRequest.HttpServerRequest,
+  incoming: IncomingMessage,
+  limit: number,
+  sink: BodySink<A>
+) =>
+  Effect.async<ReadOutcome<A>, HttpServerError.RequestError>((resume) => {
     const drainTo = drainLimit(limit)
     let size = 0
     const stop = () => {
@@ -211,8 +254,7 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, incoming: Incomi
     }
     function onData(chunk: Buffer) {
       size += chunk.length
-      if (size <= limit) return void chunks.push(chunk)
-      chunks.length = 0
+      if (size <= limit) return sink.push(chunk)
       if (size <= drainTo) return
       stop()
       // Flowing with no listener: what still arrives is dropped until the connection closes.
@@ -221,7 +263,12 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, incoming: Incomi
     }
     function onEnd() {
       stop()
-      resume(Effect.succeed(size > limit ? { _tag: "TooLarge", whole: true } : { _tag: "Read", bytes: Buffer.concat(chunks, size) }))
+      if (size > limit) return resume(Effect.succeed({ _tag: "TooLarge", whole: true }))
+      try {
+        resume(Effect.succeed({ _tag: "Read", body: sink.finish() }))
+      } catch (cause) {
+        resume(Effect.die(cause))
+      }
     }
     function onError(cause: unknown) {
       stop()
@@ -264,7 +311,7 @@ const withReadBody = (request: HttpServerRequest.HttpServerRequest, text: string
  */
 export const checkRequestBody = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
-  { limit, mediaTypes: routeMediaTypes, route }: BodyRoute,
+  { dataUriField, limit, mediaTypes: routeMediaTypes, route }: BodyRoute,
   apiMediaTypes: ReadonlySet<string>,
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
@@ -275,7 +322,7 @@ export const checkRequestBody = <E, R>(
   if (declared > drainLimit(limit)) return answer(tooLarge(area))
   if (declared > limit) {
     // Read to its end and dropped, so the client is done sending when the 413 comes.
-    const drained = readBody(request, NodeHttpServerRequest.toIncomingMessage(request), limit)
+    const drained = readBody(request, NodeHttpServerRequest.toIncomingMessage(request), limit, bytesSink())
     return answer(Effect.flatMap(Effect.either(drained), (outcome) =>
       tooLargeAnswer(area, outcome._tag === "Right" && outcome.right._tag === "TooLarge" && outcome.right.whole)))
   }
@@ -285,21 +332,34 @@ export const checkRequestBody = <E, R>(
   if (!mediaTypes.has(mediaType)) return answer(refuse(request, `must be sent as ${[...mediaTypes].join(" or ")}`))
   // Other media types (multipart uploads, one day) stream through the platform's reader.
   if (mediaType !== "application/json") return HttpIncomingMessage.withMaxBodySize(app, Option.some(limit))
-  const read = readBody(request, NodeHttpServerRequest.toIncomingMessage(request), limit).pipe(
-    // The client went away mid-body: nobody will read the answer.
-    Effect.catchAll(() => Effect.succeed({ _tag: "Unreadable" } as const))
-  )
-  return Effect.flatMap(read, (outcome) => {
-    if (outcome._tag === "Unreadable") return answer(refuse(request, "could not be read"))
-    if (outcome._tag === "TooLarge") return answer(tooLargeAnswer(area, outcome.whole))
-    // Decoding would turn each invalid sequence into U+FFFD and store it as if sent.
-    if (!isUtf8(outcome.bytes)) return answer(refuse(request, "is not valid UTF-8"))
-    const text = outcome.bytes.toString("utf8")
+  const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+  // The client went away mid-body: nobody will read the answer.
+  const unreadable = Effect.catchAll(() => Effect.succeed({ _tag: "Unreadable" } as const))
+  /** The app with the JSON text it decodes, once that is known not to be nested too deeply. */
+  const withText = (text: string, app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) => {
     if (jsonDepth(text) > maxJsonDepth) return answer(refuse(request, `is nested too deeply (more than ${maxJsonDepth} levels)`))
     return app.pipe(
       Effect.provideService(HttpServerRequest.HttpServerRequest, withReadBody(request, text)),
       HttpIncomingMessage.withMaxBodySize(Option.some(limit))
     )
+  }
+  if (dataUriField !== undefined) {
+    // The field's file is decoded as it arrives; the rest of the body is read as any other.
+    const scanned = readBody(request, incoming, limit, jsonBodyScanner(dataUriField, declared)).pipe(unreadable)
+    return Effect.flatMap(scanned, (outcome) => {
+      if (outcome._tag === "Unreadable") return answer(refuse(request, "could not be read"))
+      if (outcome._tag === "TooLarge") return answer(tooLargeAnswer(area, outcome.whole))
+      if (!outcome.body.utf8) return answer(refuse(request, "is not valid UTF-8"))
+      return withText(outcome.body.rest.toString("utf8"), Effect.provideService(app, ReceivedDataUris, outcome.body.dataUris))
+    })
+  }
+  const read = readBody(request, incoming, limit, bytesSink()).pipe(unreadable)
+  return Effect.flatMap(read, (outcome) => {
+    if (outcome._tag === "Unreadable") return answer(refuse(request, "could not be read"))
+    if (outcome._tag === "TooLarge") return answer(tooLargeAnswer(area, outcome.whole))
+    // Decoding would turn each invalid sequence into U+FFFD and store it as if sent.
+    if (!isUtf8(outcome.body)) return answer(refuse(request, "is not valid UTF-8"))
+    return withText(outcome.body.toString("utf8"), app)
   })
 }
 

@@ -14,7 +14,7 @@
  * CORS is the platform's middleware (`HttpMiddleware.cors`), configured from CORS_ORIGINS.
  */
 import { HttpApp, HttpMiddleware, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import type { AppSettings } from "../../Services/AppConfig.js"
 
@@ -90,12 +90,18 @@ export const addResponseHeaders = (
   return HttpServerResponse.setHeaders(response, added)
 }
 
-/** Middleware: every response of `app` gets the headers above. */
+/**
+ * Every response the server of `layer` sends gets the headers above: a pre-response handler set
+ * once for the server's runtime, which every request fiber inherits, rather than one appended to
+ * each request's fiber-local state. Error responses the server makes itself get them too.
+ */
 export const withResponseHeaders = (options: ResponseHeaderOptions) =>
-<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> => {
-  const handler = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) =>
-    Effect.succeed(addResponseHeaders(request, response, options))
-  return Effect.zipRight(HttpApp.appendPreResponseHandler(handler), app)
+<A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> => {
+  const handler: HttpApp.PreResponseHandler = (request, response) => Effect.succeed(addResponseHeaders(request, response, options))
+  return Layer.locallyWith(layer, HttpApp.currentPreResponseHandlers, (current) =>
+    Option.some(Option.isNone(current)
+      ? handler
+      : (request, response) => Effect.flatMap(current.value(request, response), (changed) => handler(request, changed))))
 }
 
 /** Methods the Api uses; browsers send OPTIONS preflights before the non-simple ones. */

@@ -5,6 +5,8 @@
  * PostgreSQL. One log line at the end says how long it took and how many requests it drained.
  */
 import { Clock, Context, Deferred, Duration, Effect, FiberId, Layer, Option } from "effect"
+import { NodeHttpServer } from "@effect/platform-node"
+import { createServer } from "node:http"
 import type * as Http from "node:http"
 import { AppConfig } from "../../Services/AppConfig.js"
 
@@ -66,6 +68,15 @@ export class InFlightRequests extends Context.Tag("app/InFlightRequests")<InFlig
 
 /** The Node server to stop accepting on; `nodeServer` in Main provides it. */
 export class NodeServer extends Context.Tag("app/NodeServer")<NodeServer, Http.Server>() {}
+
+/** The Node server, also as `NodeServer` so shutdown can stop it accepting connections. */
+export const nodeServer = Layer.unwrapEffect(Effect.map(AppConfig, (config) => {
+  const server = createServer()
+  return Layer.merge(
+    NodeHttpServer.layer(() => server, { port: config.port, host: config.host }),
+    Layer.succeed(NodeServer, server)
+  )
+}))
 
 /**
  * Built first among the parts of the shutdown: its finalizer runs last, after the database

@@ -1,6 +1,6 @@
 /** The admins' review of break-glass accesses (`GET /v1/admin/clinic/access_reviews`). */
 import { Effect } from "effect"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import { type PageRequest } from "../../Api/Pagination.js"
 import { AccessReview, AccessReviewUser } from "../../Domain/AccessReview.js"
 import { BreakGlassRepo, type BreakGlassRow } from "./BreakGlassRepo.js"
 
@@ -24,9 +24,9 @@ export class AccessReviews extends Effect.Service<AccessReviews>()("app/AccessRe
       filter: { readonly userId?: number | undefined; readonly patientId?: number | undefined },
       request: PageRequest
     ) {
-      const [rows, total] = yield* repo.page({ user_id: filter.userId ?? null, patient_id: filter.patientId ?? null }, request.perPage, request.offset)
-      yield* Effect.annotateCurrentSpan({ "access_reviews.count": rows.length, "access_reviews.total_count": total })
-      return { access_reviews: rows.map(toReview), pagination: paginationOf(request, total) }
+      const { pagination, rows } = yield* repo.list({ user_id: filter.userId ?? null, patient_id: filter.patientId ?? null }, request)
+      yield* Effect.annotateCurrentSpan({ "access_reviews.count": rows.length, "access_reviews.total_count": pagination.total_count })
+      return { access_reviews: rows.map(toReview), pagination }
     })
 
     return { list } as const

@@ -6,6 +6,8 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { Role } from "../../Domain/Accounts/User.js"
 import { PatientId, UserId } from "../../Domain/Ids.js"
+import { type PageRequest } from "../../Api/Pagination.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 
 export const NewBreakGlassAccess = Schema.Struct({
@@ -37,17 +39,12 @@ export const BreakGlassFilter = Schema.Struct({
   user_id: Schema.NullOr(Schema.Number),
   patient_id: Schema.NullOr(Schema.Number)
 })
-const BreakGlassPage = Schema.Struct({ ...BreakGlassFilter.fields, limit: Schema.Int, offset: Schema.Int })
 
 export class BreakGlassRepo extends Effect.Service<BreakGlassRepo>()("app/BreakGlassRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-
-    const matching = (filter: typeof BreakGlassFilter.Type) =>
-      sql.and([
-        ...(filter.user_id === null ? [] : [sql`b.user_id = ${filter.user_id}`]),
-        ...(filter.patient_id === null ? [] : [sql`b.patient_id = ${filter.patient_id}`])
-      ])
+    const listPage = yield* makeListPage
+    const byCreation = { created_at: sql`b.created_at` }
 
     /** The audit entry (`patient.break_glass`, ids only) and the access with its reason, in one statement. */
     const insert = SqlSchema.void({
@@ -60,26 +57,23 @@ export class BreakGlassRepo extends Effect.Service<BreakGlassRepo>()("app/BreakG
           SELECT id, ${a.user_id}, ${a.patient_id}, ${a.reason}, ${a.request_method}, ${a.request_path}, ${a.created_at} FROM event`
     })
 
-    const findPage = SqlSchema.findAll({
-      Request: BreakGlassPage,
-      Result: BreakGlassRow,
-      execute: (q) =>
-        sql`SELECT b.id::text AS id, b.audit_event_id::text AS audit_event_id, b.user_id, u.first_name, u.last_name, u.role,
-            b.patient_id, b.reason, b.request_method, b.request_path, b.created_at
-          FROM break_glass_accesses b JOIN users u ON u.id = b.user_id
-          WHERE ${matching(q)} ORDER BY b.created_at DESC, b.id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
-    })
-
-    const count = SqlSchema.single({
-      Request: BreakGlassFilter,
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: (q) => sql`SELECT count(*)::int AS count FROM break_glass_accesses b WHERE ${matching(q)}`
-    })
+    /** A page of the accesses, newest first, narrowed by the filter. */
+    const list = (filter: typeof BreakGlassFilter.Type, page: PageRequest) =>
+      listPage({
+        select: sql`b.id::text AS id, b.audit_event_id::text AS audit_event_id, b.user_id, u.first_name, u.last_name, u.role,
+          b.patient_id, b.reason, b.request_method, b.request_path, b.created_at`,
+        from: sql`break_glass_accesses b JOIN users u ON u.id = b.user_id`,
+        row: BreakGlassRow,
+        filters: [
+          filter.user_id !== null && sql`b.user_id = ${filter.user_id}`,
+          filter.patient_id !== null && sql`b.patient_id = ${filter.patient_id}`
+        ],
+        sort: { columns: byCreation, by: "created_at", dir: "DESC", id: sql`b.id` }
+      }, page)
 
     return {
       insert: (access: typeof NewBreakGlassAccess.Type) => orDefect(insert(access)),
-      page: (filter: typeof BreakGlassFilter.Type, limit: number, offset: number) =>
-        orDefect(Effect.all([findPage({ ...filter, limit, offset }), Effect.map(count(filter), (r) => r.count)]))
+      list
     } as const
   })
 }) {}

@@ -2,14 +2,12 @@
  * Self-service accounts (general §4.1): registration with a confirmation code, confirmation,
  * password resets, profile updates, and the sign-in rules (lockout, unconfirmed, archived).
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Either, Option } from "effect"
+import { Duration, Effect, Either, Option } from "effect"
 import {
   forbidden, invalid, invalidField, messages, notFound, tooManyRequests, unauthorized
 } from "../../Api/Errors.js"
 import type { Caller } from "../../Api/Security.js"
 import type { RegisterRequest, UpdateUserRequest } from "../../Api/Accounts/Users.js"
-import type { UserId } from "../../Domain/Ids.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { seesContactDetails, UserSummary } from "../../Domain/Accounts/User.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
@@ -27,9 +25,11 @@ import { CredentialChanges } from "./CredentialChanges.js"
 import { Sessions } from "./Sessions.js"
 import { accountLimits, SignInThrottle, waitText } from "./Throttles.js"
 import { UserLifecycle } from "./UserLifecycle.js"
-import { Access, canActForUser, canManageAccount, isAdmin } from "../Access/Access.js"
-import { toUser, UsersRepo, userColumns, type UserRow } from "./UsersRepo.js"
-import { isUniqueViolation } from "../SqlErrors.js"
+import { canActForUser, canManageAccount, isAdmin } from "../Access/Access.js"
+import { makeTransaction } from "../Repository.js"
+import * as Time from "../Time.js"
+import { PasswordResetTokensRepo } from "./PasswordResetTokensRepo.js"
+import { emailTaken, toUser, type UserChange, UsersRepo, type UserRow } from "./UsersRepo.js"
 
 export const passwordResetLifetime = Duration.hours(1)
 
@@ -48,8 +48,6 @@ export const accountMessages = {
   passwordReset: "Password has been reset"
 } as const
 
-const emailTaken = invalidField("email", "has already been taken")
-
 /** Phone as E.164, or a 422 naming the field. */
 const phoneField = (phone: string | null | undefined) => {
   if (phone === undefined) return Effect.succeed(undefined)
@@ -61,12 +59,13 @@ const phoneField = (phone: string | null | undefined) => {
 }
 
 const toUserSummary = (row: UserRow): UserSummary =>
-  UserSummary.make({ id: row.id as UserId, first_name: row.first_name, last_name: row.last_name, role: row.role, active: row.status === "active" }, true)
+  UserSummary.make({ id: row.id, first_name: row.first_name, last_name: row.last_name, role: row.role, active: row.status === "active" }, true)
 
 export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const users = yield* UsersRepo
+    const resetTokens = yield* PasswordResetTokensRepo
+    const transaction = yield* makeTransaction
     const audit = yield* AuditLog
     const lifecycle = yield* UserLifecycle
     const limiter = yield* RateLimiter
@@ -77,8 +76,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     const sessions = yield* Sessions
     const credentials = yield* CredentialChanges
     const profiles = yield* ProviderProfiles
-    const columns = sql.literal(userColumns)
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    const now = Time.now
 
     const codes = yield* ConfirmationCodes
     const signInThrottle = yield* SignInThrottle
@@ -112,11 +110,11 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         yield* limit(`register:${clientAddress}`, perAddress.registration)
         const phone = yield* phoneField(request.user.phone)
         const email = normalizeEmail(request.user.email)
-        if (Option.isSome(yield* users.findByEmail(email))) return yield* Effect.fail(emailTaken)
+        if (Option.isSome(yield* users.findByEmail(email))) return yield* Effect.fail(emailTaken())
         const passwordHash = yield* hashPassword(request.user.password)
-        const { code, row } = yield* sql.withTransaction(Effect.gen(function*() {
+        const { code, row } = yield* transaction(Effect.gen(function*() {
           // Concurrent registrations of one email wait on the unique index; the losers get no row.
-          const [created] = yield* sql<UserRow>`INSERT INTO users ${sql.insert({
+          const inserted = yield* users.insertIfAbsent({
             email,
             password_hash: passwordHash,
             first_name: request.user.first_name.trim(),
@@ -129,13 +127,14 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
             template: request.template ?? false,
             clinical: request.clinical ?? false,
             native_signup: request.native_signup ?? false
-          })} ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${columns}`.pipe(Effect.orDie)
-          if (created === undefined) return yield* Effect.fail(emailTaken)
+          })
+          if (Option.isNone(inserted)) return yield* Effect.fail(emailTaken())
+          const created = inserted.value
           const code = yield* codes.create(created.id)
           yield* limitTexts(created.phone)
           yield* audit.record({ actorId: created.id, action: "user.register", targetType: "user", targetId: created.id })
           return { code, row: created }
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        }))
         yield* deliverCode(row, code)
         return toUser(row)
       }).pipe(Effect.withSpan("Accounts.register"))
@@ -146,15 +145,14 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      */
     const confirm = (userId: number, code: string) =>
       Effect.gen(function*() {
-        const outcome = yield* sql.withTransaction(Effect.gen(function*() {
+        const outcome = yield* transaction(Effect.gen(function*() {
           const checked = yield* codes.check(userId, code)
           switch (checked._tag) {
             case "Confirmed": {
-              const [row] = yield* sql<{ email: string }>`UPDATE users SET confirmed = true, updated_at = now()
-                WHERE id = ${userId} AND deleted_at IS NULL RETURNING email`
-              if (row === undefined) return { failure: accountMessages.invalidCode } as const
+              const row = yield* users.confirm(userId)
+              if (Option.isNone(row)) return { failure: accountMessages.invalidCode } as const
               yield* audit.record({ actorId: userId, action: "user.confirm", targetType: "user", targetId: userId })
-              return { confirmed: { id: userId, email: row.email } } as const
+              return { confirmed: { id: userId, email: row.value.email } } as const
             }
             case "Wrong":
               yield* audit.record({ actorId: null, action: "user.confirm_failed", targetType: "user", targetId: userId })
@@ -166,7 +164,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
             case "TooManyTries":
               return { failure: accountMessages.tooManyCodeAttempts(waitText(checked.retryInMs)) } as const
           }
-        })).pipe(Effect.orDie)
+        }))
         if ("failure" in outcome) return yield* Effect.fail(unauthorized(outcome.failure))
         return outcome.confirmed
       }).pipe(Effect.withSpan("Accounts.confirm", { attributes: { "user.id": userId } }))
@@ -192,7 +190,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         }
         if (Option.isNone(row)) return yield* Effect.fail(notFound("User"))
         if (row.value.confirmed) return yield* Effect.fail(invalidField("user", "is already confirmed"))
-        const code = yield* sql.withTransaction(Effect.gen(function*() {
+        const code = yield* transaction(Effect.gen(function*() {
           // Only the request whose upsert returns a row sends: one code a minute, however many ask.
           const fresh = yield* codes.replace(targetId)
           if (Either.isLeft(fresh)) return yield* Effect.fail(tooManyRequests(accountMessages.resendTooSoon, fresh.left))
@@ -204,7 +202,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
             targetId
           })
           return fresh.right
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        }))
         yield* deliverCode(row.value, code)
         return accountMessages.codeSent
       }).pipe(Effect.withSpan("Accounts.resendConfirmation"))
@@ -250,12 +248,12 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         if (!user.confirmed) return yield* Effect.fail(forbidden(accountMessages.unconfirmed))
         const token = newToken()
         const signedInAt = yield* now
-        const updated = yield* sql.withTransaction(Effect.gen(function*() {
+        const updated = yield* transaction(Effect.gen(function*() {
           yield* sessions.start(hashToken(token), user.id)
-          const [updatedRow] = yield* sql<UserRow>`UPDATE users SET last_login = ${signedInAt} WHERE id = ${user.id} RETURNING ${columns}`
+          const updatedRow = yield* users.recordSignIn(user.id, signedInAt)
           yield* audit.record({ actorId: user.id, action: "user.sign_in", targetType: "user", targetId: user.id })
-          return updatedRow!
-        })).pipe(Effect.orDie)
+          return updatedRow
+        }))
         return { token, user: toUser(updated) }
       }).pipe(Effect.withSpan("Accounts.signIn"))
 
@@ -273,8 +271,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         if (Option.isNone(row)) return accountMessages.resetRequested
         const token = newToken()
         const expiresAt = new Date((yield* now).getTime() + Duration.toMillis(passwordResetLifetime))
-        yield* sql`INSERT INTO password_reset_tokens (token_hash, user_id, expires_at)
-          VALUES (${hashToken(token)}, ${row.value.id}, ${expiresAt})`.pipe(Effect.orDie)
+        yield* resetTokens.insert(hashToken(token), row.value.id, expiresAt)
         yield* audit.record({ actorId: null, action: "user.password_reset_requested", targetType: "user", targetId: row.value.id })
         yield* mailer.send({
           to: [row.value.email],
@@ -292,12 +289,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         return accountMessages.resetRequested
       }).pipe(Effect.withSpan("Accounts.requestPasswordReset"))
 
-    const liveResetToken = (token: string) =>
-      Effect.gen(function*() {
-        const [row] = yield* sql<{ user_id: number }>`SELECT user_id FROM password_reset_tokens
-          WHERE token_hash = ${hashToken(token)} AND used_at IS NULL AND expires_at > ${yield* now}`.pipe(Effect.orDie)
-        return Option.fromNullable(row?.user_id)
-      })
+    const liveResetToken = (token: string) => Effect.flatMap(now, (at) => resetTokens.findLive(hashToken(token), at))
 
     const validatePasswordReset = (token: string) =>
       Effect.map(liveResetToken(token), Option.isSome).pipe(Effect.withSpan("Accounts.validatePasswordReset"))
@@ -306,16 +298,15 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
       Effect.gen(function*() {
         const passwordHash = yield* hashPassword(password)
         const at = yield* now
-        const userId = yield* sql.withTransaction(Effect.gen(function*() {
+        const userId = yield* transaction(Effect.gen(function*() {
           // Claiming the row first makes the token single-use even under concurrent requests.
-          const [claimed] = yield* sql<{ user_id: number }>`UPDATE password_reset_tokens SET used_at = ${at}
-            WHERE token_hash = ${hashToken(token)} AND used_at IS NULL AND expires_at > ${at} RETURNING user_id`
-          if (claimed === undefined) return Option.none<number>()
-          yield* sql`UPDATE users SET password_hash = ${passwordHash}, updated_at = now() WHERE id = ${claimed.user_id}`
-          yield* lifecycle.revokeCredentials(claimed.user_id)
-          yield* audit.record({ actorId: claimed.user_id, action: "user.password_reset", targetType: "user", targetId: claimed.user_id })
-          return Option.some(claimed.user_id)
-        })).pipe(Effect.orDie)
+          const claimed = yield* resetTokens.claim(hashToken(token), at)
+          if (Option.isNone(claimed)) return claimed
+          yield* users.setPassword(claimed.value, passwordHash)
+          yield* lifecycle.revokeCredentials(claimed.value)
+          yield* audit.record({ actorId: claimed.value, action: "user.password_reset", targetType: "user", targetId: claimed.value })
+          return claimed
+        }))
         if (Option.isNone(userId)) return yield* Effect.fail(invalidField("token", "is invalid or has expired"))
         return accountMessages.passwordReset
       }).pipe(Effect.withSpan("Accounts.resetPassword"))
@@ -326,12 +317,10 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      */
     const list = (caller: Caller, page: { readonly offset: number; readonly perPage: number }) =>
       Effect.gen(function*() {
-        const visible = Access.scope.users(sql, caller)
-        const [counted] = yield* sql<{ total: number }>`SELECT count(*)::int AS total FROM users WHERE ${visible}`
-        const rows = yield* sql<UserRow>`SELECT ${columns} FROM users WHERE ${visible} ORDER BY id LIMIT ${page.perPage} OFFSET ${page.offset}`
+        const { rows, total } = yield* users.visiblePage(caller, page.perPage, page.offset)
         const shown = rows.map((row) => seesContactDetails(caller, row.id) ? toUser(row) : toUserSummary(row))
-        return { users: shown, total: counted?.total ?? 0 }
-      }).pipe(Effect.orDie, Effect.withSpan("Accounts.list"))
+        return { users: shown, total }
+      }).pipe(Effect.withSpan("Accounts.list"))
 
     /**
      * Self or admin; only an admin may change role, active or confirmed. Changing one's own email
@@ -368,31 +357,32 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
         }
         if (fields.email !== undefined) {
           const owner = yield* users.findByEmail(fields.email)
-          if (Option.isSome(owner) && owner.value.id !== userId) return yield* Effect.fail(emailTaken)
+          if (Option.isSome(owner) && owner.value.id !== userId) return yield* Effect.fail(emailTaken())
         }
         const passwordHash = fields.password === undefined ? undefined : yield* hashPassword(fields.password)
-        const changes: Record<string, unknown> = {}
-        const set = (column: string, value: unknown) => value !== undefined && (changes[column] = value)
         // One's own new address waits for its code; a change of case only is applied at once.
         const pendingEmail = ownAccount && emailChanges ? newEmail : undefined
-        set("email", pendingEmail === undefined ? newEmail : undefined)
-        set("password_hash", passwordHash)
-        set("first_name", fields.first_name?.trim())
-        set("last_name", fields.last_name?.trim())
-        set("phone", phone)
-        set("date_of_birth", fields.date_of_birth)
-        set("language", fields.language)
-        set("role", fields.role)
-        set("confirmed", fields.confirmed)
-        set("template", request.template)
-        set("clinical", request.clinical)
-        set("native_signup", request.native_signup)
-        // Only a change of the boolean moves the status, so pending or suspended users keep theirs.
-        if (activeChanges) changes.status = fields.active ? "active" : "inactive"
-        const row = yield* sql.withTransaction(Effect.gen(function*() {
-          const [updated] = Object.keys(changes).length === 0
-            ? [current.value]
-            : yield* sql<UserRow>`UPDATE users SET ${sql.update(changes)}, updated_at = now() WHERE id = ${userId} RETURNING ${columns}`
+        const change: UserChange = {
+          email: pendingEmail === undefined ? newEmail : undefined,
+          password_hash: passwordHash,
+          first_name: fields.first_name?.trim(),
+          last_name: fields.last_name?.trim(),
+          phone,
+          date_of_birth: fields.date_of_birth,
+          language: fields.language,
+          role: fields.role,
+          confirmed: fields.confirmed,
+          template: request.template,
+          clinical: request.clinical,
+          native_signup: request.native_signup,
+          // Only a change of the boolean moves the status, so pending or suspended users keep theirs.
+          status: activeChanges ? (fields.active ? "active" : "inactive") : undefined
+        }
+        const unchanged = Object.values(change).every((value) => value === undefined)
+        const row = yield* transaction(Effect.gen(function*() {
+          // A concurrent change may take the email after the check above: still a 422 (the
+          // repository's), not a defect.
+          const updated = unchanged ? current.value : yield* users.update(userId, change)
           const roleChanges = fields.role !== undefined && fields.role !== current.value.role
           if (passwordHash !== undefined) {
             // One's own change keeps the session making it (role and active of one's own are
@@ -404,7 +394,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
           }
           // The provider profile follows the role in this transaction; idempotent, so a role read
           // before a concurrent change cannot leave the profile behind the committed role.
-          if (fields.role !== undefined) yield* profiles.followRole(caller.id, userId, updated!.role)
+          if (fields.role !== undefined) yield* profiles.followRole(caller.id, userId, updated.role)
           yield* audit.record({ actorId: caller.id, action: "user.update", targetType: "user", targetId: userId })
           if (fields.role !== undefined && fields.role !== current.value.role) {
             yield* audit.record({ actorId: caller.id, action: "user.role_change", targetType: "user", targetId: userId })
@@ -412,11 +402,8 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
           if (activeChanges) {
             yield* audit.record({ actorId: caller.id, action: "user.active_change", targetType: "user", targetId: userId })
           }
-          return updated!
-        })).pipe(
-          // A concurrent change took the email after the check above: still a 422, not a defect.
-          Effect.catchTag("SqlError", (error) => isUniqueViolation(error) ? Effect.fail(emailTaken) : Effect.die(error))
-        )
+          return updated
+        }))
         if (pendingEmail !== undefined) yield* credentials.requestEmailChange(row, pendingEmail)
         if (!ownAccount && emailChanges) yield* credentials.announceEmailChanged(userId, current.value.email)
         return { user: toUser(row), pendingEmail: Option.fromNullable(pendingEmail) }
@@ -452,7 +439,7 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
     } as const satisfies Record<string, unknown>
   }),
   dependencies: [
-    UsersRepo.Default, AuditLog.Default, UserLifecycle.Default, RateLimiter.Default, Sessions.Default, CredentialChanges.Default,
+    UsersRepo.Default, PasswordResetTokensRepo.Default, AuditLog.Default, UserLifecycle.Default, RateLimiter.Default, Sessions.Default, CredentialChanges.Default,
     ConfirmationCodes.Default, SignInThrottle.Default, ProviderProfiles.Default
   ]
 }) {}

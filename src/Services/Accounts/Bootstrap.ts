@@ -14,9 +14,9 @@ export const ensureBootstrapAdmin = (email: Option.Option<string>, password: Opt
     // Instances starting together may race here: the conflict clause lets only one insert.
     const created = yield* users.insertIfAbsent({
       email: email.value,
-      passwordHash: yield* hashPassword(Redacted.value(password.value)),
-      firstName: "Admin",
-      lastName: "User",
+      password_hash: yield* hashPassword(Redacted.value(password.value)),
+      first_name: "Admin",
+      last_name: "User",
       role: "admin",
       confirmed: true
     })

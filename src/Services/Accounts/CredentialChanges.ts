@@ -1,19 +1,20 @@
 /**
- * Changing the credentials of an account (issue 8 point 6): a token alone must not be enough to
- * take the account over. Changing one's own email or password needs the current password; a new
- * email takes effect only when the code sent to it comes back, and the old address is told.
+ * Changing the credentials of an account: a token alone must not be enough to take the account
+ * over. Changing one's own email or password needs the current password; a new email takes
+ * effect only when the code sent to it comes back, and the old address is told.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect } from "effect"
+import { Duration, Effect, Option } from "effect"
 import { randomInt } from "node:crypto"
 import { hashToken } from "../Tokens.js"
 import { invalidField } from "../../Api/Errors.js"
 import { AuditLog } from "../AuditLog.js"
 import { Mailer } from "../Mailer.js"
 import { RateLimiter } from "../RateLimiter.js"
+import { makeTransaction } from "../Repository.js"
+import * as Time from "../Time.js"
+import { EmailChangesRepo } from "./EmailChangesRepo.js"
 import { verifyPassword } from "./Passwords.js"
-import { userColumns, type UserRow } from "./UsersRepo.js"
-import { isUniqueViolation } from "../SqlErrors.js"
+import { type UserRow, UsersRepo } from "./UsersRepo.js"
 
 /** docs/spec-decisions.md "Credential changes". */
 export const emailChangeRules = {
@@ -31,7 +32,6 @@ export const credentialMessages = {
   codeExpired: "has expired; request the change again",
   codeExhausted: "was tried too many times; request the change again",
   noPendingChange: "has no pending change to confirm",
-  emailTaken: "has already been taken",
   tooManyAttempts: "Too many changes of email or password; try again later"
 } as const
 
@@ -45,12 +45,12 @@ const refused = (field: string, message: string): ConfirmOutcome => ({ refused: 
 
 export class CredentialChanges extends Effect.Service<CredentialChanges>()("app/CredentialChanges", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const users = yield* UsersRepo
+    const emailChanges = yield* EmailChangesRepo
     const audit = yield* AuditLog
     const limiter = yield* RateLimiter
     const mailer = yield* Mailer
-    const columns = sql.literal(userColumns)
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    const transaction = yield* makeTransaction
 
     /** A mail that does not go out is logged (user id only); the change itself stands. */
     const sendQuietly = (userId: number, what: string, mail: Parameters<typeof mailer.send>[0]) =>
@@ -85,12 +85,9 @@ export class CredentialChanges extends Effect.Service<CredentialChanges>()("app/
     const requestEmailChange = (user: UserRow, newEmail: string) =>
       Effect.gen(function*() {
         const code = String(randomInt(0, 1_000_000)).padStart(6, "0")
-        const requestedAt = yield* now
+        const requestedAt = yield* Time.now
         const expiresAt = new Date(requestedAt.getTime() + Duration.toMillis(emailChangeRules.lifetime))
-        yield* sql`INSERT INTO email_changes (user_id, new_email, code_hash, expires_at, failed_attempts, created_at)
-          VALUES (${user.id}, ${newEmail}, ${codeHash(user.id, code)}, ${expiresAt}, 0, ${requestedAt})
-          ON CONFLICT (user_id) DO UPDATE SET new_email = EXCLUDED.new_email, code_hash = EXCLUDED.code_hash,
-            expires_at = EXCLUDED.expires_at, failed_attempts = 0, created_at = EXCLUDED.created_at`.pipe(Effect.orDie)
+        yield* emailChanges.upsert({ userId: user.id, newEmail, codeHash: codeHash(user.id, code), expiresAt, createdAt: requestedAt })
         yield* audit.record({ actorId: user.id, action: "user.email_change_requested", targetType: "user", targetId: user.id })
         yield* sendQuietly(user.id, "email change code", {
           to: [newEmail],
@@ -119,37 +116,28 @@ export class CredentialChanges extends Effect.Service<CredentialChanges>()("app/
      */
     const confirmEmailChange = (userId: number, code: string) =>
       Effect.gen(function*() {
-        const at = yield* now
-        const outcome = yield* sql.withTransaction(Effect.gen(function*() {
-          const [claimed] = yield* sql<{ new_email: string }>`DELETE FROM email_changes
-            WHERE user_id = ${userId} AND code_hash = ${codeHash(userId, code.trim())}
-              AND failed_attempts < ${emailChangeRules.maxWrongAttempts} AND expires_at > ${at}
-            RETURNING new_email`
-          if (claimed !== undefined) {
-            const [row] = yield* sql<UserRow>`UPDATE users SET email = ${claimed.new_email}, updated_at = now()
-              WHERE id = ${userId} AND deleted_at IS NULL RETURNING ${columns}`
-            if (row === undefined) return refused("email", credentialMessages.noPendingChange)
+        const attempt = { userId, maxWrongAttempts: emailChangeRules.maxWrongAttempts, at: yield* Time.now }
+        // A taken address (someone else took it meanwhile) fails the transaction, which rolls
+        // back: the request stays.
+        const outcome = yield* transaction(Effect.gen(function*() {
+          const claimed = yield* emailChanges.claim(attempt, codeHash(userId, code.trim()))
+          if (Option.isSome(claimed)) {
+            const row = yield* users.changeEmail(userId, claimed.value)
+            if (Option.isNone(row)) return refused("email", credentialMessages.noPendingChange)
             yield* audit.record({ actorId: userId, action: "user.email_change", targetType: "user", targetId: userId })
-            return { changed: row } as ConfirmOutcome
+            return { changed: row.value } as ConfirmOutcome
           }
-          const counted = yield* sql`UPDATE email_changes SET failed_attempts = failed_attempts + 1
-            WHERE user_id = ${userId} AND failed_attempts < ${emailChangeRules.maxWrongAttempts} AND expires_at > ${at}
-            RETURNING user_id`
-          if (counted.length > 0) {
+          if (yield* emailChanges.countWrong(attempt)) {
             yield* audit.record({ actorId: userId, action: "user.email_change_failed", targetType: "user", targetId: userId })
             return refused("confirmation_code", credentialMessages.codeInvalid)
           }
           // Nothing to count: say why (no write depends on this read).
-          const [pending] = yield* sql<{ failed_attempts: number }>`SELECT failed_attempts FROM email_changes WHERE user_id = ${userId}`
-          if (pending === undefined) return refused("email", credentialMessages.noPendingChange)
-          return pending.failed_attempts >= emailChangeRules.maxWrongAttempts
+          const failedAttempts = yield* emailChanges.failedAttempts(userId)
+          if (Option.isNone(failedAttempts)) return refused("email", credentialMessages.noPendingChange)
+          return failedAttempts.value >= emailChangeRules.maxWrongAttempts
             ? refused("confirmation_code", credentialMessages.codeExhausted)
             : refused("confirmation_code", credentialMessages.codeExpired)
-        })).pipe(
-          // Someone else took the address meanwhile: the transaction rolled back, the request stays.
-          Effect.catchIf((error) => isUniqueViolation(error), () => Effect.succeed(refused("email", credentialMessages.emailTaken))),
-          Effect.orDie
-        )
+        }))
         if ("refused" in outcome) return yield* Effect.fail(invalidField(outcome.refused.field, outcome.refused.message))
         return outcome.changed
       }).pipe(Effect.withSpan("CredentialChanges.confirmEmailChange", { attributes: { "user.id": userId } }))
@@ -167,5 +155,5 @@ export class CredentialChanges extends Effect.Service<CredentialChanges>()("app/
 
     return { checkCurrentPassword, requestEmailChange, confirmEmailChange, announceEmailChanged } as const
   }),
-  dependencies: [AuditLog.Default, RateLimiter.Default]
+  dependencies: [AuditLog.Default, RateLimiter.Default, UsersRepo.Default, EmailChangesRepo.Default]
 }) {}

@@ -3,7 +3,7 @@ import { Effect, Schema } from "effect"
 import { defineTask } from "../Jobs.js"
 import { Sessions } from "./Sessions.js"
 
-/** Deletes expired session tokens; scheduled hourly (`src/Layers/Main.ts`). Idempotent: a DELETE by cut-off. */
+/** Deletes expired session tokens; scheduled hourly (`src/Layers/Http/Accounts/index.ts`). Idempotent: a DELETE by cut-off. */
 export const sweepExpiredSessions = defineTask({
   name: "sessions.sweep_expired",
   payload: Schema.Struct({}),

@@ -5,11 +5,12 @@
  * Every check here counts the attempt first, in one atomic statement, and decides from what that
  * statement returns: concurrent requests are settled by PostgreSQL, never by a count read earlier.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Option } from "effect"
+import { Duration, Effect, Option } from "effect"
+import * as Time from "../Time.js"
 import { hashToken } from "../Tokens.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import type { Limit } from "../RateLimiter.js"
+import { SignInThrottlesRepo } from "./SignInThrottlesRepo.js"
 
 /**
  * Fixed windows per phone number (RateLimiter buckets); the per client address ones are settings
@@ -32,7 +33,7 @@ export const signInBackoff = {
   forgetAfter: Duration.hours(24)
 } as const
 
-/** The back-off after `attempts` unsuccessful attempts (the same rule as the SQL below). */
+/** The back-off after `attempts` unsuccessful attempts (the same rule as `SignInThrottlesRepo.claim`'s SQL). */
 export const backoffAfter = (attempts: number): Duration.Duration =>
   attempts < signInBackoff.freeAttempts
     ? Duration.zero
@@ -49,12 +50,15 @@ export const waitText = (ms: number): string => {
 
 const emailHash = (email: string) => hashToken(normalizeEmail(email))
 
+const backoffRule = {
+  freeAttempts: signInBackoff.freeAttempts,
+  firstSeconds: Duration.toSeconds(signInBackoff.firstDelay),
+  maxSeconds: Duration.toSeconds(signInBackoff.maxDelay)
+}
+
 export class SignInThrottle extends Effect.Service<SignInThrottle>()("app/SignInThrottle", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const free = signInBackoff.freeAttempts
-    const firstSeconds = Duration.toSeconds(signInBackoff.firstDelay)
-    const maxSeconds = Duration.toSeconds(signInBackoff.maxDelay)
+    const throttles = yield* SignInThrottlesRepo
 
     /**
      * Counts an attempt for the email before its password is checked. None: go ahead (the attempt
@@ -62,35 +66,27 @@ export class SignInThrottle extends Effect.Service<SignInThrottle>()("app/SignIn
      */
     const claim = (email: string) =>
       Effect.gen(function*() {
-        const nowMs = yield* Clock.currentTimeMillis
+        const nowMs = yield* Time.nowMillis
         const now = new Date(nowMs)
         const key = emailHash(email)
-        const forgotten = new Date(nowMs - Duration.toMillis(signInBackoff.forgetAfter))
-        const attempts = sql`(CASE WHEN t.last_attempt_at <= ${forgotten} THEN 1 ELSE t.attempts + 1 END)`
-        const backoff = sql`make_interval(secs => CASE WHEN ${attempts} < ${free} THEN 0
-          ELSE LEAST(${maxSeconds}::float8, ${firstSeconds}::float8 * power(2, LEAST(${attempts} - ${free}, 30))) END)`
-        // The row lock of ON CONFLICT serialises concurrent attempts: each sees the one before.
-        const claimed = yield* sql<{ attempts: number }>`
-          INSERT INTO sign_in_throttles AS t (email_hash, attempts, not_before, last_attempt_at)
-          VALUES (${key}, 1, ${new Date(nowMs + Duration.toMillis(backoffAfter(1)))}, ${now})
-          ON CONFLICT (email_hash) DO UPDATE SET
-            attempts = ${attempts}, not_before = ${now}::timestamptz + ${backoff}, last_attempt_at = ${now}
-          WHERE t.not_before <= ${now}
-          RETURNING attempts`
-        if (Math.random() < 0.01) yield* sql`DELETE FROM sign_in_throttles WHERE last_attempt_at < ${forgotten}`
-        if (claimed.length > 0) return Option.none<number>()
-        const [blocked] = yield* sql<{ not_before: Date }>`SELECT not_before FROM sign_in_throttles WHERE email_hash = ${key}`
-        return Option.some(Math.max(0, (blocked?.not_before.getTime() ?? nowMs) - nowMs))
-      }).pipe(Effect.orDie, Effect.withSpan("SignInThrottle.claim"))
+        const forgottenBefore = new Date(nowMs - Duration.toMillis(signInBackoff.forgetAfter))
+        const claimed = yield* throttles.claim({
+          emailHash: key,
+          now,
+          forgottenBefore,
+          firstNotBefore: new Date(nowMs + Duration.toMillis(backoffAfter(1))),
+          rule: backoffRule
+        })
+        if (Math.random() < 0.01) yield* throttles.deleteForgotten(forgottenBefore)
+        if (claimed) return Option.none<number>()
+        const blocked = yield* throttles.notBefore(key)
+        return Option.some(Math.max(0, Option.match(blocked, { onNone: () => nowMs, onSome: (at) => at.getTime() }) - nowMs))
+      }).pipe(Effect.withSpan("SignInThrottle.claim"))
 
     /** The right password was given: the email starts over. */
-    const succeeded = (email: string) =>
-      sql`DELETE FROM sign_in_throttles WHERE email_hash = ${emailHash(email)}`.pipe(
-        Effect.asVoid,
-        Effect.orDie,
-        Effect.withSpan("SignInThrottle.succeeded")
-      )
+    const succeeded = (email: string) => throttles.delete(emailHash(email)).pipe(Effect.withSpan("SignInThrottle.succeeded"))
 
     return { claim, succeeded } as const
-  })
+  }),
+  dependencies: [SignInThrottlesRepo.Default]
 }) {}

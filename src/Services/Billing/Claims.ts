@@ -6,7 +6,7 @@
 import { Clock, Effect, Option } from "effect"
 import { claimMessages, ClaimFilters, ClaimList, FilteredClaimList, PlanName, type CreateClaimRequest, type UpdateClaimRequest } from "../../Api/Billing/Claims.js"
 import { type FieldMessages, invalid, invalidField, notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import { type PageRequest } from "../../Api/Pagination.js"
 import {
   amountOfCents, canMove, centsOfAmount, centsOfDecimal, claimStatuses, decimalOfCents, isEditable, setByEdiOnly
 } from "../../Domain/Billing/Claim.js"
@@ -68,11 +68,10 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
 
     const page = (criteria: ClaimCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const rows = yield* repo.page(criteria, request.perPage, request.offset)
         // The total is over every match (general §4.6), summed exactly in numeric.
-        const totals = yield* repo.totals(criteria)
+        const { pagination, rows, totals } = yield* repo.list(criteria, request)
         yield* Effect.annotateCurrentSpan({ "claims.count": rows.length })
-        return { claims: rows.map(toClaim), pagination: paginationOf(request, totals.count), totalCents: centsOfDecimal(totals.total) }
+        return { claims: rows.map(toClaim), pagination, totalCents: centsOfDecimal(totals.total) }
       })
 
     const list = (criteria: ClaimCriteria, request: PageRequest) =>

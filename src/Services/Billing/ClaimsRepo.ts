@@ -13,6 +13,8 @@ import { amountOfCents, centsOfDecimal, Claim, ClaimStatus } from "../../Domain/
 import { Relationship } from "../../Domain/Billing/Insurance.js"
 import { AppointmentId, ClaimId, InsurancePlanId, PatientId, ProviderId } from "../../Domain/Ids.js"
 import { AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.js"
+import { type PageRequest } from "../../Api/Pagination.js"
+import { type ListFilter, makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 import { subscriberFields } from "./CoveragesRepo.js"
 import { likePattern, nameMatches } from "../SqlSearch.js"
@@ -94,9 +96,6 @@ export const ClaimCriteria = Schema.Struct({
 })
 export type ClaimCriteria = typeof ClaimCriteria.Type
 
-const PageOfClaims = Schema.Struct({ criteria: ClaimCriteria, limit: Schema.Int, offset: Schema.Int })
-/** The count and the exact sum (numeric, as text) of every match, not only the page. */
-const ClaimTotals = Schema.Struct({ count: Schema.Int, total: Text })
 
 /** The billing fields a claim stores, normalised by `Claims`; the amount as exact decimal text. */
 export const ClaimFields = Schema.Struct({
@@ -198,6 +197,7 @@ const blank = (text: string | null | undefined): string | null => {
 export class ClaimsRepo extends Effect.Service<ClaimsRepo>()("app/ClaimsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const columns = sql.literal(claimColumns)
     const from = sql.literal(claimFrom)
 
@@ -213,49 +213,39 @@ export class ClaimsRepo extends Effect.Service<ClaimsRepo>()("app/ClaimsRepo", {
       created_at: sql`c.created_at`,
       updated_at: sql`c.updated_at`
     }
-    const directions = { ASC: sql`ASC`, DESC: sql`DESC` } as const
     const names = (first: string, last: string, text: string) => nameMatches(sql, first, last, text)
 
-    const whereOf = (criteria: ClaimCriteria) => {
-      const clauses: Array<Statement.Fragment> = []
-      if (criteria.status != null) clauses.push(sql`c.status = ${criteria.status}`)
-      if (criteria.patientId !== undefined) clauses.push(sql`c.patient_id = ${criteria.patientId}`)
-      if (criteria.providerId !== undefined) clauses.push(sql`c.provider_id = ${criteria.providerId}`)
-      if (criteria.appointmentId != null) clauses.push(sql`c.appointment_id = ${criteria.appointmentId}`)
-      if (criteria.insurancePlanId != null) clauses.push(sql`c.insurance_plan_id = ${criteria.insurancePlanId}`)
-      if (criteria.appointmentType != null) clauses.push(sql`ap.appointment_type = ${criteria.appointmentType}`)
-      if (criteria.startDate != null) clauses.push(sql`c.service_date >= ${criteria.startDate}::date`)
-      if (criteria.endDate != null) clauses.push(sql`c.service_date <= ${criteria.endDate}::date`)
+    const filtersOf = (criteria: ClaimCriteria): Array<ListFilter> => {
       const patientName = blank(criteria.patientName)
-      if (patientName !== null) clauses.push(names("pa.first_name", "pa.last_name", patientName))
       const providerName = blank(criteria.providerName)
-      if (providerName !== null) clauses.push(names("pu.first_name", "pu.last_name", providerName))
       const search = blank(criteria.search)
-      if (search !== null) {
-        const pattern = likePattern(search)
-        clauses.push(sql`(${names("pa.first_name", "pa.last_name", search)} OR ${names("pu.first_name", "pu.last_name", search)}
-          OR c.claim_number ILIKE ${pattern} ESCAPE '\\' OR c.cpt_code ILIKE ${pattern} ESCAPE '\\')`)
-      }
-      return clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
+      const pattern = search === null ? null : likePattern(search)
+      return [
+        criteria.status != null && sql`c.status = ${criteria.status}`,
+        criteria.patientId !== undefined && sql`c.patient_id = ${criteria.patientId}`,
+        criteria.providerId !== undefined && sql`c.provider_id = ${criteria.providerId}`,
+        criteria.appointmentId != null && sql`c.appointment_id = ${criteria.appointmentId}`,
+        criteria.insurancePlanId != null && sql`c.insurance_plan_id = ${criteria.insurancePlanId}`,
+        criteria.appointmentType != null && sql`ap.appointment_type = ${criteria.appointmentType}`,
+        criteria.startDate != null && sql`c.service_date >= ${criteria.startDate}::date`,
+        criteria.endDate != null && sql`c.service_date <= ${criteria.endDate}::date`,
+        patientName !== null && names("pa.first_name", "pa.last_name", patientName),
+        providerName !== null && names("pu.first_name", "pu.last_name", providerName),
+        search !== null && sql`(${names("pa.first_name", "pa.last_name", search)} OR ${names("pu.first_name", "pu.last_name", search)}
+          OR c.claim_number ILIKE ${pattern} ESCAPE '\\' OR c.cpt_code ILIKE ${pattern} ESCAPE '\\')`
+      ]
     }
 
-    const findPage = SqlSchema.findAll({
-      Request: PageOfClaims,
-      Result: ClaimRow,
-      execute: ({ criteria, limit, offset }) => {
-        const dir = directions[criteria.sortDir ?? "DESC"]
-        return sql`SELECT ${columns} FROM ${from} WHERE ${whereOf(criteria)}
-          ORDER BY ${sortColumns[criteria.sortBy ?? "service_date"]} ${dir}, c.id ${dir}
-          LIMIT ${limit} OFFSET ${offset}`
-      }
-    })
-
-    const findTotals = SqlSchema.single({
-      Request: ClaimCriteria,
-      Result: ClaimTotals,
-      execute: (criteria) =>
-        sql`SELECT count(*)::int AS count, coalesce(sum(c.amount), 0)::text AS total FROM ${from} WHERE ${whereOf(criteria)}`
-    })
+    /** A page of claims in the criteria's order, with the count and the exact sum (numeric, as text) of every match. */
+    const list = (criteria: ClaimCriteria, page: PageRequest) =>
+      listPage({
+        select: columns,
+        from,
+        row: ClaimRow,
+        filters: filtersOf(criteria),
+        sort: { columns: sortColumns, by: criteria.sortBy ?? "service_date", dir: criteria.sortDir ?? "DESC", id: sortColumns.id },
+        totals: { select: sql`coalesce(sum(c.amount), 0)::text AS total`, fields: { total: Text } }
+      }, page)
 
     const findById = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.Number, lock: Schema.Boolean }),
@@ -367,9 +357,7 @@ export class ClaimsRepo extends Effect.Service<ClaimsRepo>()("app/ClaimsRepo", {
     })
 
     return {
-      /** One page of claims, in the criteria's order. */
-      page: (criteria: ClaimCriteria, limit: number, offset: number) => orDefect(findPage({ criteria, limit, offset })),
-      totals: (criteria: ClaimCriteria) => orDefect(findTotals(criteria)),
+      list,
       /** The claim, locked `FOR UPDATE` inside a transaction when `lock`. */
       findById: (id: number, lock = false) => orDefect(findById({ id, lock })),
       exists: (id: number) => Effect.map(orDefect(findExists(id)), (row) => row.exists),

@@ -3,7 +3,7 @@ import { Effect, Option } from "effect"
 import type { CreateInsurancePlanRequest, UpdateCoverageRequest, UpdateInsurancePlanRequest } from "../../Api/Billing/Insurance.js"
 import { InsurancePlanList } from "../../Api/Billing/Insurance.js"
 import { invalid, invalidField, notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import { type PageRequest } from "../../Api/Pagination.js"
 import { Coverage, type InsurancePlan, Subscriber } from "../../Domain/Billing/Insurance.js"
 import { Access, type Viewer } from "../Access/Access.js"
 import { AuditLog } from "../AuditLog.js"
@@ -34,10 +34,8 @@ export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
 
     const listPlans = (search: string | undefined, request: PageRequest) =>
       Effect.gen(function*() {
-        const text = blank(search)
-        const rows = yield* plans.page(text, request.perPage, request.offset)
-        const count = yield* plans.count(text)
-        return InsurancePlanList.make({ insurance_plans: rows, pagination: paginationOf(request, count) })
+        const { pagination, rows } = yield* plans.list(blank(search), request)
+        return InsurancePlanList.make({ insurance_plans: rows, pagination })
       }).pipe(Effect.withSpan("Insurance.listPlans"))
 
     const createPlan = (actorId: number, input: CreateInsurancePlanRequest["insurance_plan"]) =>

@@ -3,14 +3,14 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { InsurancePlan } from "../../Domain/Billing/Insurance.js"
 import { InsurancePlanId } from "../../Domain/Ids.js"
+import { type PageRequest } from "../../Api/Pagination.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 import { likePattern } from "../SqlSearch.js"
 
 /** A plan as stored: the representation's fields, timestamps as the driver gives them. */
 const PlanRow = Schema.Struct({ ...InsurancePlan.fields, created_at: Schema.DateFromSelf, updated_at: Schema.DateFromSelf })
 const toPlan = (row: typeof PlanRow.Type) => InsurancePlan.make(row, true)
-
-const PlanSearch = Schema.Struct({ search: Schema.NullOr(Schema.String), limit: Schema.Int, offset: Schema.Int })
 
 export const NewPlan = Schema.Struct({
   name: Schema.String,
@@ -34,8 +34,8 @@ export class InsurancePlansRepo extends Effect.Service<InsurancePlansRepo>()("ap
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const matching = (search: string | null) =>
-      search === null ? sql`TRUE` : sql`(name ILIKE ${likePattern(search)} ESCAPE '\\' OR payer_id ILIKE ${likePattern(search)} ESCAPE '\\')`
+    const listPage = yield* makeListPage
+    const byName = { name: sql`lower(name)` }
 
     const findById = SqlSchema.findOne({
       Request: Schema.Number,
@@ -43,18 +43,18 @@ export class InsurancePlansRepo extends Effect.Service<InsurancePlansRepo>()("ap
       execute: (id) => sql`SELECT * FROM insurance_plans WHERE id = ${id}`
     })
 
-    const findPage = SqlSchema.findAll({
-      Request: PlanSearch,
-      Result: PlanRow,
-      execute: ({ limit, offset, search }) =>
-        sql`SELECT * FROM insurance_plans WHERE ${matching(search)} ORDER BY lower(name), id LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const count = SqlSchema.single({
-      Request: Schema.NullOr(Schema.String),
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: (search) => sql`SELECT count(*)::int AS count FROM insurance_plans WHERE ${matching(search)}`
-    })
+    /** A page of the plans whose name or payer id contains `search`, by name. */
+    const list = (search: string | null, page: PageRequest) =>
+      Effect.map(
+        listPage({
+          select: sql`*`,
+          from: sql`insurance_plans`,
+          row: PlanRow,
+          filters: [search !== null && sql`(name ILIKE ${likePattern(search)} ESCAPE '\\' OR payer_id ILIKE ${likePattern(search)} ESCAPE '\\')`],
+          sort: { columns: byName, by: "name", dir: "ASC", id: sql`id` }
+        }, page),
+        ({ pagination, rows }) => ({ rows: rows.map(toPlan), pagination })
+      )
 
     const insertOne = SqlSchema.single({
       Request: NewPlan,
@@ -91,9 +91,7 @@ export class InsurancePlansRepo extends Effect.Service<InsurancePlansRepo>()("ap
 
     return {
       findById: (id: number) => Effect.map(orDefect(findById(id)), Option.map(toPlan)),
-      /** A page of plans whose name or payer id contains `search`, by name. */
-      page: (search: string | null, limit: number, offset: number) => Effect.map(orDefect(findPage({ search, limit, offset })), (rows) => rows.map(toPlan)),
-      count: (search: string | null) => Effect.map(orDefect(count(search)), (row) => row.count),
+      list,
       insert: (plan: typeof NewPlan.Type) => Effect.map(orDefect(insertOne(plan)), toPlan),
       /** The plan as changed, or none when there is no such plan. */
       update: (change: typeof PlanChange.Type) => Effect.map(orDefect(updateOne(change)), Option.map(toPlan)),

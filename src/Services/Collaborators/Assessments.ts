@@ -13,7 +13,7 @@ import { Clock, Duration, Effect, Option } from "effect"
 import type { CreateAssessmentRequest } from "../../Api/Collaborators/Collaborators.js"
 import { assessmentsPageSize, collaboratorMessages } from "../../Api/Collaborators/Collaborators.js"
 import { forbidden, invalid, invalidField, notFound, unauthorized } from "../../Api/Errors.js"
-import { pageRequest, paginationOf } from "../../Api/Pagination.js"
+import { pageRequest } from "../../Api/Pagination.js"
 import type { Caller } from "../../Api/Security.js"
 import {
   type AssessmentStatus, AssessmentToken, type AssessmentType, canAssess, CollaboratorAssessment, type CollaboratorId
@@ -302,13 +302,13 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
       Effect.gen(function*() {
         if (query.patient_id !== undefined) yield* access.visiblePatient(caller, query.patient_id)
         const page = pageRequest(query, assessmentsPageSize)
-        const { rows, total } = yield* assessments.page(readerOf(caller), {
+        const { pagination, rows } = yield* assessments.list(readerOf(caller), {
           patientId: query.patient_id,
           collaboratorId: query.collaborator_id,
           assessmentType: query.assessment_type,
           status: query.status
-        }, page.perPage, page.offset)
-        return { collaborator_assessments: rows.map(toAssessment), pagination: paginationOf(page, total) }
+        }, page)
+        return { collaborator_assessments: rows.map(toAssessment), pagination }
       }).pipe(Effect.withSpan("CollaboratorAssessments.list"))
 
     const show = (caller: Caller, id: number) =>

@@ -9,6 +9,8 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { AssessmentStatus, AssessmentType } from "../../Domain/Collaborators/Collaborator.js"
 import { CollaboratorAssessmentId, CollaboratorId, PatientId } from "../../Domain/Ids.js"
+import { type PageRequest } from "../../Api/Pagination.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 
 export const AssessmentRow = Schema.Struct({
@@ -28,7 +30,6 @@ export type AssessmentRow = typeof AssessmentRow.Type
 
 const CompletedRow = Schema.Struct({ ...AssessmentRow.fields, activated: Schema.Boolean })
 const IdRow = Schema.Struct({ id: Schema.Number })
-const Count = Schema.Struct({ count: Schema.Int })
 
 /** Whose assessments are in view: every one (admins) or those a user may read. */
 export type Reader = { readonly _tag: "Admin" } | { readonly _tag: "User"; readonly userId: number }
@@ -45,7 +46,6 @@ export const AssessmentCriteria = Schema.Struct({
 })
 export type AssessmentCriteria = typeof AssessmentCriteria.Type
 
-const Page = Schema.Struct({ reader: ReaderSchema, criteria: AssessmentCriteria, limit: Schema.Int, offset: Schema.Int })
 const Triple = Schema.Struct({ collaboratorId: Schema.Number, patientId: Schema.Number, assessmentType: AssessmentType })
 const NewPending = Schema.Struct({ ...Triple.fields, version: Schema.Int, expiresAt: Schema.DateFromSelf, at: Schema.DateFromSelf })
 const NewCompleted = Schema.Struct({ ...Triple.fields, version: Schema.Int, at: Schema.DateFromSelf })
@@ -66,6 +66,7 @@ export type Completion = typeof Completion.Type
 export class CollaboratorAssessmentsRepo extends Effect.Service<CollaboratorAssessmentsRepo>()("app/CollaboratorAssessmentsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const columns = sql.literal(`a.id, a.collaborator_id, a.patient_id, a.assessment_type, a.status, a.responses, a.total_score,
   a.interpretation, a.completed_at, a.created_at`)
     const from = sql`collaborator_assessments a JOIN collaborators c ON c.id = a.collaborator_id JOIN patients p ON p.id = a.patient_id`
@@ -77,27 +78,24 @@ export class CollaboratorAssessmentsRepo extends Effect.Service<CollaboratorAsse
         : sql`(c.owner_id = ${reader.userId} OR p.user_id = ${reader.userId}
             OR EXISTS (SELECT 1 FROM providers pr WHERE pr.id = p.provider_id AND pr.user_id = ${reader.userId}))`
 
-    const where = (reader: Reader, criteria: AssessmentCriteria) =>
-      sql.and([
-        readable(reader),
-        ...(criteria.patientId === undefined ? [] : [sql`a.patient_id = ${criteria.patientId}`]),
-        ...(criteria.collaboratorId === undefined ? [] : [sql`a.collaborator_id = ${criteria.collaboratorId}`]),
-        ...(criteria.assessmentType === undefined ? [] : [sql`a.assessment_type = ${criteria.assessmentType}`]),
-        ...(criteria.status === undefined ? [] : [sql`a.status = ${criteria.status}`])
-      ])
+    const newestFirst = { id: sql`a.id` }
 
-    const findPage = SqlSchema.findAll({
-      Request: Page,
-      Result: AssessmentRow,
-      execute: ({ criteria, limit, offset, reader }) =>
-        sql`SELECT ${columns} FROM ${from} WHERE ${where(reader, criteria)} ORDER BY a.id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const count = SqlSchema.single({
-      Request: Schema.Struct({ reader: ReaderSchema, criteria: AssessmentCriteria }),
-      Result: Count,
-      execute: ({ criteria, reader }) => sql`SELECT count(*)::int AS count FROM ${from} WHERE ${where(reader, criteria)}`
-    })
+    /** A page of the assessments in the reader's view, newest first, and how many there are. */
+    const list = (reader: Reader, criteria: AssessmentCriteria, page: PageRequest) =>
+      listPage({
+        select: columns,
+        from,
+        row: AssessmentRow,
+        scope: readable(reader),
+        filters: [
+          criteria.patientId !== undefined && sql`a.patient_id = ${criteria.patientId}`,
+          criteria.collaboratorId !== undefined && sql`a.collaborator_id = ${criteria.collaboratorId}`,
+          criteria.assessmentType !== undefined && sql`a.assessment_type = ${criteria.assessmentType}`,
+          criteria.status !== undefined && sql`a.status = ${criteria.status}`
+        ],
+        sort: { columns: newestFirst, by: "id", dir: "DESC", id: newestFirst.id },
+        concurrent: true
+      }, page)
 
     const findReadable = SqlSchema.findOne({
       Request: Schema.Struct({ reader: ReaderSchema, id: Schema.Number }),
@@ -191,12 +189,7 @@ export class CollaboratorAssessmentsRepo extends Effect.Service<CollaboratorAsse
     })
 
     return {
-      /** A page of the assessments in the reader's view, newest first, and how many there are. */
-      page: (reader: Reader, criteria: AssessmentCriteria, limit: number, offset: number) =>
-        orDefect(Effect.map(
-          Effect.all([findPage({ reader, criteria, limit, offset }), count({ reader, criteria })], { concurrency: 2 }),
-          ([rows, counted]) => ({ rows, total: counted.count })
-        )),
+      list,
       findReadable: (reader: Reader, id: number) => orDefect(findReadable({ reader, id })),
       /** Cancels the collaborator's pending assessments; their ids. */
       cancelPendingOf: (collaboratorId: number, at: Date) =>

@@ -8,7 +8,7 @@ import { Clock, Effect, Option } from "effect"
 import type { CreateCollaboratorRequest, UpdateCollaboratorRequest } from "../../Api/Collaborators/Collaborators.js"
 import { collaboratorMessages, collaboratorsPageSize } from "../../Api/Collaborators/Collaborators.js"
 import { forbidden, invalid, messages, notFound, type FieldMessages } from "../../Api/Errors.js"
-import { pageRequest, paginationOf } from "../../Api/Pagination.js"
+import { pageRequest } from "../../Api/Pagination.js"
 import type { Caller } from "../../Api/Security.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import { canChangeStatus, Collaborator, type CollaboratorStatus, type CollaboratorType } from "../../Domain/Collaborators/Collaborator.js"
@@ -128,11 +128,11 @@ export class Collaborators extends Effect.Service<Collaborators>()("app/Collabor
           organization: query.organization?.trim() ?? "",
           patientId: query.patient_id
         }
-        const { rows, total } = isAdmin(caller)
-          ? yield* repo.everyPage(criteria, page.perPage, page.offset)
-          : yield* repo.readablePage(caller.id, criteria, page.perPage, page.offset)
-        yield* Effect.annotateCurrentSpan({ "collaborators.count": rows.length, "collaborators.total_count": total })
-        return { collaborators: yield* represent(caller, rows), pagination: paginationOf(page, total) }
+        const { pagination, rows } = isAdmin(caller)
+          ? yield* repo.everyPage(criteria, page)
+          : yield* repo.readablePage(caller.id, criteria, page)
+        yield* Effect.annotateCurrentSpan({ "collaborators.count": rows.length, "collaborators.total_count": pagination.total_count })
+        return { collaborators: yield* represent(caller, rows), pagination }
       }).pipe(Effect.withSpan("Collaborators.list"))
 
     const show = (caller: Caller, id: number) =>

@@ -8,6 +8,8 @@ import { Effect, Option, Schema } from "effect"
 import { invalidField, type ValidationFailed } from "../../Api/Errors.js"
 import { CollaboratorStatus, CollaboratorType, Specialization } from "../../Domain/Collaborators/Collaborator.js"
 import { CollaboratorId, UserId } from "../../Domain/Ids.js"
+import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { likePattern } from "../SqlSearch.js"
@@ -41,7 +43,6 @@ export const CollaboratorCriteria = Schema.Struct({
 })
 export type CollaboratorCriteria = typeof CollaboratorCriteria.Type
 
-const Page = Schema.Struct({ criteria: CollaboratorCriteria, limit: Schema.Int, offset: Schema.Int })
 
 export const NewCollaborator = Schema.Struct({
   owner_id: Schema.Number,
@@ -83,6 +84,7 @@ const emailErrors = (error: unknown): Effect.Effect<never, ValidationFailed> =>
 export class CollaboratorsRepo extends Effect.Service<CollaboratorsRepo>()("app/CollaboratorsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const columns = sql.literal(`c.id, c.owner_id, c.first_name, c.last_name, c.email, c.phone, c.organization, c.title, c.type,
       c.specialization, c.status, c.created_at, c.updated_at`)
 
@@ -111,8 +113,9 @@ export class CollaboratorsRepo extends Effect.Service<CollaboratorsRepo>()("app/
      * are, in one statement: the matches are gathered once, counted, and only the page's rows read
      * by primary key. An empty page past the end costs a second statement for the count.
      */
-    const pageOfMatched = (ctes: Statement.Fragment, limit: number, offset: number) =>
+    const pageOfMatched = (ctes: Statement.Fragment, page: PageRequest) =>
       Effect.gen(function*() {
+        const { offset, perPage: limit } = page
         const rows = yield* SqlSchema.findAll({
           Request: Schema.Void,
           Result: CountedRow,
@@ -121,27 +124,16 @@ export class CollaboratorsRepo extends Effect.Service<CollaboratorsRepo>()("app/
           SELECT ${columns}, (SELECT count(*) FROM matched)::int AS total FROM collaborators c
           WHERE c.id IN (SELECT id FROM matched ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}) ORDER BY c.id DESC`
         })(undefined)
-        if (rows.length > 0 || offset === 0) return { rows: rows, total: rows[0]?.total ?? 0 }
+        if (rows.length > 0 || offset === 0) return { rows: rows, pagination: paginationOf(page, rows[0]?.total ?? 0) }
         const count = yield* SqlSchema.single({
           Request: Schema.Void,
           Result: Count,
           execute: () => sql`${ctes} SELECT count(*)::int AS count FROM matched`
         })(undefined)
-        return { rows: rows, total: count.count }
+        return { rows: rows, pagination: paginationOf(page, count.count) }
       })
 
-    const everyPageRows = SqlSchema.findAll({
-      Request: Page,
-      Result: CollaboratorRow,
-      execute: ({ criteria, limit, offset }) =>
-        sql`SELECT ${columns} FROM collaborators c WHERE ${where(criteria)} ORDER BY c.id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const everyCount = SqlSchema.single({
-      Request: CollaboratorCriteria,
-      Result: Count,
-      execute: (criteria) => sql`SELECT count(*)::int AS count FROM collaborators c WHERE ${where(criteria)}`
-    })
+    const newestFirst = { id: sql`c.id` }
 
     /**
      * Every collaborator (admins). Without an organization search the sort index stops after the
@@ -150,17 +142,17 @@ export class CollaboratorsRepo extends Effect.Service<CollaboratorsRepo>()("app/
      * trigram match, and when it matches few rows (a rare organization, type and status) it would
      * walk the id index past most of the table looking for a page of them.
      */
-    const everyPage = (request: typeof Page.Type) =>
-      request.criteria.organization !== ""
-        ? pageOfMatched(
-          sql`WITH matched AS MATERIALIZED (SELECT c.id FROM collaborators c WHERE ${where(request.criteria)})`,
-          request.limit,
-          request.offset
-        )
-        : Effect.map(
-          Effect.all([everyPageRows(request), everyCount(request.criteria)], { concurrency: 2 }),
-          ([rows, count]) => ({ rows, total: count.count })
-        )
+    const everyPage = (criteria: CollaboratorCriteria, page: PageRequest) =>
+      criteria.organization !== ""
+        ? orDefect(pageOfMatched(sql`WITH matched AS MATERIALIZED (SELECT c.id FROM collaborators c WHERE ${where(criteria)})`, page))
+        : listPage({
+          select: columns,
+          from: sql`collaborators c`,
+          row: CollaboratorRow,
+          filters: [where(criteria)],
+          sort: { columns: newestFirst, by: "id", dir: "DESC", id: newestFirst.id },
+          concurrent: true
+        }, page)
 
     /**
      * The collaborators a non-admin reads (this visibility scope stays here until the access module
@@ -171,7 +163,7 @@ export class CollaboratorsRepo extends Effect.Service<CollaboratorsRepo>()("app/
      * past every other caller's rows when a filter matches none of theirs. The cost follows the
      * caller's own collaborators, not the table (bench/collaborators.ts).
      */
-    const readablePage = ({ criteria, limit, offset, userId }: typeof Page.Type & { readonly userId: number }) =>
+    const readablePage = (userId: number, criteria: CollaboratorCriteria, page: PageRequest) =>
       pageOfMatched(
         sql`WITH readable AS MATERIALIZED (
           SELECT id FROM collaborators WHERE owner_id = ${userId} AND deleted_at IS NULL
@@ -181,8 +173,7 @@ export class CollaboratorsRepo extends Effect.Service<CollaboratorsRepo>()("app/
         ), matched AS MATERIALIZED (
           SELECT c.id FROM readable r CROSS JOIN LATERAL (SELECT c.id FROM collaborators c WHERE c.id = r.id AND ${where(criteria)} LIMIT 1) c
         )`,
-        limit,
-        offset
+        page
       )
 
     /** None when the owner already has a live collaborator with this address. */
@@ -216,10 +207,9 @@ export class CollaboratorsRepo extends Effect.Service<CollaboratorsRepo>()("app/
       /** The collaborator unless deleted; `lock` takes a row lock (inside a transaction). */
       findLive: (id: number, lock: "none" | "share" | "update") => orDefect(findLive({ id, lock })),
       /** A page of every collaborator matching, newest first, and how many match. */
-      everyPage: (criteria: CollaboratorCriteria, limit: number, offset: number) => orDefect(everyPage({ criteria, limit, offset })),
+      everyPage,
       /** A page of the collaborators `userId` owns or whose linked patients they are primary provider of. */
-      readablePage: (userId: number, criteria: CollaboratorCriteria, limit: number, offset: number) =>
-        orDefect(readablePage({ userId, criteria, limit, offset })),
+      readablePage: (userId: number, criteria: CollaboratorCriteria, page: PageRequest) => orDefect(readablePage(userId, criteria, page)),
       /** The new row; the owner's address already taken is `email: has already been taken`. */
       insert: (row: typeof NewCollaborator.Type) =>
         orDefect(Effect.flatMap(insertOne(row), Option.match({ onNone: () => Effect.fail(emailTaken()), onSome: Effect.succeed }))),

@@ -219,7 +219,7 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
   })
 }) {}
 
-/** Nightly (src/Layers/Main.ts): the popularity figures recommendations read. */
+/** Nightly (`src/Layers/Http/Content/index.ts`): the popularity figures recommendations read. */
 export const refreshContentStats = defineTask({
   name: "content.refresh_stats",
   payload: Schema.Struct({}),

@@ -201,7 +201,7 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
       ).pipe(Effect.orDie)
 
     /**
-     * The communications records of an sms or call activity (issue 14), embedded in the detail
+     * The communications records of an sms or call activity, embedded in the detail
      * (§2.2 `telephony_sms`/`telephony_call`): null unless the activity links one.
      */
     const utc = (column: string) => sql.literal(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`)

@@ -114,7 +114,7 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
 
     /**
      * The patient a number belongs to: active patients first, then the oldest record. Several
-     * members of one household may share a phone; docs/spec-decisions.md (issue 14) says why this one.
+     * members of one household may share a phone; docs/spec-decisions.md ("ECM communications") says why this one.
      */
     const patientByPhone = (phone: string) =>
       Effect.map(
@@ -125,7 +125,7 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
     /**
      * Who handles the patient's inbound communications: the intensive lead care manager, else the
      * outreach one (case_loads), when they are active staff; with their phone for forwarding calls.
-     * Duplicates LeadCareManagers.assigneesOf (branch formc) for now.
+     * Reads the case load as `LeadCareManagers.assigneesOf` does, then ranks and filters the holders.
      */
     const leadCareManagerOf = (patientId: number) =>
       Effect.map(

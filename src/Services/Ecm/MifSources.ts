@@ -3,11 +3,10 @@
  * under the SSRF policy (./SafeFetch.ts), or a path inside MIF_IMPORT_DIR. Each failure is a 422
  * message; nothing outside the import directory is ever opened.
  */
-import { Effect, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import { constants as fsConstants } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { setImmediate as yieldToEventLoop } from "node:timers/promises"
 import { ecmInvalid, type EcmValidationFailed } from "../../Api/Errors.js"
 import {
   dataUriPrefixes,
@@ -17,6 +16,7 @@ import {
   sniffFileType
 } from "../../Domain/Ecm/Mif.js"
 import { AppConfig, type MifSettings } from "../AppConfig.js"
+import { type DataUri, readDataUri, ReceivedDataUris } from "../DataUri.js"
 import { FetchRefused, type FetchRefusal, safeFetch } from "./SafeFetch.js"
 
 export interface MifInput {
@@ -55,26 +55,35 @@ export const sourceMessages = {
 
 const fail = (message: string): Effect.Effect<never, EcmValidationFailed> => Effect.fail(ecmInvalid([message]))
 
-/** Standard base64 (RFC 4648 §4) with padding: Buffer.from would silently skip anything else. */
-const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/
+/**
+ * The file of a data URI read as the body arrived (src/Services/DataUri.ts), judged as the whole
+ * text would have been: trimmed, one of the prefixes (any case), standard base64 with padding. The
+ * refusal's message, or the file and its type.
+ */
+export const dataUriFile = (uri: DataUri, maxFileBytes: number): Either.Either<{ readonly bytes: Uint8Array; readonly fileType: MifFileType }, string> => {
+  const entry = (Object.entries(dataUriPrefixes) as Array<[MifFileType, string]>)
+    .find(([, prefix]) => uri.head.length === prefix.length && uri.head.toLowerCase() === prefix)
+  if (entry === undefined) return Either.left(sourceMessages.dataUri)
+  if (uri.encodedLength === 0) return Either.left(sourceMessages.empty)
+  // As the text is read, before its size is known exactly.
+  if (Math.floor((uri.encodedLength * 3) / 4) - 2 > maxFileBytes) return Either.left(sourceMessages.tooLarge(maxFileBytes))
+  if (!uri.base64) return Either.left(sourceMessages.base64)
+  return Either.right({ bytes: uri.bytes, fileType: entry[0] })
+}
 
-const fromDataUri = (uri: string, settings: MifSettings) =>
-  Effect.gen(function*() {
-    const entry = (Object.entries(dataUriPrefixes) as Array<[MifFileType, string]>)
-      .find(([, prefix]) => uri.slice(0, prefix.length).toLowerCase() === prefix)
-    if (entry === undefined) return yield* fail(sourceMessages.dataUri)
-    const [fileType, prefix] = entry
-    const encodedLength = uri.length - prefix.length
-    if (encodedLength === 0) return yield* fail(sourceMessages.empty)
-    // Decoded size is known before decoding: refuse early.
-    if (Math.floor((encodedLength * 3) / 4) - 2 > settings.maxFileBytes) return yield* fail(sourceMessages.tooLarge(settings.maxFileBytes))
-    const encoded = uri.slice(prefix.length)
-    if (encoded.length % 4 !== 0 || !base64Pattern.test(encoded)) return yield* fail(sourceMessages.base64)
-    // The check and the decoding each hold the event loop ~60 ms for 50 MB: let other requests in between.
-    yield* Effect.promise(() => yieldToEventLoop())
-    const bytes = Buffer.from(encoded, "base64")
-    return { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), fileType: Option.some(fileType), name: Option.none<string>() }
+const fromDataUri = (uri: DataUri, settings: MifSettings) =>
+  Either.match(dataUriFile(uri, settings.maxFileBytes), {
+    onLeft: fail,
+    onRight: ({ bytes, fileType }) => Effect.succeed({ bytes, fileType: Option.some(fileType), name: Option.none<string>() })
   })
+
+/**
+ * `mif.file`: read as the body arrived when the body checks took it out (the field holds its
+ * placeholder), else the text itself (a caller other than the Api), read the same way.
+ */
+const dataUriOf = (file: string) =>
+  Effect.map(Effect.serviceOption(ReceivedDataUris), (received) =>
+    Option.getOrElse(Option.flatMap(received, (uris) => Option.fromNullable(uris.get(file))), () => readDataUri(file)))
 
 const refusalMessage = (refusal: FetchRefusal, settings: MifSettings): string => {
   switch (refusal._tag) {
@@ -189,7 +198,7 @@ export const obtainMifFile = (input: MifInput): Effect.Effect<MifSource, EcmVali
     if (given.length === 0) return yield* fail(sourceMessages.none)
     if (given.length > 1) return yield* fail(sourceMessages.several)
     const [sourceType, read] = input.file !== undefined && input.file.trim() !== ""
-      ? ["base64" as const, fromDataUri(input.file.trim(), settings)]
+      ? ["base64" as const, Effect.flatMap(dataUriOf(input.file), (uri) => fromDataUri(uri, settings))]
       : input.url !== undefined && input.url.trim() !== ""
       ? ["url" as const, fromUrl(input.url.trim(), settings)]
       : ["path" as const, fromPath(input.path!.trim(), settings)]

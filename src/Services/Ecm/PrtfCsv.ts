@@ -1,5 +1,5 @@
 /**
- * The PRTF CSV writer (issue 16): the shared CSV text of src/Domain/Csv.ts (RFC 4180 quoting, CRLF,
+ * The PRTF CSV writer: the shared CSV text of src/Domain/Csv.ts (RFC 4180 quoting, CRLF,
  * formulas neutralised, numbers as numbers), UTF-8 without a byte order mark.
  * Written by hand rather than with papaparse's `unparse`: 800,000 cells a report, and the tests
  * read every file back with papaparse's parser (test/Domain/Ecm/PrtfReport.test.ts).

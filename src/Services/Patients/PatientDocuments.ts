@@ -1,10 +1,9 @@
 /**
- * A patient's documents (general §4.2; upload and delete beyond the spec, issue 13). The bytes go
+ * A patient's documents (general §4.2; upload and delete beyond the spec). The bytes go
  * to the ObjectStore under a key the server chooses; the list hands out signed links valid 30
  * minutes. Content types are allow-listed and, for PDFs and images, checked against the bytes.
  */
-import { SqlClient } from "@effect/sql"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { invalidField, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
@@ -14,6 +13,7 @@ import { AuditLog } from "../AuditLog.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { staffRequired } from "./ClinicPatients.js"
 import { Access, canManagePatientRecords, readsClinicalContent, type Viewer } from "../Access/Access.js"
+import { type DocumentRow, PatientDocumentsRepo } from "./PatientDocumentsRepo.js"
 
 export const documentUrlLifetime = Duration.minutes(30)
 
@@ -65,25 +65,14 @@ export const parseDocument = (file: string): { readonly contentType: string; rea
   return { contentType, bytes }
 }
 
-interface Row {
-  readonly id: number
-  readonly name: string
-  readonly content_type: string
-  readonly size: number | string
-  readonly clinical: boolean
-  readonly object_key: string
-  readonly uploaded_by_id: number | null
-  readonly created_at: Date
-}
-
 export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/PatientDocuments", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const documents = yield* PatientDocumentsRepo
     const access = yield* Access
     const audit = yield* AuditLog
     const store = yield* ObjectStore
 
-    const toDocument = (row: Row) =>
+    const toDocument = (row: DocumentRow) =>
       Effect.map(store.signedUrl(row.object_key, documentUrlLifetime), (url) =>
         PatientDocument.make({
           id: row.id,
@@ -99,15 +88,10 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
     const list = (viewer: Viewer, patientId: number, request: PageRequest) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
-        const shown = readsClinicalContent(viewer) ? sql`TRUE` : sql`NOT clinical`
-        const rows = yield* sql<Row>`SELECT id, name, content_type, size, clinical, object_key, uploaded_by_id, created_at
-          FROM patient_documents WHERE patient_id = ${patient} AND ${shown}
-          ORDER BY created_at DESC, id DESC LIMIT ${request.perPage} OFFSET ${request.offset}`
-        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM patient_documents
-          WHERE patient_id = ${patient} AND ${shown}`
-        const documents = yield* Effect.forEach(rows, toDocument)
-        return DocumentList.make({ documents, pagination: paginationOf(request, counted?.count ?? 0) }, true)
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("PatientDocuments.list"))
+        const { rows, total } = yield* documents.page(patient, readsClinicalContent(viewer), request.perPage, request.offset)
+        const listed = yield* Effect.forEach(rows, toDocument)
+        return DocumentList.make({ documents: listed, pagination: paginationOf(request, total) }, true)
+      }).pipe(Effect.withSpan("PatientDocuments.list"))
 
     const upload = (viewer: Viewer, patientId: number, input: UploadDocumentRequest["document"]) =>
       Effect.gen(function*() {
@@ -118,30 +102,34 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
         if (typeof parsed === "string") return yield* Effect.fail(invalidField("file", parsed))
         const key = `patients/${patient}/documents/${randomBytes(16).toString("hex")}`
         yield* store.put(key, parsed.bytes, parsed.contentType)
-        const [row] = yield* sql<Row>`INSERT INTO patient_documents (patient_id, name, content_type, size, clinical, object_key, uploaded_by_id)
-          VALUES (${patient}, ${input.name.trim()}, ${parsed.contentType}, ${parsed.bytes.byteLength}, ${clinical}, ${key}, ${viewer.id})
-          RETURNING id, name, content_type, size, clinical, object_key, uploaded_by_id, created_at`.pipe(
+        const row = yield* documents.insert({
+          patientId: patient,
+          name: input.name.trim(),
+          contentType: parsed.contentType,
+          size: parsed.bytes.byteLength,
+          clinical,
+          objectKey: key,
+          uploadedById: viewer.id
+        }).pipe(
           // The row is what makes the file reachable: without it, the bytes go too.
           Effect.tapErrorCause(() => store.delete(key))
         )
-        yield* audit.record({ actorId: viewer.id, action: "patient_document.create", targetType: "patient_document", targetId: row!.id })
+        yield* audit.record({ actorId: viewer.id, action: "patient_document.create", targetType: "patient_document", targetId: row.id })
         yield* Effect.annotateCurrentSpan({ "document.bytes": parsed.bytes.byteLength })
-        return yield* toDocument(row!)
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("PatientDocuments.upload"))
+        return yield* toDocument(row)
+      }).pipe(Effect.withSpan("PatientDocuments.upload"))
 
     const remove = (viewer: Viewer, patientId: number, id: number) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
         if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
-        const shown = readsClinicalContent(viewer) ? sql`TRUE` : sql`NOT clinical`
-        const [row] = yield* sql<{ object_key: string }>`DELETE FROM patient_documents WHERE id = ${id} AND patient_id = ${patient}
-          AND ${shown} RETURNING object_key`
-        if (row === undefined) return yield* Effect.fail(notFound("Document"))
-        yield* store.delete(row.object_key)
+        const row = yield* documents.delete(id, patient, readsClinicalContent(viewer))
+        if (Option.isNone(row)) return yield* Effect.fail(notFound("Document"))
+        yield* store.delete(row.value.object_key)
         yield* audit.record({ actorId: viewer.id, action: "patient_document.delete", targetType: "patient_document", targetId: id })
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("PatientDocuments.delete", { attributes: { "document.id": id } }))
+      }).pipe(Effect.withSpan("PatientDocuments.delete", { attributes: { "document.id": id } }))
 
     return { list, upload, remove } as const
   }),
-  dependencies: [Access.Default, AuditLog.Default]
+  dependencies: [Access.Default, AuditLog.Default, PatientDocumentsRepo.Default]
 }) {}

@@ -1,10 +1,10 @@
-/** Jobs of the prescriptions area (issue 20). */
+/** Jobs of the prescriptions area. */
 import { Effect, Schema } from "effect"
 import { defineTask } from "../Jobs.js"
 import { Prescriptions } from "./Prescriptions.js"
 
 /**
- * Expires active prescriptions past their end date; scheduled daily (`src/Layers/Main.ts`).
+ * Expires active prescriptions past their end date; scheduled daily (`src/Layers/Http/Prescriptions/index.ts`).
  * Idempotent: each batch claims its rows by moving them from `active` (compare-and-swap).
  */
 export const expirePrescriptions = defineTask({

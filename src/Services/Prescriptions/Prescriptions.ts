@@ -8,33 +8,31 @@
  * and billing none. Refusals are 403 `You are not authorized to perform this action.`.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { type FieldMessages, type Forbidden, forbidden, invalid, invalidField, messages, notFound, type NotFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import {
   type CreatePrescriptionRequest, MedicationHistory, PrescriptionList, prescriptionMessages, type UpdatePrescriptionRequest
 } from "../../Api/Prescriptions/Prescriptions.js"
-import type { PatientId, PrescriptionId } from "../../Domain/Ids.js"
+import type { PatientId } from "../../Domain/Ids.js"
 import {
-  canMove, canonicalFrequency, HistoryPrescription, MedicationHistoryGroup, PrescriptionHistoryEntry, type HistoryEvent,
-  type PrescriptionStatus, setByJobOnly
+  canMove, canonicalFrequency, HistoryPrescription, MedicationHistoryGroup, PrescriptionHistoryEntry, setByJobOnly
 } from "../../Domain/Prescriptions/Prescription.js"
 import { PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { calendarDayIn } from "../../Domain/Time.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Access, canReadPrescription, canWritePrescription, isAdmin, isParent, type ProviderViewer, type Viewer } from "../Access/Access.js"
-import { likePattern } from "../SqlSearch.js"
+import { PatientsRepo } from "../Patients/PatientsRepo.js"
+import { ProvidersRepo } from "../Providers/ProvidersRepo.js"
+import { makeTransaction } from "../Repository.js"
+import { MedicationsRepo } from "./MedicationsRepo.js"
+import { PrescriptionHistoryRepo } from "./PrescriptionHistoryRepo.js"
 import {
-  historyInsert, prescriptionColumns, prescriptionFrom, type PrescriptionRow, toMedicationSummary, toPrescription
+  expiryBatchSize, type PrescriptionCriteria, type PrescriptionRow, PrescriptionsRepo, type Terms, toMedicationSummary, toPrescription
 } from "./PrescriptionsRepo.js"
 
-export interface PrescriptionCriteria {
-  readonly patientId?: number | undefined
-  readonly providerId?: number | undefined
-  readonly status?: PrescriptionStatus | undefined
-  readonly medicationName?: string | undefined
-}
+export type { PrescriptionCriteria } from "./PrescriptionsRepo.js"
 
 type PrescriptionInput = CreatePrescriptionRequest["prescription"]
 type PrescriptionChanges = UpdatePrescriptionRequest["prescription"]
@@ -54,40 +52,25 @@ const sameTerms = (a: Terms, b: Terms) =>
   a.providerId === b.providerId && a.prescriptionDate === b.prescriptionDate && a.instructions === b.instructions &&
   a.refillsRemaining === b.refillsRemaining
 
-interface Terms {
-  readonly patientId: number
-  readonly providerId: number
-  readonly medicationId: number
-  readonly dosage: string
-  readonly frequency: string
-  readonly quantity: number
-  readonly refills: number
-  readonly refillsRemaining: number
-  readonly instructions: string | null
-  readonly prescriptionDate: string
-  readonly startDate: string | null
-  readonly endDate: string | null
-}
-
 export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescriptions", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const audit = yield* AuditLog
     const access = yield* Access
     const config = yield* AppConfig
-    const columns = sql.literal(prescriptionColumns)
-    const from = sql.literal(prescriptionFrom)
+    const prescriptions = yield* PrescriptionsRepo
+    const prescriptionHistory = yield* PrescriptionHistoryRepo
+    const medications = yield* MedicationsRepo
+    const patients = yield* PatientsRepo
+    const providers = yield* ProvidersRepo
+    const transaction = yield* makeTransaction
 
     const today = Effect.map(Clock.currentTimeMillis, (ms) => calendarDayIn(ms, config.clinicTimeZone))
 
     /** The caller with their provider profile as prescriber, as the rules read them. */
     const actorOf = (viewer: Viewer) => access.withPrescriberProfile(viewer)
 
-    const findRow = (id: number, lock = false) =>
-      sql<PrescriptionRow>`SELECT ${columns} FROM ${from} WHERE r.id = ${id} ${lock ? sql`FOR UPDATE OF r` : sql``}`.pipe(
-        Effect.orDie,
-        Effect.map((rows) => rows[0])
-      )
+    const findRow = (id: number, lock = false) => Effect.map(prescriptions.findById(id, lock), Option.getOrUndefined)
 
     /** The row when the actor may read it: 404 when unknown (or, for a parent, not their patient's), else 403. */
     const readable = (actor: ProviderViewer, id: number, lock = false): Effect.Effect<PrescriptionRow, NotFound | Forbidden> =>
@@ -117,22 +100,9 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
         if (isParent(viewer) && criteria.patientId !== undefined) yield* access.visiblePatient(viewer, criteria.patientId)
         const visible = Access.scope.prescriptions(sql, actor)
         if (visible === undefined) return yield* Effect.fail(notAuthorized())
-        const clauses = [visible]
-        if (criteria.patientId !== undefined) clauses.push(sql`r.patient_id = ${criteria.patientId}`)
-        if (criteria.providerId !== undefined) clauses.push(sql`r.provider_id = ${criteria.providerId}`)
-        if (criteria.status !== undefined) clauses.push(sql`r.status = ${criteria.status}`)
-        const name = criteria.medicationName?.trim() ?? ""
-        if (name !== "") {
-          const pattern = likePattern(name)
-          clauses.push(sql`(m.name ILIKE ${pattern} ESCAPE '\\' OR m.generic_name ILIKE ${pattern} ESCAPE '\\'
-            OR EXISTS (SELECT 1 FROM unnest(m.brand_names) AS b(name) WHERE b.name ILIKE ${pattern} ESCAPE '\\'))`)
-        }
-        const where = sql.and(clauses)
-        const rows = yield* sql<PrescriptionRow>`SELECT ${columns} FROM ${from} WHERE ${where}
-          ORDER BY r.prescription_date DESC, r.id DESC LIMIT ${request.perPage} OFFSET ${request.offset}`.pipe(Effect.orDie)
-        const [total] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM ${from} WHERE ${where}`.pipe(Effect.orDie)
+        const { rows, total } = yield* prescriptions.page(visible, criteria, request.perPage, request.offset)
         yield* Effect.annotateCurrentSpan({ "prescriptions.count": rows.length })
-        return PrescriptionList.make({ prescriptions: rows.map(toPrescription), pagination: paginationOf(request, total?.count ?? 0) })
+        return PrescriptionList.make({ prescriptions: rows.map(toPrescription), pagination: paginationOf(request, total) })
       }).pipe(Effect.withSpan("Prescriptions.list", { attributes: { "actor.id": viewer.id } }))
 
     const show = (viewer: Viewer, id: number) =>
@@ -153,28 +123,21 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
         }
         if (terms.startDate !== null && terms.endDate !== null && terms.endDate <= terms.startDate) add("end_date", prescriptionMessages.endAfterStart)
         if (before?.patientId !== terms.patientId) {
-          const [patient] = yield* sql`SELECT 1 FROM patients WHERE id = ${terms.patientId}`
-          if (patient === undefined) add("patient_id", "must exist")
+          if (!(yield* patients.exists(terms.patientId))) add("patient_id", "must exist")
         }
         if (before?.medicationId !== terms.medicationId) {
-          const [medication] = yield* sql<{ active: boolean }>`SELECT active FROM medications WHERE id = ${terms.medicationId}`
-          if (medication === undefined) add("medication_id", "must exist")
-          else if (!medication.active) add("medication_id", prescriptionMessages.medicationInactive)
+          const active = yield* medications.activeOf(terms.medicationId)
+          if (Option.isNone(active)) add("medication_id", "must exist")
+          else if (!active.value) add("medication_id", prescriptionMessages.medicationInactive)
         }
         if (before?.providerId !== terms.providerId) {
           // Share-locked until commit: the prescriber cannot be deactivated in between.
-          const [prescriber] = yield* sql<{ ok: boolean }>`SELECT (p.active AND u.deleted_at IS NULL AND coalesce(btrim(p.license_number), '') <> '') AS ok
-            FROM providers p JOIN users u ON u.id = p.user_id WHERE p.id = ${terms.providerId} FOR SHARE OF p`
-          if (prescriber?.ok !== true) add("provider_id", prescriptionMessages.prescriber)
+          if (!(yield* providers.canPrescribe(terms.providerId))) add("provider_id", prescriptionMessages.prescriber)
         }
         if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors as FieldMessages))
-      }).pipe(Effect.catchTag("SqlError", Effect.die))
+      })
 
-    const appendHistory = (ids: ReadonlyArray<number>, event: HistoryEvent, fromStatus: PrescriptionStatus | null, actorId: number | null) =>
-      sql`${sql.literal(historyInsert)}
-        SELECT r.id, r.patient_id, r.medication_id, ${event}, ${fromStatus}, r.status, r.dosage, r.frequency, r.quantity,
-          r.refills_remaining, r.start_date, r.end_date, ${actorId}
-        FROM prescriptions r WHERE r.id IN ${sql.in(ids)} ORDER BY r.id`.pipe(Effect.orDie)
+    const appendHistory = prescriptionHistory.append
 
     const create = (viewer: Viewer, input: PrescriptionInput) =>
       Effect.gen(function*() {
@@ -207,18 +170,13 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
           startDate: input.start_date ?? null,
           endDate: input.end_date ?? null
         }
-        const id = yield* sql.withTransaction(Effect.gen(function*() {
+        const id = yield* transaction(Effect.gen(function*() {
           yield* checkTerms(terms, undefined)
-          const [row] = yield* sql<{ id: number }>`INSERT INTO prescriptions (patient_id, provider_id, medication_id, dosage, frequency,
-              quantity, refills, refills_remaining, instructions, prescription_date, start_date, end_date, created_by_id)
-            VALUES (${terms.patientId}, ${terms.providerId}, ${terms.medicationId}, ${terms.dosage}, ${terms.frequency}, ${terms.quantity},
-              ${terms.refills}, ${terms.refillsRemaining}, ${terms.instructions}, ${terms.prescriptionDate}::date, ${terms.startDate}::date,
-              ${terms.endDate}::date, ${viewer.id})
-            RETURNING id`.pipe(Effect.orDie)
-          yield* appendHistory([row!.id], "created", null, viewer.id)
-          yield* audit.record({ actorId: viewer.id, action: "prescription.create", targetType: "prescription", targetId: row!.id })
-          return row!.id
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+          const id = yield* prescriptions.insert(terms, viewer.id)
+          yield* appendHistory([id], "created", null, viewer.id)
+          yield* audit.record({ actorId: viewer.id, action: "prescription.create", targetType: "prescription", targetId: id })
+          return id
+        }))
         return toPrescription((yield* findRow(id))!)
       }).pipe(Effect.withSpan("Prescriptions.create", { attributes: { "actor.id": viewer.id } }))
 
@@ -240,7 +198,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
     const update = (viewer: Viewer, id: number, changes: PrescriptionChanges) =>
       Effect.gen(function*() {
         const actor = yield* actorOf(viewer)
-        yield* sql.withTransaction(Effect.gen(function*() {
+        yield* transaction(Effect.gen(function*() {
           const current = yield* writable(actor, id, changes.patient_id)
           const before = termsOf(current)
           if (changes.provider_id !== undefined && changes.provider_id !== current.provider_id && !isAdmin(viewer)) {
@@ -275,18 +233,12 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
           }
           if (edits) yield* checkTerms(after, before)
           if (!edits && status === current.status) return
-          yield* sql`UPDATE prescriptions SET
-              patient_id = ${after.patientId}, provider_id = ${after.providerId}, medication_id = ${after.medicationId},
-              dosage = ${after.dosage}, frequency = ${after.frequency}, quantity = ${after.quantity}, refills = ${after.refills},
-              refills_remaining = ${after.refillsRemaining}, instructions = ${after.instructions},
-              prescription_date = ${after.prescriptionDate}::date, start_date = ${after.startDate}::date, end_date = ${after.endDate}::date,
-              status = ${status}, updated_at = now()
-            WHERE id = ${id}`.pipe(Effect.orDie)
+          yield* prescriptions.update(id, after, status)
           if (edits) yield* appendHistory([id], "changed", null, viewer.id)
           if (status !== current.status) yield* appendHistory([id], "status_changed", current.status, viewer.id)
           yield* audit.record({ actorId: viewer.id, action: "prescription.update", targetType: "prescription", targetId: id })
           if (status !== current.status) yield* audit.record({ actorId: viewer.id, action: `prescription.${status}`, targetType: "prescription", targetId: id })
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        }))
         return toPrescription((yield* findRow(id))!)
       }).pipe(Effect.withSpan("Prescriptions.update", { attributes: { "prescription.id": id, "actor.id": viewer.id } }))
 
@@ -294,30 +246,28 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
     const cancel = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
         const actor = yield* actorOf(viewer)
-        yield* sql.withTransaction(Effect.gen(function*() {
+        yield* transaction(Effect.gen(function*() {
           const current = yield* writable(actor, id, undefined)
           if (current.status !== "active") return yield* Effect.fail(invalidField("status", prescriptionMessages.cancelActiveOnly(current.status)))
-          yield* sql`UPDATE prescriptions SET status = 'cancelled', updated_at = now() WHERE id = ${id}`
+          yield* prescriptions.cancel(id)
           yield* appendHistory([id], "status_changed", "active", viewer.id)
           yield* audit.record({ actorId: viewer.id, action: "prescription.cancelled", targetType: "prescription", targetId: id })
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        }))
       }).pipe(Effect.withSpan("Prescriptions.cancel", { attributes: { "prescription.id": id, "actor.id": viewer.id } }))
 
     /** One refill: `refills_remaining` − 1 on an active prescription, never below 0 (the row is locked). */
     const refill = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
         const actor = yield* actorOf(viewer)
-        yield* sql.withTransaction(Effect.gen(function*() {
+        yield* transaction(Effect.gen(function*() {
           const current = yield* writable(actor, id, undefined)
           if (current.status !== "active") {
             return yield* Effect.fail(invalidField("status", `is ${current.status}: only an active prescription can be refilled`))
           }
-          const updated = yield* sql`UPDATE prescriptions SET refills_remaining = refills_remaining - 1, updated_at = now()
-            WHERE id = ${id} AND refills_remaining > 0 RETURNING id`
-          if (updated.length === 0) return yield* Effect.fail(invalidField("refills_remaining", prescriptionMessages.noRefills))
+          if (!(yield* prescriptions.refill(id))) return yield* Effect.fail(invalidField("refills_remaining", prescriptionMessages.noRefills))
           yield* appendHistory([id], "refilled", null, viewer.id)
           yield* audit.record({ actorId: viewer.id, action: "prescription.refill", targetType: "prescription", targetId: id })
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        }))
         return toPrescription((yield* findRow(id))!)
       }).pipe(Effect.withSpan("Prescriptions.refill", { attributes: { "prescription.id": id, "actor.id": viewer.id } }))
 
@@ -325,23 +275,9 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
     const history = (viewer: Viewer, patientId: number, request: PageRequest) =>
       Effect.gen(function*() {
         const patient: PatientId = yield* access.visiblePatient(viewer, patientId, "clinical")
-        const groups = yield* sql<{ medication_id: number; first_prescribed: string; last_prescribed: string }>`
-          SELECT medication_id, to_char(min(prescription_date), 'YYYY-MM-DD') AS first_prescribed,
-            to_char(max(prescription_date), 'YYYY-MM-DD') AS last_prescribed
-          FROM prescriptions WHERE patient_id = ${patient}
-          GROUP BY medication_id ORDER BY max(prescription_date) DESC, max(id) DESC
-          LIMIT ${request.perPage} OFFSET ${request.offset}`
-        const [total] = yield* sql<{ count: number }>`SELECT count(DISTINCT medication_id)::int AS count FROM prescriptions WHERE patient_id = ${patient}`
-        const medicationIds = groups.map((g) => g.medication_id)
-        const rows = medicationIds.length === 0 ? [] : yield* sql<PrescriptionRow>`SELECT ${columns} FROM ${from}
-          WHERE r.patient_id = ${patient} AND r.medication_id IN ${sql.in(medicationIds)}
-          ORDER BY r.prescription_date DESC, r.id DESC`
-        const entries = rows.length === 0 ? [] : yield* sql<{
-          prescription_id: number; event: HistoryEvent; from_status: PrescriptionStatus | null; status: PrescriptionStatus; dosage: string
-          frequency: string; quantity: number; refills_remaining: number; start_date: string | null; end_date: string | null; recorded_at: Date
-        }>`SELECT prescription_id, event, from_status, status, dosage, frequency, quantity, refills_remaining,
-            to_char(start_date, 'YYYY-MM-DD') AS start_date, to_char(end_date, 'YYYY-MM-DD') AS end_date, recorded_at
-          FROM prescription_history WHERE prescription_id IN ${sql.in(rows.map((r) => r.id))} ORDER BY prescription_id, id`
+        const { groups, total } = yield* prescriptions.medicationGroups(patient, request.perPage, request.offset)
+        const rows = yield* prescriptions.ofMedications(patient, groups.map((g) => g.medication_id))
+        const entries = yield* prescriptionHistory.entriesOf(rows.map((r) => r.id))
         const entriesOf = new Map<number, Array<PrescriptionHistoryEntry>>()
         for (const { prescription_id, ...entry } of entries) {
           const list = entriesOf.get(prescription_id) ?? []
@@ -355,7 +291,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
             first_prescribed: group.first_prescribed,
             last_prescribed: group.last_prescribed,
             prescriptions: ofGroup.map((r) => HistoryPrescription.make({
-              id: r.id as PrescriptionId,
+              id: r.id,
               provider: PersonName.make({ id: r.provider_id, first_name: r.provider_first_name, last_name: r.provider_last_name }),
               prescription_date: r.prescription_date,
               start_date: r.start_date,
@@ -368,9 +304,8 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
           }, true)
         })
         yield* Effect.annotateCurrentSpan({ "medications.count": medications.length })
-        return MedicationHistory.make({ patient_id: patient, medications, pagination: paginationOf(request, total?.count ?? 0) })
+        return MedicationHistory.make({ patient_id: patient, medications, pagination: paginationOf(request, total) })
       }).pipe(
-        Effect.catchTag("SqlError", Effect.die),
         Effect.withSpan("Prescriptions.history", { attributes: { "patient.id": patientId, "actor.id": viewer.id } })
       )
 
@@ -383,13 +318,8 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
       const day = yield* today
       let expired = 0
       for (;;) {
-        const ids = yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql<{ id: number }>`UPDATE prescriptions r SET status = 'expired', updated_at = now()
-            WHERE r.id IN (SELECT id FROM prescriptions WHERE status = 'active' AND end_date < ${day}::date
-              ORDER BY id LIMIT 500 FOR UPDATE SKIP LOCKED)
-              AND r.status = 'active'
-            RETURNING r.id`
-          const claimed = rows.map((r) => r.id)
+        const ids = yield* transaction(Effect.gen(function*() {
+          const claimed = yield* prescriptions.expireBatch(day)
           if (claimed.length > 0) {
             yield* appendHistory(claimed, "status_changed", "active", null)
             yield* audit.recordMany(claimed.map((id) => ({ actorId: null, action: "prescription.expired", targetType: "prescription", targetId: id })))
@@ -397,12 +327,13 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
           return claimed
         }))
         expired += ids.length
-        if (ids.length < 500) break
+        if (ids.length < expiryBatchSize) break
       }
       yield* Effect.annotateCurrentSpan({ "prescriptions.expired": expired })
       return expired
-    }).pipe(Effect.orDie, Effect.withSpan("Prescriptions.expireDue"))
+    }).pipe(Effect.withSpan("Prescriptions.expireDue"))
 
     return { list, show, create, update, cancel, refill, history, expireDue } as const
-  })
+  }),
+  dependencies: [PrescriptionsRepo.Default, PrescriptionHistoryRepo.Default, MedicationsRepo.Default, PatientsRepo.Default, ProvidersRepo.Default]
 }) {}

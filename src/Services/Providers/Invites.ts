@@ -9,25 +9,27 @@
  * acceptance claims the invite with one conditional `UPDATE … WHERE status = 'pending' AND
  * expires_at > now RETURNING`, so of two concurrent accepts the second finds nothing to claim.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Option } from "effect"
+import { Duration, Effect, Option } from "effect"
 import { invalidField, messages, notFound, ServiceUnavailable, unavailableRetryAfterSeconds } from "../../Api/Errors.js"
 import type { CreateInviteRequest } from "../../Api/Providers/Invites.js"
-import type { ProviderId, ProviderInviteId } from "../../Domain/Ids.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import { normalizePhone } from "../../Domain/Phone.js"
-import { InviteSummary, type ProfileRole, ProviderInvite } from "../../Domain/Providers/Provider.js"
+import { InviteSummary, ProviderInvite } from "../../Domain/Providers/Provider.js"
 import { hashPassword } from "../Accounts/Passwords.js"
 import { Sessions } from "../Accounts/Sessions.js"
-import { toUser, userColumns, type UserRow } from "../Accounts/UsersRepo.js"
+import { toUser, UsersRepo } from "../Accounts/UsersRepo.js"
 import { addressLimits } from "../AddressLimits.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Mailer } from "../Mailer.js"
 import { RateLimiter } from "../RateLimiter.js"
+import { makeTransaction } from "../Repository.js"
+import { now } from "../Time.js"
 import { hashToken, newToken } from "../Tokens.js"
 import { ProviderProfiles } from "./Profiles.js"
+import { type InviteRow, ProviderInvitesRepo } from "./ProviderInvitesRepo.js"
 import { providerMessages } from "./Providers.js"
+import { ProvidersRepo } from "./ProvidersRepo.js"
 
 export const inviteLifetime = Duration.days(7)
 
@@ -38,26 +40,14 @@ export const apiInvitePath = "/v1/admin/clinic/providers/invites/validate"
 export const inviteLink = (base: string, token: string): string =>
   `${base}${base.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}`
 
-interface InviteRow {
-  readonly id: number
-  readonly email: string
-  readonly first_name: string
-  readonly last_name: string
-  readonly role: ProfileRole
-  readonly supervisor_id: number | null
-  readonly status: "pending" | "accepted"
-  readonly expires_at: Date
-  readonly created_at: Date
-}
-
 const toInvite = (row: InviteRow): ProviderInvite =>
   ProviderInvite.make({
-    id: row.id as ProviderInviteId,
+    id: row.id,
     email: row.email,
     first_name: row.first_name,
     last_name: row.last_name,
     role: row.role,
-    supervisor_id: row.supervisor_id as ProviderId | null,
+    supervisor_id: row.supervisor_id,
     status: row.status,
     expires_at: row.expires_at,
     created_at: row.created_at
@@ -68,7 +58,10 @@ const emailTaken = invalidField("email", "has already been taken")
 
 export class ProviderInvites extends Effect.Service<ProviderInvites>()("app/ProviderInvites", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const invites = yield* ProviderInvitesRepo
+    const providers = yield* ProvidersRepo
+    const users = yield* UsersRepo
+    const transaction = yield* makeTransaction
     const audit = yield* AuditLog
     const mailer = yield* Mailer
     const config = yield* AppConfig
@@ -76,38 +69,35 @@ export class ProviderInvites extends Effect.Service<ProviderInvites>()("app/Prov
     const limiter = yield* RateLimiter
     const sessions = yield* Sessions
     const profiles = yield* ProviderProfiles
-    const columns = sql.literal(userColumns)
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     const linkBase = Option.getOrElse(config.inviteUrlBase, () => `${config.publicBaseUrl}${apiInvitePath}`)
 
     const create = (actorId: number, input: CreateInviteRequest["invite"]) =>
       Effect.gen(function*() {
         const email = normalizeEmail(input.email)
         const supervisorId = input.supervisor_id ?? null
-        const taken = yield* sql`SELECT 1 FROM users WHERE lower(email) = ${email}`
-        if (taken.length > 0) return yield* Effect.fail(emailTaken)
+        if (yield* users.emailInUse(email)) return yield* Effect.fail(emailTaken)
         if (supervisorId !== null) {
-          const [supervisor] = yield* sql<{ active: boolean }>`SELECT p.active FROM providers p JOIN users u ON u.id = p.user_id
-            WHERE p.id = ${supervisorId} AND 'supervisor' = ANY(p.roles) AND u.deleted_at IS NULL`
-          if (supervisor === undefined) return yield* Effect.fail(invalidField("supervisor_id", providerMessages.supervisorMissing))
-          if (!supervisor.active) return yield* Effect.fail(invalidField("supervisor_id", providerMessages.supervisorInactive))
+          const active = yield* providers.supervisorActiveOf(supervisorId)
+          if (Option.isNone(active)) return yield* Effect.fail(invalidField("supervisor_id", providerMessages.supervisorMissing))
+          if (!active.value) return yield* Effect.fail(invalidField("supervisor_id", providerMessages.supervisorInactive))
         }
         const token = newToken()
         const at = yield* now
         const expiresAt = new Date(at.getTime() + Duration.toMillis(inviteLifetime))
-        return yield* sql.withTransaction(Effect.gen(function*() {
+        return yield* transaction(Effect.gen(function*() {
           // Concurrent invites to one address queue on the pending row; the last one's token is the one that works.
-          const [row] = yield* sql<InviteRow & { inserted: boolean }>`
-            INSERT INTO provider_invites AS i (email, first_name, last_name, role, supervisor_id, token_hash, invited_by,
-              expires_at, created_at, updated_at)
-            VALUES (${email}, ${input.first_name.trim()}, ${input.last_name.trim()}, ${input.role}, ${supervisorId},
-              ${hashToken(token)}, ${actorId}, ${expiresAt}, ${at}, ${at})
-            ON CONFLICT (lower(email)) WHERE status = 'pending' DO UPDATE SET
-              first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name, role = EXCLUDED.role,
-              supervisor_id = EXCLUDED.supervisor_id, token_hash = EXCLUDED.token_hash, invited_by = EXCLUDED.invited_by,
-              expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
-            RETURNING id, email, first_name, last_name, role, supervisor_id, status, expires_at, created_at, (xmax = 0) AS inserted`
-          yield* audit.record({ actorId, action: row!.inserted ? "provider_invite.create" : "provider_invite.replace", targetType: "provider_invite", targetId: row!.id })
+          const row = yield* invites.upsertPending({
+            email,
+            firstName: input.first_name.trim(),
+            lastName: input.last_name.trim(),
+            role: input.role,
+            supervisorId,
+            tokenHash: hashToken(token),
+            invitedBy: actorId,
+            expiresAt,
+            at
+          })
+          yield* audit.record({ actorId, action: row.inserted ? "provider_invite.create" : "provider_invite.replace", targetType: "provider_invite", targetId: row.id })
           // Sent before the commit: an invite whose email could not go out is not kept (the admin
           // gets a 503 and tries again), and a link that was mailed is the one stored.
           yield* mailer.send({
@@ -121,19 +111,19 @@ export class ProviderInvites extends Effect.Service<ProviderInvites>()("app/Prov
             ].join("\n\n")
           }).pipe(Effect.catchTag("MailError", (error) =>
             Effect.logWarning("provider invite email not delivered").pipe(
-              Effect.annotateLogs({ "provider_invite.id": row!.id, reason: error._tag }),
+              Effect.annotateLogs({ "provider_invite.id": row.id, reason: error._tag }),
               Effect.zipRight(Effect.fail(new ServiceUnavailable({ errors: messages.unavailable, retryAfterSeconds: unavailableRetryAfterSeconds })))
             )))
-          return toInvite(row!)
+          return toInvite(row)
         }))
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("ProviderInvites.create", { attributes: { "actor.id": actorId } }))
+      }).pipe(Effect.withSpan("ProviderInvites.create", { attributes: { "actor.id": actorId } }))
 
     const validate = (clientAddress: string, token: string) =>
       Effect.gen(function*() {
         yield* limiter.enforce(`invite_validate:${clientAddress}`, perAddress.providerInvite)
-        const [row] = yield* sql<InviteRow>`SELECT email, first_name, last_name, role, expires_at FROM provider_invites
-          WHERE token_hash = ${hashToken(token)} AND status = 'pending' AND expires_at > ${yield* now}`.pipe(Effect.orDie)
-        if (row === undefined) return yield* Effect.fail(inviteNotFound)
+        const found = yield* invites.findPending(hashToken(token), yield* now)
+        if (Option.isNone(found)) return yield* Effect.fail(inviteNotFound)
+        const row = found.value
         return InviteSummary.make({ email: row.email, first_name: row.first_name, last_name: row.last_name, role: row.role, expires_at: row.expires_at }, true)
       }).pipe(Effect.withSpan("ProviderInvites.validate"))
 
@@ -146,15 +136,14 @@ export class ProviderInvites extends Effect.Service<ProviderInvites>()("app/Prov
         const passwordHash = yield* hashPassword(input.password)
         const sessionToken = newToken()
         const at = yield* now
-        const user = yield* sql.withTransaction(Effect.gen(function*() {
+        const user = yield* transaction(Effect.gen(function*() {
           // The claim: of concurrent accepts, one updates the row; the others wait for its commit,
           // re-check `status = 'pending'` and claim nothing.
-          const [invite] = yield* sql<InviteRow>`UPDATE provider_invites SET status = 'accepted', accepted_at = ${at}, updated_at = ${at}
-            WHERE token_hash = ${hashToken(input.token)} AND status = 'pending' AND expires_at > ${at}
-            RETURNING id, email, first_name, last_name, role, supervisor_id, status, expires_at, created_at`
-          if (invite === undefined) return yield* Effect.fail(inviteNotFound)
+          const claimed = yield* invites.claim(hashToken(input.token), at)
+          if (Option.isNone(claimed)) return yield* Effect.fail(inviteNotFound)
+          const invite: InviteRow = claimed.value
           // Registered meanwhile: the whole transaction (claim included) is undone.
-          const [created] = yield* sql<UserRow>`INSERT INTO users ${sql.insert({
+          const inserted = yield* users.insertIfAbsent({
             email: invite.email,
             password_hash: passwordHash,
             first_name: invite.first_name,
@@ -164,19 +153,23 @@ export class ProviderInvites extends Effect.Service<ProviderInvites>()("app/Prov
             status: "active",
             confirmed: true,
             last_login: at
-          })} ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${columns}`
-          if (created === undefined) return yield* Effect.fail(emailTaken)
-          yield* sql`UPDATE provider_invites SET user_id = ${created.id} WHERE id = ${invite.id}`
+          })
+          if (Option.isNone(inserted)) return yield* Effect.fail(emailTaken)
+          const created = inserted.value
+          yield* invites.linkUser(invite.id, created.id)
           yield* profiles.createForInvite(created.id, invite.role, invite.supervisor_id)
           yield* sessions.start(hashToken(sessionToken), created.id)
           yield* audit.record({ actorId: created.id, action: "provider_invite.accept", targetType: "provider_invite", targetId: invite.id })
           yield* audit.record({ actorId: created.id, action: "user.sign_in", targetType: "user", targetId: created.id })
           return created
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        }))
         return { token: sessionToken, user: toUser(user) }
       }).pipe(Effect.withSpan("ProviderInvites.accept"))
 
     return { create, validate, accept } as const
   }),
-  dependencies: [AuditLog.Default, RateLimiter.Default, Sessions.Default, ProviderProfiles.Default]
+  dependencies: [
+    AuditLog.Default, RateLimiter.Default, Sessions.Default, ProviderProfiles.Default, ProviderInvitesRepo.Default, ProvidersRepo.Default,
+    UsersRepo.Default
+  ]
 }) {}

@@ -1,19 +1,19 @@
 /**
  * Admin providers and supervisors (general §4.9, §4.15): lists, one profile, and updates with the
  * supervision rules. Profiles of deleted users are hidden (404), like the users themselves.
+ * `ProvidersRepo` holds the SQL.
  */
-import { SqlClient, type Statement } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { invalid, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
-import { ProviderList, type ProviderSortColumn, type UpdateProviderRequest } from "../../Api/Providers/Providers.js"
+import { ProviderList, type UpdateProviderRequest } from "../../Api/Providers/Providers.js"
 import { SupervisorList } from "../../Api/Providers/Supervisors.js"
-import type { ProviderId, UserId } from "../../Domain/Ids.js"
 import { isProfileRole, type ProviderRole, Supervisee, Supervisor } from "../../Domain/Providers/Provider.js"
 import { AuditLog } from "../AuditLog.js"
-import { likePattern } from "../SqlSearch.js"
-import { blankToNull, providerColumns, type ProviderRow, toProvider } from "./ProvidersRepo.js"
-import { isUniqueViolation } from "../SqlErrors.js"
+import { makeTransaction } from "../Repository.js"
+import { blankToNull, type ProviderCriteria, ProvidersRepo, type SupervisorCriteria, toProvider } from "./ProvidersRepo.js"
+
+export type { ProviderCriteria, SupervisorCriteria } from "./ProvidersRepo.js"
 
 export const providerMessages = {
   supervisorMissing: "must exist",
@@ -40,74 +40,26 @@ export const providerMessages = {
  */
 const supervisionLockKey = 0x5355_5056
 
-export interface ProviderCriteria {
-  readonly search?: string | null | undefined
-  readonly sortBy?: ProviderSortColumn | undefined
-  readonly sortDir?: "ASC" | "DESC" | undefined
-}
-
-export interface SupervisorCriteria {
-  readonly active?: boolean | undefined
-  readonly specialty?: string | undefined
-}
-
 type Changes = UpdateProviderRequest["provider"]
 
 export class Providers extends Effect.Service<Providers>()("app/Providers", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const providers = yield* ProvidersRepo
     const audit = yield* AuditLog
-    const columns = sql.literal(providerColumns)
-    const live = sql`u.deleted_at IS NULL`
-
-    const sortColumns: Record<ProviderSortColumn, Statement.Fragment> = {
-      id: sql`p.id`,
-      first_name: sql`lower(u.first_name)`,
-      last_name: sql`lower(u.last_name)`,
-      email: sql`lower(u.email)`,
-      specialty: sql`p.specialty`,
-      license_number: sql`p.license_number`,
-      npi: sql`p.npi`,
-      active: sql`p.active`,
-      created_at: sql`p.created_at`,
-      updated_at: sql`p.updated_at`
-    }
-    const directions = { ASC: sql`ASC`, DESC: sql`DESC` } as const
-
-    const orderBy = (criteria: ProviderCriteria) => {
-      const dir = directions[criteria.sortDir ?? "ASC"]
-      return criteria.sortBy === undefined
-        ? sql`ORDER BY lower(u.last_name) ${dir}, lower(u.first_name) ${dir}, p.id ${dir}`
-        : sql`ORDER BY ${sortColumns[criteria.sortBy]} ${dir} NULLS LAST, p.id ${dir}`
-    }
+    const transaction = yield* makeTransaction
 
     const list = (criteria: ProviderCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const clauses: Array<Statement.Fragment> = [live]
-        const search = blankToNull(criteria.search)
-        if (search !== null) {
-          const pattern = likePattern(search)
-          clauses.push(sql`(u.email ILIKE ${pattern} ESCAPE '\\' OR u.first_name ILIKE ${pattern} ESCAPE '\\'
-            OR u.last_name ILIKE ${pattern} ESCAPE '\\' OR (u.first_name || ' ' || u.last_name) ILIKE ${pattern} ESCAPE '\\'
-            OR p.specialty ILIKE ${pattern} ESCAPE '\\' OR p.license_number ILIKE ${pattern} ESCAPE '\\'
-            OR p.npi ILIKE ${pattern} ESCAPE '\\')`)
-        }
-        const where = sql.and(clauses)
-        const rows = yield* sql<ProviderRow>`SELECT ${columns} FROM providers p JOIN users u ON u.id = p.user_id
-          WHERE ${where} ${orderBy(criteria)} LIMIT ${request.perPage} OFFSET ${request.offset}`
-        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count
-          FROM providers p JOIN users u ON u.id = p.user_id WHERE ${where}`
-        const total = counted?.count ?? 0
+        const { rows, total } = yield* providers.page(criteria, request.perPage, request.offset)
         yield* Effect.annotateCurrentSpan({ "providers.count": rows.length, "providers.total_count": total })
         return ProviderList.make({ providers: rows.map(toProvider), pagination: paginationOf(request, total) })
-      }).pipe(Effect.orDie, Effect.withSpan("Providers.list"))
+      }).pipe(Effect.withSpan("Providers.list"))
 
     const find = (id: number, lock: boolean) =>
-      sql<ProviderRow>`SELECT ${columns} FROM providers p JOIN users u ON u.id = p.user_id
-        WHERE p.id = ${id} AND ${live} ${lock ? sql`FOR UPDATE OF p` : sql``}`.pipe(
-        Effect.orDie,
-        Effect.flatMap((rows) => rows[0] === undefined ? Effect.fail(notFound("Provider")) : Effect.succeed(rows[0]))
-      )
+      Effect.flatMap(providers.findById(id, lock), Option.match({
+        onNone: () => Effect.fail(notFound("Provider")),
+        onSome: Effect.succeed
+      }))
 
     const show = (id: number) =>
       Effect.map(find(id, false), toProvider).pipe(Effect.withSpan("Providers.show", { attributes: { "provider.id": id } }))
@@ -120,18 +72,11 @@ export class Providers extends Effect.Service<Providers>()("app/Providers", {
     const supervisorProblem = (providerId: number, supervisorId: number) =>
       Effect.gen(function*() {
         if (supervisorId === providerId) return providerMessages.supervisorSelf
-        const [supervisor] = yield* sql<{ active: boolean; supervises: boolean }>`
-          SELECT p.active, 'supervisor' = ANY(p.roles) AS supervises FROM providers p JOIN users u ON u.id = p.user_id
-          WHERE p.id = ${supervisorId} AND ${live} FOR SHARE OF p`
+        const supervisor = Option.getOrUndefined(yield* providers.lockSupervisor(supervisorId))
         if (supervisor === undefined || !supervisor.supervises) return providerMessages.supervisorMissing
         if (!supervisor.active) return providerMessages.supervisorInactive
         // Walk up from the new supervisor: meeting the provider means the new link closes a cycle.
-        const cycle = yield* sql`WITH RECURSIVE chain (id) AS (
-            SELECT ${supervisorId}::integer
-            UNION
-            SELECT p.supervisor_id FROM providers p JOIN chain c ON p.id = c.id WHERE p.supervisor_id IS NOT NULL
-          ) SELECT 1 FROM chain WHERE id = ${providerId}`
-        return cycle.length > 0 ? providerMessages.supervisorCycle : undefined
+        return (yield* providers.supervises(providerId, supervisorId)) ? providerMessages.supervisorCycle : undefined
       })
 
     const update = (actorId: number, id: number, changes: Changes) =>
@@ -140,8 +85,8 @@ export class Providers extends Effect.Service<Providers>()("app/Providers", {
           return yield* Effect.fail(invalid({ supervisor_id: [providerMessages.supervisorWithoutFlag] }))
         }
         const assigns = changes.supervisor_id !== undefined && changes.supervisor_id !== null
-        const row = yield* sql.withTransaction(Effect.gen(function*() {
-          if (assigns) yield* sql`SELECT pg_advisory_xact_lock(${supervisionLockKey})`
+        const row = yield* transaction(Effect.gen(function*() {
+          if (assigns) yield* providers.advisoryLock(supervisionLockKey)
           const current = yield* find(id, true)
           const errors: Record<string, Array<string>> = {}
           const supervisorId = changes.supervisor_id !== undefined
@@ -161,51 +106,34 @@ export class Providers extends Effect.Service<Providers>()("app/Providers", {
           const roles: ReadonlyArray<ProviderRole> = changes.roles === undefined
             ? current.roles
             : [...new Set(changes.roles as ReadonlyArray<ProviderRole>)]
-          const [updated] = yield* sql<{ id: number }>`UPDATE providers SET
-              roles = ${roles as Array<string>}::text[],
-              specialty = ${changes.specialty === undefined ? current.specialty : blankToNull(changes.specialty)},
-              license_number = ${license},
-              npi = ${changes.npi === undefined ? current.npi : blankToNull(changes.npi)},
-              department = ${changes.department === undefined ? current.department : blankToNull(changes.department)},
-              supervisor_id = ${supervisorId},
-              active = ${active},
-              updated_at = now()
-            WHERE id = ${id} RETURNING id`
-          const record = (action: string) => audit.record({ actorId, action, targetType: "provider", targetId: updated!.id })
+          yield* providers.update(id, {
+            roles,
+            specialty: changes.specialty === undefined ? current.specialty : blankToNull(changes.specialty),
+            license_number: license,
+            npi: changes.npi === undefined ? current.npi : blankToNull(changes.npi),
+            department: changes.department === undefined ? current.department : blankToNull(changes.department),
+            supervisor_id: supervisorId,
+            active
+          })
+          const record = (action: string) => audit.record({ actorId, action, targetType: "provider", targetId: id })
           yield* record("provider.update")
           if (supervisorId !== current.supervisor_id) yield* record("provider.supervisor_change")
           if (active !== current.active) yield* record(active ? "provider.reactivate" : "provider.deactivate")
           return yield* find(id, false)
-        })).pipe(
-          Effect.catchTag("SqlError", (error) =>
-            isUniqueViolation(error, "providers_npi_key") ? Effect.fail(invalid({ npi: [providerMessages.npiTaken] })) : Effect.die(error))
-        )
+        }))
         return toProvider(row)
       }).pipe(Effect.withSpan("Providers.update", { attributes: { "provider.id": id, "actor.id": actorId } }))
 
     /** Providers holding the supervisor role, with their supervisees, by name. */
     const supervisors = (criteria: SupervisorCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const clauses: Array<Statement.Fragment> = [live, sql`p.roles @> ARRAY['supervisor']::text[]`]
-        if (criteria.active !== undefined) clauses.push(sql`p.active = ${criteria.active}`)
-        if (criteria.specialty !== undefined) clauses.push(sql`p.specialty = ${criteria.specialty.trim()}`)
-        const where = sql.and(clauses)
-        const rows = yield* sql<ProviderRow>`SELECT ${columns} FROM providers p JOIN users u ON u.id = p.user_id
-          WHERE ${where} ORDER BY lower(u.last_name), lower(u.first_name), p.id
-          LIMIT ${request.perPage} OFFSET ${request.offset}`
-        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count
-          FROM providers p JOIN users u ON u.id = p.user_id WHERE ${where}`
-        const ids = rows.map((r) => r.id)
-        const supervisees = ids.length === 0 ? [] : yield* sql<{ id: number; supervisor_id: number; first_name: string; last_name: string }>`
-          SELECT p.id, p.supervisor_id, u.first_name, u.last_name FROM providers p JOIN users u ON u.id = p.user_id
-          WHERE p.supervisor_id IN ${sql.in(ids)} AND ${live}
-          ORDER BY lower(u.last_name), lower(u.first_name), p.id`
-        const total = counted?.count ?? 0
+        const { rows, total } = yield* providers.supervisorsPage(criteria, request.perPage, request.offset)
+        const supervisees = yield* providers.superviseesOf(rows.map((r) => r.id))
         yield* Effect.annotateCurrentSpan({ "supervisors.count": rows.length, "supervisors.total_count": total })
         return SupervisorList.make({
           supervisors: rows.map((row) => Supervisor.make({
-            id: row.id as ProviderId,
-            user_id: row.user_id as UserId,
+            id: row.id,
+            user_id: row.user_id,
             first_name: row.first_name,
             last_name: row.last_name,
             email: row.email,
@@ -213,15 +141,15 @@ export class Providers extends Effect.Service<Providers>()("app/Providers", {
             license_number: row.license_number,
             active: row.active,
             supervisees: supervisees.filter((s) => s.supervisor_id === row.id).map((s) =>
-              Supervisee.make({ id: s.id as ProviderId, first_name: s.first_name, last_name: s.last_name }, true)),
+              Supervisee.make({ id: s.id, first_name: s.first_name, last_name: s.last_name }, true)),
             created_at: row.created_at,
             updated_at: row.updated_at
           }, true)),
           pagination: paginationOf(request, total)
         })
-      }).pipe(Effect.orDie, Effect.withSpan("Providers.supervisors"))
+      }).pipe(Effect.withSpan("Providers.supervisors"))
 
     return { list, show, update, supervisors } as const
   }),
-  dependencies: [AuditLog.Default]
+  dependencies: [AuditLog.Default, ProvidersRepo.Default]
 }) {}

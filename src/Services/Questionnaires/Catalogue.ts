@@ -9,7 +9,7 @@ import { readdir, readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import { type PageRequest } from "../../Api/Pagination.js"
 import { Question, Questionnaire, type TargetAudience } from "../../Domain/Questionnaires/Questionnaire.js"
 import { type QuestionDef, QuestionOption, QuestionType, ScoringSpec } from "../../Domain/Questionnaires/Scoring.js"
 import { makeTransaction } from "../Repository.js"
@@ -139,9 +139,8 @@ export class Catalogue extends Effect.Service<Catalogue>()("app/QuestionnaireCat
 
     const list = (filters: CatalogueFilters, request: PageRequest) =>
       Effect.gen(function*() {
-        const rows = yield* versions.page(filters, request.perPage, request.offset)
-        const count = yield* versions.count(filters)
-        return { questionnaires: yield* withQuestions(rows), pagination: paginationOf(request, count) }
+        const { pagination, rows } = yield* versions.list(filters, request)
+        return { questionnaires: yield* withQuestions(rows), pagination }
       }).pipe(Effect.withSpan("Catalogue.list"))
 
     const show = (id: number) =>

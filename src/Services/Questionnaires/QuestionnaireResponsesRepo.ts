@@ -9,6 +9,8 @@ import { QuestionnaireId, QuestionnaireResponseId } from "../../Domain/Ids.js"
 import { AnswerValue, Subscales } from "../../Domain/Questionnaires/Questionnaire.js"
 import { ResponseStatus } from "../../Domain/Questionnaires/Scoring.js"
 import { Access } from "../Access/Access.js"
+import { type PageRequest } from "../../Api/Pagination.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 
 /** Answers as stored in `answers` jsonb: question id (as text) → answer. */
@@ -91,7 +93,6 @@ export const ResponseCriteria = Schema.Struct({
 })
 export type ResponseCriteria = typeof ResponseCriteria.Type
 
-const PageOfResponses = Schema.Struct({ criteria: ResponseCriteria, limit: Schema.Int, offset: Schema.Int })
 const ResponseLookup = Schema.Struct({ id: Schema.Number, scope: ResponseScope, lock: Schema.Boolean })
 
 /** A text[] parameter (node-postgres sends arrays as PostgreSQL array literals). */
@@ -102,14 +103,8 @@ export class QuestionnaireResponsesRepo extends Effect.Service<QuestionnaireResp
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(columns)
 
-    const matching = (criteria: ResponseCriteria) =>
-      sql.and([
-        criteria.patientId !== undefined
-          ? sql`patient_id = ${criteria.patientId}`
-          : criteria.scope._tag === "All" ? sql`true` : Access.scope.patientRecords(sql, criteria.scope, criteria.scope.at, "clinical"),
-        criteria.questionnaireId === undefined ? sql`true` : sql`questionnaire_id = ${criteria.questionnaireId}`,
-        criteria.status === undefined ? sql`true` : sql`status = ${criteria.status}`
-      ])
+    const listPage = yield* makeListPage
+    const byCreation = { created_at: sql`created_at` }
 
     const insertOne = SqlSchema.single({
       Request: NewResponse,
@@ -146,19 +141,22 @@ export class QuestionnaireResponsesRepo extends Effect.Service<QuestionnaireResp
           WHERE id = ${c.id} RETURNING ${cols}`
     })
 
-    const findPage = SqlSchema.findAll({
-      Request: PageOfResponses,
-      Result: ResponseRow,
-      execute: ({ criteria, limit, offset }) =>
-        sql`SELECT ${cols} FROM questionnaire_responses WHERE ${matching(criteria)}
-          ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const count = SqlSchema.single({
-      Request: ResponseCriteria,
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: (criteria) => sql`SELECT count(*)::int AS count FROM questionnaire_responses WHERE ${matching(criteria)}`
-    })
+    /** A page of responses, newest first: of one patient (checked by the service), else of the scope. */
+    const list = (criteria: ResponseCriteria, page: PageRequest) =>
+      listPage({
+        select: cols,
+        from: sql`questionnaire_responses`,
+        row: ResponseRow,
+        scope: criteria.patientId !== undefined || criteria.scope._tag === "All"
+          ? undefined
+          : Access.scope.patientRecords(sql, criteria.scope, criteria.scope.at, "clinical"),
+        filters: [
+          criteria.patientId !== undefined && sql`patient_id = ${criteria.patientId}`,
+          criteria.questionnaireId !== undefined && sql`questionnaire_id = ${criteria.questionnaireId}`,
+          criteria.status !== undefined && sql`status = ${criteria.status}`
+        ],
+        sort: { columns: byCreation, by: "created_at", dir: "DESC", id: sql`id` }
+      }, page)
 
     return {
       insert: (response: typeof NewResponse.Type) => orDefect(insertOne(response)),
@@ -166,9 +164,7 @@ export class QuestionnaireResponsesRepo extends Effect.Service<QuestionnaireResp
       findById: (id: number, scope: ResponseScope, lock: boolean) => orDefect(findById({ id, scope, lock })),
       /** The response as changed (it must exist: callers hold its lock). */
       update: (change: typeof ResponseChange.Type) => orDefect(updateOne(change)),
-      /** A page of responses, newest first. */
-      page: (criteria: ResponseCriteria, limit: number, offset: number) => orDefect(findPage({ criteria, limit, offset })),
-      count: (criteria: ResponseCriteria) => Effect.map(orDefect(count(criteria)), (row) => row.count)
+      list
     } as const
   })
 }) {}

@@ -7,6 +7,8 @@ import { Effect, Option, Schema } from "effect"
 import { QuestionnaireId } from "../../Domain/Ids.js"
 import { QuestionnaireCategory, TargetAudience } from "../../Domain/Questionnaires/Questionnaire.js"
 import { ScoringSpec } from "../../Domain/Questionnaires/Scoring.js"
+import { type PageRequest } from "../../Api/Pagination.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 
 /** A version as stored, its scoring spec decoded. */
@@ -41,7 +43,6 @@ export const CatalogueFilters = Schema.Struct({
 })
 export type CatalogueFilters = typeof CatalogueFilters.Type
 
-const PageOfVersions = Schema.Struct({ filters: CatalogueFilters, limit: Schema.Int, offset: Schema.Int })
 
 /** The latest version of a slug and the hash of the seed file it came from. */
 const LatestVersion = Schema.Struct({ version: Schema.Int, content_hash: Schema.String })
@@ -69,14 +70,8 @@ export class QuestionnairesRepo extends Effect.Service<QuestionnairesRepo>()("ap
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(columns)
 
-    const matching = (filters: CatalogueFilters) =>
-      sql.and([
-        filters.category === undefined ? sql`true` : sql`category = ${filters.category}`,
-        filters.active === undefined ? sql`true` : sql`active = ${filters.active}`,
-        filters.ageGroup === undefined ? sql`true` : sql`age_group = ${filters.ageGroup}`,
-        filters.targetAudience === undefined ? sql`true` : sql`target_audience = ${filters.targetAudience}`,
-        filters.screenersOnly === true ? sql`target_audience IS NOT NULL AND active` : sql`true`
-      ])
+    const listPage = yield* makeListPage
+    const byTitle = { title: sql`title` }
 
     const lockSeeding = SqlSchema.void({
       Request: Schema.Void,
@@ -107,19 +102,21 @@ export class QuestionnairesRepo extends Effect.Service<QuestionnairesRepo>()("ap
           RETURNING id`
     })
 
-    const findPage = SqlSchema.findAll({
-      Request: PageOfVersions,
-      Result: QuestionnaireRow,
-      execute: ({ filters, limit, offset }) =>
-        sql`SELECT ${cols} FROM questionnaires WHERE ${matching(filters)}
-          ORDER BY title, id LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const count = SqlSchema.single({
-      Request: CatalogueFilters,
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: (filters) => sql`SELECT count(*)::int AS count FROM questionnaires WHERE ${matching(filters)}`
-    })
+    /** A page of versions by title. */
+    const list = (filters: CatalogueFilters, page: PageRequest) =>
+      listPage({
+        select: cols,
+        from: sql`questionnaires`,
+        row: QuestionnaireRow,
+        filters: [
+          filters.category !== undefined && sql`category = ${filters.category}`,
+          filters.active !== undefined && sql`active = ${filters.active}`,
+          filters.ageGroup !== undefined && sql`age_group = ${filters.ageGroup}`,
+          filters.targetAudience !== undefined && sql`target_audience = ${filters.targetAudience}`,
+          filters.screenersOnly === true && sql`target_audience IS NOT NULL AND active`
+        ],
+        sort: { columns: byTitle, by: "title", dir: "ASC", id: sql`id` }
+      }, page)
 
     const findById = SqlSchema.findOne({
       Request: Schema.Number,
@@ -141,9 +138,7 @@ export class QuestionnairesRepo extends Effect.Service<QuestionnairesRepo>()("ap
       /** The instrument's active version (if any) becomes inactive. */
       deactivate: (slug: string) => orDefect(deactivate(slug)),
       insertVersion: (version: typeof NewVersion.Type) => Effect.map(orDefect(insertVersion(version)), (row) => row.id),
-      /** A page of versions by title. */
-      page: (filters: CatalogueFilters, limit: number, offset: number) => orDefect(findPage({ filters, limit, offset })),
-      count: (filters: CatalogueFilters) => Effect.map(orDefect(count(filters)), (row) => row.count),
+      list,
       findById: (id: number) => orDefect(findById(id)),
       /** Whether the version exists and is the active one. */
       isActive: (id: number) => Effect.map(orDefect(findActive(id)), Option.exists((row) => row.active))

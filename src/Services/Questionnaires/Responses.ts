@@ -5,7 +5,7 @@
  */
 import { Clock, Effect, Either, Option } from "effect"
 import { forbidden, invalid, invalidField, messages, notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import { type PageRequest } from "../../Api/Pagination.js"
 import type { AnswerInput, ResponseChanges } from "../../Api/Questionnaires/Questionnaires.js"
 import { isStaff } from "../../Domain/Accounts/User.js"
 import { CrisisResource, QuestionnaireResponse } from "../../Domain/Questionnaires/Questionnaire.js"
@@ -199,10 +199,9 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
       Effect.gen(function*() {
         const patient = filters.patientId === undefined ? undefined : yield* access.visiblePatient(viewer, filters.patientId, "clinical")
         const criteria = { scope: yield* scopeOf(viewer), patientId: patient, questionnaireId: filters.questionnaireId, status: filters.status }
-        const rows = yield* repo.page(criteria, request.perPage, request.offset)
-        const count = yield* repo.count(criteria)
+        const { pagination, rows } = yield* repo.list(criteria, request)
         const responses = yield* Effect.forEach(rows, (row) => Effect.map(definitionOf(row), (def) => toResponse(def, row)))
-        return { questionnaire_responses: responses, pagination: paginationOf(request, count) }
+        return { questionnaire_responses: responses, pagination }
       }).pipe(Effect.withSpan("QuestionnaireResponses.list"))
 
     return { create, update, show, list, insert, activeDefinition, checked } as const

@@ -1,4 +1,4 @@
-/** The questionnaire jobs (issue 21); registered in src/Layers/Main.ts. */
+/** The questionnaire jobs; registered by the area (`src/Layers/Http/Questionnaires/index.ts`). */
 import { Effect, Schema } from "effect"
 import { defineTask } from "../Jobs.js"
 import { QuestionnaireMail } from "./Mail.js"

@@ -13,7 +13,7 @@ export const generateReportTask = defineTask({
   run: (payload) => Effect.flatMap(ReportGenerator, (generator) => generator.generate(payload.report))
 })
 
-/** Deletes report files past their 30 days; scheduled daily (`src/Layers/Main.ts`). Idempotent. */
+/** Deletes report files past their 30 days; scheduled daily (`src/Layers/Http/Reports/index.ts`). Idempotent. */
 export const expireReportsTask = defineTask({
   name: "reports.expire",
   payload: Schema.Struct({}),

@@ -11,9 +11,10 @@
  * Idempotent: a reminder moves once, out of `sending`; a repeated or late report changes nothing.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect } from "effect"
+import { Duration, Effect } from "effect"
 import type { DeliveryReport } from "../../Domain/Scheduling/Reminders.js"
 import { makeTransaction } from "../Repository.js"
+import { now } from "../Time.js"
 import { keepEarlyReport, lockSid, takeEarlyReport } from "./ReminderDeliveryReportsRepo.js"
 import { applyDeliveryReport, isReminderSid, recordSentToProvider } from "./RemindersRepo.js"
 
@@ -35,7 +36,6 @@ export class ReminderDeliveries extends Effect.Service<ReminderDeliveries>()("ap
     /** The repositories' statements run on the service's own client (callers need none). */
     const inTransaction = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       transaction(Effect.provideService(effect, SqlClient.SqlClient, sql))
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     /**
      * A final status of the message or call `sid` (the status webhooks, after the signature check

@@ -1,26 +1,16 @@
 /**
- * Scheduling reminders inside the caller's transaction (issue 17): the reminder rows and their send
- * jobs commit together or not at all. Bookings schedule the default reminders, reschedules move the
+ * Scheduling reminders inside the caller's transaction: the reminder rows and their send jobs
+ * commit together or not at all. Bookings schedule the default reminders, reschedules move the
  * pending ones (same job key: replaced), cancels and finished appointments cancel them.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import { defaultLeadMinutes, everyDayChannels, remindableStatuses, type ReminderChannel, sendTimeFor } from "../../Domain/Scheduling/Reminders.js"
 import { Jobs } from "../Jobs.js"
-import { reminderColumns, reminderJobKey, reminderReasons, type ReminderRow } from "./RemindersRepo.js"
+import { now } from "../Time.js"
+import { type Reachability, reminderJobKey, reminderReasons, type ReminderRow, RemindersRepo } from "./RemindersRepo.js"
 import { reminderMaxAttempts, sendReminderTask } from "./ReminderTasks.js"
 
-/** Who and what an appointment's reminders can reach. */
-export interface Reachability {
-  readonly scheduled_at: Date
-  readonly status: string
-  readonly patient_user_id: number | null
-  readonly language: string
-  readonly has_phone: boolean
-  readonly has_email: boolean
-  readonly has_device: boolean
-  readonly sms_opted_out: boolean
-}
+export type { Reachability } from "./RemindersRepo.js"
 
 export const isReachable = (reach: Reachability, channel: ReminderChannel): boolean =>
   channel === "email" ? reach.has_email : channel === "push" ? reach.has_device : reach.has_phone
@@ -34,56 +24,54 @@ export interface NewReminder {
 }
 
 export class ReminderSchedule extends Effect.Service<ReminderSchedule>()("app/ReminderSchedule", {
+  dependencies: [RemindersRepo.Default],
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* RemindersRepo
     const jobs = yield* Jobs
-    const columns = sql.literal(reminderColumns)
 
-    const reachabilityOf = (appointmentId: number) =>
-      sql<Reachability>`SELECT a.scheduled_at, a.status, u.id AS patient_user_id, pa.language,
-          coalesce(nullif(pa.phone, ''), nullif(u.phone, '')) IS NOT NULL AS has_phone,
-          coalesce(nullif(pa.email, ''), nullif(u.email, '')) IS NOT NULL AS has_email,
-          EXISTS (SELECT 1 FROM user_devices d WHERE d.user_id = u.id) AS has_device,
-          EXISTS (SELECT 1 FROM sms_opt_outs o WHERE o.phone_number IN (pa.phone, u.phone)) AS sms_opted_out
-        FROM appointments a JOIN patients pa ON pa.id = a.patient_id
-        LEFT JOIN users u ON u.id = pa.user_id AND u.deleted_at IS NULL
-        WHERE a.id = ${appointmentId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+    const reachabilityOf = repo.reachabilityOf
 
     /**
-     * Inserts the reminders and enqueues their jobs; call it inside `sql.withTransaction`. An SMS
-     * to a patient who opted out is recorded already cancelled, with its reason, and gets no job.
+     * Inserts the reminders and enqueues their jobs; call it inside a transaction. An SMS to a
+     * patient who opted out is recorded already cancelled, with its reason, and gets no job.
      */
     const insert = (appointmentId: number, reach: Reachability, reminders: ReadonlyArray<NewReminder>, options: {
       readonly automatic: boolean
       readonly actorId: number | null
     }) =>
       Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
+        const at = yield* now
         const rows: Array<ReminderRow> = []
         for (const reminder of reminders) {
           const leadSeconds = reminder.sendAt === undefined
             ? defaultLeadMinutes[reminder.channel] * 60
             : Math.round((reach.scheduled_at.getTime() - reminder.sendAt.getTime()) / 1000)
-          const sendAt = reminder.sendAt ?? sendTimeFor(reach.scheduled_at, leadSeconds, now)
+          const sendAt = reminder.sendAt ?? sendTimeFor(reach.scheduled_at, leadSeconds, at)
           const optedOut = reminder.channel === "sms" && reach.sms_opted_out
-          const [row] = yield* sql<ReminderRow>`INSERT INTO appointment_reminders AS r
-              (appointment_id, reminder_type, status, delivery_status, send_at, lead_seconds, message, language,
-               status_reason, automatic, created_by_id)
-            VALUES (${appointmentId}, ${reminder.channel}, ${optedOut ? "cancelled" : "scheduled"},
-              ${optedOut ? "unsubscribed" : "pending"}, ${sendAt}, ${leadSeconds}, ${reminder.message}, ${reminder.language},
-              ${optedOut ? reminderReasons.optedOut : null}, ${options.automatic}, ${options.actorId})
-            RETURNING ${columns}`
+          const row = yield* repo.insert({
+            appointment_id: appointmentId,
+            reminder_type: reminder.channel,
+            status: optedOut ? "cancelled" : "scheduled",
+            delivery_status: optedOut ? "unsubscribed" : "pending",
+            send_at: sendAt,
+            lead_seconds: leadSeconds,
+            message: reminder.message,
+            language: reminder.language,
+            status_reason: optedOut ? reminderReasons.optedOut : null,
+            automatic: options.automatic,
+            created_by_id: options.actorId
+          })
           if (!optedOut) {
-            yield* jobs.enqueue(sendReminderTask, { reminder_id: row!.id }, {
+            yield* jobs.enqueue(sendReminderTask, { reminder_id: row.id }, {
               runAt: sendAt,
-              jobKey: reminderJobKey(row!.id),
+              jobKey: reminderJobKey(row.id),
               maxAttempts: reminderMaxAttempts
             })
           }
-          rows.push(row!)
+          rows.push(row)
         }
         return rows
-      }).pipe(Effect.orDie)
+      })
 
     /**
      * A booking made an appointment: its default reminders (email, SMS, push) on every channel the
@@ -103,11 +91,8 @@ export class ReminderSchedule extends Effect.Service<ReminderSchedule>()("app/Re
     /** Cancels the appointment's reminders not yet being sent, and their jobs. */
     const cancelPending = (appointmentId: number, reason: string) =>
       Effect.gen(function*() {
-        const cancelled = yield* sql<{ id: number }>`UPDATE appointment_reminders SET status = 'cancelled',
-            status_reason = ${reason}, updated_at = now()
-          WHERE appointment_id = ${appointmentId} AND status = 'scheduled' AND delivery_status = 'pending'
-          RETURNING id`
-        for (const { id } of cancelled) yield* jobs.cancel(reminderJobKey(id))
+        const cancelled = yield* repo.cancelPendingOf(appointmentId, reason)
+        for (const id of cancelled) yield* jobs.cancel(reminderJobKey(id))
       })
 
     /**
@@ -123,29 +108,22 @@ export class ReminderSchedule extends Effect.Service<ReminderSchedule>()("app/Re
         if (!remindableStatuses.includes(reach.status)) {
           return yield* cancelPending(appointmentId, reminderReasons.appointmentEnded(reach.status))
         }
-        const now = new Date(yield* Clock.currentTimeMillis)
-        // Without this, `greatest(…, now)` below would send every reminder at once for a day gone by.
-        if (reach.scheduled_at.getTime() <= now.getTime()) return yield* cancelPending(appointmentId, reminderReasons.appointmentPassed)
-        const moved = yield* sql<{ id: number; send_at: Date }>`UPDATE appointment_reminders
-            SET send_at = greatest(${reach.scheduled_at}::timestamptz - make_interval(secs => lead_seconds), ${now}::timestamptz),
-              updated_at = now()
-            WHERE appointment_id = ${appointmentId} AND status = 'scheduled' AND delivery_status = 'pending'
-              AND send_at IS DISTINCT FROM greatest(${reach.scheduled_at}::timestamptz - make_interval(secs => lead_seconds), ${now}::timestamptz)
-            RETURNING id, send_at`
+        const at = yield* now
+        // Without this, the move's `greatest(…, now)` would send every reminder at once for a day gone by.
+        if (reach.scheduled_at.getTime() <= at.getTime()) return yield* cancelPending(appointmentId, reminderReasons.appointmentPassed)
+        const moved = yield* repo.movePendingOf(appointmentId, reach.scheduled_at, at)
         for (const { id, send_at } of moved) {
           yield* jobs.enqueue(sendReminderTask, { reminder_id: id }, { runAt: send_at, jobKey: reminderJobKey(id), maxAttempts: reminderMaxAttempts })
         }
-      }).pipe(Effect.orDie, Effect.withSpan("ReminderSchedule.appointmentChanged", { attributes: { "appointment.id": appointmentId } }))
+      }).pipe(Effect.withSpan("ReminderSchedule.appointmentChanged", { attributes: { "appointment.id": appointmentId } }))
 
     /** Cancels one scheduled reminder that is not being sent, and its job; false when it is not so. */
     const cancelOne = (id: number, reason: string) =>
       Effect.gen(function*() {
-        const rows = yield* sql`UPDATE appointment_reminders SET status = 'cancelled', status_reason = ${reason}, updated_at = now()
-          WHERE id = ${id} AND status = 'scheduled' AND delivery_status = 'pending' RETURNING id`
-        if (rows.length === 0) return false
+        if (!(yield* repo.cancel(id, reason))) return false
         yield* jobs.cancel(reminderJobKey(id))
         return true
-      }).pipe(Effect.orDie)
+      })
 
     return { reachabilityOf, insert, scheduleForBooking, appointmentChanged, cancelOne } as const
   })

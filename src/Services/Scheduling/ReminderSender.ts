@@ -1,5 +1,5 @@
 /**
- * Sends one appointment reminder (the `reminders.send` job, issue 17). Idempotent: the job first
+ * Sends one appointment reminder (the `reminders.send` job). Idempotent: the job first
  * claims the reminder with a compare-and-swap on its row (`scheduled` and `pending`), so a retry
  * or a second worker never sends it twice; only the claimer records the outcome.
  *
@@ -9,9 +9,7 @@
  * again: it is marked `failed` with `reminderReasons.interrupted`, so staff see it and can follow
  * up (docs/spec-decisions.md, reminders).
  */
-import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
-import { Clock, Data, Duration, Effect, Option } from "effect"
+import { Data, Duration, Effect, Option } from "effect"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { remindableStatuses, type ReminderChannel, renderReminder } from "../../Domain/Scheduling/Reminders.js"
 import { AppConfig } from "../AppConfig.js"
@@ -19,10 +17,12 @@ import type { JobContext } from "../Jobs.js"
 import { Mailer } from "../Mailer.js"
 import { Push } from "../Push.js"
 import { Telephony } from "../Telephony.js"
-import { staleCutoff } from "../HeartbeatsRepo.js"
 import { webhookPaths } from "../Ecm/Communications.js"
+import { now } from "../Time.js"
 import { ReminderDeliveries } from "./ReminderDeliveries.js"
-import { reminderJobKeyPrefix, reminderReasons } from "./RemindersRepo.js"
+import { reminderReasons, RemindersRepo, type SendContext } from "./RemindersRepo.js"
+
+export { failStrandedReminders } from "./RemindersRepo.js"
 
 /** A claim older than this is an interrupted send whichever job finds it: far longer than one send may take. */
 export const claimTimeout = Duration.minutes(10)
@@ -37,20 +37,6 @@ export class ReminderSendFailed extends Data.TaggedError("ReminderSendFailed")<{
   readonly attempt: number
 }> {}
 
-interface SendContext {
-  readonly reminder_type: ReminderChannel
-  readonly message: string | null
-  readonly language: string
-  readonly appointment_id: number
-  readonly scheduled_at: Date
-  readonly appointment_status: string
-  readonly provider_name: string
-  readonly phone: string | null
-  readonly email: string | null
-  readonly sms_opted_out: boolean
-  readonly user_id: number | null
-}
-
 /** What a send came to: a provider's id, or why it cannot be sent at all (no retry). */
 type Outcome =
   | { readonly _tag: "Sent"; readonly providerMessageId: string }
@@ -63,24 +49,9 @@ const impossible = (reason: string, status: "failed" | "cancelled" = "failed", d
 /** Channels whose provider reports delivery later (the SMS and voice status webhooks: ReminderDeliveries). */
 const reportedLater: ReadonlyArray<ReminderChannel> = ["sms", "voice"]
 
-/**
- * Fails reminders left `sending` whose job can no longer run (out of runs after crashes, or gone)
- * and claimed longer than the stale time ago (../Recovery.ts); how many. Jobs with runs left
- * settle their own reminder on their next run.
- */
-export const failStrandedReminders = (staleAfterSeconds: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ id: number }>`UPDATE appointment_reminders r SET status = 'failed', delivery_status = 'failed',
-        status_reason = ${reminderReasons.interrupted}, claimed_at = NULL, claimed_by = NULL, updated_at = now()
-      WHERE r.status = 'scheduled' AND r.delivery_status = 'sending' AND r.claimed_at < ${staleCutoff(sql, staleAfterSeconds)}
-        AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j
-          WHERE j.key = ${reminderJobKeyPrefix} || r.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))
-      RETURNING r.id`
-  ).pipe(Effect.map((rows) => rows.length), Effect.orDie)
-
 export class ReminderSender extends Effect.Service<ReminderSender>()("app/ReminderSender", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* RemindersRepo
     const telephony = yield* Telephony
     const mailer = yield* Mailer
     const push = yield* Push
@@ -100,53 +71,14 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
      * the reminder is not claimable: already sent or cancelled, moved later, or claimed.
      */
     const claim = (id: number, job: JobContext, at: Date) =>
-      sql<SendContext>`WITH claimed AS (
-          UPDATE appointment_reminders SET delivery_status = 'sending', claimed_at = ${at},
-            claimed_by = ${job.id}, attempts = attempts + 1, updated_at = now()
-          WHERE id = ${id} AND status = 'scheduled'
-            AND send_at <= ${new Date(at.getTime() + Duration.toMillis(dueTolerance))}
-            AND delivery_status = 'pending'
-          RETURNING appointment_id, reminder_type, message, language)
-        SELECT r.reminder_type, r.message, r.language, a.id AS appointment_id, a.scheduled_at,
-          a.status AS appointment_status, pu.first_name || ' ' || pu.last_name AS provider_name,
-          coalesce(nullif(pa.phone, ''), nullif(u.phone, '')) AS phone, coalesce(nullif(pa.email, ''), nullif(u.email, '')) AS email,
-          EXISTS (SELECT 1 FROM sms_opt_outs o WHERE o.phone_number IN (pa.phone, u.phone)) AS sms_opted_out, u.id AS user_id
-        FROM claimed r
-        JOIN appointments a ON a.id = r.appointment_id
-        JOIN patients pa ON pa.id = a.patient_id
-        JOIN providers p ON p.id = a.provider_id
-        JOIN users pu ON pu.id = p.user_id
-        LEFT JOIN users u ON u.id = pa.user_id AND u.deleted_at IS NULL`.pipe(Effect.map((rows) => rows[0]))
-
-    /** Only the claim's holder records the outcome (`claimed_by`), and only once. */
-    const finish = (id: number, job: JobContext, set: {
-      readonly status: string
-      readonly delivery: string
-      readonly reason: string | null
-      readonly sentAt: Date | null
-      readonly providerMessageId: string | null
-    }) =>
-      sql`UPDATE appointment_reminders SET status = ${set.status}, delivery_status = ${set.delivery},
-          status_reason = ${set.reason}, sent_at = ${set.sentAt}, provider_message_id = ${set.providerMessageId},
-          claimed_at = NULL, claimed_by = NULL, updated_at = now()
-        WHERE id = ${id} AND delivery_status = 'sending' AND claimed_by = ${job.id}`
+      repo.claim(id, job.id, at, new Date(at.getTime() + Duration.toMillis(dueTolerance)))
 
     /**
      * A claim an earlier run of this job left (it died mid-send), or anyone's claim past
      * `claimTimeout`: its outcome is unknown, so it is failed rather than sent again. Whether one was.
      */
     const settleInterrupted = (id: number, job: JobContext, at: Date) =>
-      sql<{ id: number }>`UPDATE appointment_reminders SET status = 'failed', delivery_status = 'failed',
-          status_reason = ${reminderReasons.interrupted}, claimed_at = NULL, claimed_by = NULL, updated_at = now()
-        WHERE id = ${id} AND status = 'scheduled' AND delivery_status = 'sending'
-          AND (claimed_by = ${job.id} OR claimed_at < ${new Date(at.getTime() - Duration.toMillis(claimTimeout))})
-        RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
-
-    /** Gives the claim back so the retry (or another worker) can take it at once. */
-    const release = (id: number, job: JobContext, reason: string) =>
-      sql`UPDATE appointment_reminders SET delivery_status = 'pending', status_reason = ${reason},
-          claimed_at = NULL, claimed_by = NULL, updated_at = now()
-        WHERE id = ${id} AND delivery_status = 'sending' AND claimed_by = ${job.id}`
+      repo.settleInterrupted(id, job.id, new Date(at.getTime() - Duration.toMillis(claimTimeout)))
 
     const viaProvider = <E extends { readonly reason: string }>(call: Effect.Effect<string, E>): Effect.Effect<Outcome> =>
       call.pipe(
@@ -158,7 +90,7 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
     const phoneOf = (context: SendContext) =>
       context.phone === null ? Option.none() : normalizePhone(context.phone)
 
-    const deliver = (id: number, context: SendContext): Effect.Effect<Outcome, SqlError> =>
+    const deliver = (id: number, context: SendContext): Effect.Effect<Outcome> =>
       Effect.gen(function*() {
         const text = renderReminder({
           scheduledAt: context.scheduled_at,
@@ -189,8 +121,7 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
             ))
           }
           case "push": {
-            const devices = context.user_id === null ? [] : yield* sql<{ id: number; token: string }>`
-              SELECT id, token FROM user_devices WHERE user_id = ${context.user_id} ORDER BY id LIMIT 20`
+            const devices = context.user_id === null ? [] : yield* repo.devicesOf(context.user_id)
             if (devices.length === 0) return impossible(reminderReasons.noDevice)
             const data = { appointment_id: String(context.appointment_id), appointment_reminder_id: String(id) }
             let sent: string | undefined
@@ -204,7 +135,7 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
               } else {
                 lastFailure = result.left.reason.slice(0, 500)
                 // A dead token is never coming back: forget the device (no more pushes to it).
-                if (result.left.unregistered) yield* sql`DELETE FROM user_devices WHERE id = ${device.id}`
+                if (result.left.unregistered) yield* repo.forgetDevice(device.id)
               }
             }
             return sent === undefined ? { _tag: "ProviderFailed", reason: lastFailure } : { _tag: "Sent", providerMessageId: sent }
@@ -214,7 +145,7 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
 
     const send = (id: number, job: JobContext) =>
       Effect.gen(function*() {
-        const at = new Date(yield* Clock.currentTimeMillis)
+        const at = yield* now
         const context = yield* claim(id, job, at)
         if (context === undefined) {
           if (yield* settleInterrupted(id, job, at)) {
@@ -235,30 +166,27 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
           : yield* deliver(id, context)
         switch (outcome._tag) {
           case "Sent": {
-            const sentAt = new Date(yield* Clock.currentTimeMillis)
+            const sentAt = yield* now
             if (reportedLater.includes(context.reminder_type)) {
               yield* deliveries.recordSent({ id, claimedBy: job.id, providerMessageId: outcome.providerMessageId, sentAt })
               return
             }
-            yield* finish(id, job, { status: "sent", delivery: "delivered", reason: null, sentAt, providerMessageId: outcome.providerMessageId })
+            yield* repo.finish(id, job.id, { status: "sent", delivery: "delivered", reason: null, sentAt, providerMessageId: outcome.providerMessageId })
             return
           }
           case "Impossible":
-            yield* finish(id, job, { status: outcome.status, delivery: outcome.delivery, reason: outcome.reason, sentAt: null, providerMessageId: null })
+            yield* repo.finish(id, job.id, { status: outcome.status, delivery: outcome.delivery, reason: outcome.reason, sentAt: null, providerMessageId: null })
             return
           case "ProviderFailed":
             if (job.attempt < job.maxAttempts) {
-              yield* release(id, job, outcome.reason)
+              yield* repo.release(id, job.id, outcome.reason)
               return yield* new ReminderSendFailed({ reminderId: id, attempt: job.attempt })
             }
-            yield* finish(id, job, { status: "failed", delivery: "failed", reason: outcome.reason, sentAt: null, providerMessageId: null })
+            yield* repo.finish(id, job.id, { status: "failed", delivery: "failed", reason: outcome.reason, sentAt: null, providerMessageId: null })
         }
-      }).pipe(
-        Effect.catchTag("SqlError", Effect.die),
-        Effect.withSpan("ReminderSender.send", { attributes: { "reminder.id": id, "job.attempt": job.attempt } })
-      )
+      }).pipe(Effect.withSpan("ReminderSender.send", { attributes: { "reminder.id": id, "job.attempt": job.attempt } }))
 
     return { send } as const
   }),
-  dependencies: [ReminderDeliveries.Default]
+  dependencies: [ReminderDeliveries.Default, RemindersRepo.Default]
 }) {}

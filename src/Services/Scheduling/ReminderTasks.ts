@@ -1,4 +1,4 @@
-/** The job that sends one appointment reminder at its `send_at` (issue 17). */
+/** The job that sends one appointment reminder at its `send_at`. */
 import { Effect, Schema } from "effect"
 import { defineTask } from "../Jobs.js"
 import { ReminderSender } from "./ReminderSender.js"

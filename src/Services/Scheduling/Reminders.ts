@@ -1,19 +1,19 @@
 /**
- * Appointment reminders through the API (general §4.16, issue 17): who may schedule, see and
- * cancel them, and the rules of a new reminder. The rows and jobs are `ReminderSchedule`'s.
+ * Appointment reminders through the API (general §4.16): who may schedule, see and cancel them,
+ * and the rules of a new reminder. The rows and jobs are `ReminderSchedule`'s.
  */
-import { SqlClient, type Statement } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import { type Forbidden, forbidden, invalidField, messages, type NotFound, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { type CreateReminderRequest, CreatedReminders, ReminderList, reminderMessages } from "../../Api/Scheduling/Reminders.js"
 import type { Caller } from "../../Api/Security.js"
 import { everyDayChannels, remindableStatuses, type ReminderChannel } from "../../Domain/Scheduling/Reminders.js"
 import { Access, isParent } from "../Access/Access.js"
-import { now } from "../Time.js"
 import { AuditLog } from "../AuditLog.js"
+import { makeTransaction } from "../Repository.js"
+import { now, nowMillis } from "../Time.js"
 import { isReachable, type Reachability, ReminderSchedule } from "./ReminderSchedule.js"
-import { reminderColumns, reminderReasons, type ReminderRow, toReminder } from "./RemindersRepo.js"
+import { reminderReasons, RemindersRepo, toReminder } from "./RemindersRepo.js"
 
 const notAuthorized = () => forbidden(messages.unauthorized)
 const unreachable: Record<ReminderChannel, string> = {
@@ -24,12 +24,13 @@ const unreachable: Record<ReminderChannel, string> = {
 }
 
 export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
+  dependencies: [RemindersRepo.Default],
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* RemindersRepo
+    const transaction = yield* makeTransaction
     const schedule = yield* ReminderSchedule
     const audit = yield* AuditLog
     const access = yield* Access
-    const columns = sql.literal(reminderColumns)
 
     /**
      * Whether the caller may act on an appointment's reminders: a parent on their own patients'
@@ -52,10 +53,7 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
 
     const reminderFor = (caller: Caller, id: number) =>
       Effect.gen(function*() {
-        const [row] = yield* sql<ReminderRow & { readonly patient_user_id: number | null }>`
-          SELECT ${columns}, pa.user_id AS patient_user_id FROM appointment_reminders r
-          JOIN appointments a ON a.id = r.appointment_id JOIN patients pa ON pa.id = a.patient_id
-          WHERE r.id = ${id}`.pipe(Effect.orDie)
+        const row = yield* repo.findWithPatient(id)
         if (row === undefined) return yield* Effect.fail(notFound("Appointment reminder"))
         yield* Effect.mapError(mayActOn(caller, row.appointment_id, row.patient_user_id), (e) =>
           e._tag === "NotFound" ? notFound("Appointment reminder") : e)
@@ -79,7 +77,7 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
         if (!remindableStatuses.includes(reach.status)) {
           return yield* Effect.fail(invalidField("appointment_id", `is ${reach.status}: no reminder can be scheduled`))
         }
-        const now = yield* Clock.currentTimeMillis
+        const now = yield* nowMillis
         if (input.send_at !== undefined) {
           if (input.send_at.getTime() <= now) return yield* Effect.fail(invalidField("send_at", reminderMessages.inFuture))
           if (input.send_at.getTime() >= reach.scheduled_at.getTime()) {
@@ -91,7 +89,7 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
         const channels = yield* channelsFor(reach, input.reminder_type)
         const message = input.message?.trim() ? input.message.trim() : null
         const language = input.language ?? reach.language
-        const rows = yield* sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* transaction(Effect.gen(function*() {
           const rows = yield* schedule.insert(
             input.appointment_id,
             reach,
@@ -102,24 +100,19 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
             yield* audit.record({ actorId: caller.id, action: "appointment_reminder.create", targetType: "appointment_reminder", targetId: row.id })
           }
           return rows
-        })).pipe(Effect.orDie)
+        }))
         const reminders = rows.map(toReminder)
         return CreatedReminders.make({ appointment_reminder: reminders[0]!, reminders })
       }).pipe(Effect.withSpan("Reminders.create", { attributes: { "appointment.id": input.appointment_id } }))
 
     const list = (caller: Caller, appointmentId: number | undefined, request: PageRequest) =>
       Effect.gen(function*() {
-        const clauses: Array<Statement.Fragment> = [Access.scope.appointments(sql, caller, yield* now)]
-        if (appointmentId !== undefined) {
-          yield* appointmentFor(caller, appointmentId)
-          clauses.push(sql`r.appointment_id = ${appointmentId}`)
-        }
-        const where = sql.and(clauses)
-        const from = sql`appointment_reminders r JOIN appointments a ON a.id = r.appointment_id JOIN patients pa ON pa.id = a.patient_id`
-        const rows = yield* sql<ReminderRow>`SELECT ${columns} FROM ${from} WHERE ${where}
-          ORDER BY r.send_at, r.id LIMIT ${request.perPage} OFFSET ${request.offset}`.pipe(Effect.orDie)
-        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM ${from} WHERE ${where}`.pipe(Effect.orDie)
-        return ReminderList.make({ appointment_reminders: rows.map(toReminder), pagination: paginationOf(request, counted?.count ?? 0) })
+        if (appointmentId !== undefined) yield* appointmentFor(caller, appointmentId)
+        // Only the reminders of appointments the caller may see (`Access.scope.appointments`).
+        const at = yield* now
+        const rows = yield* repo.page(caller, at, appointmentId ?? null, request.perPage, request.offset)
+        const count = yield* repo.count(caller, at, appointmentId ?? null)
+        return ReminderList.make({ appointment_reminders: rows.map(toReminder), pagination: paginationOf(request, count) })
       }).pipe(Effect.withSpan("Reminders.list"))
 
     const show = (caller: Caller, id: number) =>
@@ -130,11 +123,11 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
       Effect.gen(function*() {
         const row = yield* reminderFor(caller, id)
         if (row.status === "cancelled") return toReminder(row)
-        const cancelled = yield* sql.withTransaction(Effect.gen(function*() {
+        const cancelled = yield* transaction(Effect.gen(function*() {
           const done = yield* schedule.cancelOne(id, reminderReasons.cancelledByUser)
           if (done) yield* audit.record({ actorId: caller.id, action: "appointment_reminder.cancel", targetType: "appointment_reminder", targetId: id })
           return done
-        })).pipe(Effect.orDie)
+        }))
         if (!cancelled) return yield* Effect.fail(invalidField("status", reminderMessages.notScheduled))
         return toReminder(yield* reminderFor(caller, id))
       }).pipe(Effect.withSpan("Reminders.cancel", { attributes: { "reminder.id": id } }))

@@ -4,7 +4,7 @@ import { defineTask } from "../Jobs.js"
 import { Slots } from "./Slots.js"
 
 /**
- * Keeps recurring availability 90 days ahead: scheduled daily (`src/Layers/Main.ts`). Idempotent:
+ * Keeps recurring availability 90 days ahead: scheduled daily (`src/Layers/Http/Scheduling/index.ts`). Idempotent:
  * each series moves its `generated_until` with the slots it adds, and inserts skip existing ones.
  */
 export const extendSlotSeries = defineTask({

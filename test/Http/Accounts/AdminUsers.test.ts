@@ -321,6 +321,9 @@ layer(TestApp())("admin users", (it) => {
       const theirs = yield* signIn("before@update.test", password)
       const sql = yield* SqlClient.SqlClient
       const [{ updated_at: before }] = (yield* sql<{ updated_at: Date }>`SELECT updated_at FROM users WHERE id = ${id}`) as [{ updated_at: Date }]
+      // The server stamps `updated_at` from its clock (this file's TestClock, set when the layer
+      // started); the row above was stamped by the database since: bring the clock to the present.
+      yield* TestClock.setTime(Date.now())
 
       const response = yield* request("PUT", `/v1/admin/clinic/users/${id}`, {
         token,

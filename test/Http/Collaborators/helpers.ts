@@ -1,7 +1,7 @@
 /** The people of the collaborator tests: owners, other parents, a patient's primary provider and another provider. */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { LinkSealKeyLive } from "../../../src/Layers/Main.js"
+import { LinkSealKeyLive } from "../../../src/Layers/Http/Collaborators/index.js"
 import { runDueJobs } from "../../../src/Layers/Jobs.js"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { AssessmentJobs } from "../../../src/Services/Collaborators/AssessmentJobs.js"

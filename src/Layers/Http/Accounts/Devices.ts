@@ -1,4 +1,4 @@
-/** Push devices (issue 17): decode, take the caller, call `Devices`. */
+/** Push devices: decode, take the caller, call `Devices`. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../../Api/Api.js"

@@ -1,4 +1,4 @@
-/** ECM engagement status (issue 16): decode, take the caller, call `EngagementStatuses`. */
+/** ECM engagement status: decode, take the caller, call `EngagementStatuses`. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../../Api/Api.js"

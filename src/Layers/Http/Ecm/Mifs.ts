@@ -21,9 +21,5 @@ export const HttpEcmMifsLive = HttpApiBuilder.group(Api, "ecmMifs", (handlers) =
             mif_file_id: result.mifFileId
           }))))
       .handle("list", ({ urlParams }) => files.list(pageRequest(urlParams, mifFilesPageSize)))
-      .handle("show", ({ path, urlParams }) => {
-        const page = urlParams.page ?? 1
-        const perPage = Math.min(urlParams.per_page ?? maxEligibilityPerPage, maxEligibilityPerPage)
-        return files.show(path.id, { page, perPage, offset: (page - 1) * perPage })
-      })
+      .handle("show", ({ path, urlParams }) => files.show(path.id, pageRequest(urlParams, maxEligibilityPerPage, maxEligibilityPerPage)))
   }))

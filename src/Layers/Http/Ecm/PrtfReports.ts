@@ -1,4 +1,4 @@
-/** PRTF reports (ECM §4.7, issue 16): decode, take the caller, call `PrtfReports`. */
+/** PRTF reports (ECM §4.7): decode, take the caller, call `PrtfReports`. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../../Api/Api.js"

@@ -1,4 +1,4 @@
-/** Prescriptions, medication history and the medications catalogue (issue 20): decode, take the caller, call the services. */
+/** Prescriptions, medication history and the medications catalogue: decode, take the caller, call the services. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { Api } from "../../../Api/Api.js"

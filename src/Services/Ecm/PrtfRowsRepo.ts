@@ -1,7 +1,8 @@
 /**
- * The PRTF report's rows (issue 16, ECM §4.7, docs/prtf.md): one SQL statement over `@effect/sql`
- * that selects the included members and counts their events of the period with grouped
- * aggregates — events are never loaded into memory. Categories come from `ruleTable()`, the single
+ * The PRTF report's rows (ECM §4.7, docs/prtf.md): the only SQL of the aggregation, one generated
+ * set-based statement over `@effect/sql` that selects the included members and counts their events
+ * of the period with grouped aggregates — events are never loaded into memory; the rows stream
+ * from a cursor, decoded batch by batch (`PrtfRowBatch`). Categories come from `ruleTable()`, the single
  * rule `prtfCategoryOf` evaluated on every combination of what it reads (src/Domain/Ecm/PrtfReport.ts).
  *
  * Inclusion (§4.7): 1. an eligibility record whose ECM benefit authorization overlaps the period
@@ -11,11 +12,12 @@
  * provider; 4. events with `occurred_at` inside the period (whole UTC days) are counted.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Effect, Option, Stream } from "effect"
+import { Effect, Option, Schema, SchemaAST, Stream } from "effect"
 import { type EventType, eventTypes } from "../../Domain/Ecm/Activity.js"
 import { enrolledStatus, prtfCategories } from "../../Domain/Ecm/Prtf.js"
 import { disenrolledStatus } from "../../Domain/Ecm/Engagement.js"
-import { durationClassSql, encounterCategories, outreachCategories, ruleTable } from "../../Domain/Ecm/PrtfReport.js"
+import { type Cell, durationClassSql, encounterCategories, outreachCategories, ruleTable } from "../../Domain/Ecm/PrtfReport.js"
+import { orDefect } from "../Repository.js"
 
 export interface PrtfCriteria {
   /** First and last day of the period, YYYY-MM-DD (UTC, inclusive). */
@@ -29,61 +31,116 @@ export interface PrtfCriteria {
   readonly producedOn: string
 }
 
-/** One row of the file, in column order (src/Domain/Ecm/PrtfReport.ts `prtfColumns`). */
-export interface PrtfRow {
-  readonly period_start: string
-  readonly period_end: string
-  readonly provider_name: string | null
-  readonly provider_npi: string | null
-  readonly provider_phone: string | null
-  readonly member_id: string | null
-  readonly cin: string | null
-  readonly last_name: string
-  readonly first_name: string
-  readonly date_of_birth: string | null
-  readonly gender: string | null
-  readonly address: string | null
-  readonly city: string | null
-  readonly state: string | null
-  readonly zip: string | null
-  readonly phone: string | null
-  readonly service_auth_id: string | null
-  readonly auth_eff_date: string | null
-  readonly auth_end_date: string | null
-  readonly acuity_level: string | null
-  readonly member_record_status: string
-  readonly enrollment_start: string | null
-  readonly enrollment_end: string | null
-  readonly current_status: string | null
-  readonly current_status_date: string | null
-  readonly previous_status: string | null
-  readonly previous_status_date: string | null
-  readonly first_outreach: string | null
-  readonly last_outreach: string | null
-  readonly last_encounter: string | null
-  readonly telehealth_encounters: number
-  readonly in_person_encounters: number
-  readonly telehealth_outreach: number
-  readonly in_person_outreach: number
-  readonly total_encounters: number
-  readonly total_outreach: number
-  readonly sms: number
-  readonly call: number
-  readonly email: number
-  readonly appointment: number
-  readonly meeting: number
-  readonly task: number
-  readonly call_minutes: number
-  readonly last_form_c: string | null
-  readonly olcm_name: string | null
-  readonly olcm_email: string | null
-  readonly ilcm_name: string | null
-  readonly ilcm_email: string | null
-  readonly discontinuation_date: string | null
-  readonly discontinuation_reason: string | null
-  readonly produced_on: string
+const Text = Schema.String
+const NullText = Schema.NullOr(Schema.String)
+const Count = Schema.Int
+
+/**
+ * One row of the file, in column order (src/Domain/Ecm/PrtfReport.ts `prtfColumns`): rows arrive
+ * as arrays of cells in this order, decoded by `PrtfRowBatch`.
+ */
+export const PrtfRow = Schema.Struct({
+  period_start: Text,
+  period_end: Text,
+  provider_name: NullText,
+  provider_npi: NullText,
+  provider_phone: NullText,
+  member_id: NullText,
+  cin: NullText,
+  last_name: Text,
+  first_name: Text,
+  date_of_birth: NullText,
+  gender: NullText,
+  address: NullText,
+  city: NullText,
+  state: NullText,
+  zip: NullText,
+  phone: NullText,
+  service_auth_id: NullText,
+  auth_eff_date: NullText,
+  auth_end_date: NullText,
+  acuity_level: NullText,
+  member_record_status: Text,
+  enrollment_start: NullText,
+  enrollment_end: NullText,
+  current_status: NullText,
+  current_status_date: NullText,
+  previous_status: NullText,
+  previous_status_date: NullText,
+  first_outreach: NullText,
+  last_outreach: NullText,
+  last_encounter: NullText,
+  telehealth_encounters: Count,
+  in_person_encounters: Count,
+  telehealth_outreach: Count,
+  in_person_outreach: Count,
+  total_encounters: Count,
+  total_outreach: Count,
+  sms: Count,
+  call: Count,
+  email: Count,
+  appointment: Count,
+  meeting: Count,
+  task: Count,
+  call_minutes: Count,
+  last_form_c: NullText,
+  olcm_name: NullText,
+  olcm_email: NullText,
+  ilcm_name: NullText,
+  ilcm_email: NullText,
+  discontinuation_date: NullText,
+  discontinuation_reason: NullText,
+  produced_on: Text
+})
+export type PrtfRow = typeof PrtfRow.Type
+
+/** A row as it streams: its cells in column order. */
+export type PrtfCells = ReadonlyArray<Cell>
+
+/**
+ * A cell's check, from its field's schema: the same answer as decoding the cell with that schema
+ * (these schemas transform nothing), without the parser's per-value cost — a report decodes
+ * a million cells.
+ */
+const cellCheckOf = (ast: SchemaAST.AST): ((cell: unknown) => boolean) => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return (cell) => typeof cell === "string"
+    case "NumberKeyword":
+      return (cell) => typeof cell === "number"
+    case "Literal":
+      return (cell) => cell === ast.literal
+    case "Union": {
+      const members = ast.types.map(cellCheckOf)
+      if (members.length === 2) {
+        const [first, second] = members as [(cell: unknown) => boolean, (cell: unknown) => boolean]
+        return (cell) => first(cell) || second(cell)
+      }
+      return (cell) => members.some((member) => member(cell))
+    }
+    case "Refinement": {
+      // Schema.Int's own predicate, without the filter's result allocation.
+      if (Option.getOrUndefined(SchemaAST.getSchemaIdAnnotation(ast)) === Schema.IntSchemaId) return (cell) => Number.isSafeInteger(cell)
+      const from = cellCheckOf(ast.from)
+      return (cell) => from(cell) && Option.isNone(ast.filter(cell, {}, ast))
+    }
+  }
+  throw new Error(`PrtfRow: no cell check for ${ast._tag}`)
 }
 
+const cellChecks = Object.values(PrtfRow.fields).map((field) => cellCheckOf(field.ast))
+
+const isRow = (row: unknown): row is PrtfCells => {
+  if (!Array.isArray(row) || row.length !== cellChecks.length) return false
+  for (let i = 0; i < cellChecks.length; i++) if (!cellChecks[i]!(row[i])) return false
+  return true
+}
+
+/** A batch of rows as the cursor returns them, each checked cell by cell against `PrtfRow`. */
+export const PrtfRowBatch = Schema.declare(
+  (batch: unknown): batch is ReadonlyArray<PrtfCells> => Array.isArray(batch) && batch.every(isRow),
+  { identifier: "PrtfRowBatch", description: "Rows of PrtfRow's cells in column order" }
+)
 
 const quoted = (names: ReadonlyArray<string>) => names.map((n) => `'${n}'`).join(", ")
 const day = (expression: string) => `to_char(${expression}, 'YYYY-MM-DD')`
@@ -112,15 +169,12 @@ const typesInColumnOrder: ReadonlyArray<EventType> = ["sms", "call", "email", "a
  */
 export const prtfSettings = [["jit", "off"], ["work_mem", "32MB"], ["cursor_tuple_fraction", "1"]] as const
 
-export const applyPrtfSettings = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql`SELECT ${sql.literal(prtfSettings.map(([name, value]) => `set_config('${name}', '${value}', true)`).join(", "))}`)
-
 /** The statement (streamed by the report in a transaction with `prtfSettings`, timed alone by bench/prtf.ts). */
-export const prtfStatement = (criteria: PrtfCriteria): Effect.Effect<Statement.Statement<PrtfRow>, never, SqlClient.SqlClient> =>
+export const prtfStatement = (criteria: PrtfCriteria): Effect.Effect<Statement.Statement<unknown>, never, SqlClient.SqlClient> =>
   Effect.map(SqlClient.SqlClient, (sql) => {
     const start = criteria.startDate
     const end = criteria.endDate
-    return sql<PrtfRow>`WITH in_range AS (
+    return sql`WITH in_range AS (
       SELECT DISTINCT patient_id FROM ecm_status_histories
       WHERE effective_date >= ${start}::date AND effective_date <= ${end}::date
     ), members AS (
@@ -227,19 +281,35 @@ export const prtfStatement = (criteria: PrtfCriteria): Effect.Effect<Statement.S
     ORDER BY p.last_name, p.first_name, p.id`
   })
 
-/**
- * The rows in batches of `batchSize`, each row an array in column order, from a server-side
- * cursor: call inside a transaction (with `applyPrtfSettings`); the cursor closes with it.
- * DECLARE/FETCH rather than the driver's 128-row cursor: a few round trips for 20,000 rows.
- */
-export const prtfRowBatches = (criteria: PrtfCriteria, batchSize = 5000) =>
-  Stream.unwrap(Effect.gen(function*() {
+export class PrtfRowsRepo extends Effect.Service<PrtfRowsRepo>()("app/EcmPrtfRowsRepo", {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const [text, params] = (yield* prtfStatement(criteria)).compile()
-    yield* sql.unsafe(`DECLARE prtf_rows NO SCROLL CURSOR FOR ${text}`, params)
-    const fetch = sql.unsafe<ReadonlyArray<unknown>>(`FETCH ${batchSize} FROM prtf_rows`).values.pipe(
-      Effect.mapError(Option.some),
-      Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(rows)))
-    )
-    return Stream.repeatEffectOption(fetch)
-  }))
+
+    const applySettings = sql`SELECT ${sql.literal(prtfSettings.map(([name, value]) => `set_config('${name}', '${value}', true)`).join(", "))}`
+    const decodeBatch = Schema.decodeUnknown(PrtfRowBatch)
+
+    /**
+     * The rows in batches of `batchSize` from a server-side cursor of the current transaction (it
+     * closes with it). DECLARE/FETCH rather than the driver's 128-row cursor: a few round trips for
+     * 20,000 rows.
+     */
+    const batches = (criteria: PrtfCriteria, batchSize: number): Stream.Stream<ReadonlyArray<PrtfCells>> =>
+      Stream.unwrap(Effect.gen(function*() {
+        const [text, params] = (yield* prtfStatement(criteria)).compile()
+        yield* sql.unsafe(`DECLARE prtf_rows NO SCROLL CURSOR FOR ${text}`, params)
+        const fetch = orDefect(Effect.flatMap(sql.unsafe(`FETCH ${batchSize} FROM prtf_rows`).values, decodeBatch)).pipe(
+          Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(rows)))
+        )
+        return Stream.repeatEffectOption(fetch)
+      }).pipe(orDefect, Effect.provideService(SqlClient.SqlClient, sql)))
+
+    return {
+      /**
+       * Runs `use` over the period's rows (batches of `batchSize`, each row its cells in column
+       * order) in one transaction with `prtfSettings`; the cursor and the settings end with it.
+       */
+      withRows: <A, E, R>(criteria: PrtfCriteria, use: (rows: Stream.Stream<ReadonlyArray<PrtfCells>>) => Effect.Effect<A, E, R>, batchSize = 5000) =>
+        orDefect(sql.withTransaction(Effect.zipRight(applySettings, use(batches(criteria, batchSize)))))
+    } as const
+  })
+}) {}

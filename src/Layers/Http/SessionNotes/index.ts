@@ -1,0 +1,13 @@
+/** Session notes: notes, addenda, sign-offs, supervision and their PDFs. */
+import { Layer } from "effect"
+import { NotePdfs } from "../../../Services/SessionNotes/NotePdf.js"
+import { SessionNoteReviews } from "../../../Services/SessionNotes/Reviews.js"
+import { SessionNotes } from "../../../Services/SessionNotes/SessionNotes.js"
+import { SupervisedAppointments } from "../../../Services/SessionNotes/Supervision.js"
+import { defineArea } from "../../Area.js"
+import { HttpSessionNotesAreaLive } from "./SessionNotes.js"
+
+export const SessionNotesArea = defineArea({
+  handlers: HttpSessionNotesAreaLive,
+  services: Layer.mergeAll(SessionNotes.Default, SessionNoteReviews.Default, NotePdfs.Default, SupervisedAppointments.Default)
+})

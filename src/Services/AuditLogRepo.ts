@@ -1,0 +1,57 @@
+/** The only SQL on `audit_events` (ARCHITECTURE "Persistence"): append and read back, nothing else. */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { orDefect, prepared } from "./Repository.js"
+
+/** One entry as stored. */
+export const AuditEventRow = Schema.Struct({
+  actor_id: Schema.NullOr(Schema.Number),
+  action: Schema.String,
+  target_type: Schema.String,
+  target_id: Schema.NullOr(Schema.Number),
+  trace_id: Schema.NullOr(Schema.String),
+  created_at: Schema.DateFromSelf
+})
+export type AuditEventRow = typeof AuditEventRow.Type
+
+/** The admin dashboard's recent activity. */
+export const RecentActivity = Schema.Struct({
+  user_id: Schema.NullOr(Schema.Number),
+  action: Schema.String,
+  timestamp: Schema.DateFromSelf
+})
+export type RecentActivity = typeof RecentActivity.Type
+
+export class AuditLogRepo extends Effect.Service<AuditLogRepo>()("app/AuditLogRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // Every audited change sends this one fixed statement: prepared.
+    const insertPrepared = prepared("audit_insert")
+
+    const insertOne = SqlSchema.void({
+      Request: AuditEventRow,
+      execute: (row) =>
+        insertPrepared(sql`INSERT INTO audit_events (actor_id, action, target_type, target_id, trace_id, created_at)
+          VALUES (${row.actor_id}, ${row.action}, ${row.target_type}, ${row.target_id}, ${row.trace_id}, ${row.created_at})`)
+    })
+
+    const insertMany = SqlSchema.void({
+      Request: Schema.Array(AuditEventRow),
+      execute: (rows) => sql`INSERT INTO audit_events ${sql.insert(rows)}`
+    })
+
+    const recent = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: RecentActivity,
+      execute: (limit) =>
+        sql`SELECT actor_id AS user_id, action, created_at AS timestamp FROM audit_events
+          ORDER BY created_at DESC, id DESC LIMIT ${limit}`
+    })
+
+    return {
+      insert: (row: AuditEventRow) => orDefect(insertOne(row)),
+      insertMany: (rows: ReadonlyArray<AuditEventRow>) => rows.length === 0 ? Effect.void : orDefect(insertMany(rows)),
+      recent: (limit: number) => orDefect(recent(limit))
+    } as const
+  })
+}) {}

@@ -1,0 +1,119 @@
+/**
+ * The list kit, repository side (ARCHITECTURE "Lists"): one builder from a base query (select list
+ * and FROM), a sort map, filter fragments and an access scope to `{ rows, pagination }`, with one
+ * count statement and one page statement. Rows are decoded with the repository's row schema;
+ * SQL errors and undecodable rows are defects (`orDefect`). The Api side is `src/Api/Lists.ts`.
+ *
+ * In a repository:
+ * ```ts
+ * const listPage = yield* makeListPage
+ * const list = (criteria: XCriteria, page: PageRequest) => listPage({
+ *   select: columns, from, row: XRow,
+ *   scope: scopes.x(viewer),                                  // from the access module
+ *   filters: [criteria.status !== undefined && sql`x.status = ${criteria.status}`, …],
+ *   sort: { columns: sortColumns, by: criteria.sortBy ?? "created_at", dir: criteria.sortDir ?? "DESC", id: sql`x.id` }
+ * }, page)
+ * ```
+ * The order always ends with the row's unique key in the same direction, so equal sort values
+ * never make a row appear on two pages or on none. A list whose count carries more than a count
+ * (claims' Σ amount) names the extra columns in `totals`. List statements are never prepared
+ * (ARCHITECTURE "Persistence"). A list whose statement shape is tuned and benchmarked in a way the
+ * builder does not express (collaborators' readable set) keeps its own statements, returns the
+ * same `{ rows, pagination }` through `paginationOf`, and says why where it is written.
+ */
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { type PageRequest, type Pagination, paginationOf } from "../Api/Pagination.js"
+import { orDefect } from "./Repository.js"
+
+export type SortDirection = "ASC" | "DESC"
+
+/** How a list is ordered: the API's sort names to SQL expressions, the chosen one, and the tie-breaker. */
+export interface ListSort<K extends string> {
+  /** Every sortable column by the name the API uses (`sort_by`); a fixed order has one entry. */
+  readonly columns: Readonly<Record<K, Statement.Fragment>>
+  readonly by: K
+  readonly dir: SortDirection
+  /** The row's unique key (`c.id`): ordered last, in `dir` too, so pages are stable. */
+  readonly id: Statement.Fragment
+}
+
+/** A condition, or nothing when a filter is absent (`criteria.x !== undefined && sql\`…\``). */
+export type ListFilter = Statement.Fragment | false | null | undefined
+
+export interface ListSpec<A, I, K extends string, T extends Schema.Struct.Fields> {
+  /** The select list of a page's rows. */
+  readonly select: Statement.Fragment
+  /** The FROM clause (tables and joins) that `select`, the filters, the scope and the sort read. */
+  readonly from: Statement.Fragment
+  /** Decodes each row of the page. */
+  readonly row: Schema.Schema<A, I, never>
+  /** The rows the viewer may see (src/Services/Access/Scopes.ts); ANDed first. */
+  readonly scope?: Statement.Fragment | undefined
+  readonly filters?: ReadonlyArray<ListFilter>
+  readonly sort: ListSort<K>
+  /** Aggregates the count statement also returns, over every match (select list and their schemas). */
+  readonly totals?: { readonly select: Statement.Fragment; readonly fields: T }
+  /**
+   * Runs the count beside the page on a second connection (lower latency when both are slow);
+   * by default they run one after the other on one connection.
+   */
+  readonly concurrent?: boolean
+}
+
+export interface ListPage<A, T> {
+  readonly rows: ReadonlyArray<A>
+  readonly pagination: Pagination
+  /** The `totals` columns of the count statement (`{}` without them). */
+  readonly totals: T
+}
+
+const Count = { count: Schema.Int }
+
+/**
+ * `listPage(spec, page)`: the page of rows and its pagination (counted over every match; a page
+ * past the end has no rows and the true count). Taken once when a repository is built.
+ */
+export const makeListPage = Effect.map(SqlClient.SqlClient, (sql) => {
+  const where = (spec: { readonly scope?: Statement.Fragment | undefined; readonly filters?: ReadonlyArray<ListFilter> }) => {
+    const clauses = [spec.scope, ...(spec.filters ?? [])].filter((c): c is Statement.Fragment => c !== undefined && c !== null && c !== false)
+    return clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
+  }
+
+  const orderBy = <K extends string>(sort: ListSort<K>) => {
+    const dir = sort.dir === "DESC" ? sql`DESC` : sql`ASC`
+    const column = sort.columns[sort.by]
+    // A name outside the map is a bug in the caller (the Api's column list and the map disagree).
+    if (column === undefined) throw new Error(`No sort column ${JSON.stringify(sort.by)}`)
+    return column === sort.id ? sql`${column} ${dir}` : sql`${column} ${dir}, ${sort.id} ${dir}`
+  }
+
+  return <A, I, K extends string, T extends Schema.Struct.Fields = {}>(
+    spec: ListSpec<A, I, K, T>,
+    page: PageRequest
+  ): Effect.Effect<ListPage<A, Schema.Struct.Type<T>>> => {
+    const condition = where(spec)
+    const rows = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: spec.row,
+      execute: () =>
+        sql`SELECT ${spec.select} FROM ${spec.from} WHERE ${condition}
+          ORDER BY ${orderBy(spec.sort)} LIMIT ${page.perPage} OFFSET ${page.offset}`
+    })(undefined)
+    const counted = SqlSchema.single({
+      Request: Schema.Void,
+      Result: Schema.Struct({ ...Count, ...spec.totals?.fields }),
+      execute: () =>
+        sql`SELECT count(*)::int AS count${spec.totals === undefined ? sql`` : sql`, ${spec.totals.select}`}
+          FROM ${spec.from} WHERE ${condition}`
+    })(undefined)
+    return orDefect(Effect.map(
+      Effect.all([rows, counted], { concurrency: spec.concurrent === true ? 2 : 1 }),
+      ([found, { count, ...totals }]) => ({
+        rows: found,
+        pagination: paginationOf(page, count),
+        totals: totals as unknown as Schema.Struct.Type<T>
+      })
+    ))
+  }
+})
