@@ -53,7 +53,8 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 // Issue 23: content user pieces and user collections (list: patient_id query; create: body patient_id) and
 // recommendations (patient_id query): 5.
 // Issue 24: clinic videos list (query patient_id), create and update (video.patient_id): 3.
-const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 4 + 7 + 4 + 5 + 5 + 3
+// Break-glass accesses for admins to review (patient_id query, admin only): 1.
+const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 4 + 7 + 4 + 5 + 5 + 3 + 1
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

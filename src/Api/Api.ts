@@ -57,6 +57,8 @@ import { ScreenersApi } from "./Questionnaires/Screeners.js"
 import { VideosApi } from "./Videos/Videos.js"
 // Admin reports
 import { ReportsApi } from "./Reports/Reports.js"
+// Least privilege: break-glass accesses for admins to review.
+import { AccessReviewsApi } from "./Access/AccessReviews.js"
 
 export * as Errors from "./Errors.js"
 export * as Pagination from "./Pagination.js"
@@ -204,6 +206,7 @@ export class Api extends HttpApi.make("care-coordination-api")
   .add(VideosApi)
   // Admin reports
   .add(ReportsApi)
+  .add(AccessReviewsApi)
   .addError(PayloadTooLarge.schema)
   .addError(InternalServerError.schema)
   // General-area body; ECM groups declare EcmServiceUnavailable themselves.

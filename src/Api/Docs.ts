@@ -32,6 +32,25 @@ export const Access = {
   admin: "Admins only (`X-User-Token` of a user with the `admin` role)."
 } as const
 
+/**
+ * Who sees which patient (docs/spec-decisions.md "Who sees which patient"), in the words of the
+ * operations scoped to one: `general` for demographics, scheduling, billing and the other
+ * non-clinical records, `clinical` for clinical content.
+ */
+export const PatientAccess = {
+  general: "Admins, front desk (`support`) and `billing` for any patient; providers and supervisors for the patients of " +
+    "their care relationships (primary provider, an appointment in the past or the next 90 days, a case-load role — ECM " +
+    "provider, oLCM, iLCM — or supervision of the patient's provider), and for any other patient with a break-glass " +
+    "`X-Access-Reason` header (1–500 characters; allowed, audited and listed to admins); a `parent` for the patients " +
+    "linked to their account. Any other patient is 404 `Patient not found`.",
+  clinical: "Clinical content: admins for any patient; providers and supervisors for the patients of their care " +
+    "relationships (primary provider, an appointment in the past or the next 90 days, a case-load role — ECM provider, " +
+    "oLCM, iLCM — or supervision of the patient's provider), and for any other patient with a break-glass " +
+    "`X-Access-Reason` header (1–500 characters; allowed, audited and listed to admins); a `parent` for the patients " +
+    "linked to their account. Front desk (`support`) and `billing` never, reason or not. Any other patient is 404 " +
+    "`Patient not found`."
+} as const
+
 export interface OperationDocs {
   /** A short imperative line for the menu: "Sign in", "List users". */
   readonly summary: string

@@ -10,6 +10,11 @@ export interface Caller {
   readonly role: Role
   /** SHA-256 of the presented token, so sign-out can revoke exactly this session. */
   readonly tokenHash: string
+  /**
+   * A valid `X-Access-Reason` header (break-glass): the reason, and the request it was given with
+   * (method and path, no query string).
+   */
+  readonly breakGlass?: { readonly reason: string; readonly method: string; readonly path: string } | undefined
 }
 
 export class CurrentUser extends Context.Tag("app/CurrentUser")<CurrentUser, Caller>() {}

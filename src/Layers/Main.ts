@@ -16,6 +16,7 @@ import { AdaptersLive, ObjectDownloadLive } from "./Adapters.js"
 import { combineAreas } from "./Area.js"
 import { AppConfigLive } from "./Config.js"
 import { DatabaseLive } from "./Database.js"
+import { AccessArea } from "./Http/Access/index.js"
 import { AccountsArea } from "./Http/Accounts/index.js"
 import { BillingArea } from "./Http/Billing/index.js"
 import { CollaboratorsArea } from "./Http/Collaborators/index.js"
@@ -42,7 +43,7 @@ import { TracingLive } from "./Tracing.js"
 
 const areas = combineAreas([
   AccountsArea, ProvidersArea, EcmArea, PatientsArea, SchedulingArea, SessionNotesArea, BillingArea,
-  PrescriptionsArea, QuestionnairesArea, CollaboratorsArea, ContentArea, VideosArea, ReportsArea
+  PrescriptionsArea, QuestionnairesArea, CollaboratorsArea, ContentArea, VideosArea, ReportsArea, AccessArea
 ])
 
 /** Services every area uses: the audit log, record access and token authentication. */

@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { PatientIdFromText } from "../../Domain/Ids.js"
 import { documentContentTypes, maxDocumentBytes, PatientDocument } from "../../Domain/Patients/Records.js"
 import { carriesFiles } from "../BodyLimit.js"
-import { groupDocs, operationDocs, requestBody } from "../Docs.js"
+import { groupDocs, operationDocs, PatientAccess, requestBody } from "../Docs.js"
 import { Forbidden, NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
 import { PageSizeQuery, Pagination } from "../Pagination.js"
 import { IdParam, RequiredString } from "../Schemas.js"
@@ -22,7 +22,11 @@ export class UploadDocumentRequest extends Schema.Class<UploadDocumentRequest>("
     file: RequiredString(documentMaxLengths.file).annotations({
       description: `The file as a base64 data URI, \`data:<type>;base64,…\`; types: ${documentContentTypes.join(", ")}; ` +
         `at most ${maxDocumentBytes / 1024 / 1024} MB`
-    })
+    }),
+    clinical: Schema.optional(Schema.Boolean.annotations({
+      description: "Whether the file is clinical content (hidden from front desk and billing). Default: true, except " +
+        "for a file front desk or billing uploads (false)"
+    }))
   })
 }, requestBody({ document: { name: "consent.pdf", file: "data:application/pdf;base64,JVBERi0xLjQKJcOkw7zDtsOfCg==" } })) {}
 
@@ -32,8 +36,7 @@ export class DocumentList extends Schema.Class<DocumentList>("DocumentList")({
   pagination: Pagination
 }) {}
 
-const access = "Clinic staff for any patient; a `parent` for the patients linked to their account (another patient is " +
-  "404 `Patient not found`)."
+const access = `${PatientAccess.general} Front desk and billing see, upload and delete only the documents not marked \`clinical\`.`
 
 const patientPath = Schema.Struct({ patient_id: PatientIdFromText })
 
@@ -71,8 +74,10 @@ export class PatientDocumentsApi extends HttpApiGroup.make("patientDocuments")
       .addError(Forbidden.schema)
       .annotateContext(operationDocs({
         summary: "Delete a patient document",
-        description: "Removes the file (beyond the spec); 404 `Document not found` for a document of another patient.",
-        access: "Clinic staff; a `parent` gets 404 for a patient not theirs and 403 `Staff access required` for their own.",
+        description: "Removes the file (beyond the spec); 404 `Document not found` for a document of another patient, " +
+          "and for a clinical document when the caller is front desk or billing.",
+        access: `Clinic staff on the patients they see: ${PatientAccess.general} A \`parent\` gets 404 for a patient not ` +
+          "theirs and 403 `Staff access required` for their own.",
         spec: "general §4.2"
       }))
   )

@@ -89,6 +89,9 @@ export class PatientDocument extends Schema.Class<PatientDocument>("PatientDocum
   name: Schema.String,
   content_type: Schema.String,
   size: Schema.Int,
+  clinical: Schema.Boolean.annotations({
+    description: "Clinical content (reports, assessments, letters about care): hidden from front desk and billing"
+  }),
   uploaded_by_id: Schema.NullOr(Schema.Int),
   created_at: IsoTimestamp,
   url: Schema.String.annotations({ description: "A signed download link, valid 30 minutes" })

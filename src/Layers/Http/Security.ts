@@ -1,4 +1,5 @@
 /** Implementations of the Api's security middleware: one token check, then the role rule. */
+import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option, type Redacted } from "effect"
 import { ecmForbidden, forbidden, messages, type Unauthorized, unauthorized } from "../../Api/Errors.js"
 import {
@@ -9,20 +10,31 @@ import {
   Authentication,
   StaffAuthentication
 } from "../../Api/Security.js"
-import { isAdmin, isStaff } from "../../Services/Access/Viewer.js"
+import { accessReasonHeader, accessReasonOf, isAdmin, isStaff } from "../../Services/Access/Viewer.js"
 import { Auth } from "../../Services/Auth.js"
 
 const withRule = <E>(allowed: (caller: Caller) => boolean, refusal: () => E) =>
   Effect.gen(function*() {
     const auth = yield* Auth
     return {
-      userToken: (token: Redacted.Redacted<string>): Effect.Effect<Caller, Unauthorized | E> =>
-        Effect.flatMap(auth.authenticate(token), (caller): Effect.Effect<Caller, Unauthorized | E> => {
+      userToken: (token: Redacted.Redacted<string>): Effect.Effect<Caller, Unauthorized | E, HttpServerRequest.HttpServerRequest> =>
+        Effect.flatMap(auth.authenticate(token), (caller): Effect.Effect<Caller, Unauthorized | E, HttpServerRequest.HttpServerRequest> => {
           if (Option.isNone(caller)) return Effect.fail(unauthorized())
           if (!allowed(caller.value)) return Effect.fail(refusal())
-          return Effect.as(Effect.annotateCurrentSpan("user.id", caller.value.id), caller.value)
+          return Effect.zipRight(Effect.annotateCurrentSpan("user.id", caller.value.id), withBreakGlass(caller.value))
         })
     }
+  })
+
+/**
+ * A staff caller's break-glass: the request's `X-Access-Reason`, when it is a reason
+ * (`accessReasonOf`), with the method and path it opens. Parents never break the glass.
+ */
+const withBreakGlass = (caller: Caller): Effect.Effect<Caller, never, HttpServerRequest.HttpServerRequest> =>
+  Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+    const reason = isStaff(caller.role) ? accessReasonOf(request.headers[accessReasonHeader]) : undefined
+    if (reason === undefined) return caller
+    return { ...caller, breakGlass: { reason, method: request.method, path: request.url.split("?")[0]! } }
   })
 
 export const SecurityLive = Layer.mergeAll(

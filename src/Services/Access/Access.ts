@@ -4,18 +4,26 @@
  * everything finer is here — `Viewer.ts` (the caller and the checks over one record), `Scopes.ts`
  * (the same rules as SQL conditions for lists) and this service (the rules that read the database).
  *
- * Patients (general §4.2, ARCHITECTURE "People"): clinic staff see every patient; a `parent` sees
- * only the patients linked to their own account (`patients.user_id`). A patient the caller may not
- * see answers exactly like one that does not exist — 404 `{"errors":"Patient not found"}` — so ids
- * never leak. Every patient-scoped record (help requests, treatment plans, spots, documents,
- * appointments …) goes through `visiblePatient` or `defaultPatientFor` before it reads or writes.
+ * Patients (docs/spec-decisions.md "Who sees which patient"): admins see every patient; front
+ * desk (`support`) and `billing` every patient's demographics, scheduling and billing but no
+ * clinical content; providers and supervisors the patients of their care relationships (primary
+ * provider, an appointment in the past or the next 90 days, a case-load role, supervision of the
+ * provider); a `parent` the patients linked to their own account (`patients.user_id`). A staff
+ * member may open a patient outside their care relationships by giving a reason (`X-Access-Reason`:
+ * break-glass): allowed, written to the audit trail with the reason, listed for admins. A patient
+ * the caller may not see answers exactly like one that does not exist — 404
+ * `{"errors":"Patient not found"}` — so ids never leak. Every patient-scoped record (help requests,
+ * treatment plans, spots, documents, appointments …) goes through `visiblePatient` or
+ * `defaultPatientFor` before it reads or writes.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { invalidField, notFound, type NotFound, type ValidationFailed } from "../../Api/Errors.js"
 import type { PatientId } from "../../Domain/Ids.js"
+import { now } from "../Time.js"
+import { BreakGlassRepo } from "./BreakGlassRepo.js"
 import { scope } from "./Scopes.js"
-import { isParent, isStaff, type ProviderViewer, type Viewer } from "./Viewer.js"
+import { followsCareRelationships, isParent, isStaff, type ProviderViewer, type Purpose, type Viewer } from "./Viewer.js"
 
 export * from "./Viewer.js"
 export { scope } from "./Scopes.js"
@@ -26,20 +34,81 @@ export class Access extends Effect.Service<Access>()("app/Access", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
+    const breakGlass = yield* BreakGlassRepo
+
+    /** One statement: whether the patient exists, and whether the viewer may see it without breaking the glass. */
+    const lookUp = (viewer: Viewer, patientId: number, purpose: Purpose, at: Date) =>
+      sql<{ id: number; related: boolean }>`SELECT p.id, ${scope.patientsOf(sql, viewer, at, purpose, "p", "one")} AS related
+        FROM patients p WHERE p.id = ${patientId}`
+
     /**
-     * The patient id when the caller may see that patient, else 404 "Patient not found" (also for
-     * ids that do not exist). One indexed statement: the primary key, plus `user_id` for parents.
+     * The patient id when the caller may see that patient for the purpose, else 404 "Patient not
+     * found" (also for ids that do not exist). One indexed statement (the primary key and the care
+     * relationship of `Scopes.patientsOf`). A provider or supervisor outside their care
+     * relationships who gave a reason (`viewer.breakGlass`) is let in, and the access is recorded
+     * (audit entry `patient.break_glass` and the reason). Front desk and billing never see
+     * clinical content, reason or not: break-glass widens whose records, not which.
      */
-    const visiblePatient = (viewer: Viewer, patientId: number): Effect.Effect<PatientId, NotFound> =>
+    const visiblePatient = (viewer: Viewer, patientId: number, purpose: Purpose = "general"): Effect.Effect<PatientId, NotFound> =>
       Effect.gen(function*() {
-        const rows = isStaff(viewer.role)
-          ? yield* sql<{ id: number }>`SELECT id FROM patients WHERE id = ${patientId}`
-          : yield* sql<{ id: number }>`SELECT id FROM patients WHERE id = ${patientId} AND user_id = ${viewer.id}`
-        if (rows.length === 0) return yield* Effect.fail(patientNotFound())
-        return rows[0]!.id as PatientId
+        const at = yield* now
+        const [row] = yield* lookUp(viewer, patientId, purpose, at)
+        if (row === undefined) return yield* Effect.fail(patientNotFound())
+        if (row.related) return row.id as PatientId
+        const glass = viewer.breakGlass
+        if (glass === undefined || glass === null || !followsCareRelationships(viewer)) return yield* Effect.fail(patientNotFound())
+        const traceId = Option.getOrNull(Option.map(yield* Effect.option(Effect.currentSpan), (span) => span.traceId))
+        yield* breakGlass.insert({
+          user_id: viewer.id,
+          patient_id: row.id,
+          reason: glass.reason,
+          request_method: glass.method,
+          request_path: glass.path,
+          trace_id: traceId,
+          created_at: at
+        })
+        yield* Effect.annotateCurrentSpan("access.break_glass", true)
+        return row.id as PatientId
       }).pipe(
         Effect.catchTag("SqlError", Effect.die),
-        Effect.withSpan("Access.visiblePatient", { attributes: { "patient.id": patientId } })
+        Effect.withSpan("Access.visiblePatient", { attributes: { "patient.id": patientId, "access.purpose": purpose } })
+      )
+
+    /**
+     * The appointment's patient when the caller may see that patient (scheduling: a `general`
+     * purpose; break-glass applies), else 404 "Appointment not found", also for unknown ids.
+     */
+    const visibleAppointment = (viewer: Viewer, appointmentId: number): Effect.Effect<PatientId, NotFound> =>
+      Effect.gen(function*() {
+        const [row] = yield* sql<{ patient_id: number }>`SELECT patient_id FROM appointments WHERE id = ${appointmentId}`.pipe(Effect.orDie)
+        if (row === undefined) return yield* Effect.fail(notFound("Appointment"))
+        return yield* Effect.mapError(visiblePatient(viewer, row.patient_id), () => notFound("Appointment"))
+      })
+
+    /**
+     * Whether the caller may see a content assignment (user piece or collection) they loaded by id
+     * with `visible` = `Scopes.contentAssignments` computed beside it: in scope, or a patient's
+     * assignment the caller opens by breaking the glass.
+     */
+    const visibleAssignment = <E>(
+      viewer: Viewer,
+      row: { readonly visible: boolean; readonly patient_id: number | null },
+      notVisible: () => E
+    ): Effect.Effect<void, E> =>
+      row.visible
+        ? Effect.void
+        : row.patient_id !== null && followsCareRelationships(viewer)
+        ? Effect.mapError(Effect.asVoid(visiblePatient(viewer, row.patient_id)), notVisible)
+        : Effect.fail(notVisible())
+
+    /**
+     * Whether the viewer sees a patient for a purpose without breaking the glass (no audit entry):
+     * for rules that narrow a list or a field, never to open a record.
+     */
+    const relatedTo = (viewer: Viewer, patientId: number, purpose: Purpose = "general"): Effect.Effect<boolean> =>
+      Effect.flatMap(now, (at) => lookUp(viewer, patientId, purpose, at)).pipe(
+        Effect.map(([row]) => row?.related === true),
+        Effect.orDie
       )
 
     /** The ids of the patients linked to a parent's account, oldest first (at most `limit`). */
@@ -58,10 +127,11 @@ export class Access extends Effect.Service<Access>()("app/Access", {
      */
     const defaultPatientFor = (
       viewer: Viewer,
-      patientId: number | undefined
+      patientId: number | undefined,
+      purpose: Purpose = "general"
     ): Effect.Effect<PatientId, NotFound | ValidationFailed> =>
       Effect.gen(function*() {
-        if (patientId !== undefined) return yield* visiblePatient(viewer, patientId)
+        if (patientId !== undefined) return yield* visiblePatient(viewer, patientId, purpose)
         if (isStaff(viewer.role)) return yield* Effect.fail(invalidField("patient_id", "can't be blank"))
         const linked = yield* linkedPatients(viewer.id)
         if (linked.length !== 1) return yield* Effect.fail(invalidField("patient_id", "can't be blank"))
@@ -91,8 +161,12 @@ export class Access extends Effect.Service<Access>()("app/Access", {
         return { ...viewer, providerId: profile?.id ?? null }
       }).pipe(Effect.orDie)
 
-    return { visiblePatient, defaultPatientFor, linkedPatients, withActiveProvider, withPrescriberProfile } as const
-  })
+    /** A list scope over the patient aliased `p` at the current time: `Scopes.patients`. */
+    const patientsScope = (viewer: Viewer, purpose: Purpose = "general") => Effect.map(now, (at) => scope.patients(sql, viewer, at, purpose))
+
+    return { visiblePatient, visibleAppointment, visibleAssignment, relatedTo, defaultPatientFor, linkedPatients, withActiveProvider, withPrescriberProfile, patientsScope } as const
+  }),
+  dependencies: [BreakGlassRepo.Default]
 }) {
   /** List scopes, e.g. `Access.scope.appointments(sql, viewer)`: see `Scopes.ts`. */
   static readonly scope = scope

@@ -5,20 +5,99 @@
  */
 import type { SqlClient, Statement } from "@effect/sql"
 import { isStaff } from "../../Domain/Accounts/User.js"
-import { isAdmin, isParent, type ProviderViewer, type Viewer } from "./Viewer.js"
+import { followsCareRelationships, isAdmin, isParent, type ProviderViewer, type Purpose, seesEveryPatient, type Viewer } from "./Viewer.js"
 
 type Sql = SqlClient.SqlClient
 type Fragment = Statement.Fragment
 
-/** Patients (`p` = the patient): staff all; a parent those linked to their account. */
-const patients = (sql: Sql, viewer: Viewer): Fragment => isStaff(viewer.role) ? sql`TRUE` : sql`p.user_id = ${viewer.id}`
+/** How far ahead a booked appointment makes a care relationship. */
+export const appointmentHorizonDays = 90
 
-/** Rows of a patient-scoped table, by its unaliased `patient_id` column: staff all; a parent their patients'. */
-const patientRecords = (sql: Sql, viewer: Viewer): Fragment =>
-  isStaff(viewer.role) ? sql`TRUE` : sql`patient_id IN (SELECT id FROM patients WHERE user_id = ${viewer.id})`
+/** The end of the appointment horizon: appointments before it (past ones included) count. */
+export const appointmentHorizon = (now: Date): Date => new Date(now.getTime() + appointmentHorizonDays * 86_400_000)
 
-/** Appointments (`pa` = the patient): staff all; a parent their own patients'. */
-const appointments = (sql: Sql, viewer: Viewer): Fragment => isStaff(viewer.role) ? sql`TRUE` : sql`pa.user_id = ${viewer.id}`
+/**
+ * A provider's team: their own provider profile and the profiles they supervise (one level), by
+ * `providers.user_id` (unique) and `providers.supervisor_id` (indexed).
+ */
+const teamProfiles = (sql: Sql, viewer: Viewer): Fragment =>
+  sql`(SELECT id FROM providers WHERE user_id = ${viewer.id}
+    UNION ALL SELECT s.id FROM providers me JOIN providers s ON s.supervisor_id = me.id WHERE me.user_id = ${viewer.id})`
+
+/** The users of the team: the viewer and the users of the profiles they supervise. */
+const teamUsers = (sql: Sql, viewer: Viewer): Fragment =>
+  sql`(SELECT ${viewer.id}::int UNION ALL SELECT s.user_id FROM providers me JOIN providers s ON s.supervisor_id = me.id WHERE me.user_id = ${viewer.id})`
+
+/**
+ * The care relationship of a provider or supervisor with the patient aliased `alias`: the team
+ * (their profile, and the profiles they supervise) is the patient's primary provider, has an
+ * appointment with the patient (of any status) scheduled before `now` + 90 days, or holds a role in
+ * the patient's case load (ECM provider, oLCM, iLCM).
+ *
+ * Two forms with the same meaning: `one` for a check of one patient (EXISTS over the patient's own
+ * appointments and case load: `appointments_patient_id_idx`, `case_loads.patient_id` unique) and
+ * `many` for lists (the team's patients computed once as hashed sets:
+ * `appointments_provider_scheduled_idx`, the case-load role indexes).
+ */
+const careRelationship = (sql: Sql, viewer: Viewer, now: Date, alias: string, form: "one" | "many"): Fragment => {
+  const p = sql(alias)
+  const team = teamProfiles(sql, viewer)
+  const users = teamUsers(sql, viewer)
+  const until = appointmentHorizon(now)
+  if (form === "one") {
+    return sql`(${p}.provider_id IN ${team}
+      OR EXISTS (SELECT 1 FROM appointments ca WHERE ca.patient_id = ${p}.id AND ca.scheduled_at < ${until} AND ca.provider_id IN ${team})
+      OR EXISTS (SELECT 1 FROM case_loads cl WHERE cl.patient_id = ${p}.id
+        AND (cl.provider_id IN ${team} OR cl.olcm_user_id IN ${users} OR cl.ilcm_user_id IN ${users})))`
+  }
+  return sql`(${p}.provider_id IN ${team}
+    OR ${p}.id IN (SELECT ca.patient_id FROM appointments ca WHERE ca.provider_id IN ${team} AND ca.scheduled_at < ${until})
+    OR ${p}.id IN (SELECT cl.patient_id FROM case_loads cl WHERE cl.provider_id IN ${team})
+    OR ${p}.id IN (SELECT cl.patient_id FROM case_loads cl WHERE cl.olcm_user_id IN ${users})
+    OR ${p}.id IN (SELECT cl.patient_id FROM case_loads cl WHERE cl.ilcm_user_id IN ${users}))`
+}
+
+/**
+ * Patients the viewer may see for a purpose, over the patient aliased `alias` (default `p`):
+ * admins all; front desk and billing all for non-clinical records, none for clinical ones;
+ * providers and supervisors those of their care relationships; a parent those linked to their
+ * account. Break-glass opens one patient at a time (`Access.visiblePatient`), never a list.
+ */
+const patientsOf = (sql: Sql, viewer: Viewer, now: Date, purpose: Purpose = "general", alias = "p", form: "one" | "many" = "many"): Fragment => {
+  if (isParent(viewer)) return sql`${sql(alias)}.user_id = ${viewer.id}`
+  if (seesEveryPatient(viewer, purpose)) return sql`TRUE`
+  if (followsCareRelationships(viewer)) return careRelationship(sql, viewer, now, alias, form)
+  return sql`FALSE`
+}
+
+/** Patients (`p` = the patient): see `patientsOf`. */
+const patients = (sql: Sql, viewer: Viewer, now: Date, purpose: Purpose = "general"): Fragment => patientsOf(sql, viewer, now, purpose)
+
+/** Rows of a patient-scoped table, by its unaliased `patient_id` column: those of the patients the viewer sees. */
+const patientRecords = (sql: Sql, viewer: Viewer, now: Date, purpose: Purpose = "general"): Fragment => {
+  if (seesEveryPatient(viewer, purpose) && !isParent(viewer)) return sql`TRUE`
+  return sql`patient_id IN (SELECT rp.id FROM patients rp WHERE ${patientsOf(sql, viewer, now, purpose, "rp")})`
+}
+
+/**
+ * Content assignments (user pieces and collections, the row aliased `alias`): not clinical, so
+ * admins, front desk and billing all; a parent those assigned to their account; a provider or
+ * supervisor those of the patients of their care relationships, those of the accounts linked to
+ * such a patient, and those assigned to them or by them.
+ */
+const contentAssignments = (sql: Sql, viewer: Viewer, now: Date, alias: string): Fragment => {
+  const a = sql(alias)
+  if (isParent(viewer)) return sql`${a}.user_id = ${viewer.id}`
+  if (seesEveryPatient(viewer, "general")) return sql`TRUE`
+  if (!followsCareRelationships(viewer)) return sql`(${a}.user_id = ${viewer.id} OR ${a}.assigned_by = ${viewer.id})`
+  const related = careRelationship(sql, viewer, now, "cp", "many")
+  return sql`(${a}.user_id = ${viewer.id} OR ${a}.assigned_by = ${viewer.id}
+    OR ${a}.patient_id IN (SELECT cp.id FROM patients cp WHERE ${related})
+    OR (${a}.patient_id IS NULL AND ${a}.user_id IN (SELECT cp.user_id FROM patients cp WHERE cp.user_id IS NOT NULL AND ${related})))`
+}
+
+/** Appointments (`pa` = the patient): those of the patients the viewer sees (scheduling is not clinical). */
+const appointments = (sql: Sql, viewer: Viewer, now: Date): Fragment => patientsOf(sql, viewer, now, "general", "pa", "one")
 
 /**
  * The appointments whose video call a viewer joins (`pa` = the patient, `p` = the provider): the
@@ -89,7 +168,9 @@ const prescriptions = (sql: Sql, viewer: ProviderViewer): Fragment | undefined =
 
 export const scope = {
   patients,
+  patientsOf,
   patientRecords,
+  contentAssignments,
   appointments,
   appointmentCalls,
   sessionNotes,

@@ -14,6 +14,19 @@ export interface Viewer {
   readonly id: number
   readonly role: Role
   readonly providerId?: number | null | undefined
+  /**
+   * The break-glass the request asked for (`X-Access-Reason`, checked with `accessReasonOf`): a
+   * staff member opening a patient outside their care relationships.
+   */
+  readonly breakGlass?: BreakGlass | null | undefined
+}
+
+/** A reason given to open a patient outside one's care relationships, and the request it opens. */
+export interface BreakGlass {
+  readonly reason: string
+  readonly method: string
+  /** Without the query string (search terms are no business of the review). */
+  readonly path: string
 }
 
 /** A viewer whose provider profile has been looked up (null: none). */
@@ -25,9 +38,52 @@ export { isStaff }
 export const isAdmin = (viewer: Viewer): boolean => viewer.role === "admin"
 export const isParent = (viewer: Viewer): boolean => viewer.role === "parent"
 
-/** A parent sees the patients linked to their account; staff see every patient. */
-export const canSeePatient = (viewer: Viewer, patient: { readonly user_id: number | null }): boolean =>
-  isStaff(viewer.role) || patient.user_id === viewer.id
+/**
+ * What a request about a patient reads or changes. `general`: demographics, scheduling, billing
+ * and the other non-clinical records (help requests, waitlist spots, content assignments, documents
+ * not marked clinical). `clinical`: session notes, questionnaire answers, medication history and
+ * prescriptions, treatment plans, documents marked clinical, collaborator assessments.
+ */
+export type Purpose = "general" | "clinical"
+
+/** Front desk and billing: every patient's demographics, scheduling and billing, no clinical content. */
+export const isFrontOffice = (viewer: Viewer): boolean => viewer.role === "support" || viewer.role === "billing"
+
+/** Providers and supervisors see the patients of their care relationships (`Scopes.careRelationship`). */
+export const followsCareRelationships = (viewer: Viewer): boolean => viewer.role === "provider" || viewer.role === "supervisor"
+
+/** Whether the role reads clinical content at all (admins, providers, supervisors and a parent of their own patient). */
+export const readsClinicalContent = (viewer: Viewer): boolean => !isFrontOffice(viewer)
+
+/**
+ * Whether a viewer sees every patient for a purpose, with no relationship to check: admins always;
+ * front desk and billing for non-clinical records.
+ */
+export const seesEveryPatient = (viewer: Viewer, purpose: Purpose = "general"): boolean =>
+  isAdmin(viewer) || (isFrontOffice(viewer) && purpose === "general")
+
+/**
+ * Staff work on patients' records — creating and changing patients, treatment plans, moving
+ * waitlist spots, deleting documents — on the patients they may see; a parent does not (403 on
+ * their own patient, after the visibility check).
+ */
+export const canManagePatientRecords = (viewer: Viewer): boolean => isStaff(viewer.role)
+
+/** The break-glass header, and the longest reason it may carry. */
+export const accessReasonHeader = "x-access-reason"
+export const accessReasonMaxLength = 500
+
+/**
+ * The break-glass reason of a request's `X-Access-Reason` header: trimmed, 1 to 500 characters, no
+ * control characters. Anything else is no reason (undefined): the request is answered as without
+ * the header.
+ */
+export const accessReasonOf = (header: string | undefined): string | undefined => {
+  const reason = header?.trim()
+  if (reason === undefined || reason.length === 0 || reason.length > accessReasonMaxLength) return undefined
+  // eslint-disable-next-line no-control-regex
+  return /[\u0000-\u001f\u007f]/.test(reason) ? undefined : reason
+}
 
 /** The session-note people: the note's provider and, when it has one, its supervisor. */
 interface NoteParties {

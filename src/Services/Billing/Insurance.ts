@@ -5,7 +5,7 @@ import { InsurancePlanList } from "../../Api/Billing/Insurance.js"
 import { invalid, invalidField, notFound } from "../../Api/Errors.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { Coverage, type InsurancePlan, Subscriber } from "../../Domain/Billing/Insurance.js"
-import { isStaff, type Viewer } from "../Access/Access.js"
+import { Access, type Viewer } from "../Access/Access.js"
 import { AuditLog } from "../AuditLog.js"
 import { type CoverageRow, CoveragesRepo } from "./CoveragesRepo.js"
 import { InsurancePlansRepo } from "./InsurancePlansRepo.js"
@@ -21,10 +21,11 @@ const blank = (text: string | null | undefined): string | null => {
 }
 
 export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
-  dependencies: [InsurancePlansRepo.Default, CoveragesRepo.Default],
+  dependencies: [InsurancePlansRepo.Default, CoveragesRepo.Default, Access.Default],
   effect: Effect.gen(function*() {
     const plans = yield* InsurancePlansRepo
     const coverages = yield* CoveragesRepo
+    const access = yield* Access
     const audit = yield* AuditLog
 
     const planNotFound = () => Effect.fail(notFound("Insurance plan"))
@@ -63,7 +64,7 @@ export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
     /** The patient (with its linked account) when the caller may see it (Access's rule); otherwise 404, as for an unknown id. */
     const visiblePatient = (viewer: Viewer, patientId: number) =>
       Effect.flatMap(
-        coverages.findPatient(patientId, isStaff(viewer.role) ? null : viewer.id),
+        Effect.zipRight(access.visiblePatient(viewer, patientId), coverages.findPatient(patientId, null)),
         Option.match({ onNone: () => Effect.fail(notFound("Patient")), onSome: Effect.succeed })
       )
 

@@ -8,10 +8,9 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { contentMessages } from "../../Api/Content/Content.js"
 import { invalidField } from "../../Api/Errors.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import { wallClockAt } from "../../Domain/Scheduling/ZonedTime.js"
 import { AppConfig } from "../AppConfig.js"
-import { Access, type Viewer } from "../Access/Access.js"
+import { Access, isParent, type Viewer } from "../Access/Access.js"
 
 export interface Assignee {
   readonly userId: number
@@ -37,7 +36,7 @@ export class Assignees extends Effect.Service<Assignees>()("app/ContentAssignees
       Effect.gen(function*() {
         const patientId = input.patient_id ?? undefined
         const userId = input.user_id ?? undefined
-        if (!isStaff(caller.role)) {
+        if (isParent(caller)) {
           if (userId !== undefined && userId !== caller.id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
           if (patientId === undefined) return { userId: caller.id, patientId: null } satisfies Assignee
           return { userId: caller.id, patientId: yield* access.visiblePatient(caller, patientId) } satisfies Assignee
@@ -62,7 +61,7 @@ export class Assignees extends Effect.Service<Assignees>()("app/ContentAssignees
     const assigner = (caller: Viewer, assignedBy: number | null | undefined) =>
       Effect.gen(function*() {
         if (assignedBy == null || assignedBy === caller.id) return caller.id
-        if (!isStaff(caller.role)) return yield* Effect.fail(invalidField("assigned_by", "is invalid"))
+        if (isParent(caller)) return yield* Effect.fail(invalidField("assigned_by", "is invalid"))
         const [user] = yield* sql`SELECT 1 FROM users WHERE id = ${assignedBy} AND role <> 'parent' AND deleted_at IS NULL`.pipe(Effect.orDie)
         if (user === undefined) return yield* Effect.fail(invalidField("assigned_by", "is invalid"))
         return assignedBy

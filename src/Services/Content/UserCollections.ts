@@ -10,13 +10,13 @@ import {
 } from "../../Api/Content/Content.js"
 import { invalid, invalidField, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import {
   collectionStatusOf, UserCollection, type UserCollectionStatus, type UserPieceStatus
 } from "../../Domain/Content/Content.js"
 import type { ContentCollectionId, ContentPieceId, PatientId, UserCollectionId, UserId, UserPieceId } from "../../Domain/Ids.js"
 import { AuditLog } from "../AuditLog.js"
-import { Access, type Viewer } from "../Access/Access.js"
+import { Access, isParent, type Viewer } from "../Access/Access.js"
+import { now } from "../Time.js"
 import { Assignees } from "./Assignees.js"
 import { blankToNull } from "./Library.js"
 
@@ -93,14 +93,15 @@ export class UserCollections extends Effect.Service<UserCollections>()("app/User
     ) =>
       Effect.gen(function*() {
         const clauses: Array<Statement.Fragment> = []
-        if (!isStaff(caller.role)) {
+        if (isParent(caller)) {
           if (criteria.userId !== undefined && criteria.userId !== caller.id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
           clauses.push(sql`uc.user_id = ${caller.id}`)
         } else if (criteria.userId !== undefined) clauses.push(sql`uc.user_id = ${criteria.userId}`)
         if (criteria.patientId !== undefined) {
+          // One patient the caller may see (break-glass included): that patient's assignments.
           yield* access.visiblePatient(caller, criteria.patientId)
           clauses.push(sql`uc.patient_id = ${criteria.patientId}`)
-        }
+        } else clauses.push(Access.scope.contentAssignments(sql, caller, yield* now, "uc"))
         if (criteria.status !== undefined) clauses.push(sql`${sql.literal(derivedStatus)} = ${criteria.status}`)
         const where = clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
         const rows = yield* sql<UserCollectionRow>`${selectSql} WHERE ${where} ORDER BY uc.assigned_at DESC, uc.id DESC
@@ -111,9 +112,11 @@ export class UserCollections extends Effect.Service<UserCollections>()("app/User
 
     const findRow = (caller: Viewer, id: number) =>
       Effect.gen(function*() {
-        const mine = isStaff(caller.role) ? sql`` : sql`AND uc.user_id = ${caller.id}`
-        const [row] = yield* sql<UserCollectionRow>`${selectSql} WHERE uc.id = ${id} ${mine}`.pipe(Effect.orDie)
+        const visible = Access.scope.contentAssignments(sql, caller, yield* now, "uc")
+        const [row] = yield* sql<UserCollectionRow & { readonly visible: boolean }>`SELECT ${visible} AS visible, uc.* FROM (${selectSql}
+          WHERE uc.id = ${id}) uc`.pipe(Effect.orDie)
         if (row === undefined) return yield* Effect.fail(notFound("User collection"))
+        yield* access.visibleAssignment(caller, row, () => notFound("User collection"))
         return row
       })
 

@@ -8,11 +8,11 @@ import { Effect } from "effect"
 import { contentMessages, type CreateUserPieceRequest, type UpdateUserPieceRequest, UserPieceList } from "../../Api/Content/Content.js"
 import { invalid, invalidField, notFound, type ValidationFailed } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import { canMove, type ContentType, moveMessage, PieceRef, UserPiece, type UserPieceStatus } from "../../Domain/Content/Content.js"
 import type { ContentPieceId, PatientId, UserId, UserPieceId } from "../../Domain/Ids.js"
 import { AuditLog } from "../AuditLog.js"
-import { Access, type Viewer } from "../Access/Access.js"
+import { Access, isParent, type Viewer } from "../Access/Access.js"
+import { now } from "../Time.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { Assignees } from "./Assignees.js"
 import { blankToNull } from "./Library.js"
@@ -74,14 +74,15 @@ export class UserPieces extends Effect.Service<UserPieces>()("app/UserPieces", {
     const list = (caller: Viewer, criteria: UserPieceCriteria, request: PageRequest) =>
       Effect.gen(function*() {
         const clauses: Array<Statement.Fragment> = []
-        if (!isStaff(caller.role)) {
+        if (isParent(caller)) {
           if (criteria.userId !== undefined && criteria.userId !== caller.id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
           clauses.push(sql`up.user_id = ${caller.id}`)
         } else if (criteria.userId !== undefined) clauses.push(sql`up.user_id = ${criteria.userId}`)
         if (criteria.patientId !== undefined) {
+          // One patient the caller may see (break-glass included): that patient's assignments.
           yield* access.visiblePatient(caller, criteria.patientId)
           clauses.push(sql`up.patient_id = ${criteria.patientId}`)
-        }
+        } else clauses.push(Access.scope.contentAssignments(sql, caller, yield* now, "up"))
         if (criteria.status !== undefined) clauses.push(sql`up.status = ${criteria.status}`)
         if (criteria.contentType !== undefined) clauses.push(sql`cp.content_type = ${criteria.contentType}`)
         const where = clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
@@ -94,9 +95,11 @@ export class UserPieces extends Effect.Service<UserPieces>()("app/UserPieces", {
 
     const findRow = (caller: Viewer, id: number, lock: boolean) =>
       Effect.gen(function*() {
-        const mine = isStaff(caller.role) ? sql`` : sql`AND up.user_id = ${caller.id}`
-        const [row] = yield* sql<UserPieceRow>`${select} WHERE up.id = ${id} ${mine} ${lock ? sql`FOR UPDATE OF up` : sql``}`.pipe(Effect.orDie)
+        const visible = Access.scope.contentAssignments(sql, caller, yield* now, "up")
+        const [row] = yield* sql<UserPieceRow & { readonly visible: boolean }>`SELECT ${visible} AS visible, up.* FROM (${select}
+          WHERE up.id = ${id} ${lock ? sql`FOR UPDATE OF up` : sql``}) up`.pipe(Effect.orDie)
         if (row === undefined) return yield* Effect.fail(notFound("User piece"))
+        yield* access.visibleAssignment(caller, row, () => notFound("User piece"))
         return row
       })
 

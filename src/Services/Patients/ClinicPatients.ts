@@ -14,13 +14,13 @@ import {
   type PatientChanges,
   ProviderOption
 } from "../../Api/Patients/Patients.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import { ClinicPatient, PatientProvider, patientSortColumns, patientStatuses } from "../../Domain/Patients/Patient.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { UsersRepo } from "../Accounts/UsersRepo.js"
 import { AuditLog } from "../AuditLog.js"
 import { ProvidersRepo } from "../Providers/ProvidersRepo.js"
-import { Access, patientNotFound, type Viewer } from "../Access/Access.js"
+import { Access, canManagePatientRecords, followsCareRelationships, patientNotFound, type Viewer } from "../Access/Access.js"
+import { now } from "../Time.js"
 import { type ClinicPatientRow, type PatientCriteria, PatientsRepo, type PatientValues } from "./PatientsRepo.js"
 
 export type { PatientCriteria } from "./PatientsRepo.js"
@@ -68,17 +68,27 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
 
     const list = (viewer: Viewer, criteria: PatientCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const { few, rows, total } = yield* patients.search(Access.scope.patients(sql, viewer), criteria, request.perPage, request.offset)
+        const { few, rows, total } = yield* patients.search(Access.scope.patients(sql, viewer, yield* now), criteria, request.perPage, request.offset)
         yield* Effect.annotateCurrentSpan({ "patients.count": rows.length, "patients.total_count": total, "patients.few_matches": few })
         return PatientList.make({ patients: rows.map(toPatient), pagination: paginationOf(request, total) }, true)
       }).pipe(Effect.withSpan("ClinicPatients.list"))
 
     const load = (id: number) => Effect.map(patients.findById(id), (row) => toPatient(Option.getOrThrow(row)))
 
-    /** The visibility check and the load in one statement: a patient out of scope is not found. */
+    /**
+     * The visibility check and the load in one statement: a patient out of scope is not found. A
+     * provider or supervisor who gave a reason (break-glass) and found nothing in their scope goes
+     * through `Access.visiblePatient`, which lets them in and records the access.
+     */
     const show = (viewer: Viewer, id: number) =>
-      patients.findVisibleById(id, Access.scope.patients(sql, viewer)).pipe(
-        Effect.flatMap(Option.match({ onNone: () => Effect.fail(patientNotFound()), onSome: (row) => Effect.succeed(toPatient(row)) })),
+      Effect.flatMap(now, (at) => patients.findVisibleById(id, Access.scope.patientsOf(sql, viewer, at, "general", "p", "one"))).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () =>
+            viewer.breakGlass !== undefined && viewer.breakGlass !== null && followsCareRelationships(viewer)
+              ? Effect.flatMap(access.visiblePatient(viewer, id), load)
+              : Effect.fail(patientNotFound()),
+          onSome: (row) => Effect.succeed(toPatient(row))
+        })),
         Effect.withSpan("ClinicPatients.show", { attributes: { "patient.id": id }, captureStackTrace: false })
       )
 
@@ -141,7 +151,7 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
 
     const create = (viewer: Viewer, input: CreatePatientRequest["patient"]) =>
       Effect.gen(function*() {
-        if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
+        if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
         const values = yield* columnsOf(input)
         const id = yield* patients.insert(values)
         yield* audit.record({ actorId: viewer.id, action: "patient.create", targetType: "patient", targetId: id })
@@ -151,7 +161,7 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
     const update = (viewer: Viewer, id: number, changes: PatientChanges) =>
       Effect.gen(function*() {
         yield* access.visiblePatient(viewer, id)
-        if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
+        if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
         const values = yield* columnsOf(changes)
         if (Object.keys(values).length > 0) {
           yield* patients.update(id, values)

@@ -8,12 +8,11 @@ import { randomBytes } from "node:crypto"
 import { invalidField, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { DocumentList, type UploadDocumentRequest } from "../../Api/Patients/Documents.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import { documentContentTypes, maxDocumentBytes, PatientDocument } from "../../Domain/Patients/Records.js"
 import { AuditLog } from "../AuditLog.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { staffRequired } from "./ClinicPatients.js"
-import { Access, type Viewer } from "../Access/Access.js"
+import { Access, canManagePatientRecords, readsClinicalContent, type Viewer } from "../Access/Access.js"
 import { type DocumentRow, PatientDocumentsRepo } from "./PatientDocumentsRepo.js"
 
 export const documentUrlLifetime = Duration.minutes(30)
@@ -24,7 +23,8 @@ export const documentMessages = {
   base64: "is not valid base64",
   tooLarge: `is too large (maximum is ${maxDocumentBytes / 1024 / 1024} MB)`,
   empty: "is empty",
-  mismatch: "does not match its declared type"
+  mismatch: "does not match its declared type",
+  clinical: "can only be set by clinical staff"
 } as const
 
 const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/
@@ -79,6 +79,7 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
           name: row.name,
           content_type: row.content_type,
           size: Number(row.size),
+          clinical: row.clinical,
           uploaded_by_id: row.uploaded_by_id,
           created_at: row.created_at,
           url
@@ -87,7 +88,7 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
     const list = (viewer: Viewer, patientId: number, request: PageRequest) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
-        const { rows, total } = yield* documents.page(patient, request.perPage, request.offset)
+        const { rows, total } = yield* documents.page(patient, readsClinicalContent(viewer), request.perPage, request.offset)
         const listed = yield* Effect.forEach(rows, toDocument)
         return DocumentList.make({ documents: listed, pagination: paginationOf(request, total) }, true)
       }).pipe(Effect.withSpan("PatientDocuments.list"))
@@ -95,6 +96,8 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
     const upload = (viewer: Viewer, patientId: number, input: UploadDocumentRequest["document"]) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
+        if (input.clinical === true && !readsClinicalContent(viewer)) return yield* Effect.fail(invalidField("clinical", documentMessages.clinical))
+        const clinical = input.clinical ?? readsClinicalContent(viewer)
         const parsed = parseDocument(input.file)
         if (typeof parsed === "string") return yield* Effect.fail(invalidField("file", parsed))
         const key = `patients/${patient}/documents/${randomBytes(16).toString("hex")}`
@@ -104,6 +107,7 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
           name: input.name.trim(),
           contentType: parsed.contentType,
           size: parsed.bytes.byteLength,
+          clinical,
           objectKey: key,
           uploadedById: viewer.id
         }).pipe(
@@ -118,8 +122,8 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
     const remove = (viewer: Viewer, patientId: number, id: number) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
-        if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
-        const row = yield* documents.delete(id, patient)
+        if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
+        const row = yield* documents.delete(id, patient, readsClinicalContent(viewer))
         if (Option.isNone(row)) return yield* Effect.fail(notFound("Document"))
         yield* store.delete(row.value.object_key)
         yield* audit.record({ actorId: viewer.id, action: "patient_document.delete", targetType: "patient_document", targetId: id })

@@ -12,6 +12,8 @@ export const DocumentRow = Schema.Struct({
   content_type: Schema.String,
   /** A `bigint`: node-postgres reads it as text. */
   size: Schema.Union(Schema.Number, Schema.NumberFromString),
+  /** Clinical content: hidden from front desk and billing. */
+  clinical: Schema.Boolean,
   object_key: Schema.String,
   uploaded_by_id: Schema.NullOr(Schema.Int),
   created_at: Schema.DateFromSelf
@@ -23,54 +25,62 @@ const NewDocument = Schema.Struct({
   name: Schema.String,
   contentType: Schema.String,
   size: Schema.Number,
+  clinical: Schema.Boolean,
   objectKey: Schema.String,
   uploadedById: Schema.Number
 })
 export type NewDocument = typeof NewDocument.Type
 
-const columns = "id, name, content_type, size, object_key, uploaded_by_id, created_at"
+const columns = "id, name, content_type, size, clinical, object_key, uploaded_by_id, created_at"
 
 export class PatientDocumentsRepo extends Effect.Service<PatientDocumentsRepo>()("app/PatientDocumentsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(columns)
 
+    /** All documents, or (`includeClinical` false) only those not marked clinical. */
+    const shown = (includeClinical: boolean) => includeClinical ? sql`TRUE` : sql`NOT clinical`
+
     const findPage = SqlSchema.findAll({
-      Request: Schema.Struct({ patientId: Schema.Number, limit: Schema.Int, offset: Schema.Int }),
+      Request: Schema.Struct({ patientId: Schema.Number, includeClinical: Schema.Boolean, limit: Schema.Int, offset: Schema.Int }),
       Result: DocumentRow,
-      execute: ({ limit, offset, patientId }) =>
+      execute: ({ includeClinical, limit, offset, patientId }) =>
         sql`SELECT ${cols}
-          FROM patient_documents WHERE patient_id = ${patientId}
+          FROM patient_documents WHERE patient_id = ${patientId} AND ${shown(includeClinical)}
           ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`
     })
     const countOf = SqlSchema.single({
-      Request: Schema.Number,
+      Request: Schema.Struct({ patientId: Schema.Number, includeClinical: Schema.Boolean }),
       Result: Schema.Struct({ count: Schema.Int }),
-      execute: (patientId) => sql`SELECT count(*)::int AS count FROM patient_documents WHERE patient_id = ${patientId}`
+      execute: ({ includeClinical, patientId }) =>
+        sql`SELECT count(*)::int AS count FROM patient_documents WHERE patient_id = ${patientId} AND ${shown(includeClinical)}`
     })
     const insertOne = SqlSchema.single({
       Request: NewDocument,
       Result: DocumentRow,
       execute: (d) =>
-        sql`INSERT INTO patient_documents (patient_id, name, content_type, size, object_key, uploaded_by_id)
-          VALUES (${d.patientId}, ${d.name}, ${d.contentType}, ${d.size}, ${d.objectKey}, ${d.uploadedById})
+        sql`INSERT INTO patient_documents (patient_id, name, content_type, size, clinical, object_key, uploaded_by_id)
+          VALUES (${d.patientId}, ${d.name}, ${d.contentType}, ${d.size}, ${d.clinical}, ${d.objectKey}, ${d.uploadedById})
           RETURNING ${cols}`
     })
     const deleteOne = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.Number, patientId: Schema.Number }),
+      Request: Schema.Struct({ id: Schema.Number, patientId: Schema.Number, includeClinical: Schema.Boolean }),
       Result: Schema.Struct({ object_key: Schema.String }),
-      execute: ({ id, patientId }) =>
-        sql`DELETE FROM patient_documents WHERE id = ${id} AND patient_id = ${patientId}
+      execute: ({ id, includeClinical, patientId }) =>
+        sql`DELETE FROM patient_documents WHERE id = ${id} AND patient_id = ${patientId} AND ${shown(includeClinical)}
           RETURNING object_key`
     })
 
     return {
-      /** One page of the patient's documents, newest first, and their count. */
-      page: (patientId: number, limit: number, offset: number) =>
-        orDefect(Effect.all({ rows: findPage({ patientId, limit, offset }), total: Effect.map(countOf(patientId), (c) => c.count) })),
+      /** One page of the patient's documents (clinical ones only when `includeClinical`), newest first, and their count. */
+      page: (patientId: number, includeClinical: boolean, limit: number, offset: number) =>
+        orDefect(Effect.all({
+          rows: findPage({ patientId, includeClinical, limit, offset }),
+          total: Effect.map(countOf({ patientId, includeClinical }), (c) => c.count)
+        })),
       insert: (document: NewDocument) => orDefect(insertOne(document)),
-      /** The deleted row's object key; none when the patient has no such document. */
-      delete: (id: number, patientId: number) => orDefect(deleteOne({ id, patientId }))
+      /** The deleted row's object key; none when the patient has no such document (or it is clinical and `includeClinical` is false). */
+      delete: (id: number, patientId: number, includeClinical: boolean) => orDefect(deleteOne({ id, patientId, includeClinical }))
     } as const
   })
 }) {}

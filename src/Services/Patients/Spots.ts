@@ -7,12 +7,11 @@ import { Effect, Option } from "effect"
 import { invalid, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { type CreateSpotRequest, type SpotChanges, SpotList } from "../../Api/Patients/Spots.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import { canMoveSpot, Spot, type SpotStatus } from "../../Domain/Patients/Records.js"
 import { AuditLog } from "../AuditLog.js"
 import { makeTransaction } from "../Repository.js"
 import { staffRequired } from "./ClinicPatients.js"
-import { Access, type Viewer } from "../Access/Access.js"
+import { Access, canManagePatientRecords, type Viewer } from "../Access/Access.js"
 import { type SpotRow, SpotsRepo } from "./SpotsRepo.js"
 
 export { spotMessages } from "./SpotsRepo.js"
@@ -55,7 +54,7 @@ export class Spots extends Effect.Service<Spots>()("app/Spots", {
           if (Option.isNone(locked)) return yield* Effect.fail(notFound("Spot"))
           const current = { status: locked.value }
           const to = changes.status
-          if (!isStaff(viewer.role)) {
+          if (!canManagePatientRecords(viewer)) {
             const onlyAnswers = changes.notes === undefined && (to === undefined || parentAnswers.includes(to))
             if (!onlyAnswers) return yield* Effect.fail(staffRequired())
           }

@@ -10,13 +10,12 @@ import {
   type TreatmentPlanChanges,
   TreatmentPlanList
 } from "../../Api/Patients/TreatmentPlans.js"
-import { isStaff } from "../../Domain/Accounts/User.js"
 import { isReadOnlyPlan, TreatmentGoal, TreatmentPlan } from "../../Domain/Patients/Records.js"
 import { AuditLog } from "../AuditLog.js"
 import { ProvidersRepo } from "../Providers/ProvidersRepo.js"
 import { makeTransaction } from "../Repository.js"
 import { staffRequired } from "./ClinicPatients.js"
-import { Access, type Viewer } from "../Access/Access.js"
+import { Access, canManagePatientRecords, type Viewer } from "../Access/Access.js"
 import { type PlanChanges, type TreatmentPlanRow, TreatmentPlansRepo } from "./TreatmentPlansRepo.js"
 
 const toPlan = (row: TreatmentPlanRow): TreatmentPlan =>
@@ -35,14 +34,14 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
 
     const list = (viewer: Viewer, patientId: number | undefined, request: PageRequest) =>
       Effect.gen(function*() {
-        const patient = yield* access.defaultPatientFor(viewer, patientId)
+        const patient = yield* access.defaultPatientFor(viewer, patientId, "clinical")
         const { rows, total } = yield* plans.page(patient, request.perPage, request.offset)
         return TreatmentPlanList.make({ treatment_plans: rows.map(toPlan), pagination: paginationOf(request, total) }, true)
       }).pipe(Effect.withSpan("TreatmentPlans.list"))
 
     const last = (viewer: Viewer, patientId: number | undefined) =>
       Effect.gen(function*() {
-        const patient = yield* access.defaultPatientFor(viewer, patientId)
+        const patient = yield* access.defaultPatientFor(viewer, patientId, "clinical")
         const row = yield* plans.last(patient)
         if (row === undefined) return yield* Effect.fail(planNotFound())
         return toPlan(row)
@@ -52,17 +51,20 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
      * The plan when the caller may see its patient; otherwise 404 "Treatment plan not found",
      * exactly as for an id that does not exist.
      */
-    const find = (viewer: Viewer, id: number, lock: boolean) =>
+    const find = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
-        const found = isStaff(viewer.role)
-          ? yield* plans.findById(id, lock)
-          : yield* plans.findOfUser(id, viewer.id)
+        const found = yield* plans.findById(id, false)
         if (Option.isNone(found)) return yield* Effect.fail(planNotFound())
+        yield* Effect.mapError(access.visiblePatient(viewer, found.value.patient_id, "clinical"), () => planNotFound())
         return found.value
       })
 
+    /** The plan, locked, once `find` has let the caller in. */
+    const lockPlan = (id: number) =>
+      Effect.flatMap(plans.findById(id, true), Option.match({ onNone: () => Effect.fail(planNotFound()), onSome: Effect.succeed }))
+
     const show = (viewer: Viewer, id: number) =>
-      Effect.map(find(viewer, id, false), toPlan).pipe(
+      Effect.map(find(viewer, id), toPlan).pipe(
         Effect.withSpan("TreatmentPlans.show", { attributes: { "treatment_plan.id": id } })
       )
 
@@ -83,8 +85,8 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
 
     const create = (viewer: Viewer, input: NewTreatmentPlan) =>
       Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, input.patient_id)
-        if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
+        const patient = yield* access.visiblePatient(viewer, input.patient_id, "clinical")
+        if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
         yield* fail({ ...(yield* checkProvider(input.provider_id)), ...checkDates(input.start_date ?? null, input.end_date ?? null) })
         const row = yield* transaction(Effect.gen(function*() {
           const row = yield* plans.insert({
@@ -108,12 +110,12 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
     const update = (viewer: Viewer, id: number, changes: TreatmentPlanChanges) =>
       Effect.gen(function*() {
         // Visible first (404 for a parent on another family's plan), then the role (403 on their own).
-        yield* find(viewer, id, false)
-        if (!isStaff(viewer.role)) return yield* Effect.fail(staffRequired())
+        yield* find(viewer, id)
+        if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
         yield* fail(yield* checkProvider(changes.provider_id))
         const row = yield* transaction(Effect.gen(function*() {
           // Locked: a plan completed by a concurrent edit is read-only to this one too.
-          const current = yield* find(viewer, id, true)
+          const current = yield* lockPlan(id)
           if (isReadOnlyPlan(current.status)) return yield* Effect.fail(invalid({ status: [readOnlyMessage] }))
           const start = changes.start_date !== undefined ? changes.start_date : current.start_date
           const end = changes.end_date !== undefined ? changes.end_date : current.end_date

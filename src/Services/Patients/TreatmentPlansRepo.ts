@@ -87,13 +87,6 @@ export class TreatmentPlansRepo extends Effect.Service<TreatmentPlansRepo>()("ap
       Result: TreatmentPlanRow,
       execute: ({ id, lock }) => sql`SELECT ${cols} FROM treatment_plans WHERE id = ${id} ${lock ? sql`FOR UPDATE` : sql``}`
     })
-    const findOfUser = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.Number, userId: Schema.Number }),
-      Result: TreatmentPlanRow,
-      execute: ({ id, userId }) =>
-        sql`SELECT ${cols} FROM treatment_plans t WHERE id = ${id}
-              AND EXISTS (SELECT 1 FROM patients p WHERE p.id = t.patient_id AND p.user_id = ${userId})`
-    })
     const insertOne = SqlSchema.single({
       Request: NewPlan,
       Result: TreatmentPlanRow,
@@ -134,8 +127,6 @@ export class TreatmentPlansRepo extends Effect.Service<TreatmentPlansRepo>()("ap
       last: (patientId: number) => Effect.map(orDefect(findPage({ patientId, limit: 1, offset: 0 })), (rows) => rows[0]),
       /** The plan, locked `FOR UPDATE` inside a transaction when `lock`. */
       findById: (id: number, lock: boolean) => orDefect(findById({ id, lock })),
-      /** The plan when its patient is linked to the account `userId`. */
-      findOfUser: (id: number, userId: number) => orDefect(findOfUser({ id, userId })),
       insert: (plan: NewPlan) => orDefect(insertOne(plan)),
       /** Writes the given fields (`updated_at` always) and returns the plan. */
       update: (id: number, changes: PlanChanges) => orDefect(Effect.flatMap(now, (at) => updateOne({ id, changes, at })))

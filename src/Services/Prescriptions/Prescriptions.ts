@@ -274,7 +274,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
     /** §4.2 medication history: the patient's prescriptions grouped by medication, most recently prescribed first. */
     const history = (viewer: Viewer, patientId: number, request: PageRequest) =>
       Effect.gen(function*() {
-        const patient: PatientId = yield* access.visiblePatient(viewer, patientId)
+        const patient: PatientId = yield* access.visiblePatient(viewer, patientId, "clinical")
         const { groups, total } = yield* prescriptions.medicationGroups(patient, request.perPage, request.offset)
         const rows = yield* prescriptions.ofMedications(patient, groups.map((g) => g.medication_id))
         const entries = yield* prescriptionHistory.entriesOf(rows.map((r) => r.id))

@@ -1,13 +1,14 @@
 /**
  * The only SQL on `questionnaire_responses` (ARCHITECTURE "Persistence"): rows decoded, SQL errors
- * defects. The scope of what a non-staff viewer sees (responses of the patients whose account is
- * theirs) is written here as it was in the service, until the access module provides it.
+ * defects. Which responses a viewer sees is the access module's list scope (clinical content).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { Role } from "../../Domain/Accounts/User.js"
 import { QuestionnaireId, QuestionnaireResponseId } from "../../Domain/Ids.js"
 import { AnswerValue, Subscales } from "../../Domain/Questionnaires/Questionnaire.js"
 import { ResponseStatus } from "../../Domain/Questionnaires/Scoring.js"
+import { Access } from "../Access/Access.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
@@ -73,10 +74,13 @@ export const ResponseChange = Schema.Struct({
   at: Schema.DateFromSelf
 })
 
-/** Whose responses a caller sees: every patient's (staff), or those of the patients whose account is `userId`. */
+/**
+ * Whose responses a statement reads: every patient's (a load by id, whose patient the service then
+ * checks), or those of the patients a viewer sees clinical content of at a time (`Access.scope`).
+ */
 export const ResponseScope = Schema.Union(
   Schema.TaggedStruct("All", {}),
-  Schema.TaggedStruct("OwnPatients", { userId: Schema.Number })
+  Schema.TaggedStruct("Viewer", { id: Schema.Number, role: Role, at: Schema.DateFromSelf })
 )
 export type ResponseScope = typeof ResponseScope.Type
 
@@ -118,11 +122,9 @@ export class QuestionnaireResponsesRepo extends Effect.Service<QuestionnaireResp
       Request: ResponseLookup,
       Result: ResponseRow,
       execute: ({ id, lock, scope }) =>
-        scope._tag === "All"
-          ? sql`SELECT ${cols} FROM questionnaire_responses WHERE id = ${id} ${lock ? sql`FOR UPDATE` : sql``}`
-          : sql`SELECT ${cols} FROM questionnaire_responses r WHERE id = ${id}
-              AND EXISTS (SELECT 1 FROM patients p WHERE p.id = r.patient_id AND p.user_id = ${scope.userId})
-              ${lock ? sql`FOR UPDATE OF r` : sql``}`
+        sql`SELECT ${cols} FROM questionnaire_responses WHERE id = ${id}
+          AND ${scope._tag === "All" ? sql`true` : Access.scope.patientRecords(sql, scope, scope.at, "clinical")}
+          ${lock ? sql`FOR UPDATE` : sql``}`
     })
 
     const updateOne = SqlSchema.single({
@@ -147,7 +149,7 @@ export class QuestionnaireResponsesRepo extends Effect.Service<QuestionnaireResp
         row: ResponseRow,
         scope: criteria.patientId !== undefined || criteria.scope._tag === "All"
           ? undefined
-          : sql`patient_id IN (SELECT id FROM patients WHERE user_id = ${criteria.scope.userId})`,
+          : Access.scope.patientRecords(sql, criteria.scope, criteria.scope.at, "clinical"),
         filters: [
           criteria.patientId !== undefined && sql`patient_id = ${criteria.patientId}`,
           criteria.questionnaireId !== undefined && sql`questionnaire_id = ${criteria.questionnaireId}`,

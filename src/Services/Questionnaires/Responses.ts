@@ -55,9 +55,9 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
     const catalogue = yield* Catalogue
     const alerts = yield* QuestionnaireAlerts
 
-    /** Staff see every patient's responses; a parent those of their own patients. */
-    const scopeOf = (viewer: Viewer): ResponseScope =>
-      isStaff(viewer.role) ? { _tag: "All" } : { _tag: "OwnPatients", userId: viewer.id }
+    /** The responses of the patients whose clinical content the viewer sees (Access), now. */
+    const scopeOf = (viewer: Viewer): Effect.Effect<ResponseScope> =>
+      Effect.map(now, (at) => ({ _tag: "Viewer", id: viewer.id, role: viewer.role, at }))
 
     /** An active version's definition, else 422 `questionnaire_id: must exist`. */
     const activeDefinition = (questionnaireId: number) =>
@@ -114,7 +114,7 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
 
     const create = (viewer: Viewer, input: { readonly questionnaire_id: number; readonly patient_id: number; readonly responses: ReadonlyArray<AnswerInput> }) =>
       Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, input.patient_id)
+        const patient = yield* access.visiblePatient(viewer, input.patient_id, "clinical")
         const def = yield* activeDefinition(input.questionnaire_id)
         const answers = mergeAnswers({}, yield* checked(def, input.responses))
         const { derived } = evaluate(def, answers)
@@ -123,27 +123,32 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
       }).pipe(Effect.withSpan("QuestionnaireResponses.create"))
 
     /** The response when the caller may see its patient; otherwise 404, as for an unknown id. */
-    const find = (viewer: Viewer, id: number, lock: boolean) =>
+    const find = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
-        const row = yield* repo.findById(id, scopeOf(viewer), lock)
+        const row = yield* repo.findById(id, { _tag: "All" }, false)
         if (Option.isNone(row)) return yield* Effect.fail(responseNotFound())
+        yield* Effect.mapError(access.visiblePatient(viewer, row.value.patient_id, "clinical"), () => responseNotFound())
         return row.value
       })
 
+    /** The response, locked, once `find` has let the caller in. */
+    const lockResponse = (id: number) =>
+      Effect.flatMap(repo.findById(id, { _tag: "All" }, true), Option.match({ onNone: () => Effect.fail(responseNotFound()), onSome: Effect.succeed }))
+
     const show = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
-        const row = yield* find(viewer, id, false)
+        const row = yield* find(viewer, id)
         return toResponse(yield* definitionOf(row), row)
       }).pipe(Effect.withSpan("QuestionnaireResponses.show", { attributes: { "questionnaire_response.id": id } }))
 
     const update = (viewer: Viewer, id: number, changes: ResponseChanges) =>
       Effect.gen(function*() {
-        yield* find(viewer, id, false)
+        yield* find(viewer, id)
         if (!isStaff(viewer.role) && (changes.status === "reviewed" || changes.review_notes !== undefined)) {
           return yield* Effect.fail(forbidden(messages.unauthorized))
         }
         const row = yield* transaction(Effect.gen(function*() {
-          const current = yield* find(viewer, id, true)
+          const current = yield* lockResponse(id)
           const def = yield* definitionOf(current)
           const answerChanges = yield* checked(def, changes.responses ?? [])
           const answersChanged = changesAnything(current.answers, answerChanges)
@@ -192,8 +197,8 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
       request: PageRequest
     ) =>
       Effect.gen(function*() {
-        const patient = filters.patientId === undefined ? undefined : yield* access.visiblePatient(viewer, filters.patientId)
-        const criteria = { scope: scopeOf(viewer), patientId: patient, questionnaireId: filters.questionnaireId, status: filters.status }
+        const patient = filters.patientId === undefined ? undefined : yield* access.visiblePatient(viewer, filters.patientId, "clinical")
+        const criteria = { scope: yield* scopeOf(viewer), patientId: patient, questionnaireId: filters.questionnaireId, status: filters.status }
         const { pagination, rows } = yield* repo.list(criteria, request)
         const responses = yield* Effect.forEach(rows, (row) => Effect.map(definitionOf(row), (def) => toResponse(def, row)))
         return { questionnaire_responses: responses, pagination }

@@ -169,7 +169,7 @@ export class Appointments extends Effect.Service<Appointments>()("app/Appointmen
     const clinicList = (viewer: Viewer, patientId: number | undefined, request: PageRequest) =>
       Effect.flatMap(access.defaultPatientFor(viewer, patientId), (id) => list({ patientId: id }, request))
 
-    const clinicShow = (viewer: Viewer, id: number) => Effect.map(orNotFound(repo.findVisible(viewer, id)), toAppointment)
+    const clinicShow = (viewer: Viewer, id: number) => Effect.map(Effect.zipRight(access.visibleAppointment(viewer, id), findRow(id)), toAppointment)
 
     /** The appointment and a video token for its patient's parent or its provider, while the call is open. */
     const onCall = (viewer: Viewer, id: number) =>

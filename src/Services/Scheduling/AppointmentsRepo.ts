@@ -5,7 +5,7 @@
  * `appointments_provider_no_overlap` (409), unknown patients and providers by foreign keys (422).
  * It owns the appointment status machine's writes (`insert` as scheduled, `update` with a move
  * `Appointments` has checked). Who sees which appointment is the access module's scope
- * (`Access.scope.appointments`, `Access.scope.appointmentCalls`), applied here. The lookups on
+ * (`Access.scope.appointmentCalls`), applied here. The lookups on
  * `providers` that appointments need stay here until the providers area has a repository.
  */
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
@@ -274,8 +274,6 @@ export class AppointmentsRepo extends Effect.Service<AppointmentsRepo>()("app/Ap
       findById: (id: number, lock = false) => orDefect(findWhere(id, sql`TRUE`, lock)),
       /** The appointment if it is the provider's. */
       findOfProvider: (providerId: number, id: number) => orDefect(findWhere(id, sql`a.provider_id = ${providerId}`, false)),
-      /** The appointment if the viewer may see it (`Access.scope.appointments`). */
-      findVisible: (viewer: Viewer, id: number) => orDefect(findWhere(id, Access.scope.appointments(sql, viewer), false)),
       /** The appointment if the viewer joins its video call (`Access.scope.appointmentCalls`). */
       findForCall: (viewer: Viewer, id: number) => orDefect(findWhere(id, Access.scope.appointmentCalls(sql, viewer), false)),
       /** A booking's appointment, `scheduled`: overlapping another of the provider is a 409, an unknown patient a 422. */

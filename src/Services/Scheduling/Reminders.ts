@@ -3,15 +3,15 @@
  * and the rules of a new reminder. The rows and jobs are `ReminderSchedule`'s.
  */
 import { Effect } from "effect"
-import { forbidden, invalidField, messages, notFound } from "../../Api/Errors.js"
+import { type Forbidden, forbidden, invalidField, messages, type NotFound, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { type CreateReminderRequest, CreatedReminders, ReminderList, reminderMessages } from "../../Api/Scheduling/Reminders.js"
 import type { Caller } from "../../Api/Security.js"
 import { everyDayChannels, remindableStatuses, type ReminderChannel } from "../../Domain/Scheduling/Reminders.js"
-import { canSeePatient } from "../Access/Access.js"
+import { Access, isParent } from "../Access/Access.js"
 import { AuditLog } from "../AuditLog.js"
 import { makeTransaction } from "../Repository.js"
-import { nowMillis } from "../Time.js"
+import { now, nowMillis } from "../Time.js"
 import { isReachable, type Reachability, ReminderSchedule } from "./ReminderSchedule.js"
 import { reminderReasons, RemindersRepo, toReminder } from "./RemindersRepo.js"
 
@@ -30,13 +30,24 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
     const transaction = yield* makeTransaction
     const schedule = yield* ReminderSchedule
     const audit = yield* AuditLog
+    const access = yield* Access
+
+    /**
+     * Whether the caller may act on an appointment's reminders: a parent on their own patients'
+     * (another family's: 403, §5.4); staff on the patients they see (Access; else 404 "Appointment
+     * not found").
+     */
+    const mayActOn = (caller: Caller, appointmentId: number, patientUserId: number | null): Effect.Effect<void, Forbidden | NotFound> =>
+      isParent(caller)
+        ? patientUserId === caller.id ? Effect.void : Effect.fail(notAuthorized())
+        : Effect.asVoid(access.visibleAppointment(caller, appointmentId))
 
     /** The appointment, if the caller may act on it: 404 unknown, 403 another family's (§5.4). */
     const appointmentFor = (caller: Caller, appointmentId: number) =>
       Effect.gen(function*() {
         const reach = yield* schedule.reachabilityOf(appointmentId)
         if (reach === undefined) return yield* Effect.fail(notFound("Appointment"))
-        if (!canSeePatient(caller, { user_id: reach.patient_user_id })) return yield* Effect.fail(notAuthorized())
+        yield* mayActOn(caller, appointmentId, reach.patient_user_id)
         return reach
       })
 
@@ -44,7 +55,8 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
       Effect.gen(function*() {
         const row = yield* repo.findWithPatient(id)
         if (row === undefined) return yield* Effect.fail(notFound("Appointment reminder"))
-        if (!canSeePatient(caller, { user_id: row.patient_user_id })) return yield* Effect.fail(notAuthorized())
+        yield* Effect.mapError(mayActOn(caller, row.appointment_id, row.patient_user_id), (e) =>
+          e._tag === "NotFound" ? notFound("Appointment reminder") : e)
         return row
       })
 
@@ -97,8 +109,9 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
       Effect.gen(function*() {
         if (appointmentId !== undefined) yield* appointmentFor(caller, appointmentId)
         // Only the reminders of appointments the caller may see (`Access.scope.appointments`).
-        const rows = yield* repo.page(caller, appointmentId ?? null, request.perPage, request.offset)
-        const count = yield* repo.count(caller, appointmentId ?? null)
+        const at = yield* now
+        const rows = yield* repo.page(caller, at, appointmentId ?? null, request.perPage, request.offset)
+        const count = yield* repo.count(caller, at, appointmentId ?? null)
         return ReminderList.make({ appointment_reminders: rows.map(toReminder), pagination: paginationOf(request, count) })
       }).pipe(Effect.withSpan("Reminders.list"))
 

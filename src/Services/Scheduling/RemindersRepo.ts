@@ -246,24 +246,24 @@ export class RemindersRepo extends Effect.Service<RemindersRepo>()("app/Reminder
     })
 
     const Listing = Schema.Struct({ appointmentId: Schema.NullOr(Schema.Number) })
-    const whereOf = (viewer: Viewer, appointmentId: number | null) => {
-      const clauses: Array<Statement.Fragment> = [Access.scope.appointments(sql, viewer)]
+    const whereOf = (viewer: Viewer, at: Date, appointmentId: number | null) => {
+      const clauses: Array<Statement.Fragment> = [Access.scope.appointments(sql, viewer, at)]
       if (appointmentId !== null) clauses.push(sql`r.appointment_id = ${appointmentId}`)
       return sql.and(clauses)
     }
-    const findPage = (viewer: Viewer) =>
+    const findPage = (viewer: Viewer, at: Date) =>
       SqlSchema.findAll({
         Request: Schema.Struct({ listing: Listing, limit: Schema.Int, offset: Schema.Int }),
         Result: ReminderRow,
         execute: ({ limit, listing, offset }) =>
-          sql`SELECT ${columns} FROM ${withPatient} WHERE ${whereOf(viewer, listing.appointmentId)}
+          sql`SELECT ${columns} FROM ${withPatient} WHERE ${whereOf(viewer, at, listing.appointmentId)}
             ORDER BY r.send_at, r.id LIMIT ${limit} OFFSET ${offset}`
       })
-    const findCount = (viewer: Viewer) =>
+    const findCount = (viewer: Viewer, at: Date) =>
       SqlSchema.single({
         Request: Listing,
         Result: Count,
-        execute: ({ appointmentId }) => sql`SELECT count(*)::int AS count FROM ${withPatient} WHERE ${whereOf(viewer, appointmentId)}`
+        execute: ({ appointmentId }) => sql`SELECT count(*)::int AS count FROM ${withPatient} WHERE ${whereOf(viewer, at, appointmentId)}`
       })
 
     const cancelPendingOf = SqlSchema.findAll({
@@ -362,11 +362,11 @@ export class RemindersRepo extends Effect.Service<RemindersRepo>()("app/Reminder
       insert: (reminder: NewReminder) => orDefect(insertOne(reminder)),
       /** The reminder with its patient's account; none for an unknown id. */
       findWithPatient: (id: number) => Effect.map(orDefect(findWithPatient(id)), Option.getOrUndefined),
-      /** One page of the reminders the viewer may see (of one appointment, or all), by send time. */
-      page: (viewer: Viewer, appointmentId: number | null, limit: number, offset: number) =>
-        orDefect(findPage(viewer)({ listing: { appointmentId }, limit, offset })),
-      count: (viewer: Viewer, appointmentId: number | null) =>
-        Effect.map(orDefect(findCount(viewer)({ appointmentId })), (row) => row.count),
+      /** One page of the reminders the viewer may see at `at` (of one appointment, or all), by send time. */
+      page: (viewer: Viewer, at: Date, appointmentId: number | null, limit: number, offset: number) =>
+        orDefect(findPage(viewer, at)({ listing: { appointmentId }, limit, offset })),
+      count: (viewer: Viewer, at: Date, appointmentId: number | null) =>
+        Effect.map(orDefect(findCount(viewer, at)({ appointmentId })), (row) => row.count),
       /** Cancels the appointment's reminders not yet being sent; their ids. */
       cancelPendingOf: (appointmentId: number, reason: string) =>
         Effect.flatMap(now, (at) => cancelPendingOf({ appointmentId, reason, at })).pipe(

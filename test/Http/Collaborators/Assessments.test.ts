@@ -3,6 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { request, signIn, TestApp } from "../../support/app.js"
+import { insertAppointment } from "../Billing/helpers.js"
 import { password } from "../Providers/helpers.js"
 import {
   answers, assessmentJobs, auditActions, cast, createCollaborator, forbiddenBody, forgetThrottles, insertPatient, invalidLinkBody,
@@ -189,6 +190,8 @@ layer(TestApp())("collaborator assessments", (it) => {
       // Without a pending one: a new completed assessment.
       expect((yield* request("POST", submitPath, { token: admin, body: body() })).status).toBe(201)
       expect((yield* request("POST", submitPath, { token: ownerParent.token, body: body() })).status).toBe(201)
+      // The other provider sees the patient (an appointment), so what refuses them is the collaborator's rule.
+      yield* insertAppointment(patientId, otherProvider.providerId!)
       expect(yield* request("POST", submitPath, { token: otherProvider.token, body: body() })).toMatchObject({ status: 403, body: forbiddenBody })
       expect(yield* request("POST", submitPath, { token: otherParent.token, body: body() })).toMatchObject({ status: 404, body: { errors: "Patient not found" } })
       expect(yield* request("POST", submitPath, { body: body() })).toMatchObject({ status: 401 })

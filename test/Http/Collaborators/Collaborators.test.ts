@@ -1,6 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { request, TestApp } from "../../support/app.js"
+import { insertAppointment } from "../Billing/helpers.js"
 import { auditActions, cast, collaboratorBody, createCollaborator, forbiddenBody, insertPatient, issueToken } from "./helpers.js"
 
 const path = "/v1/collaborators"
@@ -108,6 +109,8 @@ layer(TestApp())("collaborators", (it) => {
       expect(yield* request("GET", `${path}?patient_id=${patientId}`, { token: otherParent.token })).toMatchObject({ status: 404, body: { errors: "Patient not found" } })
       // Tokens: owner, admin, primary provider.
       for (const token of [ownerParent.token, admin, primary.token]) yield* issueToken(token, byParent.id, patientId, "social_skills")
+      // The other providers see the patient (an appointment each), so what refuses them is the collaborator's rule.
+      for (const provider of [otherProvider, staffOwner]) yield* insertAppointment(patientId, provider.providerId!)
       for (const token of [otherProvider.token, staffOwner.token]) {
         expect(yield* request("GET", `/v1/collaborator_assessments/token?collaborator_id=${byParent.id}&patient_id=${patientId}&assessment_type=social_skills`, { token }))
           .toMatchObject({ status: 403, body: forbiddenBody })

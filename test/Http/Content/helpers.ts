@@ -5,10 +5,10 @@ import { adminToken, newPatient, signedIn } from "../Patients/helpers.js"
 
 export { adminToken, newPatient, signedIn }
 
-/** A parent with one patient (date of birth given), and the staff who made it. */
+/** A parent with one patient (date of birth given), and the staff who made it (front desk: content assignments are not clinical, and front desk sees every patient's). */
 export const family = (dateOfBirth = "2015-06-01") =>
   Effect.gen(function*() {
-    const staff = yield* signedIn("provider")
+    const staff = yield* signedIn("support")
     const parent = yield* signedIn("parent")
     const patient = yield* newPatient(staff.token, { user_id: parent.id, date_of_birth: dateOfBirth })
     return { staff, parent, patient }

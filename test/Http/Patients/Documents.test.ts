@@ -18,7 +18,7 @@ const pdf = Buffer.from("%PDF-1.4\n%âãÏÓ\n1 0 obj<<>>endobj\ntrailer<<>>\n%%
 const dataUri = (type: string, bytes: Uint8Array | string) => `data:${type};base64,${Buffer.from(bytes).toString("base64")}`
 
 const family = Effect.gen(function*() {
-  const staff = yield* signedIn("provider")
+  const staff = yield* signedIn("admin")
   const parent = yield* signedIn("parent")
   const patient = yield* newPatient(staff.token, { user_id: parent.id })
   return { staff, parent, patient }
@@ -56,7 +56,7 @@ layer(TestApp())("patient documents, memory store", (it) => {
       expect(uploaded.status).toBe(201)
       const document = documentOf(uploaded.body)
       expect(document).toEqual({
-        id: expect.any(Number), name: "consent.pdf", content_type: "application/pdf", size: pdf.byteLength,
+        id: expect.any(Number), name: "consent.pdf", content_type: "application/pdf", size: pdf.byteLength, clinical: true,
         uploaded_by_id: parent.id, created_at: expect.stringMatching(iso), url: expect.stringMatching(/^memory:\/\/patients\//)
       })
       const issuedAt = Date.now()

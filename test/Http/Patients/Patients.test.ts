@@ -72,7 +72,7 @@ layer(TestApp())("clinic patients", (it) => {
   it.effect("update changes only the fields given; parents get 404 for others' patients and 403 for their own", () =>
     Effect.gen(function*() {
       const admin = yield* adminToken
-      const staff = yield* signedIn("supervisor")
+      const staff = yield* signedIn("support")
       const parent = yield* signedIn("parent")
       const providerId = yield* provider(admin, "Ivo", "Kern")
       const id = yield* newPatient(staff.token, { first_name: "Lia", last_name: "Moss", phone: "4155550100", user_id: parent.id })
@@ -129,7 +129,7 @@ layer(TestApp())("clinic patients", (it) => {
 layer(TestApp())("clinic patient list", (it) => {
   it.effect("pagination defaults, sort fields and directions, search over names, member id and phone digits", () =>
     Effect.gen(function*() {
-      const staff = yield* signedIn("provider")
+      const staff = yield* signedIn("support")
       yield* newPatient(staff.token, { first_name: "Zoe", last_name: "Adams", date_of_birth: "2010-01-01", member_id: "MEM-777", phone: "(415) 555-0134" })
       yield* newPatient(staff.token, { first_name: "Ann", last_name: "Young", date_of_birth: "2012-05-05" })
       yield* newPatient(staff.token, { first_name: "bob", last_name: "baker", date_of_birth: "2011-03-03" })

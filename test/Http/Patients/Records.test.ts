@@ -6,9 +6,9 @@ import { request, TestApp } from "../../support/app.js"
 import { auditActions } from "../Providers/helpers.js"
 import { adminToken, iso, newPatient, patientNotFound, provider, signedIn, staffRequired } from "./helpers.js"
 
-/** A family: a parent with one patient, and the staff who made it. */
+/** A family: a parent with one patient, and the staff who made it (an admin: staff who see every patient). */
 const family = Effect.gen(function*() {
-  const staff = yield* signedIn("provider")
+  const staff = yield* signedIn("admin")
   const parent = yield* signedIn("parent")
   const patient = yield* newPatient(staff.token, { user_id: parent.id })
   return { staff, parent, patient }

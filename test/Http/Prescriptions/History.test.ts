@@ -2,6 +2,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { request, TestApp } from "../../support/app.js"
+import { insertAppointment } from "../Billing/helpers.js"
 import { adminToken, body, insertPatient, medicationId, prescriber, put, signedIn, written } from "./helpers.js"
 
 interface HistoryBody {
@@ -23,6 +24,8 @@ layer(TestApp())("medication history", (it) => {
       const parent = yield* signedIn("parent")
       const otherParent = yield* signedIn("parent")
       const patientId = yield* insertPatient({ userId: parent.id })
+      // The doctor's appointment with the patient: the care relationship under which a provider reads the history.
+      yield* insertAppointment(patientId, doctor.id)
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
       const guanfacine = yield* medicationId("Guanfacine ER 1 mg tablet")
       const first = yield* written(doctor.token, body(patientId, sertraline, { prescription_date: "2025-06-01" }))

@@ -227,10 +227,10 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test", publicBaseUrl: "https:
       expect(calm).toMatchObject({ flags: [], crisis_resources: null })
     }))
 
-  it.scoped("staff may start a response for any patient; a new seed version leaves old responses on theirs", () =>
+  it.scoped("admins may start a response for any patient; a new seed version leaves old responses on theirs", () =>
     Effect.gen(function*() {
       const { staff, patient } = yield* family()
-      const other = yield* signedIn("supervisor")
+      const other = yield* signedIn("admin")
       const psc17 = yield* instrument(staff.token, "psc17")
       const answers = psc17.questions.slice(3).map((q) => ({ question_id: q.id, answer: "Often" }))
       const created = responseOf((yield* post(other.token, { questionnaire_id: psc17.id, patient_id: patient, responses: answers })).body)

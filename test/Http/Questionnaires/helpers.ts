@@ -35,10 +35,13 @@ export const allAnswered = (q: QuestionnaireView, index: (question: QuestionView
   q.questions.filter((question) => /^\w+_\d+$/.test(question.key) && question.key.startsWith(keyPrefix) && question.required)
     .map((question, i) => ({ question_id: question.id, answer: question.options[index(question, i)]! }))
 
-/** A family: staff, a parent and the parent's patient (whose primary provider is `providerId` if given). */
+/**
+ * A family: staff who see every patient (an admin: providers see only the patients of their care
+ * relationships), a parent and the parent's patient (whose primary provider is `providerId` if given).
+ */
 export const family = (patient: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
-    const staff = yield* signedIn("provider")
+    const staff = yield* signedIn("admin")
     const parent = yield* signedIn("parent")
     const patientId = yield* newPatient(staff.token, { user_id: parent.id, ...patient })
     return { staff, parent, patient: patientId }

@@ -60,6 +60,9 @@ layer(TestApp())("session notes: clinic endpoints", (it) => {
           expect(response.status, JSON.stringify(response.body)).toBe(status)
           expect(response.body).toEqual({ errors })
         })
+      // The provider sees the other patient too (an appointment of their own with them), so what is
+      // refused below is the appointment, not the patient.
+      yield* insertAppointment(other.patientId, s.provider.id, { daysAgo: 10 })
       // Another patient's appointment, another provider's appointment, an unknown one.
       yield* refused(s.provider.token, { patient_id: s.patientId, appointment_id: other.appointmentId }, 422, { appointment_id: ["must exist"] })
       yield* refused(s.provider.token, { patient_id: other.patientId, appointment_id: other.appointmentId }, 422, { appointment_id: ["must exist"] })
@@ -84,6 +87,8 @@ layer(TestApp())("session notes: clinic endpoints", (it) => {
       const id = (created.body as NoteBody).session_note.id
       expect((created.body as NoteBody).session_note).toMatchObject({ supervision_required: true, supervisor_id: s.supervisor!.id })
       const stranger = yield* staffMember(admin)
+      // Another provider of the patient (an appointment with them): they see the patient, not the note.
+      yield* insertAppointment(s.patientId, stranger.id, { daysAgo: 10 })
       const support = yield* userWithRole("support")
       for (const token of [stranger.token, support.token]) {
         expect(yield* request("GET", `${notesPath}/${id}`, { token })).toMatchObject({ status: 404, body: { errors: "Session note not found" } })

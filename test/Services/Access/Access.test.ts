@@ -55,7 +55,8 @@ layer(TestLive)("Access", (it) => {
         const single = yield* user("parent")
         const many = yield* user("parent")
         const none = yield* user("parent")
-        const staff = yield* user("provider")
+        // Front desk: staff who see every patient (a provider would need a care relationship).
+        const staff = yield* user("support")
         const only = yield* patient(single.id)
         const first = yield* patient(many.id)
         yield* patient(many.id)
