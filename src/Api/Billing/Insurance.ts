@@ -1,6 +1,6 @@
 /**
  * Insurance plans (admin) and a patient's coverage (clinic): beyond the spec, needed by the 837P
- * subscriber and payer loops (docs/spec-decisions.md, issue 19).
+ * subscriber and payer loops (docs/spec-decisions.md).
  */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
@@ -89,7 +89,7 @@ export class InsurancePlansApi extends HttpApiGroup.make("insurancePlans")
         summary: "List insurance plans",
         description: `Plans by name, ${insurancePlansPageSize} a page by default; \`search\` matches the name or payer id.`,
         access: Access.admin,
-        spec: "general §4.6 (`insurance_plan_id`; the endpoints are beyond the spec, issue 19)"
+        spec: "general §4.6 (`insurance_plan_id`; the endpoints are beyond the spec)"
       }))
   )
   .add(
@@ -100,7 +100,7 @@ export class InsurancePlansApi extends HttpApiGroup.make("insurancePlans")
         summary: "Create an insurance plan",
         description: "A payer the clinic bills: its name, its id at the clearinghouse and its claim filing indicator.",
         access: Access.admin,
-        spec: "general §4.6 (beyond the spec: the 837P needs it, issue 19)"
+        spec: "general §4.6 (beyond the spec: the 837P needs it)"
       }))
   )
   .add(
@@ -112,7 +112,7 @@ export class InsurancePlansApi extends HttpApiGroup.make("insurancePlans")
         summary: "Show an insurance plan",
         description: "One plan; 404 `Insurance plan not found` for an unknown id.",
         access: Access.admin,
-        spec: "general §4.6 (beyond the spec: the 837P needs it, issue 19)"
+        spec: "general §4.6 (beyond the spec: the 837P needs it)"
       }))
   )
   .add(
@@ -125,7 +125,7 @@ export class InsurancePlansApi extends HttpApiGroup.make("insurancePlans")
         summary: "Update an insurance plan",
         description: "Changes the given fields; `active: false` hides the plan from new coverage without touching existing claims.",
         access: Access.admin,
-        spec: "general §4.6 (beyond the spec: the 837P needs it, issue 19)"
+        spec: "general §4.6 (beyond the spec: the 837P needs it)"
       }))
   )
   .middleware(AdminAuthentication)
@@ -148,7 +148,7 @@ export class CoverageApi extends HttpApiGroup.make("coverage")
         description: "The patient's insurance: plan, member id, group number and subscriber. 404 `Patient not found` for a " +
           "patient the caller may not see, `Coverage not found` when none is on file.",
         access: "Clinic staff for any patient; a parent for the patients linked to their account.",
-        spec: "general §4.6 (beyond the spec: the 837P needs it, issue 19)"
+        spec: "general §4.6 (beyond the spec: the 837P needs it)"
       }))
   )
   .add(
@@ -163,7 +163,7 @@ export class CoverageApi extends HttpApiGroup.make("coverage")
           "\"must exist\"). For a dependant (`relationship` other than `self`) the subscriber needs a name and a date of " +
           "birth: given here, or taken from the account linked to the patient. Claims already submitted keep the plan they were billed to.",
         access: "Clinic staff for any patient; a parent for the patients linked to their account.",
-        spec: "general §4.6 (beyond the spec: the 837P needs it, issue 19)"
+        spec: "general §4.6 (beyond the spec: the 837P needs it)"
       }))
   )
   .middleware(Authentication)

@@ -1,5 +1,5 @@
 /**
- * Collaborators and collaborator assessments (general §2.4, §4.4, §5.4, §5.5; issue 22). Teachers,
+ * Collaborators and collaborator assessments (general §2.4, §4.4, §5.4, §5.5). Teachers,
  * physicians and family report on a patient through a single-use link, without an account.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "@effect/platform"
@@ -357,7 +357,7 @@ export class CollaboratorAssessmentsApi extends HttpApiGroup.make("collaboratorA
         description: `Assessments the caller may read (owner, admin, the patient's primary provider or parent), newest first, ` +
           `${assessmentsPageSize} a page.`,
         access: Access.signedIn,
-        spec: "general §4.4 (beyond the spec: issue 22)"
+        spec: "general §4.4 (beyond the spec)"
       }))
   )
   .add(
@@ -370,7 +370,7 @@ export class CollaboratorAssessmentsApi extends HttpApiGroup.make("collaboratorA
         summary: "Show a collaborator assessment",
         description: "One assessment; 404 `Collaborator assessment not found` for one the caller may not read.",
         access: "Signed in: the collaborator's owner, an admin, the patient's primary provider or the patient's parent.",
-        spec: "general §4.4 (beyond the spec: issue 22)"
+        spec: "general §4.4 (beyond the spec)"
       }))
   )
   .addError(ValidationFailed.schema)

@@ -1,5 +1,5 @@
 /**
- * Loading content (admin; the spec has no write endpoints for the library, issue 23): the bundle
+ * Loading content (admin; the spec has no write endpoints for the library): the bundle
  * import and export, and file uploads a bundle's `file_key` names.
  */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
@@ -80,7 +80,7 @@ export class AdminContentApi extends HttpApiGroup.make("adminContent")
           "changes; errors are listed by path (`{\"errors\":{\"pieces[3].tags[1]\":[\"must exist\"],\"pieces[0].url\":[\"invalid format\"]}}`). " +
           "A piece is an external https `url` or a stored `file_key`; its thumbnail likewise. `?dry_run=true` validates and counts only.",
         access: Access.admin,
-        spec: "general §2.10 (loading content is ours: issue 23)"
+        spec: "general §2.10 (loading content is ours)"
       }))
   )
   .add(
@@ -90,7 +90,7 @@ export class AdminContentApi extends HttpApiGroup.make("adminContent")
         summary: "Export the content library",
         description: "The library in the import format (published or not): importing it back changes nothing.",
         access: Access.admin,
-        spec: "general §2.10 (loading content is ours: issue 23)"
+        spec: "general §2.10 (loading content is ours)"
       }))
   )
   .add(
@@ -103,7 +103,7 @@ export class AdminContentApi extends HttpApiGroup.make("adminContent")
         description: "Stores a PDF, MP3, MP4, PNG or JPEG (at most 50 MB; the type is sniffed from the bytes, not taken " +
           "from the data URI) and answers the `object_key` a bundle's `file_key` names.",
         access: Access.admin,
-        spec: "general §2.10 (loading content is ours: issue 23)"
+        spec: "general §2.10 (loading content is ours)"
       }))
   )
   .middleware(AdminAuthentication)

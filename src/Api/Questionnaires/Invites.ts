@@ -1,5 +1,5 @@
 /**
- * Questionnaire invites (general §4.12; issue 21): staff or a parent email a single-use link to a
+ * Questionnaire invites (general §4.12): staff or a parent email a single-use link to a
  * questionnaire; the public form and its one submission are beyond the spec.
  */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
@@ -73,7 +73,7 @@ export class QuestionnaireInvitesApi extends HttpApiGroup.make("questionnaireInv
         description: "The questionnaire an invite asks for, without patient data; marks the invite opened. Unknown, used, expired " +
           "or revoked tokens are 404 `Invite not found`. 30 requests a minute per client address.",
         access: Access.public,
-        spec: "general §4.12 (beyond the spec: issue 21)"
+        spec: "general §4.12 (beyond the spec)"
       }))
   )
   .add(
@@ -89,7 +89,7 @@ export class QuestionnaireInvitesApi extends HttpApiGroup.make("questionnaireInv
           "required question blank, are 422 and the link keeps working. " +
           "30 requests a minute per client address.",
         access: Access.public,
-        spec: "general §4.12 (beyond the spec: issue 21)"
+        spec: "general §4.12 (beyond the spec)"
       }))
   )
   .addError(NotFound.schema)

@@ -1,4 +1,4 @@
-/** The questionnaire catalogue and patients' responses (general §2.11, §4.12, §4.2; issue 21). */
+/** The questionnaire catalogue and patients' responses (general §2.11, §4.12, §4.2). */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { PatientId, PatientIdFromText, QuestionId, QuestionnaireId, QuestionnaireIdFromText } from "../../Domain/Ids.js"

@@ -1,4 +1,4 @@
-/** Public screeners (general §4.12 marketing questionnaires; issue 21): no account, no patient. */
+/** Public screeners (general §4.12 marketing questionnaires): no account, no patient. */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { QuestionnaireId } from "../../Domain/Ids.js"

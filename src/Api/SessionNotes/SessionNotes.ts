@@ -1,5 +1,5 @@
 /**
- * Session notes (general §2.3, §4.2, §4.3, §4.15; issue 18): the clinic endpoints, the admin
+ * Session notes (general §2.3, §4.2, §4.3, §4.15): the clinic endpoints, the admin
  * list, detail, deletion and PDF, addenda and sign-offs, and the supervisor views.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"

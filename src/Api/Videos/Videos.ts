@@ -1,5 +1,5 @@
 /**
- * Clinic videos (general §2.9, §4.10, §5.4; issue 24): the records, and — not shown by the spec,
+ * Clinic videos (general §2.9, §4.10, §5.4): the records, and — not shown by the spec,
  * ours (docs/videos.md) — resumable multipart uploads straight to the object store, processing
  * status and retries.
  */

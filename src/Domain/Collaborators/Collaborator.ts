@@ -1,6 +1,6 @@
 /**
  * Collaborators and their assessments (general §2.4): representations, enumerations and the two
- * status machines (issue 22).
+ * status machines.
  */
 import { Schema } from "effect"
 import { CollaboratorAssessmentId, CollaboratorId, PatientId } from "../Ids.js"
@@ -33,7 +33,7 @@ export const AssessmentStatus = Schema.Literal("pending", "completed", "expired"
 export type AssessmentStatus = typeof AssessmentStatus.Type
 
 /**
- * Who may move a collaborator between statuses (issue 22): pending → active (owner or admin; also
+ * Who may move a collaborator between statuses: pending → active (owner or admin; also
  * the first completed assessment), active ⇄ inactive, pending → declined (owner, admin or the
  * collaborator from the form), any → suspended and suspended → back (admins only).
  */

@@ -1,6 +1,6 @@
 /**
  * Content library (general §2.10): tags, collections, pieces, user pieces and user collections,
- * and the user piece status machine (the moves are ours: docs/spec-decisions.md, issue 23).
+ * and the user piece status machine (the moves are ours: docs/spec-decisions.md).
  */
 import { Schema } from "effect"
 import {

@@ -1,4 +1,4 @@
-/** Questionnaires, their questions, responses, invites and public screeners (general §2.11, issue 21). */
+/** Questionnaires, their questions, responses, invites and public screeners (general §2.11). */
 import { Schema } from "effect"
 import { IsoDate, IsoTimestamp } from "../Time.js"
 import { QuestionType, ResponseStatus } from "./Scoring.js"

@@ -1,5 +1,5 @@
 /**
- * Questionnaire scoring and the response status machine (issue 21): pure functions over an
+ * Questionnaire scoring and the response status machine: pure functions over an
  * instrument's questions, its scoring spec and the answers given. No I/O; property-tested.
  */
 import { Schema } from "effect"

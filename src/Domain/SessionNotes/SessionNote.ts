@@ -1,5 +1,5 @@
 /**
- * Session notes, addenda and sign-offs (general §2.3, issue 18): representations and the status
+ * Session notes, addenda and sign-offs (general §2.3): representations and the status
  * machine (docs/session-notes.md draws it).
  */
 import { Schema } from "effect"
@@ -17,7 +17,7 @@ export const SupervisionStatus = Schema.Literal(...supervisionStatuses).annotati
 export type SupervisionStatus = typeof SupervisionStatus.Type
 
 /**
- * The moves of a note (issue 18): draft → pending_review (the provider submits) → pending_signature
+ * The moves of a note: draft → pending_review (the provider submits) → pending_signature
  * (review passed) → completed (signed off); pending_review and pending_signature →
  * requires_addendum (a reviewer's addendum) → pending_review (the provider answers it); every
  * status but completed → archived (admin); completed → requires_addendum (an addendum; the body

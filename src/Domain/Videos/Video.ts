@@ -1,5 +1,5 @@
 /**
- * Clinic videos (general §2.9, issue 24): the record, its status, and the pure rules of uploads
+ * Clinic videos (general §2.9): the record, its status, and the pure rules of uploads
  * (part plan), progress (measured stages) and playback links.
  */
 import { Schema } from "effect"

@@ -123,7 +123,7 @@ export const corsFor = (settings: Pick<AppSettings, "corsOrigins">) => {
     // and `b3`): a frontend's spans join the server's traces, and its preflights pass.
     allowedHeaders: ["Content-Type", "X-User-Token", "traceparent", "tracestate", "b3"],
     // Readable by the frontend beyond the safelisted ones: when to retry after 429/503; the ETag of
-    // a video part PUT to the disk store's signed route (issue 24, docs/videos.md).
+    // a video part PUT to the disk store's signed route (docs/videos.md).
     exposedHeaders: ["Retry-After", "ETag"],
     // Browsers cap it (Chrome at 2 hours); a preflight per endpoint per 10 minutes is cheap.
     maxAge: 600,

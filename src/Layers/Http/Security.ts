@@ -42,6 +42,6 @@ export const SecurityLive = Layer.mergeAll(
   Layer.effect(StaffAuthentication, withRule((c) => isStaff(c.role), () => forbidden("Staff access required"))),
   Layer.effect(AdminAuthentication, withRule(isAdmin, () => forbidden(messages.adminRequired))),
   Layer.effect(EcmAdminAuthentication, withRule(isAdmin, () => ecmForbidden(messages.adminRequired))),
-  // Issues 11, 12, 14 and 16: clinic ECM endpoints (activities, events, Form C, communications, engagement status).
+  // Clinic ECM endpoints (activities, events, Form C, communications, engagement status).
   Layer.effect(EcmStaffAuthentication, withRule((c) => isStaff(c.role), () => ecmForbidden(messages.staffRequired)))
 )

@@ -1,4 +1,4 @@
-/** Insurance plans and patient coverage (issue 19: the 837P subscriber and payer loops). */
+/** Insurance plans and patient coverage (the 837P subscriber and payer loops). */
 import { Effect, Option } from "effect"
 import type { CreateInsurancePlanRequest, UpdateCoverageRequest, UpdateInsurancePlanRequest } from "../../Api/Billing/Insurance.js"
 import { InsurancePlanList } from "../../Api/Billing/Insurance.js"

@@ -1,5 +1,5 @@
 /**
- * What the collaborator assessment jobs do (issue 22). Each claims its own row first (a job may
+ * What the collaborator assessment jobs do. Each claims its own row first (a job may
  * run twice): the link email sets `mailed_at`, the alert `alerted_at`, in the transaction that
  * sends, so a failed send is retried and a sent one is not repeated. Mails carry no health data:
  * the clinic's name, the patient's first name and the expiry (links), or a link only (alerts).

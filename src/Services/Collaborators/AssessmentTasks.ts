@@ -1,4 +1,4 @@
-/** The jobs of collaborator assessments (issue 22): the link email, the incident alert and the hourly expiry. */
+/** The jobs of collaborator assessments: the link email, the incident alert and the hourly expiry. */
 import { Effect, Schema } from "effect"
 import { defineTask } from "../Jobs.js"
 import { AssessmentJobs } from "./AssessmentJobs.js"

@@ -1,5 +1,5 @@
 /**
- * Collaborator assessments (general §2.4, §4.4, §5.5; issue 22): single-use links, the public form,
+ * Collaborator assessments (general §2.4, §4.4, §5.5): single-use links, the public form,
  * decline and submit, and reading the answers.
  *
  * A link is `newToken()`, stored as `hashToken()`, scoped to one pending assessment (so to its
@@ -41,7 +41,7 @@ import { Collaborators, notAuthorized } from "./Collaborators.js"
 import { CollaboratorsRepo } from "./CollaboratorsRepo.js"
 import { LinkSealKey, seal } from "./LinkSeal.js"
 
-/** Public link endpoints, per client address (issue 22). */
+/** Public link endpoints, per client address. */
 
 /** The API's own form when ASSESSMENT_FORM_URL names no frontend. */
 export const apiFormPath = "/v1/collaborator_assessments/form"

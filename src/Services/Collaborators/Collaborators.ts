@@ -1,5 +1,5 @@
 /**
- * Collaborators (general §2.4, §4.4, §5.4; issue 22): whoever adds one owns it. Owner and admins
+ * Collaborators (general §2.4, §4.4, §5.4): whoever adds one owns it. Owner and admins
  * read, edit, delete and link patients; a linked patient's primary provider reads it; anyone else
  * gets 403. Deleting is soft (assessments are kept); suspending or deleting revokes open links and
  * cancels pending assessments.

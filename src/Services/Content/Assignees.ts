@@ -1,5 +1,5 @@
 /**
- * Who a content assignment goes to (issue 23), shared by user pieces and user collections: an
+ * Who a content assignment goes to, shared by user pieces and user collections: an
  * account, optionally for one patient. Staff assign to a patient's account (`patient_id`; a patient
  * without one → 422 `has no account`), to a `user_id`, or to themselves; a parent to themself or
  * for their own patient (another patient: 404 `Patient not found`, through Access).

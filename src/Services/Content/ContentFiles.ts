@@ -1,5 +1,5 @@
 /**
- * Files content pieces are stored as (issue 23): PDF, MP3, MP4, PNG or JPEG up to 50 MB, sent as
+ * Files content pieces are stored as: PDF, MP3, MP4, PNG or JPEG up to 50 MB, sent as
  * a base64 data URI. The type is sniffed from the bytes (`file-type`), whatever the data URI
  * declares; the file goes to `ObjectStore` and its key is recorded for bundles to name.
  */

@@ -1,5 +1,5 @@
 /**
- * Content bundles in and out (issue 23): `POST /v1/admin/content/import`, `GET …/export`,
+ * Content bundles in and out: `POST /v1/admin/content/import`, `GET …/export`,
  * `npm run content:import` and the demo library loaded at start-up all go through `load`.
  *
  * An import is the whole library: items are keyed by slug, created or updated when they differ,

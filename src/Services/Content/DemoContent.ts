@@ -1,5 +1,5 @@
 /**
- * The demo library (seeds/content/demo.json, issue 23): loaded at start-up when the library is
+ * The demo library (seeds/content/demo.json): loaded at start-up when the library is
  * empty, so a fresh install has something to show, unless CONTENT_DEMO=false; and on demand with
  * `npm run content:import -- seeds/content/demo.json`.
  */

@@ -1,5 +1,5 @@
 /**
- * User collections (ours, issue 23): a collection assigned at once. One transaction assigns each
+ * User collections (ours): a collection assigned at once. One transaction assigns each
  * published piece of the collection, reusing an open assignment of the same piece for that account
  * and patient; the collection's status and progress are derived from those user pieces.
  */

@@ -295,7 +295,7 @@ const checkXmlDepth = async (text: string) => {
 }
 
 export async function* readXml(bytes: Uint8Array, batchSize = 5000): RecordBatches {
-  // Loaded with the first XML file: most instances never see one (idle memory, issue 7).
+  // Loaded with the first XML file: most instances never see one (idle memory).
   const { XMLParser, XMLValidator } = await import("fast-xml-parser")
   const text = decoderFor("XML")(bytes, false)
   await checkXmlDepth(text)
@@ -436,7 +436,7 @@ const drain = async (iterator: AsyncIterator<unknown>) => {
 
 export async function* readXlsx(bytes: Uint8Array, batchSize = 5000, maxUnpackedBytes = Number.POSITIVE_INFINITY): RecordBatches {
   await checkUnpackedSize(bytes, maxUnpackedBytes)
-  // exceljs is large: loaded with the first XLSX file, not at start-up (idle memory, issue 7).
+  // exceljs is large: loaded with the first XLSX file, not at start-up (idle memory).
   const { default: ExcelJS } = await import("exceljs")
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]), {
     sharedStrings: "cache",

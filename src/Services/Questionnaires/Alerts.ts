@@ -1,5 +1,5 @@
 /**
- * Self-harm alerts (issue 21): raised in the transaction that saves the answer — the alert row (at
+ * Self-harm alerts: raised in the transaction that saves the answer — the alert row (at
  * most one per response or screener: a unique index settles it), the audit entry and the job that
  * mails the clinician a link. Never retracted; a review acknowledges it.
  */

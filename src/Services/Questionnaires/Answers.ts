@@ -1,4 +1,4 @@
-/** Answers in requests and in storage (issue 21): checked against a version's questions, merged, shown. */
+/** Answers in requests and in storage: checked against a version's questions, merged, shown. */
 import { Either } from "effect"
 import type { FieldMessages } from "../../Api/Errors.js"
 import type { AnswerInput } from "../../Api/Questionnaires/Questionnaires.js"

@@ -1,5 +1,5 @@
 /**
- * The questionnaire catalogue (general §2.11, §4.12; issue 21): instruments seeded from
+ * The questionnaire catalogue (general §2.11, §4.12): instruments seeded from
  * `seeds/questionnaires/*.json` at start-up (a changed file makes a new version; the old one stays,
  * inactive, for the responses that answered it) and read back for lists and for scoring.
  */

@@ -1,5 +1,5 @@
 /**
- * Questionnaire invites (general §4.12; issue 21). The emailed token is the respondent's only
+ * Questionnaire invites (general §4.12). The emailed token is the respondent's only
  * credential: stored hashed, single use (claimed under a row lock in the transaction that saves the
  * answers, so a 422 keeps it and concurrent sends give one 201), per-address rate limits.
  */

@@ -1,5 +1,5 @@
 /**
- * What the questionnaire jobs do (issue 21): the invite link, the self-harm alert and the screener
+ * What the questionnaire jobs do: the invite link, the self-harm alert and the screener
  * result mails, and the screeners' purge. Each mail claims its row first (compare-and-swap on a
  * `*_mailed_at`/`notified_at` column) inside the transaction that sends it: a job run twice sends once.
  * Mails carry links and ids, never names or answers.

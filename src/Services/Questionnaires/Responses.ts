@@ -1,5 +1,5 @@
 /**
- * Questionnaire responses (general §2.11, §4.12, §4.2; issue 21): answers checked against their
+ * Questionnaire responses (general §2.11, §4.12, §4.2): answers checked against their
  * questions and scored on every save (src/Domain/Questionnaires/Scoring.ts), the status machine,
  * the parent rule (Access), and the self-harm alert in the saving transaction.
  */

@@ -1,5 +1,5 @@
 /**
- * Public screeners (general §4.12 marketing questionnaires; issue 21): anonymous, scored at once,
+ * Public screeners (general §4.12 marketing questionnaires): anonymous, scored at once,
  * the band emailed, kept 180 days (daily purge job). Rate-limited per client address and per email.
  */
 import { Clock, Effect } from "effect"

@@ -1,4 +1,4 @@
-/** Jobs of the reports area (issue 25). */
+/** Jobs of the reports area. */
 import { Effect, Schema } from "effect"
 import { defineTask } from "../Jobs.js"
 import { ReportGenerator } from "./ReportGenerator.js"

@@ -1,5 +1,5 @@
 /**
- * A signed session note as a PDF (issue 18, beyond the spec): what a clinic hands to auditors and
+ * A signed session note as a PDF (beyond the spec): what a clinic hands to auditors and
  * payers. The note's content, its addenda and sign-offs with their signature images, and the
  * content hashes that show whether the signed content is still what is stored. Admins only; the
  * download is audited.

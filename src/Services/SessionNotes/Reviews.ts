@@ -1,5 +1,5 @@
 /**
- * Addenda and sign-offs (general §2.3, §4.3; issue 18). A reviewer (the note's supervisor or an
+ * Addenda and sign-offs (general §2.3, §4.3). A reviewer (the note's supervisor or an
  * admin) asks for changes with an addendum, which moves the note to requires_addendum; the note's
  * provider answers it, and with no addendum left open the note goes back to pending_review. A
  * sign-off records the reviewer's signature and the SHA-256 of the content they signed; it

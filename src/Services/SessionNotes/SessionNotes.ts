@@ -1,5 +1,5 @@
 /**
- * Session notes (general §2.3, §4.2, §4.3, §4.15; issue 18): the clinical record of a session.
+ * Session notes (general §2.3, §4.2, §4.3, §4.15): the clinical record of a session.
  * Staff only: a provider reads and writes the notes of their own appointments, their supervisor
  * reads them, admins see everything; any other note answers 404 exactly like a missing one. Every
  * change and every read of a note's content is audited (ids and action names only). Moves follow

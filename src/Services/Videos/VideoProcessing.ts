@@ -1,5 +1,5 @@
 /**
- * The `process_video` job and the clean-up jobs of clinic videos (issue 24). Processing claims the
+ * The `process_video` job and the clean-up jobs of clinic videos. Processing claims the
  * row (status `processing`), then: download the source to a per-job temp dir (always removed),
  * probe, transcode (or remux) to an H.264/AAC MP4 with +faststart, take a thumbnail at 10 %, store
  * both and delete the source. Progress is measured at each stage and written at most once a

@@ -1,5 +1,5 @@
 /**
- * What processing a clinic video needs from ffmpeg (issue 24): probe a file, convert it to an
+ * What processing a clinic video needs from ffmpeg: probe a file, convert it to an
  * H.264/AAC MP4 (or remux one), take a thumbnail. Layers: `FfmpegVideoProcessorLive` (spawns
  * ffprobe/ffmpeg) and `MemoryVideoProcessor` (handler tests).
  */

@@ -1,4 +1,4 @@
-/** The clinic video jobs (issue 24): process one video, remove a deleted one's files, sweep abandoned uploads. */
+/** The clinic video jobs: process one video, remove a deleted one's files, sweep abandoned uploads. */
 import { Effect, Schema } from "effect"
 import { defineTask } from "../Jobs.js"
 import { VideoProcessing } from "./VideoProcessing.js"

@@ -1,5 +1,5 @@
 /**
- * Resumable uploads of clinic videos (issue 24, docs/videos.md): a multipart upload of
+ * Resumable uploads of clinic videos (docs/videos.md): a multipart upload of
  * `videos/<id>/source` in the object store, parts PUT by the client straight to presigned URLs,
  * completed by the API (which then queues `process_video` in the same transaction).
  */

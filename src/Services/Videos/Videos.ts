@@ -1,5 +1,5 @@
 /**
- * Clinic video records (general §2.9, §4.10, §5.4; issue 24): list, create, show, update, delete,
+ * Clinic video records (general §2.9, §4.10, §5.4): list, create, show, update, delete,
  * status and retry, with the record-level access rules of `VideosRepo`.
  */
 import { SqlClient, type Statement } from "@effect/sql"

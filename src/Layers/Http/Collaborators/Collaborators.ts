@@ -1,4 +1,4 @@
-/** Collaborators and collaborator assessments (issue 22): handlers and the optional-session middleware. */
+/** Collaborators and collaborator assessments: handlers and the optional-session middleware. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Api } from "../../../Api/Api.js"

@@ -1,4 +1,4 @@
-/** Content (general §4.11, issue 23): decode, take the caller, call the content services. */
+/** Content (general §4.11): decode, take the caller, call the content services. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../../Api/Api.js"

@@ -1,4 +1,4 @@
-/** Questionnaires (general §4.12, §4.2; issue 21): decode, take the caller, call the services. */
+/** Questionnaires (general §4.12, §4.2): decode, take the caller, call the services. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../../Api/Api.js"

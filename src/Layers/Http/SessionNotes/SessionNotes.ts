@@ -1,4 +1,4 @@
-/** Session notes (general §4.2, §4.3, §4.15; issue 18): decode, take the caller, call the services. */
+/** Session notes (general §4.2, §4.3, §4.15): decode, take the caller, call the services. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { Api } from "../../../Api/Api.js"

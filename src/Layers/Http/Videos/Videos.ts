@@ -1,4 +1,4 @@
-/** Clinic videos (general §4.10, issue 24): decode, take the caller, call the video services. */
+/** Clinic videos (general §4.10): decode, take the caller, call the video services. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../../Api/Api.js"
