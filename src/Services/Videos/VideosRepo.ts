@@ -145,14 +145,14 @@ export class VideosRepo extends Effect.Service<VideosRepo>()("app/VideosRepo", {
     const columns = sql.literal(videoColumns)
     const returned = sql.literal(returnedColumns)
 
-    /** The video unless deleted, with the viewer's rights on it (`Access.scope.videos`). */
+    /** The video unless deleted, with the viewer's rights on it (`Access.scope.videos`; a scope on a null column is NULL: no right). */
     const findWithRights = (viewer: ProviderViewer, id: number) =>
       SqlSchema.findOne({
         Request: ById,
         Result: VideoWithRights,
         execute: (r) =>
-          sql`SELECT ${columns}, ${Access.scope.videos.readable(sql, viewer)} AS readable,
-              ${Access.scope.videos.writable(sql, viewer)} AS writable
+          sql`SELECT ${columns}, COALESCE(${Access.scope.videos.readable(sql, viewer)}, false) AS readable,
+              COALESCE(${Access.scope.videos.writable(sql, viewer)}, false) AS writable
             FROM videos v WHERE v.id = ${r.id} AND v.status <> 'deleted'`
       })({ id })
 
