@@ -35,10 +35,7 @@ const sqlOutsideRepositories = [
   "src/Services/SessionNotes/NotePdf.ts",
   "src/Services/SessionNotes/Reviews.ts",
   "src/Services/SessionNotes/SessionNotes.ts",
-  "src/Services/SessionNotes/Supervision.ts",
-  "src/Services/Videos/VideoProcessing.ts",
-  "src/Services/Videos/VideoUploads.ts",
-  "src/Services/Videos/Videos.ts"
+  "src/Services/SessionNotes/Supervision.ts"
 ]
 
 export default tseslint.config(

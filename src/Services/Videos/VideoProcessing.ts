@@ -6,8 +6,7 @@
  * second, never backwards. Bad input fails at once; crashes are retried (3 attempts) and, object
  * keys being fixed per video, never leave duplicates.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Data, Effect, Fiber, Ref } from "effect"
+import { Data, Effect, Fiber, Option, Ref } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
@@ -19,8 +18,10 @@ import { AuditLog } from "../AuditLog.js"
 import type { JobContext } from "../Jobs.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { privateTempSubdir } from "../PrivateTemp.js"
+import { makeTransaction } from "../Repository.js"
+import { nowMillis } from "../Time.js"
 import { VideoProcessor } from "./VideoProcessor.js"
-import { videoKeys } from "./VideosRepo.js"
+import { videoKeys, VideosRepo } from "./VideosRepo.js"
 
 /** The video cannot be processed as it is: failed with this message, not retried. */
 class Permanent extends Data.TaggedError("Permanent")<{ readonly message: string }> {}
@@ -47,8 +48,10 @@ const durationOf = (probe: ProbeResult): number => {
 }
 
 export class VideoProcessing extends Effect.Service<VideoProcessing>()("app/VideoProcessing", {
+  dependencies: [VideosRepo.Default],
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* VideosRepo
+    const transaction = yield* makeTransaction
     const store = yield* ObjectStore
     const processor = yield* VideoProcessor
     const audit = yield* AuditLog
@@ -57,12 +60,11 @@ export class VideoProcessing extends Effect.Service<VideoProcessing>()("app/Vide
 
     const fail = (id: number, message: string) =>
       Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql`UPDATE videos SET status = 'failed', error_message = ${message}, updated_at = ${now}
-            WHERE id = ${id} AND status = 'processing' RETURNING id`
-          if (rows.length > 0) yield* audit.record({ actorId: null, action: "video.process_failed", targetType: "video", targetId: id })
-        })).pipe(Effect.orDie)
+        yield* transaction(Effect.gen(function*() {
+          if (yield* repo.markFailed(id, message)) {
+            yield* audit.record({ actorId: null, action: "video.process_failed", targetType: "video", targetId: id })
+          }
+        }))
       })
 
     /** Writes `percent` unless it would go backwards; at most once a second unless `force`. */
@@ -75,8 +77,7 @@ export class VideoProcessing extends Effect.Service<VideoProcessing>()("app/Vide
             return [true, { at: now, percent }]
           })
           if (!write) return
-          yield* sql`UPDATE videos SET progress = GREATEST(progress, ${percent})
-            WHERE id = ${id} AND status = 'processing'`.pipe(Effect.orDie)
+          yield* repo.raiseProgress(id, percent)
         }))
 
     const tempDir = Effect.acquireRelease(
@@ -94,12 +95,10 @@ export class VideoProcessing extends Effect.Service<VideoProcessing>()("app/Vide
 
     const runOnce = (id: number) =>
       Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const [claimed] = yield* sql<{ size_bytes: string | null; content_type: string | null }>`
-          UPDATE videos SET processing_started_at = COALESCE(processing_started_at, ${now}), updated_at = ${now}
-          WHERE id = ${id} AND status = 'processing' RETURNING size_bytes, content_type`.pipe(Effect.orDie)
+        const claim = yield* repo.claimProcessing(id)
         // Deleted, already done, or never ours: nothing to do (a job may run twice).
-        if (claimed === undefined) return
+        if (Option.isNone(claim)) return
+        const claimed = claim.value
         if (!processor.available) return yield* Effect.fail(new Permanent({ message: videoMessages.unavailable }))
         const keys = videoKeys(id)
         const write = yield* progressWriter(id)
@@ -136,16 +135,16 @@ export class VideoProcessing extends Effect.Service<VideoProcessing>()("app/Vide
         yield* store.putFile(keys.playback, playback, "video/mp4")
         yield* store.putFile(keys.thumbnail, thumbnail, "image/jpeg")
 
-        const finished = new Date(yield* Clock.currentTimeMillis)
-        const completed = yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql`UPDATE videos SET status = 'completed', progress = 100, completed_at = ${finished},
-            duration_seconds = ${duration}, probe = ${JSON.stringify(probeSummary(probe))}::jsonb,
-            playback_key = ${keys.playback}, thumbnail_key = ${keys.thumbnail}, source_stored = false, error_message = NULL,
-            updated_at = ${finished}
-            WHERE id = ${id} AND status = 'processing' RETURNING id`
-          if (rows.length > 0) yield* audit.record({ actorId: null, action: "video.processed", targetType: "video", targetId: id })
-          return rows.length > 0
-        })).pipe(Effect.orDie)
+        const completed = yield* transaction(Effect.gen(function*() {
+          const completed = yield* repo.markCompleted(id, {
+            duration_seconds: duration,
+            probe: JSON.stringify(probeSummary(probe)),
+            playback_key: keys.playback,
+            thumbnail_key: keys.thumbnail
+          })
+          if (completed) yield* audit.record({ actorId: null, action: "video.processed", targetType: "video", targetId: id })
+          return completed
+        }))
         if (completed) {
           yield* store.delete(keys.source)
         } else {
@@ -167,41 +166,34 @@ export class VideoProcessing extends Effect.Service<VideoProcessing>()("app/Vide
     const removeObjects = (id: number, uploadId: string | null) =>
       Effect.gen(function*() {
         const keys = videoKeys(id)
-        const [row] = yield* sql<{ upload_id: string | null }>`SELECT upload_id FROM videos WHERE id = ${id}`.pipe(Effect.orDie)
-        for (const upload of new Set([uploadId, row?.upload_id ?? null])) {
+        const current = yield* repo.uploadOf(id)
+        for (const upload of new Set([uploadId, Option.getOrNull(current)])) {
           if (upload !== null) yield* store.multipart.abort(keys.source, upload)
         }
         yield* store.delete(keys.source)
         yield* store.delete(keys.playback)
         yield* store.delete(keys.thumbnail)
-        yield* sql`UPDATE videos SET upload_id = NULL, source_stored = false WHERE id = ${id} AND status = 'deleted'`.pipe(Effect.orDie)
+        yield* repo.markObjectsRemoved(id)
       }).pipe(Effect.withSpan("VideoProcessing.removeObjects", { attributes: { "video.id": id } }))
 
     /** Uploads idle 24 h: failed "Upload was not completed" and aborted; one still receiving parts is kept. */
     const sweepUploads = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const cutoff = new Date(now - uploadIdleMs)
-      const rows = yield* sql<{ id: number; upload_id: string | null; uploaded_bytes: string }>`
-        SELECT id, upload_id, uploaded_bytes FROM videos
-        WHERE status = 'uploading' AND COALESCE(upload_activity_at, created_at) < ${cutoff} ORDER BY id LIMIT 500`.pipe(Effect.orDie)
+      const rows = yield* repo.idleUploads(new Date((yield* nowMillis) - uploadIdleMs), 500)
       for (const row of rows) {
         const key = videoKeys(row.id).source
         if (row.upload_id !== null) {
           const parts = yield* store.multipart.listParts(key, row.upload_id)
           const bytes = parts.reduce((sum, part) => sum + part.size, 0)
-          if (bytes > Number(row.uploaded_bytes)) {
-            yield* sql`UPDATE videos SET uploaded_bytes = ${bytes}, upload_activity_at = ${new Date(now)}
-              WHERE id = ${row.id} AND status = 'uploading'`.pipe(Effect.orDie)
+          if (bytes > row.uploaded_bytes) {
+            yield* repo.recordUploadReceiving(row.id, bytes)
             continue
           }
         }
-        const failed = yield* sql.withTransaction(Effect.gen(function*() {
-          const done = yield* sql`UPDATE videos SET status = 'failed', error_message = ${videoMessages.notCompleted},
-            upload_id = NULL, updated_at = ${new Date(now)}
-            WHERE id = ${row.id} AND status = 'uploading' AND upload_id IS NOT DISTINCT FROM ${row.upload_id} RETURNING id`
-          if (done.length > 0) yield* audit.record({ actorId: null, action: "video.upload_expired", targetType: "video", targetId: row.id })
-          return done.length > 0
-        })).pipe(Effect.orDie)
+        const failed = yield* transaction(Effect.gen(function*() {
+          const expired = yield* repo.markUploadExpired(row.id, row.upload_id, videoMessages.notCompleted)
+          if (expired) yield* audit.record({ actorId: null, action: "video.upload_expired", targetType: "video", targetId: row.id })
+          return expired
+        }))
         if (failed && row.upload_id !== null) yield* store.multipart.abort(key, row.upload_id)
       }
     }).pipe(Effect.withSpan("VideoProcessing.sweepUploads"))

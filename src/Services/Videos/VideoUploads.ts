@@ -3,8 +3,7 @@
  * `videos/<id>/source` in the object store, parts PUT by the client straight to presigned URLs,
  * completed by the API (which then queues `process_video` in the same transaction).
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Effect, Option } from "effect"
 import { invalidField } from "../../Api/Errors.js"
 import type { Caller } from "../../Api/Security.js"
 import { type CompleteUploadRequest, partUrlMinutes, type StartUploadRequest, Upload, UploadPart } from "../../Api/Videos/Videos.js"
@@ -13,13 +12,17 @@ import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
 import { ObjectStore } from "../ObjectStore.js"
+import { makeTransaction } from "../Repository.js"
+import { nowMillis } from "../Time.js"
 import { processMaxAttempts, processVideoTask } from "./VideoTaskDefs.js"
 import { notAuthorized, Videos } from "./Videos.js"
-import { bytesOf, type VideoRow, videoKeys } from "./VideosRepo.js"
+import { type VideoRow, videoKeys, VideosRepo } from "./VideosRepo.js"
 
 export class VideoUploads extends Effect.Service<VideoUploads>()("app/VideoUploads", {
+  dependencies: [VideosRepo.Default],
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* VideosRepo
+    const transaction = yield* makeTransaction
     const store = yield* ObjectStore
     const jobs = yield* Jobs
     const audit = yield* AuditLog
@@ -38,12 +41,12 @@ export class VideoUploads extends Effect.Service<VideoUploads>()("app/VideoUploa
     /** Every part with a fresh URL, and the ETag of those already stored. */
     const describe = (row: VideoRow, uploadId: string) =>
       Effect.gen(function*() {
-        const size = bytesOf(row.size_bytes) ?? 0
+        const size = row.size_bytes ?? 0
         const partSize = row.part_size ?? partPlan(size).partSize
         const partCount = Math.max(1, Math.ceil(size / partSize))
         const key = videoKeys(row.id).source
         const stored = new Map((yield* store.multipart.listParts(key, uploadId)).map((p) => [p.partNumber, p]))
-        const now = yield* Clock.currentTimeMillis
+        const now = yield* nowMillis
         const lifetime = `${partUrlMinutes} minutes` as const
         const parts = yield* Effect.forEach(Array.from({ length: partCount }, (_, i) => i + 1), (partNumber) =>
           Effect.map(store.multipart.presignPart(key, uploadId, partNumber, lifetime, partSize), (url) =>
@@ -72,20 +75,20 @@ export class VideoUploads extends Effect.Service<VideoUploads>()("app/VideoUploa
         const key = videoKeys(id).source
         const uploadId = yield* store.multipart.create(key, input.content_type)
         const { partSize } = partPlan(input.size_bytes)
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const updated = yield* sql.withTransaction(Effect.gen(function*() {
-          const [updated] = yield* sql<VideoRow>`UPDATE videos SET upload_id = ${uploadId}, filename = ${input.filename},
-            content_type = ${input.content_type}, size_bytes = ${input.size_bytes}, part_size = ${partSize},
-            upload_started_at = ${now}, upload_activity_at = ${now}, uploaded_bytes = 0, uploaded_checked_at = NULL,
-            updated_at = ${now}
-            WHERE id = ${id} AND status = 'uploading' AND upload_id IS NOT DISTINCT FROM ${row.upload_id}
-            RETURNING *`
-          if (updated !== undefined) {
+        const updated = yield* transaction(Effect.gen(function*() {
+          const updated = yield* repo.startUpload(id, row.upload_id, {
+            upload_id: uploadId,
+            filename: input.filename,
+            content_type: input.content_type,
+            size_bytes: input.size_bytes,
+            part_size: partSize
+          })
+          if (Option.isSome(updated)) {
             yield* audit.record({ actorId: caller.id, action: "video.upload_start", targetType: "video", targetId: id })
           }
           return updated
-        })).pipe(Effect.orDie)
-        if (updated === undefined) {
+        }))
+        if (Option.isNone(updated)) {
           // Another start (or a completion) won the race: drop ours and answer the video as it is now.
           yield* store.multipart.abort(key, uploadId)
           const current = yield* uploadable(caller, id)
@@ -94,15 +97,14 @@ export class VideoUploads extends Effect.Service<VideoUploads>()("app/VideoUploa
         }
         // The upload it replaces, if any.
         if (row.upload_id !== null) yield* store.multipart.abort(key, row.upload_id)
-        return yield* describe(updated, uploadId)
+        return yield* describe(updated.value, uploadId)
       }).pipe(Effect.withSpan("VideoUploads.start", { attributes: { "video.id": id } }))
 
     const show = (caller: Caller, id: number) =>
       Effect.gen(function*() {
         const row = yield* uploadable(caller, id)
         if (row.upload_id === null) return yield* Effect.fail(invalidField("upload", "has not been started"))
-        const now = new Date(yield* Clock.currentTimeMillis)
-        yield* sql`UPDATE videos SET upload_activity_at = ${now} WHERE id = ${id} AND upload_id = ${row.upload_id}`.pipe(Effect.orDie)
+        yield* repo.touchUpload(id, row.upload_id)
         return yield* describe(row, row.upload_id)
       }).pipe(Effect.withSpan("VideoUploads.show", { attributes: { "video.id": id } }))
 
@@ -112,7 +114,7 @@ export class VideoUploads extends Effect.Service<VideoUploads>()("app/VideoUploa
         if (row.upload_id === null) return yield* Effect.fail(invalidField("upload", "has not been started"))
         const uploadId = row.upload_id
         const key = videoKeys(id).source
-        const size = bytesOf(row.size_bytes) ?? 0
+        const size = row.size_bytes ?? 0
         const partCount = Math.max(1, Math.ceil(size / (row.part_size ?? partPlan(size).partSize)))
         // Checked before asking the store, so a bad request leaves the upload as it was.
         const stored = new Map((yield* store.multipart.listParts(key, uploadId)).map((p) => [p.partNumber, p]))
@@ -124,37 +126,30 @@ export class VideoUploads extends Effect.Service<VideoUploads>()("app/VideoUploa
         const assembled = yield* store.multipart.complete(key, uploadId, given.map((p) => ({ partNumber: p.part_number, etag: p.etag }))).pipe(
           Effect.catchTag("MultipartRejected", () => Effect.fail(invalidField("parts", videoMessages.incomplete)))
         )
-        const now = new Date(yield* Clock.currentTimeMillis)
         if (assembled !== size) {
           yield* store.delete(key)
-          yield* sql`UPDATE videos SET upload_id = NULL, updated_at = ${now} WHERE id = ${id} AND upload_id = ${uploadId}`.pipe(Effect.orDie)
+          yield* repo.dropUpload(id, uploadId)
           return yield* Effect.fail(invalidField("parts", videoMessages.sizeMismatch))
         }
-        yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql`UPDATE videos SET status = 'processing', upload_id = NULL, source_stored = true,
-            uploaded_bytes = ${size}, upload_activity_at = ${now}, progress = 0, processing_started_at = NULL,
-            error_message = NULL, updated_at = ${now}
-            WHERE id = ${id} AND status = 'uploading' AND upload_id = ${uploadId} RETURNING id`
-          if (rows.length === 0) return
+        yield* transaction(Effect.gen(function*() {
+          if (!(yield* repo.completeUpload(id, uploadId, size))) return
           yield* jobs.enqueue(processVideoTask, { video_id: id }, { jobKey: `process_video:${id}`, maxAttempts: processMaxAttempts })
           yield* audit.record({ actorId: caller.id, action: "video.upload_complete", targetType: "video", targetId: id })
-        })).pipe(Effect.orDie)
+        }))
         return yield* videos.show(caller, id)
       }).pipe(Effect.withSpan("VideoUploads.complete", { attributes: { "video.id": id } }))
 
     const abort = (caller: Caller, id: number) =>
       Effect.gen(function*() {
         const row = yield* uploadable(caller, id)
-        if (row.upload_id === null) return
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const rows = yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql`UPDATE videos SET upload_id = NULL, uploaded_bytes = 0, uploaded_checked_at = NULL,
-            upload_activity_at = ${now}, updated_at = ${now}
-            WHERE id = ${id} AND status = 'uploading' AND upload_id = ${row.upload_id} RETURNING id`
-          if (rows.length > 0) yield* audit.record({ actorId: caller.id, action: "video.upload_abort", targetType: "video", targetId: id })
-          return rows
-        })).pipe(Effect.orDie)
-        if (rows.length > 0) yield* store.multipart.abort(videoKeys(id).source, row.upload_id)
+        const uploadId = row.upload_id
+        if (uploadId === null) return
+        const aborted = yield* transaction(Effect.gen(function*() {
+          const aborted = yield* repo.abortUpload(id, uploadId)
+          if (aborted) yield* audit.record({ actorId: caller.id, action: "video.upload_abort", targetType: "video", targetId: id })
+          return aborted
+        }))
+        if (aborted) yield* store.multipart.abort(videoKeys(id).source, uploadId)
       }).pipe(Effect.withSpan("VideoUploads.abort", { attributes: { "video.id": id } }))
 
     return { start, show, complete, abort } as const

@@ -1,47 +1,44 @@
 /**
  * Clinic video records (general §2.9, §4.10, §5.4): list, create, show, update, delete,
- * status and retry, with the record-level access rules of `VideosRepo`.
+ * status and retry, with the record-level access rules of `Access.scope.videos` (applied by `VideosRepo`).
  */
-import { SqlClient, type Statement } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Effect, Option } from "effect"
 import { forbidden, invalid, invalidField, messages, notFound } from "../../Api/Errors.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import type { Caller } from "../../Api/Security.js"
 import type { CreateVideoRequest, UpdateVideoRequest } from "../../Api/Videos/Videos.js"
 import type { VideoId } from "../../Domain/Ids.js"
 import {
-  estimateCompletion, patientCategories, type VideoCategory, type VideoStatus, VideoStatusReport, videoMessages
+  estimateCompletion, patientCategories, type VideoCategory, VideoStatusReport, videoMessages
 } from "../../Domain/Videos/Video.js"
 import { AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { Access, canCreateVideo, isParent, type ProviderViewer } from "../Access/Access.js"
+import { makeTransaction } from "../Repository.js"
+import { nowMillis } from "../Time.js"
 import { deleteVideoObjectsTask, processVideoTask } from "./VideoTaskDefs.js"
-import { toVideo, type VideoRow, videoColumns } from "./VideosRepo.js"
+import { toVideo, type VideoFilters, type VideoRow, VideosRepo } from "./VideosRepo.js"
 
 export const notAuthorized = () => forbidden(messages.unauthorized)
 export const videoNotFound = () => notFound("Video")
 
 type VideoFields = UpdateVideoRequest["video"]
 
-export interface VideoFilters {
-  readonly category?: VideoCategory | undefined
-  readonly status?: VideoStatus | undefined
-  readonly patientId?: number | undefined
-  readonly providerId?: number | undefined
-}
+export type { VideoFilters }
 
 /** Upload progress is re-measured (ListParts) at most this often. */
 export const uploadCheckMs = 10_000
 
 export class Videos extends Effect.Service<Videos>()("app/Videos", {
+  dependencies: [VideosRepo.Default],
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* VideosRepo
+    const transaction = yield* makeTransaction
     const store = yield* ObjectStore
     const jobs = yield* Jobs
     const audit = yield* AuditLog
     const access = yield* Access
-    const columns = sql.literal(videoColumns)
 
     /**
      * A parent naming a patient (a filter, a body field) gets 404 "Patient not found" for another
@@ -58,11 +55,9 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
     /** The video if it exists and is not deleted, with what the caller may do with it. */
     const load = (viewer: ProviderViewer, id: number) =>
       Effect.gen(function*() {
-        const [row] = yield* sql<VideoRow & { readonly readable: boolean; readonly writable: boolean }>`
-          SELECT ${columns}, ${Access.scope.videos.readable(sql, viewer)} AS readable, ${Access.scope.videos.writable(sql, viewer)} AS writable
-          FROM videos v WHERE v.id = ${id} AND v.status <> 'deleted'`.pipe(Effect.orDie)
-        if (row === undefined) return yield* Effect.fail(videoNotFound())
-        return row
+        const row = yield* repo.findWithRights(viewer, id)
+        if (Option.isNone(row)) return yield* Effect.fail(videoNotFound())
+        return row.value
       })
 
     const readable = (viewer: ProviderViewer, id: number) =>
@@ -93,23 +88,20 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
         const errors: Record<string, Array<string>> = {}
         const add = (field: string, message: string) => void (errors[field] ??= []).push(message)
         if (fields.patient_id !== null) {
-          const rows = yield* sql`SELECT 1 FROM patients WHERE id = ${fields.patient_id}`.pipe(Effect.orDie)
-          if (rows.length === 0) add("patient_id", videoMessages.mustExist)
+          if (!(yield* repo.patientExists(fields.patient_id))) add("patient_id", videoMessages.mustExist)
         } else if (patientCategories.includes(fields.category)) {
           add("patient_id", "can't be blank")
         }
         if (fields.provider_id !== null) {
-          const rows = yield* sql`SELECT 1 FROM providers WHERE id = ${fields.provider_id}`.pipe(Effect.orDie)
-          if (rows.length === 0) add("provider_id", videoMessages.mustExist)
+          if (!(yield* repo.providerExists(fields.provider_id))) add("provider_id", videoMessages.mustExist)
         }
         if (fields.appointment_id !== null) {
-          const [appointment] = yield* sql<{ patient_id: number; provider_id: number }>`
-            SELECT patient_id, provider_id FROM appointments WHERE id = ${fields.appointment_id}`.pipe(Effect.orDie)
-          if (appointment === undefined) {
+          const appointment = yield* repo.appointmentParties(fields.appointment_id)
+          if (Option.isNone(appointment)) {
             add("appointment_id", videoMessages.mustExist)
           } else if (
-            appointment.patient_id !== fields.patient_id ||
-            (fields.provider_id !== null && appointment.provider_id !== fields.provider_id)
+            appointment.value.patient_id !== fields.patient_id ||
+            (fields.provider_id !== null && appointment.value.provider_id !== fields.provider_id)
           ) {
             add("appointment_id", videoMessages.doesNotMatch)
           }
@@ -121,16 +113,9 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
       Effect.gen(function*() {
         yield* parentNamesPatient(caller, filters.patientId)
         const viewer = yield* viewerOf(caller)
-        const clauses: Array<Statement.Fragment> = [sql`v.status <> 'deleted'`, Access.scope.videos.readable(sql, viewer)]
-        if (filters.category !== undefined) clauses.push(sql`v.category = ${filters.category}`)
-        if (filters.status !== undefined) clauses.push(sql`v.status = ${filters.status}`)
-        if (filters.patientId !== undefined) clauses.push(sql`v.patient_id = ${filters.patientId}`)
-        if (filters.providerId !== undefined) clauses.push(sql`v.provider_id = ${filters.providerId}`)
-        const where = sql.and(clauses)
-        const rows = yield* sql<VideoRow>`SELECT ${columns} FROM videos v WHERE ${where}
-          ORDER BY v.created_at DESC, v.id DESC LIMIT ${request.perPage} OFFSET ${request.offset}`.pipe(Effect.orDie)
-        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM videos v WHERE ${where}`.pipe(Effect.orDie)
-        return { videos: yield* shown(viewer, rows), pagination: paginationOf(request, counted?.count ?? 0) }
+        const rows = yield* repo.page(viewer, filters, request.perPage, request.offset)
+        const count = yield* repo.count(viewer, filters)
+        return { videos: yield* shown(viewer, rows), pagination: paginationOf(request, count) }
       }).pipe(Effect.withSpan("Videos.list"))
 
     const create = (caller: Caller, input: CreateVideoRequest["video"]) =>
@@ -144,18 +129,18 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
           appointment_id: input.appointment_id ?? null
         }
         yield* check(fields)
-        const row = yield* sql.withTransaction(Effect.gen(function*() {
-          const [row] = yield* sql<VideoRow>`INSERT INTO videos ${sql.insert({
+        const row = yield* transaction(Effect.gen(function*() {
+          const row = yield* repo.insert({
             title: input.title.trim(),
             description: input.description ?? null,
             ...fields,
             duration_seconds: input.duration_seconds ?? null,
             shared_with_family: input.shared_with_family ?? false,
             created_by_id: caller.id
-          })} RETURNING ${sql.literal(videoColumns.replaceAll("v.", ""))}`
-          yield* audit.record({ actorId: caller.id, action: "video.create", targetType: "video", targetId: row!.id })
-          return row!
-        })).pipe(Effect.orDie)
+          })
+          yield* audit.record({ actorId: caller.id, action: "video.create", targetType: "video", targetId: row.id })
+          return row
+        }))
         return yield* toVideo(store, row)
       }).pipe(Effect.withSpan("Videos.create"))
 
@@ -184,26 +169,24 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
           appointment_id: input.appointment_id === undefined ? row.appointment_id : input.appointment_id
         }
         yield* check(fields)
-        const now = new Date(yield* Clock.currentTimeMillis)
         const status = input.status ?? row.status
-        const updated = yield* sql.withTransaction(Effect.gen(function*() {
-          const [updated] = yield* sql<VideoRow>`UPDATE videos SET ${sql.update({
+        const updated = yield* transaction(Effect.gen(function*() {
+          const updated = yield* repo.update(id, row.status, {
             title: input.title?.trim() ?? row.title,
             description: input.description === undefined ? row.description : input.description,
             ...fields,
             duration_seconds: input.duration_seconds === undefined ? row.duration_seconds : input.duration_seconds,
             shared_with_family: input.shared_with_family ?? row.shared_with_family,
-            status,
-            updated_at: now
-          })} WHERE id = ${id} AND status = ${row.status} RETURNING ${sql.literal(videoColumns.replaceAll("v.", ""))}`
-          if (updated === undefined) return undefined
+            status
+          })
+          if (Option.isNone(updated)) return updated
           const action = status === row.status ? "video.update" : status === "archived" ? "video.archive" : "video.unarchive"
           yield* audit.record({ actorId: caller.id, action, targetType: "video", targetId: id })
           return updated
-        })).pipe(Effect.orDie)
+        }))
         // Its status moved meanwhile (processing finished, deleted): the caller sees the video as it is now.
-        if (updated === undefined) return yield* show(caller, id)
-        return yield* toVideo(store, updated)
+        if (Option.isNone(updated)) return yield* show(caller, id)
+        return yield* toVideo(store, updated.value)
       }).pipe(Effect.withSpan("Videos.update", { attributes: { "video.id": id } }))
 
     /** Status deleted; a job removes every stored object (and any unfinished upload). */
@@ -211,33 +194,25 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
       Effect.gen(function*() {
         const viewer = yield* viewerOf(caller)
         yield* writable(viewer, id)
-        const now = new Date(yield* Clock.currentTimeMillis)
-        yield* sql.withTransaction(Effect.gen(function*() {
-          const [row] = yield* sql<{ id: number; upload_id: string | null }>`
-            UPDATE videos v SET status = 'deleted', deleted_at = ${now}, updated_at = ${now}
-            FROM (SELECT id, upload_id FROM videos WHERE id = ${id} FOR UPDATE) old
-            WHERE v.id = old.id AND v.status <> 'deleted' RETURNING v.id, old.upload_id`
-          if (row === undefined) return
-          yield* jobs.enqueue(deleteVideoObjectsTask, { video_id: id, upload_id: row.upload_id }, { jobKey: `delete_video:${id}` })
+        yield* transaction(Effect.gen(function*() {
+          const row = yield* repo.markDeleted(id)
+          if (Option.isNone(row)) return
+          yield* jobs.enqueue(deleteVideoObjectsTask, { video_id: id, upload_id: row.value.upload_id }, { jobKey: `delete_video:${id}` })
           yield* audit.record({ actorId: caller.id, action: "video.delete", targetType: "video", targetId: id })
-        })).pipe(Effect.orDie)
+        }))
       }).pipe(Effect.withSpan("Videos.remove", { attributes: { "video.id": id } }))
 
     const status = (caller: Caller, id: number) =>
       Effect.gen(function*() {
         const viewer = yield* viewerOf(caller)
         let row: VideoRow = yield* readable(viewer, id)
-        const now = yield* Clock.currentTimeMillis
+        const now = yield* nowMillis
         if (row.status === "uploading" && row.upload_id !== null && row.size_bytes !== null &&
           (row.uploaded_checked_at === null || now - row.uploaded_checked_at.getTime() >= uploadCheckMs)) {
           const parts = yield* store.multipart.listParts(`videos/${id}/source`, row.upload_id)
           const bytes = parts.reduce((sum, part) => sum + part.size, 0)
-          const [updated] = yield* sql<VideoRow>`UPDATE videos SET uploaded_bytes = GREATEST(uploaded_bytes, ${bytes}),
-            uploaded_checked_at = ${new Date(now)},
-            upload_activity_at = CASE WHEN ${bytes} > uploaded_bytes THEN ${new Date(now)} ELSE upload_activity_at END
-            WHERE id = ${id} AND upload_id = ${row.upload_id}
-            RETURNING ${sql.literal(videoColumns.replaceAll("v.", ""))}`.pipe(Effect.orDie)
-          if (updated !== undefined) row = updated
+          const updated = yield* repo.recordUploadCheck(id, row.upload_id, bytes)
+          if (Option.isSome(updated)) row = updated.value
         }
         return statusOf(row, now)
       }).pipe(Effect.withSpan("Videos.status", { attributes: { "video.id": id } }))
@@ -250,15 +225,12 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
         if (row.status !== "failed" || !row.source_stored) {
           return yield* Effect.fail(invalidField("status", videoMessages.notFailed(row.status === "failed" ? "failed without a file" : row.status)))
         }
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const done = yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql`UPDATE videos SET status = 'processing', error_message = NULL, progress = 0,
-            processing_started_at = NULL, updated_at = ${now} WHERE id = ${id} AND status = 'failed' RETURNING id`
-          if (rows.length === 0) return false
+        const done = yield* transaction(Effect.gen(function*() {
+          if (!(yield* repo.markRetried(id))) return false
           yield* jobs.enqueue(processVideoTask, { video_id: id }, { jobKey: `process_video:${id}`, maxAttempts: 3 })
           yield* audit.record({ actorId: caller.id, action: "video.retry", targetType: "video", targetId: id })
           return true
-        })).pipe(Effect.orDie)
+        }))
         if (!done) return yield* Effect.fail(invalidField("status", videoMessages.notFailed("no longer failed")))
         return yield* show(caller, id)
       }).pipe(Effect.withSpan("Videos.retry", { attributes: { "video.id": id } }))
