@@ -3,21 +3,12 @@
  * writing (progress), the rows streamed from a cursor in order, and the totals written after them.
  */
 import type { SqlClient, Statement } from "@effect/sql"
-import { Effect } from "effect"
-import type { GroupBy, PatientStatus, ReportFormat, ReportType } from "../../Domain/Reports/Report.js"
+import type { GroupBy, ReportType } from "../../Domain/Reports/Report.js"
 import type { ReportColumn } from "./ReportCells.js"
+import type { ReportParams } from "./ReportsRepo.js"
 import type { Column, ReportLayout } from "./ReportWriters.js"
 
-/** A report's validated parameters, as stored in `reports.parameters`. */
-export interface ReportParams {
-  readonly start_date: string
-  readonly end_date: string
-  readonly provider_ids: ReadonlyArray<number> | null
-  readonly patient_status: PatientStatus | null
-  readonly include_rates: boolean
-  readonly group_by: GroupBy | null
-  readonly format: ReportFormat
-}
+export type { ReportParams } from "./ReportsRepo.js"
 
 /** A totals section: a grouped query in the report's snapshot, one value a column (money as text). */
 export interface TotalsQuery {
@@ -46,12 +37,12 @@ const cell = (key: string, label: string, type: Column["type"], chars: number, s
 })
 
 /** The instants a range of clinic days covers: [start day 00:00, day after the end 00:00) in the zone. */
-const rangeOf = (sql: SqlClient.SqlClient, zone: string, params: Pick<ReportParams, "start_date" | "end_date">) => ({
+export const rangeOf = (sql: SqlClient.SqlClient, zone: string, params: Pick<ReportParams, "start_date" | "end_date">) => ({
   from: sql`(${params.start_date}::date::timestamp AT TIME ZONE ${zone})`,
   to: sql`((${params.end_date}::date + 1)::timestamp AT TIME ZONE ${zone})`
 })
 
-const providerFilter = (sql: SqlClient.SqlClient, alias: string, ids: ReadonlyArray<number> | null) =>
+export const providerFilter = (sql: SqlClient.SqlClient, alias: string, ids: ReadonlyArray<number> | null) =>
   ids === null || ids.length === 0 ? sql`TRUE` : sql`${sql(alias)}.provider_id IN ${sql.in(ids)}`
 
 const parameterList = (params: ReportParams, type: ReportType): ReadonlyArray<readonly [string, string]> => {
@@ -78,25 +69,6 @@ export interface Summary {
   readonly total_revenue: number
   readonly average_rate: number
 }
-
-/**
- * The appointments-with-rates summary, in one grouped query: appointments in the range (every
- * status), Σ paid amounts of their claims (denied claims aside), mean billed amount of those with a claim.
- */
-export const appointmentsSummary = (sql: SqlClient.SqlClient, zone: string, params: ReportParams) =>
-  Effect.gen(function*() {
-    const { from, to } = rangeOf(sql, zone, params)
-    const [row] = yield* sql<{ total: number; revenue: string; average: string }>`
-      SELECT count(*)::int AS total, coalesce(sum(c.payment_amount), 0)::text AS revenue,
-        coalesce(round(avg(c.amount), 2), 0)::text AS average
-      FROM appointments a LEFT JOIN claims c ON c.appointment_id = a.id AND c.status <> 'denied'
-      WHERE a.scheduled_at >= ${from} AND a.scheduled_at < ${to} AND ${providerFilter(sql, "a", params.provider_ids)}`
-    return {
-      total_appointments: row?.total ?? 0,
-      total_revenue: Number(row?.revenue ?? "0"),
-      average_rate: Number(row?.average ?? "0")
-    } satisfies Summary
-  })
 
 export const appointmentsDefinition = (
   sql: SqlClient.SqlClient,
