@@ -27,8 +27,6 @@ const sqlOutsideRepositories = [
   "src/Services/Ecm/MifFiles.ts",
   "src/Services/Ecm/MifImport.ts",
   "src/Services/Ecm/MifImportSql.ts",
-  "src/Services/Reports/ReportCells.ts",
-  "src/Services/Reports/ReportQueries.ts",
   "src/Services/SessionNotes/NotePdf.ts",
   "src/Services/SessionNotes/Reviews.ts",
   "src/Services/SessionNotes/SessionNotes.ts",

@@ -18,9 +18,10 @@ import { ObjectStore } from "../ObjectStore.js"
 import { privateTempFile } from "../PrivateTemp.js"
 import { now } from "../Time.js"
 import { heapKeeper } from "./HeapKeeper.js"
-import { reportRows, toValues } from "./ReportCells.js"
-import { type ReportSnapshot, withReportSnapshot } from "./ReportCursor.js"
-import { appointmentsDefinition, followUpDefinition, type ReportDefinition } from "./ReportQueries.js"
+import { type RawRows, type ReportSnapshot, withReportSnapshot } from "./ReportCursor.js"
+import {
+  appointmentsDefinition, decodeCount, decodeRows, followUpDefinition, type ReportDefinition, reportRows, toValues
+} from "./ReportRowsRepo.js"
 import { type ClaimedRow, failStrandedReports as failStranded, ReportsRepo } from "./ReportsRepo.js"
 import { openReportWriter, type ReportFileWriter, type Section } from "./ReportWriters.js"
 
@@ -89,14 +90,22 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
      * (a batch is written in slices at those boundaries, so the recorded count is always in the
      * file); the rows written. The heap is kept from piling up garbage between batches (HeapKeeper.ts).
      */
-    const writeRows = (id: number, snapshot: ReportSnapshot, query: Statement.Statement<unknown>, writer: ReportFileWriter, total: number) =>
+    const writeRows = (
+      id: number,
+      snapshot: ReportSnapshot,
+      query: Statement.Statement<unknown>,
+      decode: (rows: RawRows) => Effect.Effect<RawRows>,
+      writer: ReportFileWriter,
+      total: number
+    ) =>
       Effect.gen(function*() {
         const step = progressStep(total)
         let written = 0
         let reported = 0
         const keepHeap = heapKeeper()
-        yield* snapshot.forEachBatch(query, (rows) =>
+        yield* snapshot.forEachBatch(query, (batch) =>
           Effect.gen(function*() {
+            const rows = yield* decode(batch)
             let from = 0
             while (from < rows.length) {
               const to = Math.min(rows.length, from + (reported + step - written))
@@ -116,7 +125,7 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
     /** The totals sections, read in the snapshot the rows came from. */
     const totalsOf = (snapshot: ReportSnapshot, definition: ReportDefinition) =>
       Effect.forEach(definition.totals, (totals) =>
-        Effect.map(snapshot.values(totals.rows), (rows): Section => ({
+        Effect.map(Effect.flatMap(snapshot.values(totals.rows), decodeRows("pdf", totals.columns)), (rows): Section => ({
           title: totals.title,
           columns: totals.columns,
           rows: rows.map((row) => toValues(totals.columns, row))
@@ -126,12 +135,13 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
     const writeFile = (id: number, format: ReportFormat, definition: ReportDefinition, file: string) =>
       withReportSnapshot(sql, (snapshot) =>
         Effect.gen(function*() {
-          const [[total]] = (yield* snapshot.values(definition.count).pipe(stage(failureReasons.count))) as [[number]]
+          const total = yield* Effect.flatMap(snapshot.values(definition.count), decodeCount).pipe(stage(failureReasons.count))
           yield* reports.recordTotal(id, total).pipe(stage(failureReasons.count))
           const writer = yield* Effect.tryPromise(() => openReportWriter(format, file, definition.layout))
           return yield* Effect.gen(function*() {
             const rows = reportRows(sql, format, { ...definition, columns: definition.layout.columns }, writer.excelStyleIds)
-            const written = yield* writeRows(id, snapshot, rows, writer, total)
+            const decode = decodeRows(format, definition.layout.columns)
+            const written = yield* writeRows(id, snapshot, rows, decode, writer, total)
             const sections = yield* totalsOf(snapshot, definition)
             yield* Effect.tryPromise(() => writer.finish(sections))
             return written

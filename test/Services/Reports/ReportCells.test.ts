@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import fc from "fast-check"
 import { createRequire } from "node:module"
 import { csvCell, csvLines } from "../../../src/Domain/Csv.js"
-import { type ReportColumn, reportRows } from "../../../src/Services/Reports/ReportCells.js"
+import { type ReportColumn, reportRows } from "../../../src/Services/Reports/ReportRowsRepo.js"
 import { withReportSnapshot } from "../../../src/Services/Reports/ReportCursor.js"
 import { TestSqlLive } from "../../support/database.js"
 
