@@ -42,9 +42,9 @@ export const withReportSnapshot = <A, E, R>(
       connection.executeRaw("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", []),
       () => Effect.ignore(connection.executeRaw("ROLLBACK", []))
     )
-    // Dates as YYYY-MM-DD text whatever the server's setting (ReportCells.ts). No JIT: compiling
+    // Dates as YYYY-MM-DD text whatever the server's setting (ReportRowsRepo.ts). No JIT: compiling
     // the expressions cost more (~0.8 s for a million rows) than it saved. A cursor planned for all
-    // its rows: PostgreSQL formats the rows (ReportCells.ts), so it sets the pace, and a sort
+    // its rows: PostgreSQL formats the rows (ReportRowsRepo.ts), so it sets the pace, and a sort
     // followed by a sequential read took it a quarter less time than walking an index in order
     // (a million appointments: 4.9 s against 6.3 s), though the first row comes later.
     yield* connection.executeRaw("SET LOCAL DateStyle = ISO", [])

@@ -9,18 +9,20 @@
  * a report whose job has no run left is failed by `failStrandedReports`.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Cause, Clock, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { rm, stat } from "node:fs/promises"
-import { contentTypes, fileExtensions, reportLifetimeDays, type ReportFormat, type ReportType } from "../../Domain/Reports/Report.js"
+import { contentTypes, fileExtensions, reportLifetimeDays, type ReportFormat } from "../../Domain/Reports/Report.js"
 import { AppConfig } from "../AppConfig.js"
-import { staleCutoff } from "../HeartbeatsRepo.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { privateTempFile } from "../PrivateTemp.js"
+import { now } from "../Time.js"
 import { heapKeeper } from "./HeapKeeper.js"
-import { reportRows, toValues } from "./ReportCells.js"
-import { type ReportSnapshot, withReportSnapshot } from "./ReportCursor.js"
-import { appointmentsDefinition, followUpDefinition, type ReportDefinition, type ReportParams } from "./ReportQueries.js"
+import { type RawRows, type ReportSnapshot, withReportSnapshot } from "./ReportCursor.js"
+import {
+  appointmentsDefinition, decodeCount, decodeRows, followUpDefinition, type ReportDefinition, reportRows, toValues
+} from "./ReportRowsRepo.js"
+import { type ClaimedRow, failStrandedReports as failStranded, ReportsRepo } from "./ReportsRepo.js"
 import { openReportWriter, type ReportFileWriter, type Section } from "./ReportWriters.js"
 
 const dayMs = 86_400_000
@@ -43,16 +45,7 @@ export const reportJobKey = (id: number) => `${reportJobKeyPrefix}${id}`
  * (running, or held by a crashed worker not yet released) or has runs left is left to the queue.
  */
 export const failStrandedReports = (staleAfterSeconds: number) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const now = new Date(yield* Clock.currentTimeMillis)
-    const failed = yield* sql<{ id: number }>`UPDATE reports r SET status = 'failed', failure_reason = ${failureReasons.interrupted}, updated_at = ${now}
-      WHERE r.status = 'generating' AND r.updated_at < ${staleCutoff(sql, staleAfterSeconds)}
-        AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j
-          WHERE j.key = ${reportJobKeyPrefix} || r.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))
-      RETURNING r.id`
-    return failed.length
-  }).pipe(Effect.orDie)
+  failStranded(staleAfterSeconds, reportJobKeyPrefix, failureReasons.interrupted)
 
 class StageFailed {
   readonly _tag = "StageFailed"
@@ -69,57 +62,50 @@ const stage = (reason: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Eff
     })
   )
 
-interface ClaimedRow {
-  readonly id: number
-  readonly report_type: ReportType
-  readonly format: ReportFormat
-  readonly parameters: ReportParams
-}
-
 /** Rows between progress updates: about a hundred updates a report, at least 128 rows apart. */
 const progressStep = (total: number) => Math.max(128, Math.ceil(total / 100))
 
 export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/ReportGenerator", {
+  dependencies: [ReportsRepo.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const reports = yield* ReportsRepo
     const store = yield* ObjectStore
     const config = yield* AppConfig
     const zone = config.clinicTimeZone
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    const claim = (id: number) =>
-      Effect.flatMap(now, (at) =>
-        sql<ClaimedRow>`UPDATE reports SET status = 'generating', started_at = ${at}, rows_written = 0, rows_total = NULL, updated_at = ${at}
-          WHERE id = ${id} AND status IN ('queued', 'generating')
-          RETURNING id, report_type, format, parameters`).pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+    const claim = (id: number) => Effect.flatMap(now, (at) => reports.claim(id, at))
 
-    const markFailed = (id: number, reason: string) =>
-      Effect.flatMap(now, (at) =>
-        sql`UPDATE reports SET status = 'failed', failure_reason = ${reason}, updated_at = ${at}
-          WHERE id = ${id} AND status = 'generating'`).pipe(Effect.asVoid, Effect.orDie)
+    const markFailed = (id: number, reason: string) => Effect.flatMap(now, (at) => reports.markFailed(id, reason, at))
 
     const definitionOf = (row: ClaimedRow, generatedAt: Date): ReportDefinition =>
       row.report_type === "provider_appointments"
         ? appointmentsDefinition(sql, zone, row.parameters, generatedAt)
         : followUpDefinition(sql, zone, row.parameters, generatedAt)
 
-    const recordProgress = (id: number, written: number) =>
-      Effect.flatMap(now, (at) =>
-        sql`UPDATE reports SET rows_written = ${written}, updated_at = ${at} WHERE id = ${id} AND status = 'generating'`)
+    const recordProgress = (id: number, written: number) => Effect.flatMap(now, (at) => reports.recordProgress(id, written, at))
 
     /**
      * Reads the rows batch by batch into the file, recording progress each `progressStep` rows
      * (a batch is written in slices at those boundaries, so the recorded count is always in the
      * file); the rows written. The heap is kept from piling up garbage between batches (HeapKeeper.ts).
      */
-    const writeRows = (id: number, snapshot: ReportSnapshot, query: Statement.Statement<unknown>, writer: ReportFileWriter, total: number) =>
+    const writeRows = (
+      id: number,
+      snapshot: ReportSnapshot,
+      query: Statement.Statement<unknown>,
+      decode: (rows: RawRows) => Effect.Effect<RawRows>,
+      writer: ReportFileWriter,
+      total: number
+    ) =>
       Effect.gen(function*() {
         const step = progressStep(total)
         let written = 0
         let reported = 0
         const keepHeap = heapKeeper()
-        yield* snapshot.forEachBatch(query, (rows) =>
+        yield* snapshot.forEachBatch(query, (batch) =>
           Effect.gen(function*() {
+            const rows = yield* decode(batch)
             let from = 0
             while (from < rows.length) {
               const to = Math.min(rows.length, from + (reported + step - written))
@@ -139,7 +125,7 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
     /** The totals sections, read in the snapshot the rows came from. */
     const totalsOf = (snapshot: ReportSnapshot, definition: ReportDefinition) =>
       Effect.forEach(definition.totals, (totals) =>
-        Effect.map(snapshot.values(totals.rows), (rows): Section => ({
+        Effect.map(Effect.flatMap(snapshot.values(totals.rows), decodeRows("pdf", totals.columns)), (rows): Section => ({
           title: totals.title,
           columns: totals.columns,
           rows: rows.map((row) => toValues(totals.columns, row))
@@ -149,12 +135,13 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
     const writeFile = (id: number, format: ReportFormat, definition: ReportDefinition, file: string) =>
       withReportSnapshot(sql, (snapshot) =>
         Effect.gen(function*() {
-          const [[total]] = (yield* snapshot.values(definition.count).pipe(stage(failureReasons.count))) as [[number]]
-          yield* sql`UPDATE reports SET rows_total = ${total} WHERE id = ${id}`.pipe(stage(failureReasons.count))
+          const total = yield* Effect.flatMap(snapshot.values(definition.count), decodeCount).pipe(stage(failureReasons.count))
+          yield* reports.recordTotal(id, total).pipe(stage(failureReasons.count))
           const writer = yield* Effect.tryPromise(() => openReportWriter(format, file, definition.layout))
           return yield* Effect.gen(function*() {
             const rows = reportRows(sql, format, { ...definition, columns: definition.layout.columns }, writer.excelStyleIds)
-            const written = yield* writeRows(id, snapshot, rows, writer, total)
+            const decode = decodeRows(format, definition.layout.columns)
+            const written = yield* writeRows(id, snapshot, rows, decode, writer, total)
             const sections = yield* totalsOf(snapshot, definition)
             yield* Effect.tryPromise(() => writer.finish(sections))
             return written
@@ -190,11 +177,16 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
         }
         const at = yield* now
         const expiresAt = new Date(at.getTime() + reportLifetimeDays * dayMs)
-        const completed = yield* sql`UPDATE reports SET status = 'completed', rows_written = ${result.right.written},
-            object_key = ${key}, byte_size = ${result.right.size}, generated_at = ${at}, expires_at = ${expiresAt}, updated_at = ${at}
-          WHERE id = ${row.id} AND status = 'generating' RETURNING id`.pipe(Effect.orDie)
+        const completed = yield* reports.complete({
+          id: row.id,
+          written: result.right.written,
+          objectKey: key,
+          byteSize: result.right.size,
+          at,
+          expiresAt
+        })
         // Taken over meanwhile (another run of a retried job): keep no second file.
-        if (completed.length === 0) yield* store.delete(key)
+        if (!completed) yield* store.delete(key)
         yield* Effect.annotateCurrentSpan({ "report.rows": result.right.written, "report.bytes": result.right.size })
       })
 
@@ -208,11 +200,10 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
     /** Deletes the files of reports past their expiry and marks them expired; how many. */
     const expire = Effect.gen(function*() {
       const at = yield* now
-      const due = yield* sql<{ id: number; object_key: string }>`SELECT id, object_key FROM reports
-        WHERE status = 'completed' AND expires_at <= ${at} ORDER BY expires_at LIMIT 10000`
+      const due = yield* reports.findExpired(at)
       for (const report of due) {
         yield* store.delete(report.object_key)
-        yield* sql`UPDATE reports SET status = 'expired', updated_at = ${at} WHERE id = ${report.id} AND status = 'completed'`
+        yield* reports.markExpired(report.id, at)
       }
       yield* Effect.annotateCurrentSpan({ "reports.expired": due.length })
       return due.length

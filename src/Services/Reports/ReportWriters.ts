@@ -1,7 +1,7 @@
 /**
  * Report files written row batch by row batch into a local file (then streamed into the
  * ObjectStore): never the whole report in memory. One table per report, typed columns, and totals
- * sections after it. csv, json and excel rows come formatted by PostgreSQL (ReportCells.ts).
+ * sections after it. csv, json and excel rows come formatted by PostgreSQL (ReportRowsRepo.ts).
  * - csv: the table only (header + rows), the shared CSV text of src/Domain/Csv.ts (RFC 4180,
  *   formulas neutralised), UTF-8 without a byte order mark.
  * - json: `{report: {title, generated_at, parameters}, columns, rows: [{key: value}], totals}`.
@@ -16,7 +16,7 @@ import { once } from "node:events"
 import { createWriteStream, type WriteStream } from "node:fs"
 import { csvLines } from "../../Domain/Csv.js"
 import type { ReportFormat } from "../../Domain/Reports/Report.js"
-import { toValues } from "./ReportCells.js"
+import { toValues } from "./ReportRowsRepo.js"
 import type { RawRows } from "./ReportCursor.js"
 import type ExcelJS from "exceljs"
 
@@ -48,10 +48,10 @@ export interface ReportLayout {
 }
 
 export interface ReportFileWriter {
-  /** The style ids the excel cells' XML names, by column (ReportCells.ts); empty for other formats. */
+  /** The style ids the excel cells' XML names, by column (ReportRowsRepo.ts); empty for other formats. */
   readonly excelStyleIds: ReadonlyArray<number>
   /**
-   * Appends rows as the cursor reads `reportRows` of the format (ReportCells.ts): one finished
+   * Appends rows as the cursor reads `reportRows` of the format (ReportRowsRepo.ts): one finished
    * text a row, or a PDF row's values. Resolves once the file can take more (backpressure).
    */
   readonly write: (rows: RawRows) => Promise<void>

@@ -3,23 +3,25 @@
  * unguessable public id and handed to the job queue in one transaction; status and download read
  * the row. Expired reports (and unknown ids) are 404 `Report not found`.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { conflict, type FieldMessages, invalid, notFound } from "../../Api/Errors.js"
 import {
   type AppointmentsReportRequest, type FollowUpReportRequest, maxReportDays, reportMessages
 } from "../../Api/Reports/Reports.js"
 import {
-  AppointmentsReportQueued, daysBetween, estimateFinish, FollowUpReportQueued, progressOf, ReportState, type ReportFormat, type ReportStatus,
+  AppointmentsReportQueued, daysBetween, estimateFinish, FollowUpReportQueued, progressOf, ReportState, type ReportFormat,
   ReportSummary, type ReportType
 } from "../../Domain/Reports/Report.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
 import { ObjectStore } from "../ObjectStore.js"
+import { makeTransaction } from "../Repository.js"
+import { now } from "../Time.js"
 import { newToken } from "../Tokens.js"
-import { appointmentsSummary, type ReportParams } from "./ReportQueries.js"
 import { reportJobKey } from "./ReportGenerator.js"
+import { ReportRowsRepo } from "./ReportRowsRepo.js"
+import { type ReportParams, ReportsRepo } from "./ReportsRepo.js"
 import { generateReportTask, reportMaxAttempts } from "./ReportTasks.js"
 
 /**
@@ -28,20 +30,6 @@ import { generateReportTask, reportMaxAttempts } from "./ReportTasks.js"
  */
 const rowsPerSecond: Record<ReportFormat, number> = { csv: 80_000, json: 70_000, excel: 60_000, pdf: 20_000 }
 const startAllowanceMs = 5_000
-
-interface ReportRow {
-  readonly id: number
-  readonly report_id: string
-  readonly status: ReportStatus
-  readonly failure_reason: string | null
-  readonly rows_total: number | null
-  readonly rows_written: number
-  readonly object_key: string | null
-  readonly estimated_completion: Date | null
-  readonly started_at: Date | null
-  readonly generated_at: Date | null
-  readonly expires_at: Date | null
-}
 
 /** Validated request parameters with their defaults (csv, no patient status, no rates, no grouping) and `extra`. */
 const paramsOf = (
@@ -60,14 +48,16 @@ const paramsOf = (
 })
 
 export class Reports extends Effect.Service<Reports>()("app/Reports", {
+  dependencies: [ReportsRepo.Default, ReportRowsRepo.Default],
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const reports = yield* ReportsRepo
+    const reportRows = yield* ReportRowsRepo
+    const transaction = yield* makeTransaction
     const audit = yield* AuditLog
     const jobs = yield* Jobs
     const store = yield* ObjectStore
     const config = yield* AppConfig
     const zone = config.clinicTimeZone
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     /** Dates ordered and not too far apart, and every provider named exists (422 otherwise). */
     const check = (params: { start_date: string; end_date: string; provider_ids?: ReadonlyArray<number> | null | undefined }) =>
@@ -77,7 +67,7 @@ export class Reports extends Effect.Service<Reports>()("app/Reports", {
         else if (daysBetween(params.start_date, params.end_date) + 1 > maxReportDays) errors.end_date = [reportMessages.rangeTooLong(maxReportDays)]
         const ids = [...new Set(params.provider_ids ?? [])]
         if (ids.length > 0) {
-          const found = yield* sql<{ id: number }>`SELECT id FROM providers WHERE id IN ${sql.in(ids)}`.pipe(Effect.orDie)
+          const found = yield* reportRows.existingProviderIds(ids)
           if (found.length !== ids.length) errors.provider_ids = [reportMessages.mustExist]
         }
         if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors as FieldMessages))
@@ -90,14 +80,11 @@ export class Reports extends Effect.Service<Reports>()("app/Reports", {
         const at = yield* now
         const reportId = newToken()
         const estimate = new Date(at.getTime() + startAllowanceMs + Math.ceil((expectedRows / rowsPerSecond[params.format]) * 1000))
-        const id = yield* sql.withTransaction(Effect.gen(function*() {
-          const [row] = yield* sql<{ id: number }>`INSERT INTO reports
-              (report_id, report_type, format, parameters, requested_by_id, estimated_completion, created_at, updated_at)
-            VALUES (${reportId}, ${type}, ${params.format}, ${JSON.stringify(params)}::jsonb, ${actorId}, ${estimate}, ${at}, ${at})
-            RETURNING id`
-          yield* jobs.enqueue(generateReportTask, { report: row!.id }, { maxAttempts: reportMaxAttempts, jobKey: reportJobKey(row!.id) })
-          yield* audit.record({ actorId, action: "report.generate", targetType: "report", targetId: row!.id })
-          return row!.id
+        const id = yield* transaction(Effect.gen(function*() {
+          const id = yield* reports.insert({ reportId, type, params, requestedById: actorId, estimatedCompletion: estimate }, at)
+          yield* jobs.enqueue(generateReportTask, { report: id }, { maxAttempts: reportMaxAttempts, jobKey: reportJobKey(id) })
+          yield* audit.record({ actorId, action: "report.generate", targetType: "report", targetId: id })
+          return id
         })).pipe(Effect.orDie)
         yield* Effect.annotateCurrentSpan({ "report.id": id })
         return { reportId, estimate }
@@ -115,7 +102,7 @@ export class Reports extends Effect.Service<Reports>()("app/Reports", {
       Effect.gen(function*() {
         const ids = yield* check(request)
         const params = paramsOf(request, ids, { include_rates: request.include_rates ?? true, group_by: request.group_by ?? null })
-        const summary = yield* appointmentsSummary(sql, zone, params).pipe(Effect.orDie)
+        const summary = yield* reportRows.appointmentsSummary(zone, params)
         const { reportId } = yield* enqueue(actorId, "provider_appointments", params, summary.total_appointments)
         return AppointmentsReportQueued.make({
           report_id: reportId,
@@ -130,10 +117,8 @@ export class Reports extends Effect.Service<Reports>()("app/Reports", {
     const find = (reportId: string) =>
       Effect.gen(function*() {
         const at = yield* now
-        const rows = yield* sql<ReportRow>`SELECT id, report_id, status, failure_reason, rows_total, rows_written, object_key,
-            estimated_completion, started_at, generated_at, expires_at
-          FROM reports WHERE report_id = ${reportId}`.pipe(Effect.orDie)
-        const row = rows[0]
+        const found = yield* reports.findByReportId(reportId)
+        const row = Option.getOrUndefined(found)
         if (row === undefined || row.status === "expired" || (row.expires_at !== null && row.expires_at.getTime() <= at.getTime())) {
           return yield* Effect.fail(notFound("Report"))
         }

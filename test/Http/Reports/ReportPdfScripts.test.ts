@@ -22,7 +22,7 @@ const storedFile = (id: string) =>
     return Option.getOrThrow(yield* (yield* ObjectStore).get(row!.object_key)).body
   })
 
-/** The follow-up schedule's columns' widths in characters (ReportQueries.ts), each followed by a space. */
+/** The follow-up schedule's columns' widths in characters (ReportRowsRepo.ts), each followed by a space. */
 const widths = [10, 24, 8, 6, 10, 10, 22, 16, 17, 22]
 
 /** The page's left margin (ReportWriters.ts), where each table line starts. */

@@ -2,15 +2,16 @@
  * The SQL twins of the app's text rules (sql/0025_report_cells.sql) give the same text as the rules
  * themselves: `report_csv_text` as `csvCell` (src/Domain/Csv.ts), `report_xml_text` as exceljs's
  * `xmlEncode`, on every three-character text of a tricky alphabet and on random longer ones; and
- * the rows `reportRows` formats read back as the writers' formats would.
+ * the rows `reportRows` formats read back as the writers' formats would, and pass `decodeRows`,
+ * which stops a row of another shape.
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Exit } from "effect"
 import fc from "fast-check"
 import { createRequire } from "node:module"
 import { csvCell, csvLines } from "../../../src/Domain/Csv.js"
-import { type ReportColumn, reportRows } from "../../../src/Services/Reports/ReportCells.js"
+import { decodeRows, type ReportColumn, reportRows } from "../../../src/Services/Reports/ReportRowsRepo.js"
 import { withReportSnapshot } from "../../../src/Services/Reports/ReportCursor.js"
 import { TestSqlLive } from "../../support/database.js"
 
@@ -73,6 +74,21 @@ layer(TestSqlLive)("report rows formatted in SQL", (it) => {
         const money = n % 2 === 0 ? (n * 1.5).toFixed(2) : null
         return { text: text === "" ? null : text, n, day, money }
       })
+      for (const format of ["csv", "json", "excel"] as const) {
+        const rows = (yield* read(format)).map((text) => [text])
+        expect(yield* decodeRows(format, columns)(rows)).toBe(rows)
+      }
+      const values = yield* withReportSnapshot(sql, (snapshot) =>
+        snapshot.values(reportRows(sql, "pdf", { columns, from: sql`FROM unnest(${texts}::text[]) WITH ORDINALITY AS v(t, n)`, order: [sql`v.n`] }, []))
+      ).pipe(Effect.orDie)
+      expect(yield* decodeRows("pdf", columns)(values)).toBe(values)
+      // Another shape is a defect: a number where text is due, a missing cell, two values for one text.
+      const fails = (format: "csv" | "pdf", rows: ReadonlyArray<Array<unknown>>) =>
+        Effect.map(Effect.exit(decodeRows(format, columns)(rows)), Exit.isFailure)
+      expect(yield* fails("pdf", [values[0]!, ["x", 1, 2, "1970-01-02", null]])).toBe(true)
+      expect(yield* fails("pdf", [values[0]!.slice(1)])).toBe(true)
+      expect(yield* fails("csv", [["a", "b"]])).toBe(true)
+      expect(yield* fails("csv", [[1]])).toBe(true)
       expect(yield* read("csv")).toEqual(expected.map((row) => csvLines([[row.text, "ok", row.n, row.day, row.money]])))
       expect((yield* read("json")).map((text) => JSON.parse(text))).toEqual(expected.map((row) => ({
         text: row.text, code: "ok", number: row.n, day: row.day, money: row.money === null ? null : Number(row.money)
