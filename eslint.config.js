@@ -32,7 +32,6 @@ const sqlOutsideRepositories = [
   "src/Services/Reports/ReportQueries.ts",
   "src/Services/Reports/Reports.ts",
   "src/Services/Reports/WeeklyMetrics.ts",
-  "src/Services/SessionNotes/Supervision.ts",
   "src/Services/Videos/VideoProcessing.ts",
   "src/Services/Videos/VideoUploads.ts",
   "src/Services/Videos/Videos.ts"
