@@ -26,11 +26,7 @@ const sqlOutsideRepositories = [
   "src/Services/Content/UserPieces.ts",
   "src/Services/Ecm/MifFiles.ts",
   "src/Services/Ecm/MifImport.ts",
-  "src/Services/Ecm/MifImportSql.ts",
-  "src/Services/SessionNotes/NotePdf.ts",
-  "src/Services/SessionNotes/Reviews.ts",
-  "src/Services/SessionNotes/SessionNotes.ts",
-  "src/Services/SessionNotes/Supervision.ts"
+  "src/Services/Ecm/MifImportSql.ts"
 ]
 
 export default tseslint.config(

@@ -4,15 +4,17 @@
  * content hashes that show whether the signed content is still what is stored. Admins only; the
  * download is audited.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import { invalid } from "../../Api/Errors.js"
 import { sessionNoteMessages } from "../../Api/SessionNotes/SessionNotes.js"
 import { contentSections } from "../../Domain/SessionNotes/SessionNote.js"
-import { addendumColumns, type AddendumRow, contentOf, currentHash, type NoteRow, signOffColumns, type SignOffRow } from "./SessionNotesRepo.js"
 import type { Viewer } from "../Access/Access.js"
+import { now } from "../Time.js"
+import { AddendaRepo, type AddendumRow } from "./AddendaRepo.js"
+import { contentOf, currentHash, type NoteRow } from "./SessionNotesRepo.js"
 import { SessionNotes } from "./SessionNotes.js"
 import { Signatures } from "./Signatures.js"
+import { type NamedSignOffRow, SignOffsRepo } from "./SignOffsRepo.js"
 
 const sectionTitles: Record<(typeof contentSections)[number], string> = {
   subjective: "Subjective",
@@ -25,7 +27,7 @@ const sectionTitles: Record<(typeof contentSections)[number], string> = {
 interface PdfInput {
   readonly note: NoteRow
   readonly addendums: ReadonlyArray<AddendumRow & { readonly image?: Uint8Array | undefined; readonly respondedImage?: Uint8Array | undefined }>
-  readonly signOffs: ReadonlyArray<SignOffRow & { readonly image?: Uint8Array | undefined; readonly reviewer: string }>
+  readonly signOffs: ReadonlyArray<NamedSignOffRow & { readonly image?: Uint8Array | undefined }>
   readonly generatedAt: Date
 }
 
@@ -109,7 +111,8 @@ export const renderNotePdf = async (input: PdfInput): Promise<Uint8Array> => {
 
 export class NotePdfs extends Effect.Service<NotePdfs>()("app/NotePdfs", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const addenda = yield* AddendaRepo
+    const signOffs = yield* SignOffsRepo
     const notes = yield* SessionNotes
     const signatures = yield* Signatures
 
@@ -119,20 +122,17 @@ export class NotePdfs extends Effect.Service<NotePdfs>()("app/NotePdfs", {
       Effect.gen(function*() {
         const note = yield* notes.findRow(viewer, id, false)
         if (note.locked_at === null) return yield* Effect.fail(invalid({ status: [sessionNoteMessages.notSigned(note.status)] }))
-        const addendumRows = yield* sql<AddendumRow>`SELECT ${sql.literal(addendumColumns)} FROM session_note_addendums
-          WHERE session_note_id = ${id} ORDER BY id`
-        const signOffRows = yield* sql<SignOffRow & { reviewer: string }>`SELECT ${sql.literal(signOffColumns.split(",").map((c) => `o.${c.trim()}`).join(", "))},
-            u.first_name || ' ' || u.last_name AS reviewer
-          FROM session_note_sign_offs o JOIN users u ON u.id = o.reviewer_id WHERE o.session_note_id = ${id} ORDER BY o.id`
+        const addendumRows = yield* addenda.ofNotes([id])
+        const signOffRows = yield* signOffs.namedOfNote(id)
         const addendums = yield* Effect.forEach(addendumRows, (a) =>
           Effect.map(Effect.all([imageOf(a.signature_key), imageOf(a.responded_signature_key)]), ([image, respondedImage]) => ({ ...a, image, respondedImage })))
-        const signOffs = yield* Effect.forEach(signOffRows, (s) => Effect.map(imageOf(s.signature_key), (image) => ({ ...s, image })))
+        const signed = yield* Effect.forEach(signOffRows, (s) => Effect.map(imageOf(s.signature_key), (image) => ({ ...s, image })))
         yield* notes.record(viewer, "pdf", id)
-        const generatedAt = new Date(yield* Clock.currentTimeMillis)
-        return yield* Effect.promise(() => renderNotePdf({ note, addendums, signOffs, generatedAt }))
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("NotePdfs.pdf", { attributes: { "session_note.id": id } }))
+        const generatedAt = yield* now
+        return yield* Effect.promise(() => renderNotePdf({ note, addendums, signOffs: signed, generatedAt }))
+      }).pipe(Effect.withSpan("NotePdfs.pdf", { attributes: { "session_note.id": id } }))
 
     return { pdf } as const
   }),
-  dependencies: [SessionNotes.Default, Signatures.Default]
+  dependencies: [SessionNotes.Default, AddendaRepo.Default, SignOffsRepo.Default, Signatures.Default]
 }) {}

@@ -6,15 +6,17 @@
  * completes a pending_signature note with nothing pending. Every signature is a checked PNG kept
  * in the object store. All audited.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { invalid, notFound } from "../../Api/Errors.js"
 import {
   type CreateAddendumRequest, type CreateSignOffRequest, sessionNoteMessages, type UpdateAddendumRequest, type UpdateSignOffRequest
 } from "../../Api/SessionNotes/SessionNotes.js"
 import { Addendum, canMoveNote, canMoveSupervision, SignOff } from "../../Domain/SessionNotes/SessionNote.js"
-import { addendumColumns, type AddendumRow, signOffColumns, type SignOffRow } from "./SessionNotesRepo.js"
 import { canChangeSignOff, canReviewNote, isNoteProvider, type Viewer } from "../Access/Access.js"
+import { makeTransaction } from "../Repository.js"
+import { AddendaRepo, type AddendumRow } from "./AddendaRepo.js"
+import { SessionNotesRepo } from "./SessionNotesRepo.js"
+import { type SignOffRow, SignOffsRepo } from "./SignOffsRepo.js"
 import { SessionNotes } from "./SessionNotes.js"
 import { Signatures } from "./Signatures.js"
 
@@ -23,8 +25,11 @@ const reviewStatuses = ["pending_review", "pending_signature"] as const
 
 export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("app/SessionNoteReviews", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const notes = yield* SessionNotes
+    const noteRows = yield* SessionNotesRepo
+    const addenda = yield* AddendaRepo
+    const signOffs = yield* SignOffsRepo
+    const transaction = yield* makeTransaction
     const signatures = yield* Signatures
 
     const toAddendum = (row: AddendumRow) =>
@@ -61,7 +66,7 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
     const createAddendum = (viewer: Viewer, input: CreateAddendumRequest) =>
       Effect.gen(function*() {
         const image = input.addendum.signature === undefined ? undefined : yield* signatures.check("signature", input.addendum.signature)
-        const row = yield* sql.withTransaction(Effect.gen(function*() {
+        const row = yield* transaction(Effect.gen(function*() {
           const note = yield* notes.findRow(viewer, input.session_note_id, true)
           if (!canReviewNote(viewer, note)) {
             return yield* Effect.fail(invalid({ addendum: ["can only be requested by the note's supervisor or an admin"] }))
@@ -70,46 +75,49 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
             return yield* Effect.fail(invalid({ status: [m.move(note.status, "requires_addendum")] }))
           }
           const stored = image === undefined ? undefined : yield* signatures.store(note.id, image)
-          const [row] = yield* sql<AddendumRow>`INSERT INTO session_note_addendums (session_note_id, instructions, signature_key,
-              signature_sha256, signed_content_sha256, signed_at, created_by_id)
-            VALUES (${note.id}, ${input.addendum.instructions.trim()}, ${stored?.key ?? null}, ${stored?.sha256 ?? null},
-              ${stored === undefined ? null : note.content_sha256}, ${stored === undefined ? null : sql`now()`}, ${viewer.id})
-            RETURNING ${sql.literal(addendumColumns)}`
+          const row = yield* addenda.insert({
+            session_note_id: note.id,
+            instructions: input.addendum.instructions.trim(),
+            signature: stored === undefined ? null : { key: stored.key, sha256: stored.sha256, content_sha256: note.content_sha256 },
+            created_by_id: viewer.id
+          })
           const supervision = note.supervision_status !== null && canMoveSupervision(note.supervision_status, "requires_changes")
             ? "requires_changes"
             : note.supervision_status
-          yield* sql`UPDATE session_notes SET status = 'requires_addendum', supervision_status = ${supervision}, updated_at = now()
-            WHERE id = ${note.id}`
+          yield* noteRows.move({ id: note.id, status: "requires_addendum", supervision_status: supervision })
           yield* notes.record(viewer, "addendum_create", note.id)
           yield* notes.record(viewer, "requires_addendum", note.id)
           if (supervision !== note.supervision_status) yield* notes.record(viewer, "supervision_requires_changes", note.id)
-          return row!
+          return row
         }))
         return yield* toAddendum(row)
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SessionNoteReviews.createAddendum"))
+      }).pipe(Effect.withSpan("SessionNoteReviews.createAddendum"))
 
     /**
      * An addendum or sign-off and its note (locked), when the caller may read the note; else 404
      * "<thing> not found". The row is read again under the note's lock, which every change of a
      * note's addenda and sign-offs holds, so what the caller acts on is current.
      */
-    const childOf = <R extends { readonly session_note_id: number }>(viewer: Viewer, table: string, columns: string, id: number, thing: string) =>
+    const childOf = <R extends { readonly session_note_id: number }, E, R2>(
+      viewer: Viewer,
+      read: Effect.Effect<Option.Option<R>, E, R2>,
+      thing: string
+    ) =>
       Effect.gen(function*() {
-        const read = sql<R>`SELECT ${sql.literal(columns)} FROM ${sql.literal(table)} WHERE id = ${id}`
-        const [first] = yield* read
-        if (first === undefined) return yield* Effect.fail(notFound(thing))
-        const note = yield* notes.findRow(viewer, first.session_note_id, true).pipe(Effect.mapError(() => notFound(thing)))
-        const [row] = yield* read
-        if (row === undefined) return yield* Effect.fail(notFound(thing))
-        return { row, note }
+        const first = yield* read
+        if (Option.isNone(first)) return yield* Effect.fail(notFound(thing))
+        const note = yield* notes.findRow(viewer, first.value.session_note_id, true).pipe(Effect.mapError(() => notFound(thing)))
+        const row = yield* read
+        if (Option.isNone(row)) return yield* Effect.fail(notFound(thing))
+        return { row: row.value, note }
       })
 
     const updateAddendum = (viewer: Viewer, id: number, input: UpdateAddendumRequest) =>
       Effect.gen(function*() {
         const signature = input.addendum.responded_signature
         const image = signature === undefined ? undefined : yield* signatures.check("responded_signature", signature)
-        const row = yield* sql.withTransaction(Effect.gen(function*() {
-          const { note, row: current } = yield* childOf<AddendumRow>(viewer, "session_note_addendums", addendumColumns, id, "Addendum")
+        const row = yield* transaction(Effect.gen(function*() {
+          const { note, row: current } = yield* childOf(viewer, addenda.findById(id), "Addendum")
           if (!isNoteProvider(viewer, note)) {
             return yield* Effect.fail(invalid({ addendum: ["can only be answered by the note's provider"] }))
           }
@@ -119,29 +127,27 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
             return yield* Effect.fail(invalid({ instructions_response: ["can't be blank"] }))
           }
           const stored = image === undefined ? undefined : yield* signatures.store(note.id, image)
-          const [row] = yield* sql<AddendumRow>`UPDATE session_note_addendums SET instructions_response = ${response},
-              responded_signature_key = ${stored?.key ?? null}, responded_signature_sha256 = ${stored?.sha256 ?? null},
-              responded_content_sha256 = ${stored === undefined ? null : note.content_sha256},
-              responded_signed_at = ${stored === undefined ? null : sql`now()`},
-              responded_by_id = ${viewer.id}, responded_at = now(), updated_at = now()
-            WHERE id = ${id} RETURNING ${sql.literal(addendumColumns)}`
+          const row = yield* addenda.answer({
+            id,
+            instructions_response: response,
+            signature: stored === undefined ? null : { key: stored.key, sha256: stored.sha256, content_sha256: note.content_sha256 },
+            responded_by_id: viewer.id
+          })
           yield* notes.record(viewer, "addendum_answer", note.id)
-          const [open] = yield* sql`SELECT 1 FROM session_note_addendums WHERE session_note_id = ${note.id} AND responded_at IS NULL`
-          if (open === undefined && note.status === "requires_addendum") {
+          if (note.status === "requires_addendum" && !(yield* addenda.hasOpen(note.id))) {
             const supervision = note.supervision_status === "requires_changes" ? "pending_supervision" : note.supervision_status
-            yield* sql`UPDATE session_notes SET status = 'pending_review', supervision_status = ${supervision}, updated_at = now()
-              WHERE id = ${note.id}`
+            yield* noteRows.move({ id: note.id, status: "pending_review", supervision_status: supervision })
             yield* notes.record(viewer, "pending_review", note.id)
           }
-          return row!
+          return row
         }))
         return yield* toAddendum(row)
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SessionNoteReviews.updateAddendum", { attributes: { "addendum.id": id } }))
+      }).pipe(Effect.withSpan("SessionNoteReviews.updateAddendum", { attributes: { "addendum.id": id } }))
 
     const createSignOff = (viewer: Viewer, input: CreateSignOffRequest) =>
       Effect.gen(function*() {
         const image = yield* signatures.check("signature", input.sign_off.signature)
-        const row = yield* sql.withTransaction(Effect.gen(function*() {
+        const row = yield* transaction(Effect.gen(function*() {
           const note = yield* notes.findRow(viewer, input.session_note_id, true)
           if (!canReviewNote(viewer, note)) {
             return yield* Effect.fail(invalid({ sign_off: ["can only be given by the note's supervisor or an admin"] }))
@@ -150,22 +156,26 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
             return yield* Effect.fail(invalid({ status: [`is ${note.status}: only notes pending review or signature can be signed off`] }))
           }
           const stored = yield* signatures.store(note.id, image)
-          const [row] = yield* sql<SignOffRow>`INSERT INTO session_note_sign_offs (session_note_id, reviewer_id, review_date,
-              instructions, signature_key, signature_sha256, signed_content_sha256)
-            VALUES (${note.id}, ${viewer.id}, ${input.sign_off.review_date}, ${input.sign_off.instructions?.trim() || null},
-              ${stored.key}, ${stored.sha256}, ${note.content_sha256})
-            RETURNING ${sql.literal(signOffColumns)}`
+          const row = yield* signOffs.insert({
+            session_note_id: note.id,
+            reviewer_id: viewer.id,
+            review_date: input.sign_off.review_date,
+            instructions: input.sign_off.instructions?.trim() || null,
+            signature_key: stored.key,
+            signature_sha256: stored.sha256,
+            signed_content_sha256: note.content_sha256
+          })
           yield* notes.record(viewer, "sign_off_create", note.id)
           yield* notes.completeIfReady(viewer, note.id)
-          return row!
+          return row
         }))
         return yield* toSignOff(row)
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SessionNoteReviews.createSignOff"))
+      }).pipe(Effect.withSpan("SessionNoteReviews.createSignOff"))
 
     /** The sign-off, its note locked, when the caller may change it (its reviewer or an admin, note not completed). */
     const changeableSignOff = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
-        const { note, row } = yield* childOf<SignOffRow>(viewer, "session_note_sign_offs", signOffColumns, id, "Sign off")
+        const { note, row } = yield* childOf(viewer, signOffs.findById(id), "Sign off")
         if (!canChangeSignOff(viewer, row)) {
           return yield* Effect.fail(invalid({ sign_off: ["can only be changed by its reviewer or an admin"] }))
         }
@@ -176,30 +186,29 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
       })
 
     const updateSignOff = (viewer: Viewer, id: number, input: UpdateSignOffRequest) =>
-      sql.withTransaction(Effect.gen(function*() {
+      transaction(Effect.gen(function*() {
         const { note } = yield* changeableSignOff(viewer, id)
         const changes = input.sign_off
-        const [row] = yield* sql<SignOffRow>`UPDATE session_note_sign_offs SET
-            instructions = ${changes.instructions === undefined ? sql`instructions` : sql`${changes.instructions?.trim() || null}`},
-            review_date = ${changes.review_date === undefined ? sql`review_date` : sql`${changes.review_date}`},
-            updated_at = now()
-          WHERE id = ${id} RETURNING ${sql.literal(signOffColumns)}`
+        const row = yield* signOffs.update({
+          id,
+          ...(changes.instructions === undefined ? {} : { instructions: changes.instructions?.trim() || null }),
+          ...(changes.review_date === undefined ? {} : { review_date: changes.review_date })
+        })
         yield* notes.record(viewer, "sign_off_update", note.id)
-        return row!
+        return row
       })).pipe(
         Effect.flatMap(toSignOff),
-        Effect.catchTag("SqlError", Effect.die),
         Effect.withSpan("SessionNoteReviews.updateSignOff", { attributes: { "sign_off.id": id } })
       )
 
     const deleteSignOff = (viewer: Viewer, id: number) =>
-      sql.withTransaction(Effect.gen(function*() {
+      transaction(Effect.gen(function*() {
         const { note } = yield* changeableSignOff(viewer, id)
-        yield* sql`DELETE FROM session_note_sign_offs WHERE id = ${id}`
+        yield* signOffs.delete(id)
         yield* notes.record(viewer, "sign_off_delete", note.id)
-      })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SessionNoteReviews.deleteSignOff", { attributes: { "sign_off.id": id } }))
+      })).pipe(Effect.withSpan("SessionNoteReviews.deleteSignOff", { attributes: { "sign_off.id": id } }))
 
     return { createAddendum, updateAddendum, createSignOff, updateSignOff, deleteSignOff } as const
   }),
-  dependencies: [SessionNotes.Default, Signatures.Default]
+  dependencies: [SessionNotes.Default, SessionNotesRepo.Default, AddendaRepo.Default, SignOffsRepo.Default, Signatures.Default]
 }) {}
