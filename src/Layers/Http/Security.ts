@@ -17,8 +17,8 @@ const withRule = <E>(allowed: (caller: Caller) => boolean, refusal: () => E) =>
   Effect.gen(function*() {
     const auth = yield* Auth
     return {
-      userToken: (token: Redacted.Redacted<string>): Effect.Effect<Caller, Unauthorized | E, HttpServerRequest.HttpServerRequest> =>
-        Effect.flatMap(auth.authenticate(token), (caller): Effect.Effect<Caller, Unauthorized | E, HttpServerRequest.HttpServerRequest> => {
+      userToken: (token: Redacted.Redacted<string>): Effect.Effect<Caller, Unauthorized | E> =>
+        Effect.flatMap(auth.authenticate(token), (caller): Effect.Effect<Caller, Unauthorized | E> => {
           if (Option.isNone(caller)) return Effect.fail(unauthorized())
           if (!allowed(caller.value)) return Effect.fail(refusal())
           return Effect.zipRight(Effect.annotateCurrentSpan("user.id", caller.value.id), withBreakGlass(caller.value))
@@ -28,10 +28,13 @@ const withRule = <E>(allowed: (caller: Caller) => boolean, refusal: () => E) =>
 
 /**
  * A staff caller's break-glass: the request's `X-Access-Reason`, when it is a reason
- * (`accessReasonOf`), with the method and path it opens. Parents never break the glass.
+ * (`accessReasonOf`), with the method and path it opens. Parents never break the glass; a token
+ * checked outside a request (no headers) opens nothing.
  */
-const withBreakGlass = (caller: Caller): Effect.Effect<Caller, never, HttpServerRequest.HttpServerRequest> =>
-  Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+const withBreakGlass = (caller: Caller): Effect.Effect<Caller> =>
+  Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (current) => {
+    if (Option.isNone(current)) return caller
+    const request = current.value
     const reason = isStaff(caller.role) ? accessReasonOf(request.headers[accessReasonHeader]) : undefined
     if (reason === undefined) return caller
     return { ...caller, breakGlass: { reason, method: request.method, path: request.url.split("?")[0]! } }
