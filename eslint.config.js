@@ -23,10 +23,7 @@ const sqlOutsideRepositories = [
   "src/Services/Content/Library.ts",
   "src/Services/Content/Recommendations.ts",
   "src/Services/Content/UserCollections.ts",
-  "src/Services/Content/UserPieces.ts",
-  "src/Services/Ecm/MifFiles.ts",
-  "src/Services/Ecm/MifImport.ts",
-  "src/Services/Ecm/MifImportSql.ts"
+  "src/Services/Content/UserPieces.ts"
 ]
 
 export default tseslint.config(

@@ -5,7 +5,7 @@
  * 1. records are read in batches (./MifParsers.ts), checked (Domain/Ecm/Mif.ts) and copied into a
  *    temporary staging table with one `COPY … FROM STDIN` per batch — never a statement per row;
  * 2. matching, creating and updating patients, eligibility records, status history and case loads
- *    are a fixed handful of set-based statements over the staging table (./MifImportSql.ts).
+ *    are a fixed handful of set-based statements over the staging table (./MifStagingRepo.ts).
  *
  * Any invalid record, ambiguous match or malformed file fails the transaction, so nothing of the
  * import remains but the `mif_files` row, marked `failed` with its `import_errors`. Imports are
@@ -13,20 +13,20 @@
  * Each row names the instance running it (`owner_instance`): should that instance die mid-way,
  * PostgreSQL rolls its transaction back and another instance fails the row (`failAbandonedImports`).
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Effect, Option } from "effect"
+import { DateTime, Effect, Option } from "effect"
 import { ecmInvalid, type EcmValidationFailed } from "../../Api/Errors.js"
 import { checkRecord, contentTypes, type MifFileType } from "../../Domain/Ecm/Mif.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { AuditLog } from "../AuditLog.js"
 import { AppConfig } from "../AppConfig.js"
 import { ObjectStore } from "../ObjectStore.js"
-import { type MifImportSql, makeMifImportSql, stagingLine } from "./MifImportSql.js"
+import { Instance } from "../Instance.js"
+import { makeTransaction } from "../Repository.js"
+import { now } from "../Time.js"
+import { failAbandonedMifFiles, MifFilesRepo } from "./MifFilesRepo.js"
 import { MalformedFile, readMif } from "./MifParsers.js"
 import { type MifInput, obtainMifFile } from "./MifSources.js"
-import { isUniqueViolation } from "../SqlErrors.js"
-import { staleCutoff } from "../HeartbeatsRepo.js"
-import { Instance } from "../Instance.js"
+import { type AmbiguousMatch, type ContestedMatch, MifStagingRepo, stagingLine } from "./MifStagingRepo.js"
 
 /**
  * Bytes of staging lines copied per COPY statement (~2,500 records of a typical file). Under 1 MB
@@ -37,9 +37,6 @@ export const stageBufferBytes = 512 * 1024
 /** Most problems one failed import reports (and keeps in import_errors). */
 export const maxReportedProblems = 100
 
-/** work_mem of an import's transaction: its sorts and hashes of the staged rows fit in memory. */
-const importWorkMem = "64MB"
-
 /** An import that stopped part-way (a defect, a client gone, a crash): its transaction rolled back. */
 export const interruptedImportError = "The import stopped unexpectedly; nothing of it was kept"
 
@@ -48,20 +45,7 @@ export const interruptedImportError = "The import stopped unexpectedly; nothing 
  * without an owner (written before owners were recorded) counts once untouched for the stale time.
  */
 export const failAbandonedImports = (staleAfterSeconds: number) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const now = new Date(yield* Clock.currentTimeMillis)
-    const failed = yield* sql<{ id: number }>`UPDATE mif_files SET status = 'failed', import_errors = ${interruptedImportError},
-        records_imported = 0, updated_at = ${now}
-      WHERE status IN ('pending', 'processing')
-        AND NOT EXISTS (SELECT 1 FROM heartbeats h WHERE h.holder_id = mif_files.owner_instance)
-        AND (owner_instance IS NOT NULL OR updated_at < ${staleCutoff(sql, staleAfterSeconds)})
-      RETURNING id`
-    return failed.length
-  }).pipe(Effect.orDie)
-
-/** Arbitrary constant: the advisory lock that serialises imports across instances. */
-const importLockKey = 7_340_914
+  failAbandonedMifFiles(staleAfterSeconds, interruptedImportError)
 
 export interface ImportResult {
   readonly mifFileId: number
@@ -80,16 +64,24 @@ const phoneFallback = (text: string): string | undefined => Option.getOrUndefine
 const capped = (problems: ReadonlyArray<string>, total: number): Array<string> =>
   total > problems.length ? [...problems, `… and ${total - problems.length} more problems`] : [...problems]
 
+const ambiguityProblems = (ambiguous: ReadonlyArray<AmbiguousMatch>, contested: ReadonlyArray<ContestedMatch>) => [
+  ...ambiguous.map((r) =>
+    `Line ${r.line}: matches ${r.matches} patients with the same name and date of birth; add MEMBER_ID to say which`),
+  ...contested.map((r) =>
+    `Line ${r.line}: matches by name and date of birth a patient that other records of this file, with other member ids, also match; check MEMBER_ID`)
+]
+
 const filenameOf = (id: number, fileType: MifFileType, now: Date) =>
   `MIF_${now.toISOString().slice(0, 10).replace(/-/g, "")}_${id}.${fileType}`
 
 export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const files = yield* MifFilesRepo
+    const staging = yield* MifStagingRepo
+    const transaction = yield* makeTransaction
     const store = yield* ObjectStore
     const audit = yield* AuditLog
     const instance = yield* Instance
-    const statements: MifImportSql = makeMifImportSql(sql)
 
     /**
      * Reads, checks and stages every record; fails with every problem found (capped). Each checked
@@ -112,7 +104,7 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
           pendingRecords = 0
           staged += records
           // The buffer is reused only once this COPY has completed (the caller waits for it).
-          return records === 0 ? Effect.void : statements.stage(lines, records)
+          return records === 0 ? Effect.void : staging.stage(lines, records)
         })
         while (true) {
           const next = yield* Effect.tryPromise({ try: () => batches.next(), catch: (error) => error }).pipe(
@@ -145,38 +137,24 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
     /** The whole import of one file, in the caller's transaction. */
     const importRecords = (mifFileId: number, actorId: number, fileType: MifFileType, bytes: Uint8Array) =>
       Effect.gen(function*() {
-        yield* sql`SELECT pg_advisory_xact_lock(${importLockKey})`
-        // For this transaction only: the planner's estimates for the matching statement cross the
-        // JIT threshold, and compiling it cost ~300 ms (more than it runs); sorts and hashes over
-        // 100,000 staged rows spilled to disk at the default 4 MB.
-        yield* sql`SELECT set_config('jit', 'off', true), set_config('work_mem', ${importWorkMem}, true)`
-        yield* statements.createStaging
+        yield* staging.begin
         const count = yield* stageRecords(fileType, bytes)
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const ambiguous = yield* statements.matchPatients
-        if (ambiguous.length > 0) return yield* Effect.fail(new ImportFailed(ambiguous.slice(0, maxReportedProblems)))
-        yield* statements.writeAll({ mifFileId, actorId, now, today: DateTime.formatIsoDateUtc(DateTime.unsafeMake(now)) })
-        yield* sql`UPDATE mif_files SET status = 'completed', records_imported = ${count}, import_errors = NULL,
-          updated_at = ${now} WHERE id = ${mifFileId}`
+        const at = yield* now
+        const { ambiguous, contested } = yield* staging.matchPatients
+        const problems = ambiguityProblems(ambiguous, contested)
+        if (problems.length > 0) return yield* Effect.fail(new ImportFailed(problems.slice(0, maxReportedProblems)))
+        yield* staging.writeAll({ mifFileId, actorId, now: at, today: DateTime.formatIsoDateUtc(DateTime.unsafeMake(at)) })
+        yield* files.complete(mifFileId, count, at)
         yield* Effect.annotateCurrentSpan({ "mif.records": count })
         return count
       }).pipe(
-        sql.withTransaction,
-        Effect.catchTag("SqlError", (error) =>
-          isUniqueViolation(error)
-            // A patient with one of the file's member ids was created meanwhile (outside imports).
-            ? Effect.fail(new ImportFailed(["A patient with one of this file's member ids was created during the import; import the file again"]))
-            : Effect.die(error))
+        Effect.catchTag("MemberIdTaken", () =>
+          Effect.fail(new ImportFailed(["A patient with one of this file's member ids was created during the import; import the file again"]))),
+        transaction
       )
 
     const setStatus = (id: number, status: "processing" | "failed", fields: { objectKey?: string; errors?: string }) =>
-      Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        yield* sql`UPDATE mif_files SET status = ${status},
-          object_key = COALESCE(${fields.objectKey ?? null}, object_key),
-          import_errors = COALESCE(${fields.errors ?? null}, import_errors),
-          records_imported = 0, updated_at = ${now} WHERE id = ${id}`
-      }).pipe(Effect.orDie)
+      Effect.flatMap(now, (at) => files.setStatus(id, status, fields, at))
 
     /**
      * Imports the file `input` names for `actorId`. Source refusals (no source, bad base64, a
@@ -186,18 +164,21 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
     const run = (actorId: number, input: MifInput): Effect.Effect<ImportResult, EcmValidationFailed, AppConfig> =>
       Effect.gen(function*() {
         const file = yield* obtainMifFile(input)
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const [row] = yield* sql<{ id: number }>`INSERT INTO mif_files
-          (filename, file_type, source_type, byte_size, status, owner_instance, created_by_id, created_at, updated_at)
-          VALUES ('', ${file.fileType}, ${file.sourceType}, ${file.bytes.byteLength}, 'pending', ${instance.id}, ${actorId}, ${now}, ${now})
-          RETURNING id`.pipe(Effect.orDie)
-        const id = row!.id
-        const filename = filenameOf(id, file.fileType, now)
+        const at = yield* now
+        const id = yield* files.insertPending({
+          fileType: file.fileType,
+          sourceType: file.sourceType,
+          byteSize: file.bytes.byteLength,
+          ownerInstance: instance.id,
+          createdById: actorId,
+          at
+        })
+        const filename = filenameOf(id, file.fileType, at)
         const objectKey = `mif-files/${id}/${filename}`
-        yield* sql`UPDATE mif_files SET filename = ${filename} WHERE id = ${id}`.pipe(Effect.orDie)
+        yield* files.setFilename(id, filename)
         // Nothing of an import whose file could not be stored remains (the store may be unreachable: 503).
         yield* store.put(objectKey, file.bytes, contentTypes[file.fileType]).pipe(
-          Effect.onError(() => sql`DELETE FROM mif_files WHERE id = ${id}`.pipe(Effect.orDie))
+          Effect.onError(() => files.remove(id))
         )
         yield* setStatus(id, "processing", { objectKey })
         yield* Effect.annotateCurrentSpan({ "mif_file.id": id })
@@ -217,5 +198,6 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
       }).pipe(Effect.withSpan("MifImport.run", { attributes: { "user.id": actorId } }))
 
     return { run } as const
-  })
+  }),
+  dependencies: [MifFilesRepo.Default, MifStagingRepo.Default]
 }) {}

@@ -3,7 +3,7 @@
  * members and clinic patients, read by the clinic (`ClinicPatients`) and the ECM admin
  * (`EcmPatients`) through this repository. Rows are decoded with schemas; SQL errors are defects
  * except the violations a caller can fix (a member id taken, an account or provider deleted
- * meanwhile), which become 422s. The MIF import's set-based statements (`Ecm/MifImportSql.ts`)
+ * meanwhile), which become 422s. The MIF import's set-based statements (`Ecm/MifStagingRepo.ts`)
  * still write members in bulk on their own.
  *
  * The ECM view reads a member's eligibility records and status history with the patient; those
