@@ -1,10 +1,11 @@
 /**
  * SQL of ECM activities and comments: reads in the three representations, and the writes the
  * `Activities` service composes inside one transaction. Events are written by the EventGenerator
- * only. SQL errors are defects here: the service checks everything a client can get wrong first.
+ * only. Rows are decoded with schemas; SQL errors are defects here (`orDefect`): the service checks
+ * everything a client can get wrong first.
  */
-import { SqlClient, type Statement } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 import {
   ActivityDetail,
   ActivityEvent,
@@ -13,62 +14,109 @@ import {
   CreatedComment
 } from "../../Api/Ecm/Activities.js"
 import type { PageRequest } from "../../Api/Pagination.js"
-import type { ActivityStatus, ActivityType, EventStatus, EventType } from "../../Domain/Ecm/Activity.js"
+import { ActivityStatus, ActivityType, EventStatus, EventType } from "../../Domain/Ecm/Activity.js"
+import { orDefect } from "../Repository.js"
+
+const NullText = Schema.NullOr(Schema.String)
+const NullId = Schema.NullOr(Schema.Int)
+const NullDate = Schema.NullOr(Schema.DateFromSelf)
 
 /** An activity row as stored. */
-export interface StoredActivity {
-  readonly id: number
-  readonly patient_id: number
-  readonly activity_type: ActivityType
-  readonly status: ActivityStatus
-  readonly message: string | null
-  readonly subject: string | null
-  readonly body: string | null
-  readonly occurred_at: Date
-  readonly booked_at: Date | null
-  readonly email_to: string | null
-  readonly email_attachments: ReadonlyArray<string>
-  readonly duration: number | null
-  readonly performed_by_id: number | null
-  readonly assigned_to_id: number
-  readonly parent_id: number | null
-  readonly blocked_by_id: number | null
+export const StoredActivity = Schema.Struct({
+  id: Schema.Int,
+  patient_id: Schema.Int,
+  activity_type: ActivityType,
+  status: ActivityStatus,
+  message: NullText,
+  subject: NullText,
+  body: NullText,
+  occurred_at: Schema.DateFromSelf,
+  booked_at: NullDate,
+  email_to: NullText,
+  email_attachments: Schema.Array(Schema.String),
+  duration: NullId,
+  performed_by_id: NullId,
+  assigned_to_id: Schema.Int,
+  parent_id: NullId,
+  blocked_by_id: NullId,
   /** The activity this one blocks (the reverse of `blocked_by_id`). */
-  readonly blocking_id: number | null
-  readonly voice_call_id: number | null
-  readonly text_message_id: number | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+  blocking_id: NullId,
+  voice_call_id: NullId,
+  text_message_id: NullId,
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type StoredActivity = typeof StoredActivity.Type
 
 /** The writable columns. */
-export type ActivityValues = Omit<StoredActivity, "id" | "blocking_id" | "created_at" | "updated_at">
+export const ActivityValues = StoredActivity.pipe(Schema.omit("id", "blocking_id", "created_at", "updated_at"))
+export type ActivityValues = typeof ActivityValues.Type
 
-export interface ActivityCriteria {
-  readonly activityType?: ActivityType | undefined
-  readonly assignedToId?: number | undefined
-  readonly status?: ActivityStatus | undefined
-}
+export const ActivityCriteria = Schema.Struct({
+  activityType: Schema.optional(ActivityType),
+  assignedToId: Schema.optional(Schema.Int),
+  status: Schema.optional(ActivityStatus)
+})
+export type ActivityCriteria = typeof ActivityCriteria.Type
 
-interface ListRow {
-  readonly id: number
-  readonly activity_type: ActivityType
-  readonly status: ActivityStatus
-  readonly message: string | null
-  readonly subject: string | null
-  readonly body: string | null
-  readonly occurred_at: Date
-  readonly patient_id: number
-  readonly patient_name: string
-  readonly performed_by_id: number | null
-  readonly performed_by_name: string | null
-  readonly assigned_to_id: number
-  readonly assigned_to_name: string
-  readonly parent_id: number | null
-  readonly comments_count: number
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+const ListQuery = Schema.Struct({ patientId: Schema.Int, criteria: ActivityCriteria })
+
+/** The list representation's columns (§2.2). */
+const ListRow = Schema.Struct({
+  id: Schema.Int,
+  activity_type: ActivityType,
+  status: ActivityStatus,
+  message: NullText,
+  subject: NullText,
+  body: NullText,
+  occurred_at: Schema.DateFromSelf,
+  patient_id: Schema.Int,
+  patient_name: Schema.String,
+  performed_by_id: NullId,
+  performed_by_name: NullText,
+  assigned_to_id: Schema.Int,
+  assigned_to_name: Schema.String,
+  parent_id: NullId,
+  comments_count: Schema.Int,
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+type ListRow = typeof ListRow.Type
+
+/** The telephony provider's record embedded in a detail, as `jsonb_build_object` makes it. */
+const TelephonyJson = Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+
+/** The detail representation's columns, with its event's (prefixed `event_`). */
+const DetailRow = Schema.Struct({
+  ...ListRow.fields,
+  booked_at: NullDate,
+  email_to: NullText,
+  transcript: NullText,
+  blocked_by_id: NullId,
+  blocking_id: NullId,
+  voice_call_id: NullId,
+  text_message_id: NullId,
+  telephony_sms: TelephonyJson,
+  telephony_call: TelephonyJson,
+  event_id: NullId,
+  event_type: Schema.NullOr(EventType),
+  event_occurred_at: NullDate,
+  event_status: Schema.NullOr(EventStatus)
+})
+
+const CommentRow = Schema.Struct({
+  id: Schema.Int,
+  body: Schema.String,
+  user_id: NullId,
+  user_name: NullText,
+  created_at: Schema.DateFromSelf
+})
+
+const CreatedCommentRow = Schema.Struct({ ...CommentRow.fields, activity_id: Schema.Int })
+
+const LinkTarget = Schema.Struct({ id: Schema.Int, activity_type: ActivityType, status: ActivityStatus })
+
+const PatientActivity = Schema.Struct({ patientId: Schema.Int, id: Schema.Int })
 
 const listItemOf = (row: ListRow) => ActivityListItem.make(row, true)
 
@@ -96,17 +144,37 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
       return sql.and(clauses)
     }
 
+    const pageRows = SqlSchema.findAll({
+      Request: Schema.Struct({ ...ListQuery.fields, limit: Schema.Int, offset: Schema.Int }),
+      Result: ListRow,
+      execute: ({ criteria, limit, offset, patientId }) =>
+        sql`SELECT ${listColumns} FROM ${listFrom} WHERE ${whereOf(patientId, criteria)}
+          ORDER BY a.occurred_at DESC, a.id DESC LIMIT ${limit} OFFSET ${offset}`
+    })
+
+    const count = SqlSchema.single({
+      Request: ListQuery,
+      Result: Schema.Struct({ count: Schema.Int }),
+      execute: ({ criteria, patientId }) => sql`SELECT count(*)::int AS count FROM ecm_activities a WHERE ${whereOf(patientId, criteria)}`
+    })
+
     const list = (patientId: number, criteria: ActivityCriteria, page: PageRequest) =>
       Effect.gen(function*() {
-        const where = whereOf(patientId, criteria)
-        const rows = yield* sql<ListRow>`SELECT ${listColumns} FROM ${listFrom} WHERE ${where}
-          ORDER BY a.occurred_at DESC, a.id DESC LIMIT ${page.perPage} OFFSET ${page.offset}`
-        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM ecm_activities a WHERE ${where}`
-        return { items: rows.map(listItemOf), totalCount: counted?.count ?? 0 }
-      }).pipe(Effect.orDie)
+        const rows = yield* pageRows({ patientId, criteria, limit: page.perPage, offset: page.offset })
+        const counted = yield* count({ patientId, criteria })
+        return { items: rows.map(listItemOf), totalCount: counted.count }
+      }).pipe(orDefect)
 
     const patientExists = (patientId: number) =>
-      Effect.map(sql`SELECT 1 FROM patients WHERE id = ${patientId}`, (rows) => rows.length > 0).pipe(Effect.orDie)
+      Effect.map(sql`SELECT 1 FROM patients WHERE id = ${patientId}`, (rows) => rows.length > 0).pipe(orDefect)
+
+    const lockPatientRow = SqlSchema.single({
+      Request: Schema.Int,
+      Result: Schema.Struct({ found: Schema.Boolean }),
+      execute: (patientId) =>
+        sql`SELECT pg_advisory_xact_lock(hashtext('ecm_activities'), ${patientId}),
+          EXISTS (SELECT 1 FROM patients WHERE id = ${patientId}) AS found`
+    })
 
     /**
      * Serialises the writes to one patient's activities (transaction-scoped advisory lock), so the
@@ -114,46 +182,51 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
      * change and none in flight: two requests that would close a cycle together cannot both pass.
      * Then says whether the patient exists.
      */
-    const lockPatient = (patientId: number) =>
-      Effect.map(
-        sql<{ found: boolean }>`SELECT pg_advisory_xact_lock(hashtext('ecm_activities'), ${patientId}),
-          EXISTS (SELECT 1 FROM patients WHERE id = ${patientId}) AS found`,
-        (rows) => rows[0]?.found === true
-      ).pipe(Effect.orDie)
+    const lockPatient = (patientId: number) => Effect.map(lockPatientRow(patientId), (row) => row.found).pipe(orDefect)
 
     const storedColumns = sql`a.*, (SELECT b.id FROM ecm_activities b WHERE b.blocked_by_id = a.id) AS blocking_id`
 
+    const findRow = SqlSchema.findOne({
+      Request: PatientActivity,
+      Result: StoredActivity,
+      execute: ({ id, patientId }) =>
+        sql`SELECT ${storedColumns} FROM ecm_activities a WHERE a.id = ${id} AND a.patient_id = ${patientId}`
+    })
+
     const find = (patientId: number, id: number) =>
-      Effect.map(
-        sql<StoredActivity>`SELECT ${storedColumns} FROM ecm_activities a WHERE a.id = ${id} AND a.patient_id = ${patientId}`,
-        (rows) => rows[0]
-      ).pipe(Effect.orDie)
+      Effect.map(findRow({ patientId, id }), Option.getOrUndefined).pipe(orDefect)
+
+    const linkTarget = SqlSchema.findOne({
+      Request: PatientActivity,
+      Result: LinkTarget,
+      execute: ({ id, patientId }) =>
+        sql`SELECT id, activity_type, status FROM ecm_activities WHERE id = ${id} AND patient_id = ${patientId}`
+    })
 
     /** An activity of the patient: its type and status (for link checks). */
     const findLinkTarget = (patientId: number, id: number) =>
-      Effect.map(
-        sql<{ id: number; activity_type: ActivityType; status: ActivityStatus }>`
-          SELECT id, activity_type, status FROM ecm_activities WHERE id = ${id} AND patient_id = ${patientId}`,
-        (rows) => rows[0]
-      ).pipe(Effect.orDie)
+      Effect.map(linkTarget({ patientId, id }), Option.getOrUndefined).pipe(orDefect)
 
     const isActiveStaff = (userId: number) =>
       Effect.map(
         sql`SELECT 1 FROM users WHERE id = ${userId} AND role <> 'parent' AND status = 'active' AND deleted_at IS NULL`,
         (rows) => rows.length > 0
-      ).pipe(Effect.orDie)
+      ).pipe(orDefect)
 
-    const insert = (v: ActivityValues, now: Date) =>
-      Effect.map(
-        sql<StoredActivity>`INSERT INTO ecm_activities (patient_id, activity_type, status, message, subject, body, occurred_at,
+    const insertRow = SqlSchema.single({
+      Request: Schema.Struct({ v: ActivityValues, now: Schema.DateFromSelf }),
+      Result: StoredActivity,
+      execute: ({ now, v }) =>
+        sql`INSERT INTO ecm_activities (patient_id, activity_type, status, message, subject, body, occurred_at,
             booked_at, email_to, email_attachments, duration, performed_by_id, assigned_to_id, parent_id, blocked_by_id,
             voice_call_id, text_message_id, created_at, updated_at)
           VALUES (${v.patient_id}, ${v.activity_type}, ${v.status}, ${v.message}, ${v.subject}, ${v.body}, ${v.occurred_at},
             ${v.booked_at}, ${v.email_to}, ${v.email_attachments as Array<string>}::text[], ${v.duration}, ${v.performed_by_id},
             ${v.assigned_to_id}, ${v.parent_id}, NULL, ${v.voice_call_id}, ${v.text_message_id}, ${now}, ${now})
-          RETURNING *, NULL::integer AS blocking_id`,
-        (rows) => rows[0]!
-      ).pipe(Effect.orDie)
+          RETURNING *, NULL::integer AS blocking_id`
+    })
+
+    const insert = (v: ActivityValues, now: Date) => orDefect(insertRow({ v, now }))
 
     /** Every column but the links, which `setBlocker` writes. */
     const update = (id: number, v: ActivityValues, now: Date) =>
@@ -162,7 +235,7 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
           email_to = ${v.email_to}, email_attachments = ${v.email_attachments as Array<string>}::text[], duration = ${v.duration},
           assigned_to_id = ${v.assigned_to_id}, parent_id = ${v.parent_id}, voice_call_id = ${v.voice_call_id},
           text_message_id = ${v.text_message_id}, updated_at = ${now}
-        WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+        WHERE id = ${id}`.pipe(Effect.asVoid, orDefect)
 
     /**
      * Makes `blockerId` block `blockedId`, the relation being one to one: whatever `blockerId`
@@ -172,33 +245,37 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
       Effect.gen(function*() {
         if (blockerId !== null) yield* sql`UPDATE ecm_activities SET blocked_by_id = NULL WHERE blocked_by_id = ${blockerId} AND id <> ${blockedId}`
         yield* sql`UPDATE ecm_activities SET blocked_by_id = ${blockerId} WHERE id = ${blockedId} AND blocked_by_id IS DISTINCT FROM ${blockerId}`
-      }).pipe(Effect.orDie)
+      }).pipe(orDefect)
 
     /** Releases what `blockerId` blocks. */
     const releaseBlocked = (blockerId: number) =>
-      sql`UPDATE ecm_activities SET blocked_by_id = NULL WHERE blocked_by_id = ${blockerId}`.pipe(Effect.asVoid, Effect.orDie)
+      sql`UPDATE ecm_activities SET blocked_by_id = NULL WHERE blocked_by_id = ${blockerId}`.pipe(Effect.asVoid, orDefect)
 
-    /** Whether following `column` from the activity comes back to it (the chain is acyclic otherwise). */
-    const inCycle = (id: number, column: "blocked_by_id" | "parent_id") =>
-      Effect.map(
-        sql<{ cycle: boolean }>`WITH RECURSIVE chain (id, depth) AS (
+    const cycle = SqlSchema.single({
+      Request: Schema.Struct({ id: Schema.Int, column: Schema.Literal("blocked_by_id", "parent_id") }),
+      Result: Schema.Struct({ cycle: Schema.Boolean }),
+      execute: ({ column, id }) =>
+        sql`WITH RECURSIVE chain (id, depth) AS (
             SELECT ${sql(column)}, 1 FROM ecm_activities WHERE id = ${id}
             UNION ALL
             SELECT a.${sql(column)}, chain.depth + 1 FROM ecm_activities a JOIN chain ON a.id = chain.id
             WHERE chain.id <> ${id} AND chain.depth < 10000
           )
-          SELECT EXISTS (SELECT 1 FROM chain WHERE id = ${id}) AS cycle`,
-        (rows) => rows[0]?.cycle === true
-      ).pipe(Effect.orDie)
+          SELECT EXISTS (SELECT 1 FROM chain WHERE id = ${id}) AS cycle`
+    })
+
+    /** Whether following `column` from the activity comes back to it (the chain is acyclic otherwise). */
+    const inCycle = (id: number, column: "blocked_by_id" | "parent_id") =>
+      Effect.map(cycle({ id, column }), (row) => row.cycle).pipe(orDefect)
 
     const hasSubtasks = (id: number) =>
-      Effect.map(sql`SELECT 1 FROM ecm_activities WHERE parent_id = ${id} LIMIT 1`, (rows) => rows.length > 0).pipe(Effect.orDie)
+      Effect.map(sql`SELECT 1 FROM ecm_activities WHERE parent_id = ${id} LIMIT 1`, (rows) => rows.length > 0).pipe(orDefect)
 
     const remove = (patientId: number, id: number) =>
       Effect.map(
         sql`DELETE FROM ecm_activities WHERE id = ${id} AND patient_id = ${patientId} RETURNING id`,
         (rows) => rows.length > 0
-      ).pipe(Effect.orDie)
+      ).pipe(orDefect)
 
     /**
      * The communications records of an sms or call activity, embedded in the detail
@@ -217,59 +294,66 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
           'error_message', c.error_message, 'created_at', ${utc("c.created_at")}, 'updated_at', ${utc("c.updated_at")})
         FROM voice_calls c WHERE c.id = a.voice_call_id) AS telephony_call`
 
-    const detail = (patientId: number, id: number) =>
-      Effect.gen(function*() {
-        const [row] = yield* sql<ListRow & {
-          booked_at: Date | null
-          email_to: string | null
-          transcript: string | null
-          blocked_by_id: number | null
-          blocking_id: number | null
-          voice_call_id: number | null
-          text_message_id: number | null
-          event_id: number | null
-          event_type: EventType | null
-          event_occurred_at: Date | null
-          event_status: EventStatus | null
-          telephony_sms: Record<string, unknown> | null
-          telephony_call: Record<string, unknown> | null
-        }>`SELECT ${listColumns}, a.booked_at, a.email_to, a.transcript, a.blocked_by_id,
+    const detailRow = SqlSchema.findOne({
+      Request: PatientActivity,
+      Result: DetailRow,
+      execute: ({ id, patientId }) =>
+        sql`SELECT ${listColumns}, a.booked_at, a.email_to, a.transcript, a.blocked_by_id,
             (SELECT b.id FROM ecm_activities b WHERE b.blocked_by_id = a.id) AS blocking_id,
             a.voice_call_id, a.text_message_id,
             ${telephonyRecords},
             e.id AS event_id, e.event_type, e.occurred_at AS event_occurred_at, e.status AS event_status
           FROM ${listFrom} LEFT JOIN ecm_events e ON e.activity_id = a.id
           WHERE a.id = ${id} AND a.patient_id = ${patientId}`
-        if (row === undefined) return undefined
-        const comments = yield* sql<{ id: number; body: string; user_id: number | null; user_name: string | null; created_at: Date }>`
-          SELECT c.id, c.body, c.user_id, CASE WHEN u.id IS NULL THEN NULL ELSE u.first_name || ' ' || u.last_name END AS user_name,
+    })
+
+    const comments = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: CommentRow,
+      execute: (activityId) =>
+        sql`SELECT c.id, c.body, c.user_id, CASE WHEN u.id IS NULL THEN NULL ELSE u.first_name || ' ' || u.last_name END AS user_name,
             c.created_at
           FROM ecm_activity_comments c LEFT JOIN users u ON u.id = c.user_id
-          WHERE c.activity_id = ${id} ORDER BY c.created_at, c.id`
-        const subtasks = yield* sql<ListRow>`SELECT ${listColumns} FROM ${listFrom}
-          WHERE a.parent_id = ${id} ORDER BY a.occurred_at, a.id`
-        const { event_id, event_occurred_at, event_status, event_type, ...activity } = row
+          WHERE c.activity_id = ${activityId} ORDER BY c.created_at, c.id`
+    })
+
+    const subtasks = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: ListRow,
+      execute: (parentId) => sql`SELECT ${listColumns} FROM ${listFrom} WHERE a.parent_id = ${parentId} ORDER BY a.occurred_at, a.id`
+    })
+
+    const detail = (patientId: number, id: number) =>
+      Effect.gen(function*() {
+        const found = yield* detailRow({ patientId, id })
+        if (Option.isNone(found)) return undefined
+        const activityComments = yield* comments(id)
+        const activitySubtasks = yield* subtasks(id)
+        const { event_id, event_occurred_at, event_status, event_type, ...activity } = found.value
         return ActivityDetail.make({
           ...activity,
-          comments: comments.map((c) => Comment.make(c, true)),
-          subtasks: subtasks.map(listItemOf),
+          comments: activityComments.map((c) => Comment.make(c, true)),
+          subtasks: activitySubtasks.map(listItemOf),
           event: event_id === null
             ? null
             : ActivityEvent.make({ id: event_id, event_type: event_type!, occurred_at: event_occurred_at!, status: event_status! }, true)
         }, true)
-      }).pipe(Effect.orDie)
+      }).pipe(orDefect)
 
-    const addComment = (activityId: number, userId: number, body: string, now: Date) =>
-      Effect.map(
-        sql<{ id: number; body: string; user_id: number | null; user_name: string | null; activity_id: number; created_at: Date }>`
-          WITH c AS (
+    const insertComment = SqlSchema.single({
+      Request: Schema.Struct({ activityId: Schema.Int, userId: Schema.Int, body: Schema.String, now: Schema.DateFromSelf }),
+      Result: CreatedCommentRow,
+      execute: ({ activityId, body, now, userId }) =>
+        sql`WITH c AS (
             INSERT INTO ecm_activity_comments (activity_id, user_id, body, created_at, updated_at)
             VALUES (${activityId}, ${userId}, ${body}, ${now}, ${now}) RETURNING *
           )
           SELECT c.id, c.body, c.user_id, u.first_name || ' ' || u.last_name AS user_name, c.activity_id, c.created_at
-          FROM c LEFT JOIN users u ON u.id = c.user_id`,
-        (rows) => CreatedComment.make(rows[0]!, true)
-      ).pipe(Effect.orDie)
+          FROM c LEFT JOIN users u ON u.id = c.user_id`
+    })
+
+    const addComment = (activityId: number, userId: number, body: string, now: Date) =>
+      Effect.map(insertComment({ activityId, userId, body, now }), (row) => CreatedComment.make(row, true)).pipe(orDefect)
 
     return {
       list, patientExists, lockPatient, find, findLinkTarget, isActiveStaff, insert, update, setBlocker, releaseBlocked,

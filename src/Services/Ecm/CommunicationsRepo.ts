@@ -2,46 +2,104 @@
  * SQL of ECM communications: the `sms_messages` and `voice_calls` records, opt-outs, patient and
  * lead care manager lookups, and the activities and events communications create (through
  * `ActivitiesRepo.insert` and the `EventGenerator`, like every other activity). Callers compose
- * these inside their transactions; SQL errors are defects here.
+ * these inside their transactions. Rows are decoded with schemas; SQL errors are defects here.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 import { CallRecord, CommunicationActivity, SmsRecord, UnmatchedSms } from "../../Api/Ecm/Communications.js"
 import type { PageRequest } from "../../Api/Pagination.js"
-import type { ActivityStatus, ActivityType } from "../../Domain/Ecm/Activity.js"
-import type { CallStatus, Direction, SmsStatus } from "../../Domain/Ecm/Communication.js"
-import { ActivitiesRepo, type ActivityValues, type StoredActivity } from "./ActivitiesRepo.js"
+import { ActivityStatus, type ActivityType } from "../../Domain/Ecm/Activity.js"
+import { CallStatus, Direction, SmsStatus } from "../../Domain/Ecm/Communication.js"
+import { orDefect } from "../Repository.js"
+import { ActivitiesRepo, type ActivityValues, StoredActivity } from "./ActivitiesRepo.js"
 import { EventGenerator } from "./EventGenerator.js"
 
-export interface SmsRow {
-  readonly id: number
-  readonly patient_id: number | null
-  readonly direction: Direction
-  readonly telephony_sid: string | null
-  readonly to_number: string
-  readonly from_number: string
-  readonly body: string
-  readonly media_urls: ReadonlyArray<string>
-  readonly status: SmsStatus
-  readonly segments: number
-  readonly sent_by_id: number | null
-  readonly activity_id: number | null
-  readonly created_at: Date
-}
+const NullText = Schema.NullOr(Schema.String)
+const NullId = Schema.NullOr(Schema.Int)
 
-export interface CallRow {
-  readonly id: number
-  readonly patient_id: number | null
-  readonly direction: Direction
-  readonly telephony_sid: string | null
-  readonly to_number: string
-  readonly from_number: string
-  readonly status: CallStatus
-  readonly forwarded_to: string | null
-  readonly placed_by_id: number | null
-  readonly activity_id: number | null
-  readonly created_at: Date
-}
+/** An `sms_messages` row (the columns the service reads). */
+export const SmsRow = Schema.Struct({
+  id: Schema.Int,
+  patient_id: NullId,
+  direction: Direction,
+  telephony_sid: NullText,
+  to_number: Schema.String,
+  from_number: Schema.String,
+  body: Schema.String,
+  media_urls: Schema.Array(Schema.String),
+  status: SmsStatus,
+  segments: Schema.Int,
+  sent_by_id: NullId,
+  activity_id: NullId,
+  created_at: Schema.DateFromSelf
+})
+export type SmsRow = typeof SmsRow.Type
+
+/** A `voice_calls` row (the columns the service reads). */
+export const CallRow = Schema.Struct({
+  id: Schema.Int,
+  patient_id: NullId,
+  direction: Direction,
+  telephony_sid: NullText,
+  to_number: Schema.String,
+  from_number: Schema.String,
+  status: CallStatus,
+  forwarded_to: NullText,
+  placed_by_id: NullId,
+  activity_id: NullId,
+  created_at: Schema.DateFromSelf
+})
+export type CallRow = typeof CallRow.Type
+
+/** An outbound message before it is sent (status `queued`). */
+const OutboundSms = Schema.Struct({
+  patientId: Schema.Int,
+  to: Schema.String,
+  from: Schema.String,
+  body: Schema.String,
+  segments: Schema.Int,
+  sentById: Schema.Int,
+  now: Schema.DateFromSelf
+})
+type OutboundSms = typeof OutboundSms.Type
+
+/** An outbound call before it is placed (status `queued`). */
+const OutboundCall = Schema.Struct({
+  patientId: Schema.Int,
+  to: Schema.String,
+  from: Schema.String,
+  placedById: Schema.Int,
+  now: Schema.DateFromSelf
+})
+type OutboundCall = typeof OutboundCall.Type
+
+/** An inbound message as the provider delivered it (status `received`). */
+const InboundSms = Schema.Struct({
+  sid: Schema.String,
+  patientId: NullId,
+  to: Schema.String,
+  from: Schema.String,
+  body: Schema.String,
+  mediaUrls: Schema.Array(Schema.String),
+  segments: Schema.Int,
+  now: Schema.DateFromSelf
+})
+type InboundSms = typeof InboundSms.Type
+
+/** An inbound call as the provider announced it. */
+const InboundCall = Schema.Struct({
+  sid: Schema.String,
+  patientId: NullId,
+  to: Schema.String,
+  from: Schema.String,
+  status: CallStatus,
+  forwardedTo: NullText,
+  now: Schema.DateFromSelf
+})
+type InboundCall = typeof InboundCall.Type
+
+const Id = Schema.Struct({ id: Schema.Int })
+const Phone = Schema.Struct({ phone: NullText })
 
 export const smsRecordOf = (row: SmsRow) =>
   SmsRecord.make({
@@ -98,155 +156,187 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
     const activities = yield* ActivitiesRepo
     const events = yield* EventGenerator
 
+    const systemUser = SqlSchema.findOne({
+      Request: Schema.Void,
+      Result: Id,
+      execute: () => sql`SELECT id FROM users WHERE system`
+    })
+
     /** The system account's id, looked up once (created at start-up: sql/0031_system_account.sql). */
     const systemUserId = yield* Effect.cached(
-      Effect.map(sql<{ id: number }>`SELECT id FROM users WHERE system`, (rows) => rows[0]?.id).pipe(
-        Effect.flatMap((id) => (id === undefined ? Effect.dieMessage("the system account is missing (created at start-up)") : Effect.succeed(id))),
-        Effect.orDie
+      systemUser(undefined).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.dieMessage("the system account is missing (created at start-up)"),
+          onSome: (row) => Effect.succeed(row.id)
+        })),
+        orDefect
       )
     )
 
-    const patientPhone = (patientId: number) =>
-      Effect.map(
-        sql<{ phone: string | null }>`SELECT phone FROM patients WHERE id = ${patientId}`,
-        (rows) => (rows.length === 0 ? undefined : { phone: rows[0]!.phone })
-      ).pipe(Effect.orDie)
+    const patientPhoneRow = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: Phone,
+      execute: (patientId) => sql`SELECT phone FROM patients WHERE id = ${patientId}`
+    })
+
+    const patientPhone = (patientId: number) => Effect.map(patientPhoneRow(patientId), Option.getOrUndefined).pipe(orDefect)
+
+    const patientByPhoneRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Id,
+      execute: (phone) => sql`SELECT id FROM patients WHERE phone = ${phone} ORDER BY active DESC, id LIMIT 1`
+    })
 
     /**
      * The patient a number belongs to: active patients first, then the oldest record. Several
      * members of one household may share a phone; docs/spec-decisions.md ("ECM communications") says why this one.
      */
     const patientByPhone = (phone: string) =>
-      Effect.map(
-        sql<{ id: number }>`SELECT id FROM patients WHERE phone = ${phone} ORDER BY active DESC, id LIMIT 1`,
-        (rows) => rows[0]?.id
-      ).pipe(Effect.orDie)
+      Effect.map(patientByPhoneRow(phone), (row) => Option.getOrUndefined(Option.map(row, ({ id }) => id))).pipe(orDefect)
+
+    const leadCareManager = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: Schema.Struct({ id: Schema.Int, phone: NullText }),
+      execute: (patientId) =>
+        sql`SELECT u.id, u.phone FROM case_loads c
+          JOIN LATERAL (VALUES (1, c.ilcm_user_id), (2, c.olcm_user_id)) AS lcm (rank, user_id) ON lcm.user_id IS NOT NULL
+          JOIN users u ON u.id = lcm.user_id AND u.role <> 'parent' AND u.status = 'active' AND u.deleted_at IS NULL
+          WHERE c.patient_id = ${patientId}
+          ORDER BY lcm.rank LIMIT 1`
+    })
 
     /**
      * Who handles the patient's inbound communications: the intensive lead care manager, else the
      * outreach one (case_loads), when they are active staff; with their phone for forwarding calls.
      * Reads the case load as `LeadCareManagers.assigneesOf` does, then ranks and filters the holders.
      */
-    const leadCareManagerOf = (patientId: number) =>
-      Effect.map(
-        sql<{ id: number; phone: string | null }>`
-          SELECT u.id, u.phone FROM case_loads c
-          JOIN LATERAL (VALUES (1, c.ilcm_user_id), (2, c.olcm_user_id)) AS lcm (rank, user_id) ON lcm.user_id IS NOT NULL
-          JOIN users u ON u.id = lcm.user_id AND u.role <> 'parent' AND u.status = 'active' AND u.deleted_at IS NULL
-          WHERE c.patient_id = ${patientId}
-          ORDER BY lcm.rank LIMIT 1`,
-        (rows) => rows[0]
-      ).pipe(Effect.orDie)
+    const leadCareManagerOf = (patientId: number) => Effect.map(leadCareManager(patientId), Option.getOrUndefined).pipe(orDefect)
 
-    const userPhone = (userId: number) =>
-      Effect.map(sql<{ phone: string | null; first_name: string }>`SELECT phone, first_name FROM users WHERE id = ${userId}`, (rows) => rows[0])
-        .pipe(Effect.orDie)
+    const userPhoneRow = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: Schema.Struct({ phone: NullText, first_name: Schema.String }),
+      execute: (userId) => sql`SELECT phone, first_name FROM users WHERE id = ${userId}`
+    })
+
+    const userPhone = (userId: number) => Effect.map(userPhoneRow(userId), Option.getOrUndefined).pipe(orDefect)
 
     const isOptedOut = (numbers: ReadonlyArray<string>) =>
       Effect.map(
         sql`SELECT 1 FROM sms_opt_outs WHERE phone_number IN ${sql.in(numbers)} LIMIT 1`,
         (rows) => rows.length > 0
-      ).pipe(Effect.orDie)
+      ).pipe(orDefect)
 
     const optOut = (phone: string, smsId: number, now: Date) =>
       sql`INSERT INTO sms_opt_outs (phone_number, sms_message_id, created_at) VALUES (${phone}, ${smsId}, ${now})
-        ON CONFLICT (phone_number) DO NOTHING`.pipe(Effect.asVoid, Effect.orDie)
+        ON CONFLICT (phone_number) DO NOTHING`.pipe(Effect.asVoid, orDefect)
 
-    const optIn = (phone: string) => sql`DELETE FROM sms_opt_outs WHERE phone_number = ${phone}`.pipe(Effect.asVoid, Effect.orDie)
+    const optIn = (phone: string) => sql`DELETE FROM sms_opt_outs WHERE phone_number = ${phone}`.pipe(Effect.asVoid, orDefect)
 
-    const insertOutboundSms = (values: {
-      patientId: number
-      to: string
-      from: string
-      body: string
-      segments: number
-      sentById: number
-      now: Date
-    }) =>
-      Effect.map(
-        sql<SmsRow>`INSERT INTO sms_messages (patient_id, direction, to_number, from_number, body, status, segments, sent_by_id,
+    const outboundSms = SqlSchema.single({
+      Request: OutboundSms,
+      Result: SmsRow,
+      execute: (values) =>
+        sql`INSERT INTO sms_messages (patient_id, direction, to_number, from_number, body, status, segments, sent_by_id,
             created_at, updated_at)
           VALUES (${values.patientId}, 'outbound', ${values.to}, ${values.from}, ${values.body}, 'queued', ${values.segments},
             ${values.sentById}, ${values.now}, ${values.now})
-          RETURNING *`,
-        (rows) => rows[0]!
-      ).pipe(Effect.orDie)
+          RETURNING *`
+    })
 
-    const insertOutboundCall = (values: { patientId: number; to: string; from: string; placedById: number; now: Date }) =>
-      Effect.map(
-        sql<CallRow>`INSERT INTO voice_calls (patient_id, direction, to_number, from_number, status, placed_by_id, created_at, updated_at)
+    const insertOutboundSms = (values: OutboundSms) =>
+      orDefect(outboundSms(values))
+
+    const outboundCall = SqlSchema.single({
+      Request: OutboundCall,
+      Result: CallRow,
+      execute: (values) =>
+        sql`INSERT INTO voice_calls (patient_id, direction, to_number, from_number, status, placed_by_id, created_at, updated_at)
           VALUES (${values.patientId}, 'outbound', ${values.to}, ${values.from}, 'queued', ${values.placedById}, ${values.now}, ${values.now})
-          RETURNING *`,
-        (rows) => rows[0]!
-      ).pipe(Effect.orDie)
+          RETURNING *`
+    })
+
+    const insertOutboundCall = (values: OutboundCall) =>
+      orDefect(outboundCall(values))
 
     /** A refused send: the record stays, failed, with the provider's reason. */
     const markFailed = (table: "sms_messages" | "voice_calls", id: number, reason: string, now: Date) =>
       sql`UPDATE ${sql(table)} SET status = 'failed', error_message = ${reason}, updated_at = ${now} WHERE id = ${id}`
-        .pipe(Effect.asVoid, Effect.orDie)
+        .pipe(Effect.asVoid, orDefect)
 
-    /** Inbound: the record, unless the provider already delivered this SID (then undefined). */
-    const insertInboundSms = (values: {
-      sid: string
-      patientId: number | null
-      to: string
-      from: string
-      body: string
-      mediaUrls: ReadonlyArray<string>
-      segments: number
-      now: Date
-    }) =>
-      Effect.map(
-        sql<SmsRow>`INSERT INTO sms_messages (patient_id, direction, telephony_sid, to_number, from_number, body, media_urls, status,
+    const inboundSms = SqlSchema.findOne({
+      Request: InboundSms,
+      Result: SmsRow,
+      execute: (values) =>
+        sql`INSERT INTO sms_messages (patient_id, direction, telephony_sid, to_number, from_number, body, media_urls, status,
             segments, created_at, updated_at)
           VALUES (${values.patientId}, 'inbound', ${values.sid}, ${values.to}, ${values.from}, ${values.body},
             ${values.mediaUrls as Array<string>}::text[], 'received', ${values.segments}, ${values.now}, ${values.now})
           ON CONFLICT (telephony_sid) DO NOTHING
-          RETURNING *`,
-        (rows) => rows[0]
-      ).pipe(Effect.orDie)
+          RETURNING *`
+    })
 
-    const insertInboundCall = (values: {
-      sid: string
-      patientId: number | null
-      to: string
-      from: string
-      status: CallStatus
-      forwardedTo: string | null
-      now: Date
-    }) =>
-      Effect.map(
-        sql<CallRow>`INSERT INTO voice_calls (patient_id, direction, telephony_sid, to_number, from_number, status, forwarded_to,
+    /** Inbound: the record, unless the provider already delivered this SID (then undefined). */
+    const insertInboundSms = (values: InboundSms) =>
+      Effect.map(inboundSms(values), Option.getOrUndefined).pipe(orDefect)
+
+    const inboundCall = SqlSchema.findOne({
+      Request: InboundCall,
+      Result: CallRow,
+      execute: (values) =>
+        sql`INSERT INTO voice_calls (patient_id, direction, telephony_sid, to_number, from_number, status, forwarded_to,
             created_at, updated_at)
           VALUES (${values.patientId}, 'inbound', ${values.sid}, ${values.to}, ${values.from}, ${values.status},
             ${values.forwardedTo}, ${values.now}, ${values.now})
           ON CONFLICT (telephony_sid) DO NOTHING
-          RETURNING *`,
-        (rows) => rows[0]
-      ).pipe(Effect.orDie)
+          RETURNING *`
+    })
 
-    const smsBySid = (sid: string) =>
-      Effect.map(sql<SmsRow>`SELECT * FROM sms_messages WHERE telephony_sid = ${sid}`, (rows) => rows[0]).pipe(Effect.orDie)
+    const insertInboundCall = (values: InboundCall) =>
+      Effect.map(inboundCall(values), Option.getOrUndefined).pipe(orDefect)
 
-    const callBySid = (sid: string) =>
-      Effect.map(sql<CallRow>`SELECT * FROM voice_calls WHERE telephony_sid = ${sid}`, (rows) => rows[0]).pipe(Effect.orDie)
+    const smsBySidRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: SmsRow,
+      execute: (sid) => sql`SELECT * FROM sms_messages WHERE telephony_sid = ${sid}`
+    })
+
+    const smsBySid = (sid: string) => Effect.map(smsBySidRow(sid), Option.getOrUndefined).pipe(orDefect)
+
+    const callBySidRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: CallRow,
+      execute: (sid) => sql`SELECT * FROM voice_calls WHERE telephony_sid = ${sid}`
+    })
+
+    const callBySid = (sid: string) => Effect.map(callBySidRow(sid), Option.getOrUndefined).pipe(orDefect)
+
+    /** A callback's row: by our id (in the URL) or the SID. */
+    const CallbackKey = Schema.Struct({ id: Schema.optional(Schema.Int), sid: Schema.String })
+
+    const lockedSms = SqlSchema.findOne({
+      Request: CallbackKey,
+      Result: SmsRow,
+      execute: ({ id, sid }) =>
+        id === undefined
+          ? sql`SELECT * FROM sms_messages WHERE telephony_sid = ${sid} FOR UPDATE`
+          : sql`SELECT * FROM sms_messages WHERE id = ${id} AND (telephony_sid = ${sid} OR telephony_sid IS NULL) FOR UPDATE`
+    })
 
     /** The row a callback is about, locked for the rest of the transaction: by our id (in the URL) or the SID. */
     const lockSms = (id: number | undefined, sid: string) =>
-      Effect.map(
+      Effect.map(lockedSms(id === undefined ? { sid } : { id, sid }), Option.getOrUndefined).pipe(orDefect)
+
+    const lockedCall = SqlSchema.findOne({
+      Request: CallbackKey,
+      Result: CallRow,
+      execute: ({ id, sid }) =>
         id === undefined
-          ? sql<SmsRow>`SELECT * FROM sms_messages WHERE telephony_sid = ${sid} FOR UPDATE`
-          : sql<SmsRow>`SELECT * FROM sms_messages WHERE id = ${id} AND (telephony_sid = ${sid} OR telephony_sid IS NULL) FOR UPDATE`,
-        (rows) => rows[0]
-      ).pipe(Effect.orDie)
+          ? sql`SELECT * FROM voice_calls WHERE telephony_sid = ${sid} FOR UPDATE`
+          : sql`SELECT * FROM voice_calls WHERE id = ${id} AND (telephony_sid = ${sid} OR telephony_sid IS NULL) FOR UPDATE`
+    })
 
     const lockCall = (id: number | undefined, sid: string) =>
-      Effect.map(
-        id === undefined
-          ? sql<CallRow>`SELECT * FROM voice_calls WHERE telephony_sid = ${sid} FOR UPDATE`
-          : sql<CallRow>`SELECT * FROM voice_calls WHERE id = ${id} AND (telephony_sid = ${sid} OR telephony_sid IS NULL) FOR UPDATE`,
-        (rows) => rows[0]
-      ).pipe(Effect.orDie)
+      Effect.map(lockedCall(id === undefined ? { sid } : { id, sid }), Option.getOrUndefined).pipe(orDefect)
 
     /**
      * Records the provider's SID (once), status and error on a row the caller holds locked; a
@@ -267,7 +357,7 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
         WHERE id = ${id} AND (telephony_sid, status, error_code, error_message) IS DISTINCT FROM
           (coalesce(telephony_sid, ${state.sid ?? null}), coalesce(${state.status ?? null}, status),
            coalesce(${state.errorCode ?? null}, error_code), coalesce(${state.errorMessage ?? null}, error_message))`
-        .pipe(Effect.asVoid, Effect.orDie)
+        .pipe(Effect.asVoid, orDefect)
 
     const setCallDetails = (id: number, details: { durationSeconds?: number; recordingUrl?: string; transcript?: string }, now: Date) =>
       sql`UPDATE voice_calls SET
@@ -277,10 +367,10 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
           updated_at = ${now}
         WHERE id = ${id} AND (duration_seconds, recording_url, transcript) IS DISTINCT FROM
           (coalesce(${details.durationSeconds ?? null}, duration_seconds), coalesce(${details.recordingUrl ?? null}, recording_url),
-           coalesce(${details.transcript ?? null}, transcript))`.pipe(Effect.asVoid, Effect.orDie)
+           coalesce(${details.transcript ?? null}, transcript))`.pipe(Effect.asVoid, orDefect)
 
     const linkActivity = (table: "sms_messages" | "voice_calls", id: number, activityId: number) =>
-      sql`UPDATE ${sql(table)} SET activity_id = ${activityId} WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+      sql`UPDATE ${sql(table)} SET activity_id = ${activityId} WHERE id = ${id}`.pipe(Effect.asVoid, orDefect)
 
     /** Inserts an activity of a communication and its event (in the caller's transaction). */
     const recordActivity = (values: CommunicationActivityValues, now: Date) =>
@@ -299,11 +389,33 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
         return stored
       })
 
-    const findActivity = (id: number) =>
-      Effect.map(
-        sql<StoredActivity>`SELECT a.*, NULL::integer AS blocking_id FROM ecm_activities a WHERE a.id = ${id}`,
-        (rows) => rows[0]
-      ).pipe(Effect.orDie)
+    const activityRow = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: StoredActivity,
+      execute: (id) => sql`SELECT a.*, NULL::integer AS blocking_id FROM ecm_activities a WHERE a.id = ${id}`
+    })
+
+    const findActivity = (id: number) => Effect.map(activityRow(id), Option.getOrUndefined).pipe(orDefect)
+
+    const changedActivity = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.Int,
+        status: Schema.NullOr(ActivityStatus),
+        duration: NullId,
+        transcript: NullText,
+        now: Schema.DateFromSelf
+      }),
+      Result: StoredActivity,
+      execute: (c) =>
+        sql`UPDATE ecm_activities SET
+            status = coalesce(${c.status}, status),
+            duration = coalesce(${c.duration}, duration),
+            transcript = coalesce(${c.transcript}, transcript),
+            updated_at = ${c.now}
+          WHERE id = ${c.id} AND (status, duration, transcript) IS DISTINCT FROM
+            (coalesce(${c.status}, status), coalesce(${c.duration}, duration), coalesce(${c.transcript}, transcript))
+          RETURNING *, NULL::integer AS blocking_id`
+    })
 
     /** Changes an activity's status, duration or transcript and keeps its event in step. */
     const updateActivity = (
@@ -312,18 +424,16 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
       now: Date
     ) =>
       Effect.gen(function*() {
-        const [row] = yield* sql<StoredActivity>`UPDATE ecm_activities SET
-            status = coalesce(${changes.status ?? null}, status),
-            duration = coalesce(${changes.duration ?? null}, duration),
-            transcript = coalesce(${changes.transcript ?? null}, transcript),
-            updated_at = ${now}
-          WHERE id = ${id} AND (status, duration, transcript) IS DISTINCT FROM
-            (coalesce(${changes.status ?? null}, status), coalesce(${changes.duration ?? null}, duration),
-             coalesce(${changes.transcript ?? null}, transcript))
-          RETURNING *, NULL::integer AS blocking_id`
-        if (row !== undefined) yield* events.sync(row)
-        return row
-      }).pipe(Effect.orDie)
+        const row = yield* changedActivity({
+          id,
+          status: changes.status ?? null,
+          duration: changes.duration ?? null,
+          transcript: changes.transcript ?? null,
+          now
+        })
+        if (Option.isSome(row)) yield* events.sync(row.value)
+        return Option.getOrUndefined(row)
+      }).pipe(orDefect)
 
     /** A follow-up task for a failed communication, at most one per record. */
     const claimFollowUp = (activityId: number, record: { sms: number } | { call: number }) =>
@@ -332,13 +442,26 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
           VALUES (${activityId}, ${"sms" in record ? record.sms : null}, ${"call" in record ? record.call : null})
           ON CONFLICT DO NOTHING RETURNING activity_id`,
         (rows) => rows.length > 0
-      ).pipe(Effect.orDie)
+      ).pipe(orDefect)
+
+    const unmatchedPage = SqlSchema.findAll({
+      Request: Schema.Struct({ limit: Schema.Int, offset: Schema.Int }),
+      Result: SmsRow,
+      execute: ({ limit, offset }) =>
+        sql`SELECT * FROM sms_messages WHERE patient_id IS NULL
+          ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`
+    })
+
+    const unmatchedCount = SqlSchema.single({
+      Request: Schema.Void,
+      Result: Schema.Struct({ count: Schema.Int }),
+      execute: () => sql`SELECT count(*)::int AS count FROM sms_messages WHERE patient_id IS NULL`
+    })
 
     const unmatchedSms = (page: PageRequest) =>
       Effect.gen(function*() {
-        const rows = yield* sql<SmsRow>`SELECT * FROM sms_messages WHERE patient_id IS NULL
-          ORDER BY created_at DESC, id DESC LIMIT ${page.perPage} OFFSET ${page.offset}`
-        const [counted] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM sms_messages WHERE patient_id IS NULL`
+        const rows = yield* unmatchedPage({ limit: page.perPage, offset: page.offset })
+        const counted = yield* unmatchedCount(undefined)
         return {
           items: rows.map((row) =>
             UnmatchedSms.make({
@@ -352,9 +475,9 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
               created_at: row.created_at
             }, true)
           ),
-          totalCount: counted?.count ?? 0
+          totalCount: counted.count
         }
-      }).pipe(Effect.orDie)
+      }).pipe(orDefect)
 
     return {
       systemUserId, patientPhone, patientByPhone, leadCareManagerOf, userPhone, isOptedOut, optOut, optIn,
