@@ -64,6 +64,7 @@ const phoneFallback = (text: string): string | undefined => Option.getOrUndefine
 const capped = (problems: ReadonlyArray<string>, total: number): Array<string> =>
   total > problems.length ? [...problems, `… and ${total - problems.length} more problems`] : [...problems]
 
+/** What a record that cannot be matched with certainty reports (the statements find them: ./MifStagingRepo.ts). */
 const ambiguityProblems = (ambiguous: ReadonlyArray<AmbiguousMatch>, contested: ReadonlyArray<ContestedMatch>) => [
   ...ambiguous.map((r) =>
     `Line ${r.line}: matches ${r.matches} patients with the same name and date of birth; add MEMBER_ID to say which`),
