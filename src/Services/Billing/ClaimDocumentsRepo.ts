@@ -4,6 +4,7 @@ import { Effect, Schema } from "effect"
 import { DocumentKind } from "../../Domain/Billing/Claim.js"
 import { ClaimDocumentId, ClaimId } from "../../Domain/Ids.js"
 import { orDefect } from "../Repository.js"
+import { now } from "../Time.js"
 
 export const DocumentRow = Schema.Struct({
   id: ClaimDocumentId,
@@ -68,11 +69,11 @@ export class ClaimDocumentsRepo extends Effect.Service<ClaimDocumentsRepo>()("ap
     })
 
     const updateOne = SqlSchema.findOne({
-      Request: DocumentChange,
+      Request: Schema.Struct({ ...DocumentChange.fields, at: Schema.DateFromSelf }),
       Result: DocumentRow,
       execute: (d) =>
         sql`UPDATE claim_documents SET name = ${d.name}, kind = ${d.kind}, content_type = ${d.contentType}, size = ${d.size},
-            object_key = ${d.objectKey}, updated_at = now()
+            object_key = ${d.objectKey}, updated_at = ${d.at}
           WHERE id = ${d.id} AND claim_id = ${d.claimId} RETURNING *`
     })
 
@@ -94,7 +95,7 @@ export class ClaimDocumentsRepo extends Effect.Service<ClaimDocumentsRepo>()("ap
       listOf: (claimId: number) => orDefect(findAllOf(claimId)),
       insert: (document: typeof NewDocument.Type) => orDefect(insertOne(document)),
       /** The document as changed, or none when it is gone. */
-      update: (change: typeof DocumentChange.Type) => orDefect(updateOne(change)),
+      update: (change: typeof DocumentChange.Type) => Effect.flatMap(now, (at) => orDefect(updateOne({ ...change, at }))),
       /** The removed document's object key, or none when there was none. */
       delete: (claimId: number, id: number) => orDefect(deleteOne({ claimId, id })),
       /** Deletes every document of a claim; their object keys, for the files to go after the commit. */

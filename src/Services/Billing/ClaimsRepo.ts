@@ -16,6 +16,7 @@ import { AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.
 import { type PageRequest } from "../../Api/Pagination.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
+import { now } from "../Time.js"
 import { subscriberFields } from "./CoveragesRepo.js"
 import { likePattern, nameMatches } from "../SqlSearch.js"
 import { isForeignKeyViolation, isUniqueViolation } from "../SqlErrors.js"
@@ -291,7 +292,7 @@ export class ClaimsRepo extends Effect.Service<ClaimsRepo>()("app/ClaimsRepo", {
     })
 
     const updateOne = SqlSchema.void({
-      Request: ClaimChange,
+      Request: Schema.Struct({ ...ClaimChange.fields, at: Schema.DateFromSelf }),
       execute: (c) =>
         sql`UPDATE claims SET
             patient_id = ${c.fields.patientId},
@@ -308,7 +309,7 @@ export class ClaimsRepo extends Effect.Service<ClaimsRepo>()("app/ClaimsRepo", {
             payment_date = ${c.paymentDate}::date,
             denial_reason = ${c.denialReason},
             insurance_plan_id = ${c.refreshPlan ? planOf(c.fields.patientId) : sql`insurance_plan_id`},
-            updated_at = now()
+            updated_at = ${c.at}
           WHERE id = ${c.id}`
     })
 
@@ -340,10 +341,10 @@ export class ClaimsRepo extends Effect.Service<ClaimsRepo>()("app/ClaimsRepo", {
 
     // Only a ready claim is submitted (the caller has locked and checked them), with the plan it bills.
     const submit = SqlSchema.void({
-      Request: Submission,
+      Request: Schema.Struct({ ...Submission.fields, at: Schema.DateFromSelf }),
       execute: (s) =>
         sql`UPDATE claims c SET status = 'submitted', edi_batch_id = ${s.batchRowId}, submission_date = ${s.submissionDate}::date,
-            insurance_plan_id = cov.insurance_plan_id, updated_at = now()
+            insurance_plan_id = cov.insurance_plan_id, updated_at = ${s.at}
           FROM patient_coverages cov
           WHERE c.id = ANY(${s.ids as Array<number>}::int[]) AND c.status = 'ready' AND cov.patient_id = c.patient_id`
     })
@@ -366,12 +367,13 @@ export class ClaimsRepo extends Effect.Service<ClaimsRepo>()("app/ClaimsRepo", {
         orDefect(Effect.all({ found: findReferences(r), appointment: Effect.map(findAppointment(r), Option.getOrUndefined) })),
       insert: (fields: ClaimFields, createdById: number) =>
         insertOne({ fields, createdById }).pipe(Effect.map((row) => row.id), Effect.catchTag("SqlError", writeErrors), orDefect),
-      update: (change: ClaimChange) => updateOne(change).pipe(Effect.catchTag("SqlError", writeErrors), orDefect),
+      update: (change: ClaimChange) =>
+        Effect.flatMap(now, (at) => updateOne({ ...change, at })).pipe(Effect.catchTag("SqlError", writeErrors), orDefect),
       delete: (id: number) => orDefect(deleteOne(id)),
       /** The claims of a batch with their 837P data, locked in id order. */
       lockForBatch: (ids: ReadonlyArray<number>) => orDefect(lockBatch(ids)),
       /** `ready → submitted` in a batch: the only way a claim becomes submitted. */
-      markSubmitted: (submission: typeof Submission.Type) => orDefect(submit(submission)),
+      markSubmitted: (submission: typeof Submission.Type) => Effect.flatMap(now, (at) => orDefect(submit({ ...submission, at }))),
       /** Active providers by name, for the claim filters (at most 1000). */
       activeProviders: orDefect(activeProviders(undefined))
     } as const

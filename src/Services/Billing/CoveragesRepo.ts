@@ -10,6 +10,7 @@ import { invalidField, type NotFound, notFound, type ValidationFailed } from "..
 import { Gender, Relationship } from "../../Domain/Billing/Insurance.js"
 import { InsurancePlanId, PatientId } from "../../Domain/Ids.js"
 import { orDefect } from "../Repository.js"
+import { now } from "../Time.js"
 import { isForeignKeyViolation } from "../SqlErrors.js"
 
 const NullText = Schema.NullOr(Schema.String)
@@ -86,20 +87,20 @@ export class CoveragesRepo extends Effect.Service<CoveragesRepo>()("app/Coverage
     })
 
     const upsert = SqlSchema.void({
-      Request: CoverageValues,
+      Request: Schema.Struct({ ...CoverageValues.fields, at: Schema.DateFromSelf }),
       execute: (c) =>
         sql`INSERT INTO patient_coverages (patient_id, insurance_plan_id, member_id, group_number, relationship,
             subscriber_first_name, subscriber_last_name, subscriber_date_of_birth, subscriber_gender, subscriber_address,
-            subscriber_city, subscriber_state, subscriber_zip)
+            subscriber_city, subscriber_state, subscriber_zip, created_at, updated_at)
           VALUES (${c.patientId}, ${c.insurancePlanId}, ${c.memberId}, ${c.groupNumber}, ${c.relationship},
             ${c.firstName}, ${c.lastName}, ${c.dateOfBirth}::date, ${c.gender},
-            ${c.address}, ${c.city}, ${c.state}, ${c.zip})
+            ${c.address}, ${c.city}, ${c.state}, ${c.zip}, ${c.at}, ${c.at})
           ON CONFLICT (patient_id) DO UPDATE SET insurance_plan_id = EXCLUDED.insurance_plan_id, member_id = EXCLUDED.member_id,
             group_number = EXCLUDED.group_number, relationship = EXCLUDED.relationship,
             subscriber_first_name = EXCLUDED.subscriber_first_name, subscriber_last_name = EXCLUDED.subscriber_last_name,
             subscriber_date_of_birth = EXCLUDED.subscriber_date_of_birth, subscriber_gender = EXCLUDED.subscriber_gender,
             subscriber_address = EXCLUDED.subscriber_address, subscriber_city = EXCLUDED.subscriber_city,
-            subscriber_state = EXCLUDED.subscriber_state, subscriber_zip = EXCLUDED.subscriber_zip, updated_at = now()`
+            subscriber_state = EXCLUDED.subscriber_state, subscriber_zip = EXCLUDED.subscriber_zip, updated_at = EXCLUDED.updated_at`
     })
 
     const findPatient = SqlSchema.findOne({
@@ -125,7 +126,8 @@ export class CoveragesRepo extends Effect.Service<CoveragesRepo>()("app/Coverage
     return {
       findByPatient: (patientId: number) => orDefect(findByPatient(patientId)),
       /** Creates or replaces the patient's one coverage. */
-      save: (coverage: typeof CoverageValues.Type) => upsert(coverage).pipe(Effect.catchTag("SqlError", writeErrors), orDefect),
+      save: (coverage: typeof CoverageValues.Type) =>
+        Effect.flatMap(now, (at) => upsert({ ...coverage, at })).pipe(Effect.catchTag("SqlError", writeErrors), orDefect),
       /** The patient, if any; only when linked to `linkedTo` unless that is null. */
       findPatient: (patientId: number, linkedTo: number | null) => orDefect(findPatient({ patientId, userId: linkedTo })),
       /** The names and date of birth of the account linked to a patient (the guardian). */

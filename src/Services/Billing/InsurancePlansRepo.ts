@@ -6,6 +6,7 @@ import { InsurancePlanId } from "../../Domain/Ids.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
+import { now } from "../Time.js"
 import { likePattern } from "../SqlSearch.js"
 
 /** A plan as stored: the representation's fields, timestamps as the driver gives them. */
@@ -65,7 +66,7 @@ export class InsurancePlansRepo extends Effect.Service<InsurancePlansRepo>()("ap
     })
 
     const updateOne = SqlSchema.findOne({
-      Request: PlanChange,
+      Request: Schema.Struct({ ...PlanChange.fields, at: Schema.DateFromSelf }),
       Result: PlanRow,
       execute: (change) =>
         sql`UPDATE insurance_plans SET
@@ -73,7 +74,7 @@ export class InsurancePlansRepo extends Effect.Service<InsurancePlansRepo>()("ap
             payer_id = coalesce(${change.payer_id}, payer_id),
             claim_filing_indicator = coalesce(${change.claim_filing_indicator}, claim_filing_indicator),
             active = coalesce(${change.active}::boolean, active),
-            updated_at = now()
+            updated_at = ${change.at}
           WHERE id = ${change.id} RETURNING *`
     })
 
@@ -94,7 +95,8 @@ export class InsurancePlansRepo extends Effect.Service<InsurancePlansRepo>()("ap
       list,
       insert: (plan: typeof NewPlan.Type) => Effect.map(orDefect(insertOne(plan)), toPlan),
       /** The plan as changed, or none when there is no such plan. */
-      update: (change: typeof PlanChange.Type) => Effect.map(orDefect(updateOne(change)), Option.map(toPlan)),
+      update: (change: typeof PlanChange.Type) =>
+        Effect.flatMap(now, (at) => Effect.map(orDefect(updateOne({ ...change, at })), Option.map(toPlan))),
       /** Whether the plan exists and is active (a coverage may only name such a plan). */
       isActive: (id: number) => Effect.map(orDefect(findActive(id)), Option.exists((row) => row.active)),
       /** Active plans by name, for the claim filters (at most 1000). */

@@ -3,6 +3,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { Subscales } from "../../Domain/Questionnaires/Questionnaire.js"
 import { orDefect } from "../Repository.js"
+import { now } from "../Time.js"
 import { StoredAnswers } from "./QuestionnaireResponsesRepo.js"
 
 export const NewScreener = Schema.Struct({
@@ -38,11 +39,11 @@ export class MarketingQuestionnairesRepo extends Effect.Service<MarketingQuestio
     })
 
     const claimResultMail = SqlSchema.findOne({
-      Request: Schema.Number,
+      Request: Schema.Struct({ id: Schema.Number, at: Schema.DateFromSelf }),
       Result: ScreenerMail,
-      execute: (id) =>
+      execute: ({ at, id }) =>
         sql`
-          UPDATE marketing_questionnaires m SET result_mailed_at = now()
+          UPDATE marketing_questionnaires m SET result_mailed_at = ${at}
           FROM questionnaires q
           WHERE m.id = ${id} AND q.id = m.questionnaire_id AND m.result_mailed_at IS NULL
           RETURNING m.email, m.severity, q.title`
@@ -58,7 +59,7 @@ export class MarketingQuestionnairesRepo extends Effect.Service<MarketingQuestio
       /** The new screener's id. */
       insert: (screener: typeof NewScreener.Type) => Effect.map(orDefect(insertOne(screener)), (row) => row.id),
       /** Marks the result mailed; none when it already was (a job run twice mails once). */
-      claimResultMail: (id: number) => orDefect(claimResultMail(id)),
+      claimResultMail: (id: number) => Effect.flatMap(now, (at) => orDefect(claimResultMail({ id, at }))),
       /** Deletes the screeners created before `cutoff`; returns how many. */
       deleteCreatedBefore: (cutoff: Date) => Effect.map(orDefect(deleteOlder(cutoff)), (rows) => rows.length)
     } as const

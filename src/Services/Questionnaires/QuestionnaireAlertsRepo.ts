@@ -6,6 +6,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { orDefect } from "../Repository.js"
+import { now } from "../Time.js"
 
 const AlertId = Schema.Struct({ id: Schema.Int })
 
@@ -49,11 +50,11 @@ export class QuestionnaireAlertsRepo extends Effect.Service<QuestionnaireAlertsR
     })
 
     const claimForMail = SqlSchema.findOne({
-      Request: Schema.Number,
+      Request: Schema.Struct({ alertId: Schema.Number, at: Schema.DateFromSelf }),
       Result: ClaimedAlert,
-      execute: (alertId) =>
+      execute: ({ alertId, at }) =>
         sql`
-          UPDATE questionnaire_alerts a SET notified_at = now()
+          UPDATE questionnaire_alerts a SET notified_at = ${at}
           WHERE a.id = ${alertId} AND a.notified_at IS NULL
           RETURNING a.id, a.questionnaire_response_id AS response_id, a.marketing_questionnaire_id AS marketing_id,
             (SELECT u.email FROM patients p JOIN providers pr ON pr.id = p.provider_id JOIN users u ON u.id = pr.user_id
@@ -70,7 +71,7 @@ export class QuestionnaireAlertsRepo extends Effect.Service<QuestionnaireAlertsR
       /** The response's open alert, if any, is acknowledged. */
       acknowledge: (responseId: number, userId: number, at: Date) => orDefect(acknowledge({ responseId, userId, at })),
       /** Marks the alert notified; none when it already was (a job run twice mails once). */
-      claimForMail: (alertId: number) => orDefect(claimForMail(alertId))
+      claimForMail: (alertId: number) => Effect.flatMap(now, (at) => orDefect(claimForMail({ alertId, at })))
     } as const
   })
 }) {}

@@ -6,6 +6,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { InviteStatus } from "../../Domain/Questionnaires/Questionnaire.js"
 import { orDefect } from "../Repository.js"
+import { now } from "../Time.js"
 
 /** An invite as shown to staff; the due date as `YYYY-MM-DD`. */
 export const InviteRow = Schema.Struct({
@@ -106,11 +107,11 @@ export class QuestionnaireInvitesRepo extends Effect.Service<QuestionnaireInvite
     })
 
     const claimForMail = SqlSchema.findOne({
-      Request: MailClaim,
+      Request: Schema.Struct({ ...MailClaim.fields, at: Schema.DateFromSelf }),
       Result: InviteMail,
-      execute: ({ id, tokenHash }) =>
+      execute: ({ at, id, tokenHash }) =>
         sql`
-          UPDATE questionnaire_invites i SET mailed_at = now()
+          UPDATE questionnaire_invites i SET mailed_at = ${at}
           FROM questionnaires q
           WHERE i.id = ${id} AND q.id = i.questionnaire_id AND i.mailed_at IS NULL
             AND i.status IN ('sent', 'opened') AND i.token_hash = ${tokenHash}
@@ -129,7 +130,7 @@ export class QuestionnaireInvitesRepo extends Effect.Service<QuestionnaireInvite
       lockUsable: (tokenHash: Uint8Array, at: Date) => orDefect(lockUsable({ tokenHash, at })),
       complete: (id: number, at: Date) => orDefect(complete({ id, at })),
       /** Marks the invite mailed if it is still open with this token; none when it was mailed already or is no longer open. */
-      claimForMail: (id: number, tokenHash: Uint8Array) => orDefect(claimForMail({ id, tokenHash }))
+      claimForMail: (id: number, tokenHash: Uint8Array) => Effect.flatMap(now, (at) => orDefect(claimForMail({ id, tokenHash, at })))
     } as const
   })
 }) {}

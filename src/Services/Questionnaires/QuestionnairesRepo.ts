@@ -10,6 +10,7 @@ import { ScoringSpec } from "../../Domain/Questionnaires/Scoring.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
+import { now } from "../Time.js"
 
 /** A version as stored, its scoring spec decoded. */
 export const QuestionnaireRow = Schema.Struct({
@@ -86,8 +87,8 @@ export class QuestionnairesRepo extends Effect.Service<QuestionnairesRepo>()("ap
     })
 
     const deactivate = SqlSchema.void({
-      Request: Schema.String,
-      execute: (slug) => sql`UPDATE questionnaires SET active = false, updated_at = now() WHERE slug = ${slug} AND active`
+      Request: Schema.Struct({ slug: Schema.String, at: Schema.DateFromSelf }),
+      execute: ({ at, slug }) => sql`UPDATE questionnaires SET active = false, updated_at = ${at} WHERE slug = ${slug} AND active`
     })
 
     const insertVersion = SqlSchema.single({
@@ -136,7 +137,7 @@ export class QuestionnairesRepo extends Effect.Service<QuestionnairesRepo>()("ap
       /** The latest version of an instrument, if any. */
       latest: (slug: string) => orDefect(latest(slug)),
       /** The instrument's active version (if any) becomes inactive. */
-      deactivate: (slug: string) => orDefect(deactivate(slug)),
+      deactivate: (slug: string) => Effect.flatMap(now, (at) => orDefect(deactivate({ slug, at }))),
       insertVersion: (version: typeof NewVersion.Type) => Effect.map(orDefect(insertVersion(version)), (row) => row.id),
       list,
       findById: (id: number) => orDefect(findById(id)),
