@@ -256,8 +256,9 @@ const withReadBody = (request: HttpServerRequest.HttpServerRequest, text: string
   }) as HttpServerRequest.HttpServerRequest
 
 /**
- * Runs `app` when the body of `request` is acceptable (see the module comment); a JSON body is
- * read here, within `limit`, and handed to the app already read.
+ * Runs `app` when the body of `request` is acceptable (see the module comment); the body (JSON, or
+ * the webhooks' form bodies) is read here, within `limit`, and handed to the app already read: a
+ * body over its limit is refused here, so the platform's reader never meets one.
  */
 export const checkRequestBody = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
