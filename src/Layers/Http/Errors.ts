@@ -11,7 +11,7 @@
  *   caught by tag (`Effect.catchTag`) where it becomes an API error, or a defect.
  * - A group declares the API errors it sends, its 422 naming its area (./ApiRoutes.ts); handlers
  *   fail with them and the builder encodes them. Nothing matches a URL or an error's text to pick
- *   a shape.
+ *   a shape or a status.
  * - This module turns what the platform fails with (decoding failures, unreadable JSON, unknown
  *   routes) into the area's shape, sends the errors that carry a wait with `Retry-After`, and
  *   turns every defect into a 500 (or a 503 when a dependency is down).
@@ -118,53 +118,53 @@ export const describeDefect = (defect: unknown): Record<string, string> => {
 export const errorHandlingFor = (api: HttpApi.HttpApi.Any) => {
   const routes = apiRoutes(api)
   return HttpApiBuilder.middleware((app) =>
-  Effect.catchAllCause(app, (cause) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const area = routes.areaOf(request.method, request.url)
-      const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
-      if (Option.isSome(failure) && failure.value instanceof HttpApiError.HttpApiDecodeError) {
-        return yield* errorResponse(validationFailure(area, fieldMessages(failure.value.issues)))
-      }
-      if (Option.isSome(failure) && isApiError(failure.value)) {
-        // A wait to announce (429, 503): the builder would send the body without the header.
-        if (retryAfterOf(failure.value) !== undefined) return yield* errorResponse(failure.value)
-        // Any other declared error of the Api: the builder encodes it with its status.
-        return yield* Effect.failCause(cause)
-      }
-      const squashed = Cause.squash(cause)
-      // The body checks read every body within its limit before the platform parses it, so the
-      // platform's request errors are bodies it could not parse.
-      if (squashed instanceof HttpServerError.RequestError) {
-        return yield* errorResponse(validationFailure(area, { body: ["is not valid JSON"] }))
-      }
-      if (squashed instanceof HttpServerError.RouteNotFound) {
-        return yield* errorResponse(area === "ecm" ? ecmNotFound("Route") : notFound("Route"))
-      }
-      if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
-      const traceId = yield* traceIdOfCurrentSpan
-      if (isDatabaseUnavailable(squashed)) {
-        yield* Effect.logWarning("database unavailable").pipe(
-          Effect.annotateLogs({ "http.request.method": request.method, trace_id: Option.getOrElse(traceId, () => "none"), ...describeDefect(squashed) })
+    Effect.catchAllCause(app, (cause) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const area = routes.areaOf(request.method, request.url)
+        const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
+        if (Option.isSome(failure) && failure.value instanceof HttpApiError.HttpApiDecodeError) {
+          return yield* errorResponse(validationFailure(area, fieldMessages(failure.value.issues)))
+        }
+        if (Option.isSome(failure) && isApiError(failure.value)) {
+          // A wait to announce (429, 503): the builder would send the body without the header.
+          if (retryAfterOf(failure.value) !== undefined) return yield* errorResponse(failure.value)
+          // Any other declared error of the Api: the builder encodes it with its status.
+          return yield* Effect.failCause(cause)
+        }
+        const squashed = Cause.squash(cause)
+        // The body checks read every body within its limit before the platform parses it, so the
+        // platform's request errors are bodies it could not parse.
+        if (squashed instanceof HttpServerError.RequestError) {
+          return yield* errorResponse(validationFailure(area, { body: ["is not valid JSON"] }))
+        }
+        if (squashed instanceof HttpServerError.RouteNotFound) {
+          return yield* errorResponse(area === "ecm" ? ecmNotFound("Route") : notFound("Route"))
+        }
+        if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
+        const traceId = yield* traceIdOfCurrentSpan
+        if (isDatabaseUnavailable(squashed)) {
+          yield* Effect.logWarning("database unavailable").pipe(
+            Effect.annotateLogs({ "http.request.method": request.method, trace_id: Option.getOrElse(traceId, () => "none"), ...describeDefect(squashed) })
+          )
+          return yield* unavailableResponse(area)
+        }
+        if (squashed instanceof ObjectStoreUnavailable) {
+          yield* Effect.logWarning("file store unavailable").pipe(
+            Effect.annotateLogs({ "http.request.method": request.method, trace_id: Option.getOrElse(traceId, () => "none"), reason: squashed.reason })
+          )
+          return yield* errorResponse(serviceUnavailable(area, messages.fileStoreUnavailable))
+        }
+        yield* Effect.logError("unhandled failure").pipe(
+          Effect.annotateLogs({
+            "http.request.method": request.method,
+            trace_id: Option.getOrElse(traceId, () => "none"),
+            ...describeDefect(squashed)
+          })
         )
-        return yield* unavailableResponse(area)
-      }
-      if (squashed instanceof ObjectStoreUnavailable) {
-        yield* Effect.logWarning("file store unavailable").pipe(
-          Effect.annotateLogs({ "http.request.method": request.method, trace_id: Option.getOrElse(traceId, () => "none"), reason: squashed.reason })
-        )
-        return yield* errorResponse(serviceUnavailable(area, messages.fileStoreUnavailable))
-      }
-      yield* Effect.logError("unhandled failure").pipe(
-        Effect.annotateLogs({
-          "http.request.method": request.method,
-          trace_id: Option.getOrElse(traceId, () => "none"),
-          ...describeDefect(squashed)
-        })
-      )
-      return yield* errorResponse(internalServerError())
-    })
-  ))
+        return yield* errorResponse(internalServerError())
+      })
+    ))
 }
 
 export const ErrorHandlingLive = errorHandlingFor(Api)
