@@ -12,7 +12,7 @@
  */
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
-import { Clock, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Clock, Data, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { createReadStream, createWriteStream } from "node:fs"
 import * as fs from "node:fs/promises"
@@ -401,7 +401,7 @@ const verifyPartUrl = (
     return timingSafeEqual(Buffer.from(signature, "hex"), expected) && now <= Number(expires) * 1000
   })
 
-class PartTooLarge extends Error {}
+class PartTooLarge extends Data.TaggedError("PartTooLarge") {}
 
 /** Counts and hashes what flows through; fails past `max` bytes. */
 const measuring = (max: number) => {

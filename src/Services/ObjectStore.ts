@@ -87,16 +87,15 @@ export class ObjectStore extends Context.Tag("app/ObjectStore")<ObjectStore, Obj
 export const isValidObjectKey = (key: string): boolean =>
   key.length > 0 && key.length <= 1024 && /^[A-Za-z0-9][A-Za-z0-9._-]*(?:\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/.test(key)
 
-export class InvalidObjectKey extends Error {
-  override readonly name = "InvalidObjectKey"
-  constructor(readonly key: string) {
-    super("Invalid object key")
+export class InvalidObjectKey extends Data.TaggedError("InvalidObjectKey")<{ readonly key: string }> {
+  override get message() {
+    return "Invalid object key"
   }
 }
 
 /** Dies with `InvalidObjectKey` unless the key follows the rule above. */
 export const checkObjectKey = (key: string): Effect.Effect<void> =>
-  isValidObjectKey(key) ? Effect.void : Effect.die(new InvalidObjectKey(key))
+  isValidObjectKey(key) ? Effect.void : Effect.die(new InvalidObjectKey({ key }))
 
 /** The span every store's `get` records: the key's length, found or not, and the size. */
 export const tracedGet = <E, R>(key: string, lookup: Effect.Effect<Option.Option<StoredObject>, E, R>) =>

@@ -10,9 +10,10 @@ import { Effect, Layer, Logger, Schema } from "effect"
 import * as Errors from "../../src/Api/Errors.js"
 import { PageSizeQuery } from "../../src/Api/Pagination.js"
 import { BoundedArray, BoundedString } from "../../src/Api/Schemas.js"
-import { areaOfPath, fieldMessages, humanMessage } from "../../src/Layers/Http/Errors.js"
-import { ErrorHandlingLive } from "../../src/Layers/Http/Errors.js"
-import { BodyLimitLive } from "../../src/Layers/Http/Routes.js"
+import { Api } from "../../src/Api/Api.js"
+import { apiRoutes } from "../../src/Layers/Http/ApiRoutes.js"
+import { errorHandlingFor, fieldMessages, humanMessage } from "../../src/Layers/Http/Errors.js"
+import { bodyChecksFor } from "../../src/Layers/Http/RequestBody.js"
 import { admin, request, signIn, TestApp, testConfig } from "../support/app.js"
 
 const Thing = Schema.Struct({
@@ -26,10 +27,13 @@ const Thing = Schema.Struct({
   })
 }).annotations(Errors.reportAllErrors)
 
-/** A small Api with one endpoint per area and one that fails unexpectedly. */
+/**
+ * A small Api with one group per area (an ECM group declares the ECM area's 422) and an endpoint
+ * that fails unexpectedly.
+ */
 class ProbeApi extends HttpApi.make("probe")
   .add(
-    HttpApiGroup.make("probe")
+    HttpApiGroup.make("ecmProbe")
       .add(
         HttpApiEndpoint.post("ecm", "/clinic/ecm/patients/:patient_id/things")
           .setPath(Schema.Struct({ patient_id: Schema.NumberFromString }))
@@ -37,6 +41,12 @@ class ProbeApi extends HttpApi.make("probe")
           .addSuccess(Schema.Struct({ ok: Schema.Boolean }))
           .addError(Errors.EcmNotFound.schema)
       )
+      .add(HttpApiEndpoint.get("missing", "/clinic/ecm/patients/:id").addSuccess(Schema.Struct({ ok: Schema.Boolean }))
+        .addError(Errors.EcmNotFound.schema))
+      .addError(Errors.EcmValidationFailed.schema)
+  )
+  .add(
+    HttpApiGroup.make("probe")
       .add(
         HttpApiEndpoint.post("general", "/things")
           .setUrlParams(Schema.Struct(PageSizeQuery).annotations(Errors.reportAllErrors))
@@ -44,8 +54,7 @@ class ProbeApi extends HttpApi.make("probe")
           .addSuccess(Schema.Struct({ ok: Schema.Boolean }))
       )
       .add(HttpApiEndpoint.get("boom", "/boom").addSuccess(Schema.Struct({ ok: Schema.Boolean })))
-      .add(HttpApiEndpoint.get("missing", "/clinic/ecm/patients/:id").addSuccess(Schema.Struct({ ok: Schema.Boolean }))
-        .addError(Errors.EcmNotFound.schema))
+      .addError(Errors.ValidationFailed.schema)
   )
   .prefix("/v1")
 {}
@@ -57,15 +66,17 @@ const captureLogs = Logger.replace(
 )
 
 const ProbeLive = HttpApiBuilder.serve().pipe(
-  Layer.provide(ErrorHandlingLive),
-  Layer.provide(BodyLimitLive),
-  Layer.provide(HttpApiBuilder.api(ProbeApi).pipe(Layer.provide(HttpApiBuilder.group(ProbeApi, "probe", (h) =>
-    h.handle("ecm", () => Effect.succeed({ ok: true }))
-      .handle("general", () => Effect.succeed({ ok: true }))
-      .handle("boom", () =>
-        Effect.die(new Error(`duplicate key: SELECT * FROM users WHERE password_hash = 'scrypt$secret' (jane@example.test)`)))
-      .handle("missing", () => Effect.fail(Errors.ecmNotFound("Patient")))
-  )))),
+  Layer.provide(errorHandlingFor(ProbeApi)),
+  Layer.provide(bodyChecksFor(ProbeApi)),
+  Layer.provide(HttpApiBuilder.api(ProbeApi).pipe(
+    Layer.provide(HttpApiBuilder.group(ProbeApi, "ecmProbe", (h) =>
+      h.handle("ecm", () => Effect.succeed({ ok: true }))
+        .handle("missing", () => Effect.fail(Errors.ecmNotFound("Patient"))))),
+    Layer.provide(HttpApiBuilder.group(ProbeApi, "probe", (h) =>
+      h.handle("general", () => Effect.succeed({ ok: true }))
+        .handle("boom", () =>
+          Effect.die(new Error(`duplicate key: SELECT * FROM users WHERE password_hash = 'scrypt$secret' (jane@example.test)`)))))
+  )),
   HttpServer.withLogAddress,
   Layer.provideMerge(NodeHttpServer.layerTest),
   Layer.provide(testConfig({ maxBodyBytes: 10_000 })),
@@ -198,14 +209,17 @@ layer(TestApp())("the real Api's error bodies", (it) => {
 })
 
 describe("error helpers", () => {
-  it("areaOfPath tells ECM paths from general ones", () => {
-    expect(areaOfPath("/v1/clinic/ecm/patients/1/activities")).toBe("ecm")
-    expect(areaOfPath("/v1/admin/clinic/ecm/mifs?page=2")).toBe("ecm")
-    expect(areaOfPath("/v1/clinic/patients/ecm/form_c_submissions")).toBe("ecm")
-    expect(areaOfPath("/v1/clinic/webhooks/telephony/sms")).toBe("ecm")
-    expect(areaOfPath("/v1/clinic/patients")).toBe("general")
-    expect(areaOfPath("/v1/admin/clinic/users")).toBe("general")
-    expect(areaOfPath("/v1/clinic/ecmx")).toBe("general")
+  it("the area of a request is its group's; an unknown path takes the area of its nearest endpoints", () => {
+    const { areaOf } = apiRoutes(Api)
+    expect(areaOf("GET", "/v1/clinic/ecm/patients/1/activities")).toBe("ecm")
+    expect(areaOf("GET", "/v1/admin/clinic/ecm/mifs?page=2")).toBe("ecm")
+    expect(areaOf("POST", "/v1/clinic/patients/ecm/form_c_submissions")).toBe("ecm")
+    expect(areaOf("POST", "/v1/clinic/webhooks/telephony/sms")).toBe("ecm")
+    expect(areaOf("GET", "/v1/clinic/patients")).toBe("general")
+    expect(areaOf("GET", "/v1/admin/clinic/users")).toBe("general")
+    expect(areaOf("GET", "/v1/clinic/ecm/nope")).toBe("ecm")
+    expect(areaOf("GET", "/v1/clinic/ecmx")).toBe("general")
+    expect(areaOf("GET", "/v1/nope")).toBe("general")
   })
 
   it("field names drop the body wrapper and keep list positions", () => {

@@ -1,10 +1,24 @@
 /**
  * API-level error handling: request decoding failures become 422 in the area's shape with
- * messages naming the field; malformed JSON and oversized bodies get JSON bodies too; anything
- * unexpected becomes a bare 500 whose trace id is logged. Responses never carry a stack, SQL or
- * a secret.
+ * messages naming the field; malformed JSON gets a JSON body too; anything unexpected becomes a
+ * bare 500 whose trace id is logged. Responses never carry a stack, SQL or a secret.
+ *
+ * Where errors are made:
+ * - Services and repositories fail with tagged errors (`Data.TaggedError`, or `Schema.TaggedError`
+ *   when the error crosses a boundary as data). A failure the client caused and the spec names
+ *   (not found, conflict, invalid field) is one of the API errors of src/Api/Errors.ts, built with
+ *   its helpers (`notFound`, `ecmInvalid` …); an internal failure is a service's own tagged error,
+ *   caught by tag (`Effect.catchTag`) where it becomes an API error, or a defect.
+ * - A group declares the API errors it sends, its 422 naming its area (./ApiRoutes.ts); handlers
+ *   fail with them and the builder encodes them. Nothing matches a URL or an error's text to pick
+ *   a shape or a status.
+ * - This module turns what the platform fails with (decoding failures, unreadable JSON, unknown
+ *   routes) into the area's shape, sends the errors that carry a wait with `Retry-After`, and
+ *   turns every defect into a 500 (or a 503 when a dependency is down).
+ * - Bodies refused before decoding (too large, wrong media type, not UTF-8, nested too deeply) are
+ *   answered by the body checks (./RequestBody.ts), through `errorResponse` here.
  */
-import { HttpApiBuilder, HttpApiError, HttpApiSchema, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type HttpApi, HttpApiBuilder, HttpApiError, HttpApiSchema, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Option, Schema } from "effect"
 import {
   type ApiError,
@@ -15,17 +29,14 @@ import {
   isApiError,
   messages,
   notFound,
-  payloadTooLarge,
   retryAfterOf,
   serviceUnavailable,
   validationFailure
 } from "../../Api/Errors.js"
+import { Api } from "../../Api/Api.js"
 import { ObjectStoreUnavailable } from "../../Services/ObjectStore.js"
 import { isDatabaseUnavailable } from "../Database.js"
-
-/** ECM-area paths (ECM spec §4); everything else follows the general area's error shapes. */
-export const areaOfPath = (url: string): Area =>
-  /^\/v1\/(?:admin\/)?clinic\/(?:ecm|patients\/ecm|webhooks)(?:\/|\?|$)/.test(url) ? "ecm" : "general"
+import { apiRoutes } from "./ApiRoutes.js"
 
 type ArrayIssue = HttpApiError.HttpApiDecodeError["issues"][number]
 
@@ -85,9 +96,6 @@ export const errorResponse = (error: ApiError) => {
 
 export const unavailableResponse = (area: Area) => errorResponse(serviceUnavailable(area))
 
-const isBodyTooLarge = (error: HttpServerError.RequestError) =>
-  /too large|maxBytes|exceed/i.test(`${error.description ?? ""} ${String(error.cause ?? "")}`)
-
 const traceIdOfCurrentSpan = Effect.map(Effect.option(Effect.currentSpan), Option.map((span) => span.traceId))
 
 /**
@@ -106,50 +114,57 @@ export const describeDefect = (defect: unknown): Record<string, string> => {
   }
 }
 
-export const ErrorHandlingLive = HttpApiBuilder.middleware((app) =>
-  Effect.catchAllCause(app, (cause) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const area = areaOfPath(request.url)
-      const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
-      if (Option.isSome(failure) && failure.value instanceof HttpApiError.HttpApiDecodeError) {
-        return yield* errorResponse(validationFailure(area, fieldMessages(failure.value.issues)))
-      }
-      if (Option.isSome(failure) && isApiError(failure.value)) {
-        // A wait to announce (429, 503): the builder would send the body without the header.
-        if (retryAfterOf(failure.value) !== undefined) return yield* errorResponse(failure.value)
-        // Any other declared error of the Api: the builder encodes it with its status.
-        return yield* Effect.failCause(cause)
-      }
-      const squashed = Cause.squash(cause)
-      if (squashed instanceof HttpServerError.RequestError) {
-        if (isBodyTooLarge(squashed)) return yield* errorResponse(payloadTooLarge(area))
-        return yield* errorResponse(validationFailure(area, { body: ["is not valid JSON"] }))
-      }
-      if (squashed instanceof HttpServerError.RouteNotFound) {
-        return yield* errorResponse(area === "ecm" ? ecmNotFound("Route") : notFound("Route"))
-      }
-      if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
-      const traceId = yield* traceIdOfCurrentSpan
-      if (isDatabaseUnavailable(squashed)) {
-        yield* Effect.logWarning("database unavailable").pipe(
-          Effect.annotateLogs({ "http.request.method": request.method, trace_id: Option.getOrElse(traceId, () => "none"), ...describeDefect(squashed) })
+/** The error handling of a server of `api`: each answer in the area of the group it goes to. */
+export const errorHandlingFor = (api: HttpApi.HttpApi.Any) => {
+  const routes = apiRoutes(api)
+  return HttpApiBuilder.middleware((app) =>
+    Effect.catchAllCause(app, (cause) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const area = routes.areaOf(request.method, request.url)
+        const failure = Cause.failureOption(cause as Cause.Cause<unknown>)
+        if (Option.isSome(failure) && failure.value instanceof HttpApiError.HttpApiDecodeError) {
+          return yield* errorResponse(validationFailure(area, fieldMessages(failure.value.issues)))
+        }
+        if (Option.isSome(failure) && isApiError(failure.value)) {
+          // A wait to announce (429, 503): the builder would send the body without the header.
+          if (retryAfterOf(failure.value) !== undefined) return yield* errorResponse(failure.value)
+          // Any other declared error of the Api: the builder encodes it with its status.
+          return yield* Effect.failCause(cause)
+        }
+        const squashed = Cause.squash(cause)
+        // The body checks read every body within its limit before the platform parses it, so the
+        // platform's request errors are bodies it could not parse.
+        if (squashed instanceof HttpServerError.RequestError) {
+          return yield* errorResponse(validationFailure(area, { body: ["is not valid JSON"] }))
+        }
+        if (squashed instanceof HttpServerError.RouteNotFound) {
+          return yield* errorResponse(area === "ecm" ? ecmNotFound("Route") : notFound("Route"))
+        }
+        if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
+        const traceId = yield* traceIdOfCurrentSpan
+        if (isDatabaseUnavailable(squashed)) {
+          yield* Effect.logWarning("database unavailable").pipe(
+            Effect.annotateLogs({ "http.request.method": request.method, trace_id: Option.getOrElse(traceId, () => "none"), ...describeDefect(squashed) })
+          )
+          return yield* unavailableResponse(area)
+        }
+        if (squashed instanceof ObjectStoreUnavailable) {
+          yield* Effect.logWarning("file store unavailable").pipe(
+            Effect.annotateLogs({ "http.request.method": request.method, trace_id: Option.getOrElse(traceId, () => "none"), reason: squashed.reason })
+          )
+          return yield* errorResponse(serviceUnavailable(area, messages.fileStoreUnavailable))
+        }
+        yield* Effect.logError("unhandled failure").pipe(
+          Effect.annotateLogs({
+            "http.request.method": request.method,
+            trace_id: Option.getOrElse(traceId, () => "none"),
+            ...describeDefect(squashed)
+          })
         )
-        return yield* unavailableResponse(area)
-      }
-      if (squashed instanceof ObjectStoreUnavailable) {
-        yield* Effect.logWarning("file store unavailable").pipe(
-          Effect.annotateLogs({ "http.request.method": request.method, trace_id: Option.getOrElse(traceId, () => "none"), reason: squashed.reason })
-        )
-        return yield* errorResponse(serviceUnavailable(area, messages.fileStoreUnavailable))
-      }
-      yield* Effect.logError("unhandled failure").pipe(
-        Effect.annotateLogs({
-          "http.request.method": request.method,
-          trace_id: Option.getOrElse(traceId, () => "none"),
-          ...describeDefect(squashed)
-        })
-      )
-      return yield* errorResponse(internalServerError())
-    })
-  ))
+        return yield* errorResponse(internalServerError())
+      })
+    ))
+}
+
+export const ErrorHandlingLive = errorHandlingFor(Api)

@@ -28,15 +28,16 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Context, Effect, Option, Stream } from "effect"
+import { Effect, Option, Stream } from "effect"
 import { isUtf8 } from "node:buffer"
 import type { IncomingMessage } from "node:http"
 import { Api } from "../../Api/Api.js"
-import { BodyLimit, type BodyLimitValue, DataUriField, smallBodyBytes } from "../../Api/BodyLimit.js"
+import { type BodyLimitValue, smallBodyBytes } from "../../Api/BodyLimit.js"
 import { type Area, payloadTooLarge, validationFailure } from "../../Api/Errors.js"
 import { AppConfig } from "../../Services/AppConfig.js"
 import { ReceivedDataUris } from "../../Services/DataUri.js"
-import { areaOfPath, errorResponse } from "./Errors.js"
+import { apiRoutes } from "./ApiRoutes.js"
+import { errorResponse } from "./Errors.js"
 import { jsonBodyScanner } from "./StreamedJson.js"
 
 /** Media types some endpoint of an Api takes a body in (`application/json` today). */
@@ -51,47 +52,14 @@ export const mediaTypesOf = (api: HttpApi.HttpApi.Any): ReadonlySet<string> => {
 
 export const declaredMediaTypes: ReadonlySet<string> = mediaTypesOf(Api)
 
-interface RouteLimit {
-  readonly method: string
-  /** The router's form, `/v1/users/:id`: what it puts in the span's `http.route`. */
-  readonly path: string
-  readonly pattern: RegExp
-  /** Literal segments: the router prefers `/users/passwords` to `/users/:id`, and so do we. */
-  readonly literalSegments: number
-  readonly limit: Option.Option<BodyLimitValue>
-  /** Media types the endpoint takes a body in (none: it takes no body). */
-  readonly mediaTypes: ReadonlySet<string>
-  readonly dataUriField: Option.Option<ReadonlyArray<string>>
-}
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-
-const routeLimit = (
-  method: string,
-  path: string,
-  limit: Option.Option<BodyLimitValue>,
-  mediaTypes: ReadonlySet<string> = new Set(),
-  dataUriField: Option.Option<ReadonlyArray<string>> = Option.none()
-): RouteLimit => {
-  const segments = path.split("/").filter((s) => s !== "")
-  const pattern = segments.map((s) => (s.startsWith(":") ? "[^/]+" : escapeRegExp(s))).join("/")
-  return {
-    method,
-    path,
-    pattern: new RegExp(`^/${pattern}/?$`),
-    literalSegments: segments.filter((s) => !s.startsWith(":")).length,
-    limit,
-    mediaTypes,
-    dataUriField
-  }
-}
-
 /** The endpoint a request goes to, as far as the body checks need it. */
 export interface BodyRoute {
   /** Bytes the body may have. */
   readonly limit: number
   /** The endpoint's path as the router writes it (`/v1/users/:id`); undefined when none matches. */
   readonly route: string | undefined
+  /** The area whose error shapes a refusal takes (./ApiRoutes.ts). */
+  readonly area: Area
   /**
    * Media types the endpoint takes, when it declares a body: a JSON endpoint refuses a form body
    * (which would decode as string pairs) and the form-encoded webhooks refuse JSON.
@@ -107,31 +75,14 @@ export interface BodyRoute {
  * MAX_BODY_BYTES.
  */
 export const bodyRoutesOf = (api: HttpApi.HttpApi.Any) => {
-  const routes: Array<RouteLimit> = []
-  HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
-    onGroup: () => {},
-    onEndpoint: ({ endpoint, mergedAnnotations, payloads }) => {
-      const mediaTypes = new Set([...payloads.keys()].map((type) => type.toLowerCase()))
-      routes.push(routeLimit(
-        endpoint.method,
-        endpoint.path,
-        Context.getOption(mergedAnnotations, BodyLimit),
-        mediaTypes,
-        Context.getOption(endpoint.annotations, DataUriField)
-      ))
-    }
-  })
+  const routes = apiRoutes(api)
   return (method: string, url: string, maxBodyBytes: number): BodyRoute => {
-    const path = url.split("?")[0] ?? url
-    let best: RouteLimit | undefined
-    for (const route of routes) {
-      if (route.method !== method || !route.pattern.test(path)) continue
-      if (best === undefined || route.literalSegments > best.literalSegments) best = route
-    }
+    const best = routes.find(method, url)
     const declared = Option.getOrElse(best?.limit ?? Option.none(), (): BodyLimitValue => smallBodyBytes)
     return {
       limit: declared === "files" ? maxBodyBytes : Math.min(declared, maxBodyBytes),
       route: best?.path,
+      area: best?.area ?? routes.areaOf(method, url),
       mediaTypes: best === undefined || best.mediaTypes.size === 0 ? undefined : best.mediaTypes,
       dataUriField: Option.getOrUndefined(best?.dataUriField ?? Option.none())
     }
@@ -185,8 +136,7 @@ export const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   HttpMethod.hasBody(request.method) &&
   (Number(request.headers["content-length"] ?? 0) > 0 || request.headers["transfer-encoding"] !== undefined)
 
-const refuse = (request: HttpServerRequest.HttpServerRequest, message: string) =>
-  errorResponse(validationFailure(areaOfPath(request.url), { body: [message] }))
+const refuse = (area: Area, message: string) => errorResponse(validationFailure(area, { body: [message] }))
 
 /**
  * How far past its limit a body is still read (and dropped) before the 413 is sent: the whole body
@@ -306,18 +256,18 @@ const withReadBody = (request: HttpServerRequest.HttpServerRequest, text: string
   }) as HttpServerRequest.HttpServerRequest
 
 /**
- * Runs `app` when the body of `request` is acceptable (see the module comment); a JSON body is
- * read here, within `limit`, and handed to the app already read.
+ * Runs `app` when the body of `request` is acceptable (see the module comment); the body (JSON, or
+ * the webhooks' form bodies) is read here, within `limit`, and handed to the app already read: a
+ * body over its limit is refused here, so the platform's reader never meets one.
  */
 export const checkRequestBody = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
-  { dataUriField, limit, mediaTypes: routeMediaTypes, route }: BodyRoute,
+  { area, dataUriField, limit, mediaTypes: routeMediaTypes, route }: BodyRoute,
   apiMediaTypes: ReadonlySet<string>,
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
   if (!hasBody(request)) return app
   const answer = withRoute(route)
-  const area = areaOfPath(request.url)
   const declared = Number(request.headers["content-length"] ?? 0)
   if (declared > drainLimit(limit)) return answer(tooLarge(area))
   if (declared > limit) {
@@ -329,36 +279,39 @@ export const checkRequestBody = <E, R>(
   // Without a Content-Type the platform reads JSON.
   const mediaType = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase()
   const mediaTypes = routeMediaTypes ?? apiMediaTypes
-  if (!mediaTypes.has(mediaType)) return answer(refuse(request, `must be sent as ${[...mediaTypes].join(" or ")}`))
-  // Other media types (multipart uploads, one day) stream through the platform's reader.
-  if (mediaType !== "application/json") return HttpIncomingMessage.withMaxBodySize(app, Option.some(limit))
+  if (!mediaTypes.has(mediaType)) return answer(refuse(area, `must be sent as ${[...mediaTypes].join(" or ")}`))
   const incoming = NodeHttpServerRequest.toIncomingMessage(request)
   // The client went away mid-body: nobody will read the answer.
   const unreadable = Effect.catchAll(() => Effect.succeed({ _tag: "Unreadable" } as const))
-  /** The app with the JSON text it decodes, once that is known not to be nested too deeply. */
-  const withText = (text: string, app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) => {
-    if (jsonDepth(text) > maxJsonDepth) return answer(refuse(request, `is nested too deeply (more than ${maxJsonDepth} levels)`))
-    return app.pipe(
+  /** The app with the body text it decodes. */
+  const withBody = (text: string, app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    app.pipe(
       Effect.provideService(HttpServerRequest.HttpServerRequest, withReadBody(request, text)),
       HttpIncomingMessage.withMaxBodySize(Option.some(limit))
     )
-  }
+  /** The app with the JSON text it decodes, once that is known not to be nested too deeply. */
+  const withText = (text: string, app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    jsonDepth(text) > maxJsonDepth
+      ? answer(refuse(area, `is nested too deeply (more than ${maxJsonDepth} levels)`))
+      : withBody(text, app)
   if (dataUriField !== undefined) {
     // The field's file is decoded as it arrives; the rest of the body is read as any other.
     const scanned = readBody(request, incoming, limit, jsonBodyScanner(dataUriField, declared)).pipe(unreadable)
     return Effect.flatMap(scanned, (outcome) => {
-      if (outcome._tag === "Unreadable") return answer(refuse(request, "could not be read"))
+      if (outcome._tag === "Unreadable") return answer(refuse(area, "could not be read"))
       if (outcome._tag === "TooLarge") return answer(tooLargeAnswer(area, outcome.whole))
-      if (!outcome.body.utf8) return answer(refuse(request, "is not valid UTF-8"))
+      if (!outcome.body.utf8) return answer(refuse(area, "is not valid UTF-8"))
       return withText(outcome.body.rest.toString("utf8"), Effect.provideService(app, ReceivedDataUris, outcome.body.dataUris))
     })
   }
   const read = readBody(request, incoming, limit, bytesSink()).pipe(unreadable)
   return Effect.flatMap(read, (outcome) => {
-    if (outcome._tag === "Unreadable") return answer(refuse(request, "could not be read"))
+    if (outcome._tag === "Unreadable") return answer(refuse(area, "could not be read"))
     if (outcome._tag === "TooLarge") return answer(tooLargeAnswer(area, outcome.whole))
+    // A form body (the telephony webhooks) is percent-encoded: the platform parses it as ever.
+    if (mediaType !== "application/json") return withBody(outcome.body.toString("utf8"), app)
     // Decoding would turn each invalid sequence into U+FFFD and store it as if sent.
-    if (!isUtf8(outcome.body)) return answer(refuse(request, "is not valid UTF-8"))
+    if (!isUtf8(outcome.body)) return answer(refuse(area, "is not valid UTF-8"))
     return withText(outcome.body.toString("utf8"), app)
   })
 }

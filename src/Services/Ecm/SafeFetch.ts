@@ -10,6 +10,7 @@ import * as dns from "node:dns"
 import * as http from "node:http"
 import * as https from "node:https"
 import * as net from "node:net"
+import { Data } from "effect"
 import ipaddr from "ipaddr.js"
 
 export type FetchRefusal =
@@ -21,10 +22,9 @@ export type FetchRefusal =
   | { readonly _tag: "Status"; readonly status: number }
   | { readonly _tag: "Unreachable"; readonly code: string }
 
-export class FetchRefused extends Error {
-  override readonly name = "FetchRefused"
-  constructor(readonly refusal: FetchRefusal) {
-    super(refusal._tag)
+export class FetchRefused extends Data.TaggedError("FetchRefused")<{ readonly refusal: FetchRefusal }> {
+  override get message() {
+    return this.refusal._tag
   }
 }
 
@@ -71,7 +71,7 @@ export const isAllowedAddress = (address: string, allowedNetworks: ReadonlyArray
   return allowed || parsed.range() === "unicast"
 }
 
-const refused = (refusal: FetchRefusal) => new FetchRefused(refusal)
+const refused = (refusal: FetchRefusal) => new FetchRefused({ refusal })
 
 /** `lookup` for the request: resolves, then refuses the host if any of its addresses is not allowed. */
 const checkedLookup = (policy: FetchPolicy): net.LookupFunction => (hostname, options, callback) => {

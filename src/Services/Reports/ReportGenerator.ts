@@ -9,7 +9,7 @@
  * a report whose job has no run left is failed by `failStrandedReports`.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Data, Effect, Exit, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { rm, stat } from "node:fs/promises"
 import { contentTypes, fileExtensions, reportLifetimeDays, type ReportFormat } from "../../Domain/Reports/Report.js"
@@ -47,10 +47,7 @@ export const reportJobKey = (id: number) => `${reportJobKeyPrefix}${id}`
 export const failStrandedReports = (staleAfterSeconds: number) =>
   failStranded(staleAfterSeconds, reportJobKeyPrefix, failureReasons.interrupted)
 
-class StageFailed {
-  readonly _tag = "StageFailed"
-  constructor(readonly reason: string) {}
-}
+class StageFailed extends Data.TaggedError("StageFailed")<{ readonly reason: string }> {}
 
 /** Any failure or defect of `effect` becomes `StageFailed(reason)` (one already named keeps its stage). */
 const stage = (reason: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, StageFailed, R> =>
@@ -58,7 +55,7 @@ const stage = (reason: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Eff
     Effect.catchAllCause((cause) => {
       if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
       const failure = Cause.failureOption(cause)
-      return Effect.fail(Option.isSome(failure) && failure.value instanceof StageFailed ? failure.value : new StageFailed(reason))
+      return Effect.fail(Option.isSome(failure) && failure.value instanceof StageFailed ? failure.value : new StageFailed({ reason }))
     })
   )
 

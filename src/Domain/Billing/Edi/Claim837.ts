@@ -8,6 +8,7 @@
  * under the patient's level each claim's 2300 (CLM, HI), 2310B rendering provider when it is not
  * the billing provider, and 2400 (LX, SV1, DTP*472).
  */
+import { Data } from "effect"
 import { isValidNpi } from "../../Providers/Npi.js"
 import { isIcd10, maxDiagnosisCodes, x12Icd10 } from "../Codes.js"
 import { type EnvelopeParties, interchange, transactionSet } from "./Envelope.js"
@@ -106,12 +107,10 @@ export const maxClaimNumberLength = 38
 /** SV107 holds four diagnosis pointers. */
 export const maxPointersPerLine = 4
 
-export class InvalidClaimData extends Error {
-  override readonly name = "InvalidClaimData"
-}
+export class InvalidClaimData extends Data.TaggedError("InvalidClaimData")<{ readonly message: string }> {}
 
 const require = (condition: boolean, message: string) => {
-  if (!condition) throw new InvalidClaimData(message)
+  if (!condition) throw new InvalidClaimData({ message })
 }
 
 const addressSegments = (address: Address): Array<Segment> => [
