@@ -17,11 +17,6 @@ const sqlOutsideRepositories = [
   // count and page statements; it names no table and is called only from repositories.
   "src/Services/Lists.ts",
   // Not yet moved:
-  "src/Services/Content/Assignees.ts",
-  "src/Services/Content/ContentFiles.ts",
-  "src/Services/Content/ContentImport.ts",
-  "src/Services/Content/Library.ts",
-  "src/Services/Content/Recommendations.ts",
   "src/Services/Content/UserCollections.ts",
   "src/Services/Content/UserPieces.ts",
   "src/Services/Ecm/MifFiles.ts",
