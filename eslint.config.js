@@ -17,8 +17,6 @@ const sqlOutsideRepositories = [
   // count and page statements; it names no table and is called only from repositories.
   "src/Services/Lists.ts",
   // Not yet moved:
-  "src/Services/Content/UserCollections.ts",
-  "src/Services/Content/UserPieces.ts",
   "src/Services/Ecm/MifFiles.ts",
   "src/Services/Ecm/MifImport.ts",
   "src/Services/Ecm/MifImportSql.ts"
