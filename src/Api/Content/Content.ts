@@ -16,7 +16,8 @@ import {
 import { IsoTimestampInput } from "../../Domain/Time.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { BoundedString, IsoDate } from "../Schemas.js"
 import { Authentication } from "../Security.js"
 
@@ -55,23 +56,29 @@ const Category = BoundedString(100)
 const access = "Any signed-in user. A `parent` sees and changes only the pieces of their own account and names only " +
   "their own patients (another patient answers 404 `Patient not found`, another account's piece 404); staff see every account."
 
-const TagListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  category: Schema.optional(Category)
-}).annotations(reportAllErrors)
+const TagListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    category: Schema.optional(Category)
+  }
+})
 
-const CollectionListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  tag_id: Schema.optional(ContentTagIdFromText),
-  age_group: Schema.optional(AgeGroup.annotations({ description: "That group's collections and those for `all`" }))
-}).annotations(reportAllErrors)
+const CollectionListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    tag_id: Schema.optional(ContentTagIdFromText),
+    age_group: Schema.optional(AgeGroup.annotations({ description: "That group's collections and those for `all`" }))
+  }
+})
 
-const PieceListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  collection_id: Schema.optional(ContentCollectionIdFromText.annotations({ description: "The collection's pieces in its order" })),
-  tag_id: Schema.optional(ContentTagIdFromText),
-  content_type: Schema.optional(ContentType)
-}).annotations(reportAllErrors)
+const PieceListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    collection_id: Schema.optional(ContentCollectionIdFromText.annotations({ description: "The collection's pieces in its order" })),
+    tag_id: Schema.optional(ContentTagIdFromText),
+    content_type: Schema.optional(ContentType)
+  }
+})
 
 export class TagList extends Schema.Class<TagList>("ContentTagList")({ tags: Schema.Array(ContentTag), pagination: Pagination }) {}
 export class CollectionList extends Schema.Class<CollectionList>("ContentCollectionList")({
@@ -138,13 +145,15 @@ export class ContentLibraryApi extends HttpApiGroup.make("contentLibrary")
   }))
 {}
 
-const UserPieceListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  status: Schema.optional(UserPieceStatus),
-  content_type: Schema.optional(ContentType),
-  patient_id: Schema.optional(PatientIdFromText),
-  user_id: Schema.optional(UserIdFromText.annotations({ description: "Staff only: one account's pieces" }))
-}).annotations(reportAllErrors)
+const UserPieceListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    status: Schema.optional(UserPieceStatus),
+    content_type: Schema.optional(ContentType),
+    patient_id: Schema.optional(PatientIdFromText),
+    user_id: Schema.optional(UserIdFromText.annotations({ description: "Staff only: one account's pieces" }))
+  }
+})
 
 export class CreateUserPieceRequest extends Schema.Class<CreateUserPieceRequest>("CreateUserPieceRequest")({
   user_piece: Schema.Struct({
@@ -232,12 +241,14 @@ export class UserPiecesApi extends HttpApiGroup.make("userPieces")
   }))
 {}
 
-const UserCollectionListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  status: Schema.optional(UserCollectionStatus),
-  patient_id: Schema.optional(PatientIdFromText),
-  user_id: Schema.optional(UserIdFromText.annotations({ description: "Staff only: one account's collections" }))
-}).annotations(reportAllErrors)
+const UserCollectionListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    status: Schema.optional(UserCollectionStatus),
+    patient_id: Schema.optional(PatientIdFromText),
+    user_id: Schema.optional(UserIdFromText.annotations({ description: "Staff only: one account's collections" }))
+  }
+})
 
 export class CreateUserCollectionRequest extends Schema.Class<CreateUserCollectionRequest>("CreateUserCollectionRequest")({
   user_collection: Schema.Struct({

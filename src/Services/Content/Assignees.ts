@@ -4,13 +4,14 @@
  * without one → 422 `has no account`), to a `user_id`, or to themselves; a parent to themself or
  * for their own patient (another patient: 404 `Patient not found`, through Access).
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { contentMessages } from "../../Api/Content/Content.js"
 import { invalidField } from "../../Api/Errors.js"
 import { wallClockAt } from "../../Domain/Scheduling/ZonedTime.js"
 import { AppConfig } from "../AppConfig.js"
 import { Access, isParent, type Viewer } from "../Access/Access.js"
+import { UsersRepo } from "../Accounts/UsersRepo.js"
+import { PatientsRepo } from "../Patients/PatientsRepo.js"
 
 export interface Assignee {
   readonly userId: number
@@ -21,7 +22,8 @@ const pad = (n: number) => String(n).padStart(2, "0")
 
 export class Assignees extends Effect.Service<Assignees>()("app/ContentAssignees", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const users = yield* UsersRepo
+    const patients = yield* PatientsRepo
     const access = yield* Access
     const zone = (yield* AppConfig).clinicTimeZone
 
@@ -31,6 +33,13 @@ export class Assignees extends Effect.Service<Assignees>()("app/ContentAssignees
       const w = wallClockAt(at, zone)
       return { at, today: `${w.year}-${pad(w.month)}-${pad(w.day)}` }
     })
+
+    /** The patient's own account, unless it is deleted. */
+    const accountOf = (patientId: number) =>
+      Effect.gen(function*() {
+        const userId = Option.getOrUndefined(yield* patients.findById(patientId))?.user_id ?? null
+        return userId !== null && (yield* users.exists(userId)) ? userId : null
+      })
 
     const resolve = (caller: Viewer, input: { readonly patient_id?: number | null | undefined; readonly user_id?: number | null | undefined }) =>
       Effect.gen(function*() {
@@ -43,15 +52,13 @@ export class Assignees extends Effect.Service<Assignees>()("app/ContentAssignees
         }
         if (patientId !== undefined) {
           yield* access.visiblePatient(caller, patientId)
-          const [patient] = yield* sql<{ user_id: number | null }>`SELECT p.user_id FROM patients p
-            JOIN users u ON u.id = p.user_id AND u.deleted_at IS NULL WHERE p.id = ${patientId}`.pipe(Effect.orDie)
-          if (patient?.user_id == null) return yield* Effect.fail(invalidField("patient_id", contentMessages.noAccount))
-          if (userId !== undefined && userId !== patient.user_id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
-          return { userId: patient.user_id, patientId } satisfies Assignee
+          const account = yield* accountOf(patientId)
+          if (account === null) return yield* Effect.fail(invalidField("patient_id", contentMessages.noAccount))
+          if (userId !== undefined && userId !== account) return yield* Effect.fail(invalidField("user_id", "is invalid"))
+          return { userId: account, patientId } satisfies Assignee
         }
         if (userId !== undefined) {
-          const [user] = yield* sql`SELECT 1 FROM users WHERE id = ${userId} AND deleted_at IS NULL`.pipe(Effect.orDie)
-          if (user === undefined) return yield* Effect.fail(invalidField("user_id", "must exist"))
+          if (!(yield* users.exists(userId))) return yield* Effect.fail(invalidField("user_id", "must exist"))
           return { userId, patientId: null } satisfies Assignee
         }
         return { userId: caller.id, patientId: null } satisfies Assignee
@@ -62,11 +69,12 @@ export class Assignees extends Effect.Service<Assignees>()("app/ContentAssignees
       Effect.gen(function*() {
         if (assignedBy == null || assignedBy === caller.id) return caller.id
         if (isParent(caller)) return yield* Effect.fail(invalidField("assigned_by", "is invalid"))
-        const [user] = yield* sql`SELECT 1 FROM users WHERE id = ${assignedBy} AND role <> 'parent' AND deleted_at IS NULL`.pipe(Effect.orDie)
-        if (user === undefined) return yield* Effect.fail(invalidField("assigned_by", "is invalid"))
+        const staff = Option.exists(yield* users.findById(assignedBy), (user) => user.role !== "parent")
+        if (!staff) return yield* Effect.fail(invalidField("assigned_by", "is invalid"))
         return assignedBy
       })
 
     return { now, resolve, assigner } as const
-  })
+  }),
+  dependencies: [UsersRepo.Default, PatientsRepo.Default]
 }) {}

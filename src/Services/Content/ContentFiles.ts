@@ -3,13 +3,13 @@
  * a base64 data URI. The type is sniffed from the bytes (`file-type`), whatever the data URI
  * declares; the file goes to `ObjectStore` and its key is recorded for bundles to name.
  */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { maxContentFileBytes, UploadedContentFile } from "../../Api/Content/AdminContent.js"
 import { invalidField } from "../../Api/Errors.js"
 import { AuditLog } from "../AuditLog.js"
 import { ObjectStore } from "../ObjectStore.js"
+import { ContentFilesRepo } from "./ContentFilesRepo.js"
 
 /** What a piece may be stored as: sniffed extension → content type. */
 export const contentFileTypes: Readonly<Record<string, string>> = {
@@ -37,7 +37,7 @@ export const decodeDataUri = (uri: string, maxBytes: number): Uint8Array | strin
 
 export class ContentFiles extends Effect.Service<ContentFiles>()("app/ContentFiles", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const files = yield* ContentFilesRepo
     const store = yield* ObjectStore
     const audit = yield* AuditLog
 
@@ -54,15 +54,15 @@ export class ContentFiles extends Effect.Service<ContentFiles>()("app/ContentFil
         }
         const key = `content/files/${randomUUID()}.${sniffed.ext}`
         yield* store.put(key, bytes, contentType)
-        yield* sql`INSERT INTO content_files (object_key, filename, content_type, size, created_by_id)
-          VALUES (${key}, ${filename.trim()}, ${contentType}, ${bytes.byteLength}, ${actorId})`.pipe(
-          Effect.catchTag("SqlError", (error) => Effect.zipRight(store.delete(key), Effect.die(error)))
-        )
+        // A file whose row was not written is no one's: remove it again.
+        yield* files.insert({ object_key: key, filename: filename.trim(), content_type: contentType, size: bytes.byteLength, created_by_id: actorId })
+          .pipe(Effect.onError(() => store.delete(key)))
         yield* audit.record({ actorId, action: "content_file.create", targetType: "content_file", targetId: null })
         yield* Effect.annotateCurrentSpan({ "content_file.bytes": bytes.byteLength })
         return UploadedContentFile.make({ object_key: key })
       }).pipe(Effect.withSpan("ContentFiles.upload"))
 
     return { upload } as const
-  })
+  }),
+  dependencies: [ContentFilesRepo.Default]
 }) {}
