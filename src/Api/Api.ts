@@ -5,6 +5,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminUsersApi } from "./Accounts/AdminUsers.js"
 import { smallBodyBytes } from "./BodyLimit.js"
+import { declareAccessReason } from "./Docs.js"
 import { InternalServerError, PayloadTooLarge, ServiceUnavailable } from "./Errors.js"
 import { UsersApi } from "./Accounts/Users.js"
 import { ProviderInvitesApi } from "./Providers/Invites.js"
@@ -220,6 +221,6 @@ export class Api extends HttpApi.make("care-coordination-api")
       `spec; request bodies are JSON of at most ${smallBodyBytes / 1024} KiB unless an operation says otherwise.`,
     // Relative: the document describes the server that serves it, wherever that is deployed.
     servers: [{ url: "/", description: "This server" }],
-    transform: (spec) => declareRetryAfter(allowUnknownRequestFields(dropDefaultDecodeError(spec)))
+    transform: (spec) => declareAccessReason(declareRetryAfter(allowUnknownRequestFields(dropDefaultDecodeError(spec))))
   }))
 {}

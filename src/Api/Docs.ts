@@ -32,24 +32,90 @@ export const Access = {
   admin: "Admins only (`X-User-Token` of a user with the `admin` role)."
 } as const
 
+const careRelationships = "providers and supervisors for the patients of their care relationships (primary provider, an " +
+  "appointment in the past or the next 90 days, a case-load role — ECM provider, oLCM, iLCM — or supervision of the patient's " +
+  "provider), and for any other patient with a break-glass `X-Access-Reason` header (1–500 characters; allowed, audited and " +
+  "listed to admins)"
+const parentsOwn = "; a `parent` for the patients linked to their account"
+const patientNotFound = "Any other patient is 404 `Patient not found`."
+const generalRule = (parents: string) => `Admins, front desk (\`support\`) and \`billing\` for any patient; ${careRelationships}${parents}.`
+const clinicalRule = (parents: string) =>
+  `Clinical content: admins for any patient; ${careRelationships}${parents}. Front desk (\`support\`) and \`billing\` never, reason or not.`
+
 /**
  * Who sees which patient (docs/spec-decisions.md "Who sees which patient"), in the words of the
  * operations scoped to one: `general` for demographics, scheduling, billing and the other
- * non-clinical records, `clinical` for clinical content.
+ * non-clinical records, `clinical` for clinical content. Operations say it with
+ * `operationDocs({ patients })`, which picks the form that fits.
  */
 export const PatientAccess = {
-  general: "Admins, front desk (`support`) and `billing` for any patient; providers and supervisors for the patients of " +
-    "their care relationships (primary provider, an appointment in the past or the next 90 days, a case-load role — ECM " +
-    "provider, oLCM, iLCM — or supervision of the patient's provider), and for any other patient with a break-glass " +
-    "`X-Access-Reason` header (1–500 characters; allowed, audited and listed to admins); a `parent` for the patients " +
-    "linked to their account. Any other patient is 404 `Patient not found`.",
-  clinical: "Clinical content: admins for any patient; providers and supervisors for the patients of their care " +
-    "relationships (primary provider, an appointment in the past or the next 90 days, a case-load role — ECM provider, " +
-    "oLCM, iLCM — or supervision of the patient's provider), and for any other patient with a break-glass " +
-    "`X-Access-Reason` header (1–500 characters; allowed, audited and listed to admins); a `parent` for the patients " +
-    "linked to their account. Front desk (`support`) and `billing` never, reason or not. Any other patient is 404 " +
-    "`Patient not found`."
+  general: `${generalRule(parentsOwn)} ${patientNotFound}`,
+  clinical: `${clinicalRule(parentsOwn)} ${patientNotFound}`
 } as const
+
+/** How an operation scoped to a patient applies the matrix (`OperationDocs.patients`). */
+export interface PatientRule {
+  /** The kind of record: `general` (non-clinical) or `clinical`. */
+  readonly records: "general" | "clinical"
+  /**
+   * What a patient outside the caller's view answers: `notFound` (404 `Patient not found`, the
+   * default), `mustExist` (a body field naming it is 422 `must exist`, as an unknown id), `listed`
+   * for lists that simply leave such patients out, or a sentence of the operation's own.
+   */
+  readonly refusal?: "notFound" | "mustExist" | "listed" | { readonly sentence: string }
+  /** Parents are refused by role (403) whatever the patient: the sentence leaves them out. Implied by `Access.staff`. */
+  readonly staffOnly?: boolean
+}
+
+/** The access matrix sentence of a patient-scoped operation; staff-only operations leave parents out (refused by role). */
+const patientSentence = (rule: PatientRule, staffOnly: boolean): string => {
+  const parents = staffOnly ? "" : parentsOwn
+  const who = rule.records === "clinical" ? clinicalRule(parents) : generalRule(parents)
+  const refusal = rule.refusal ?? "notFound"
+  if (typeof refusal === "object") return `${who} ${refusal.sentence}`
+  switch (refusal) {
+    case "notFound":
+      return `${who} ${patientNotFound}`
+    case "mustExist":
+      return `${who} Naming any other patient is 422 \`must exist\`, as an unknown id.`
+    case "listed":
+      return `${who} Other patients are left out.`
+  }
+}
+
+/** The break-glass header as a security scheme an operation may add to its token (`X-Access-Reason`). */
+export const accessReasonScheme = "accessReason"
+
+/**
+ * Adds the break-glass header beside the token on an operation: its security becomes "the token"
+ * or "the token and `X-Access-Reason`" (the scheme is declared by `declareAccessReason` in the Api).
+ */
+const withAccessReason = (operation: Record<string, any>): Record<string, any> => {
+  const security: Array<Record<string, Array<string>>> = operation.security ?? []
+  return { ...operation, security: [...security, ...security.map((requirement) => ({ ...requirement, [accessReasonScheme]: [] }))] }
+}
+
+/** Declares the `accessReason` security scheme when an operation uses it (an Api-level OpenApi transform). */
+export const declareAccessReason = (spec: Record<string, any>): Record<string, any> => {
+  const used = Object.values<Record<string, any>>(spec.paths ?? {}).some((path) =>
+    Object.values<Record<string, any>>(path).some((operation) =>
+      (operation?.security ?? []).some((requirement: Record<string, unknown>) => accessReasonScheme in requirement)))
+  if (!used) return spec
+  spec.components = { ...spec.components }
+  spec.components.securitySchemes = {
+    ...spec.components.securitySchemes,
+    [accessReasonScheme]: {
+      type: "apiKey",
+      in: "header",
+      name: "X-Access-Reason",
+      description: "Break-glass (optional, with `X-User-Token`): a provider or supervisor opens a patient outside their care " +
+        "relationships for this request by giving the reason, 1–500 characters without control characters (trimmed; anything " +
+        "else is no reason). The access is allowed, written to the audit trail with the reason and listed to admins " +
+        "(`GET /v1/admin/clinic/access_reviews`). It never opens clinical content to front desk or billing, nor anything to a parent."
+    }
+  }
+  return spec
+}
 
 export interface OperationDocs {
   /** A short imperative line for the menu: "Sign in", "List users". */
@@ -68,6 +134,12 @@ export interface OperationDocs {
   readonly singleUse?: string
   /** More `x-…` extensions of the operation (`x-webhook-signature` on the telephony webhooks). */
   readonly extensions?: Readonly<Record<`x-${string}`, unknown>>
+  /**
+   * Scoped to a patient: the access matrix sentence is added after `access` (without the parents'
+   * clause when `access` is `Access.staff`), and, unless the operation only lists, the break-glass
+   * `X-Access-Reason` header is declared beside the token.
+   */
+  readonly patients?: PatientRule
 }
 
 /** Section headings the description carries, so a reader always finds them in the same place. */
@@ -75,17 +147,23 @@ export const accessHeading = "**Who may call:**"
 export const specHeading = "**Spec:**"
 
 /** Summary and description of an endpoint: `.annotateContext(operationDocs({...}))`. */
-export const operationDocs = (docs: OperationDocs): Context.Context<never> =>
-  OpenApi.annotations({
+export const operationDocs = (docs: OperationDocs): Context.Context<never> => {
+  const access = docs.patients === undefined
+    ? docs.access
+    : `${docs.access} ${patientSentence(docs.patients, docs.patients.staffOnly === true || docs.access === Access.staff)}`
+  const opensPatient = docs.patients !== undefined && docs.patients.refusal !== "listed"
+  return OpenApi.annotations({
     summary: docs.summary,
-    description: [docs.description, `${accessHeading} ${docs.access}`, `${specHeading} ${docs.spec}`].join("\n\n"),
+    description: [docs.description, `${accessHeading} ${access}`, `${specHeading} ${docs.spec}`].join("\n\n"),
     override: {
       ...(docs.singleUse === undefined ? {} : { "x-single-use": docs.singleUse }),
       // Staff-only operations say so in the document, so test/harness expects a parent's 403.
       ...(docs.access === Access.staff ? { "x-access": "staff" } : {}),
       ...docs.extensions
-    }
+    },
+    ...(opensPatient ? { transform: withAccessReason } : {})
   })
+}
 
 export interface GroupDocs {
   /**

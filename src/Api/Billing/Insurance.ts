@@ -147,7 +147,8 @@ export class CoverageApi extends HttpApiGroup.make("coverage")
         summary: "Show a patient's coverage",
         description: "The patient's insurance: plan, member id, group number and subscriber. 404 `Patient not found` for a " +
           "patient the caller may not see, `Coverage not found` when none is on file.",
-        access: "Clinic staff for any patient; a parent for the patients linked to their account.",
+        access: Access.signedIn,
+        patients: { records: "general" },
         spec: "general §4.6 (beyond the spec: the 837P needs it)"
       }))
   )
@@ -162,7 +163,8 @@ export class CoverageApi extends HttpApiGroup.make("coverage")
         description: "Creates or replaces the patient's coverage. The plan must exist and be active (`insurance_plan_id` " +
           "\"must exist\"). For a dependant (`relationship` other than `self`) the subscriber needs a name and a date of " +
           "birth: given here, or taken from the account linked to the patient. Claims already submitted keep the plan they were billed to.",
-        access: "Clinic staff for any patient; a parent for the patients linked to their account.",
+        access: Access.signedIn,
+        patients: { records: "general" },
         spec: "general §4.6 (beyond the spec: the 837P needs it)"
       }))
   )

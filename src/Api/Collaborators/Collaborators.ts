@@ -197,8 +197,12 @@ export const ListAssessmentsQuery = listQuery({
   }
 })
 
-const recordAccess = "Signed in. The collaborator's owner (who added it) and admins; a linked patient's primary provider may read " +
-  "it. Anyone else: 403 `You are not authorized to perform this action.`"
+const recordAccess = "Signed in. The collaborator's owner (who added it) and admins; a provider or supervisor with a care " +
+  "relationship to a linked patient may read it, and sees the links to the patients they may see. Anyone else: 403 `You are not " +
+  "authorized to perform this action.`"
+/** Who may assess for a patient: the collaborator's owner, an admin, or a provider or supervisor who sees the patient. */
+const assessorAccess = "Signed in: the collaborator's owner, an admin, or a provider or supervisor who may see the patient (below); " +
+  "others 403."
 
 /** Collaborators (general §4.4). */
 export class CollaboratorsApi extends HttpApiGroup.make("collaborators")
@@ -210,8 +214,9 @@ export class CollaboratorsApi extends HttpApiGroup.make("collaborators")
       .annotateContext(operationDocs({
         summary: "List collaborators",
         description: `The collaborators the caller may read, newest first, ${collaboratorsPageSize} a page. \`patient_id\` narrows ` +
-          "to the patient's collaborators (404 `Patient not found` for a patient the caller may not see).",
+          "to the patient's collaborators (a provider or supervisor who may see the patient reads all of them).",
         access: Access.signedIn,
+        patients: { records: "general" },
         spec: "general §4.4"
       }))
   )
@@ -224,6 +229,7 @@ export class CollaboratorsApi extends HttpApiGroup.make("collaborators")
         description: "Adds a collaborator (status `pending`) owned by the caller, linked to `patient_ids`. One email per owner; " +
           "a patient that does not exist or that the caller may not see is `must exist`.",
         access: Access.signedIn,
+        patients: { records: "general", refusal: "mustExist" },
         spec: "general §4.4, §5.4"
       }))
   )
@@ -246,7 +252,9 @@ export class CollaboratorsApi extends HttpApiGroup.make("collaborators")
         summary: "Update a collaborator",
         description: "Changes the given fields (owner or admin). Status moves: pending → active or declined, active ⇄ inactive; " +
           "suspended and back: admins only; suspending revokes open links.",
-        access: "Signed in: the collaborator's owner or an admin; others 403.",
+        access: "Signed in: the collaborator's owner or an admin; others 403. `patient_ids` replaces the links to the patients " +
+          "the caller may see (links to others stay).",
+        patients: { records: "general", refusal: "mustExist" },
         spec: "general §4.4, §5.4"
       }))
   )
@@ -277,11 +285,13 @@ export class CollaboratorsApi extends HttpApiGroup.make("collaborators")
  */
 const submitDocs = (() => {
   const description = "Either the collaborator with the link's `token` in the body (no session: collaborator, patient and type come " +
-    "from the link; ids that differ are 403 `This link is for a different assessment`), or a signed-in owner, admin or the " +
-    "patient's primary provider entering phoned answers with all of `collaborator_id`, `patient_id`, `assessment_type`. " +
+    "from the link; ids that differ are 403 `This link is for a different assessment`), or a signed-in owner, admin or a " +
+    "provider or supervisor who may see the patient entering phoned answers with all of `collaborator_id`, `patient_id`, " +
+    "`assessment_type` (another patient is 404 `Patient not found`). " +
     "A body token wins over a session. The link works once: an unknown, used, expired or revoked one is 401 " +
     "`Assessment link is invalid or has expired`; a 422 leaves it usable. Token callers are rate-limited per address."
-  const access = "Anyone with an assessment link; or signed in (owner, admin, the patient's primary provider)."
+  const access = "Anyone with an assessment link; or signed in (owner, admin, a provider or supervisor with a care relationship " +
+    "to the patient, or any other patient with a break-glass `X-Access-Reason` header)."
   return OpenApi.annotations({
     summary: "Submit an assessment",
     description: [description, `${accessHeading} ${access}`, `${specHeading} general §4.4, §5.5`].join("\n\n"),
@@ -302,7 +312,8 @@ export class CollaboratorAssessmentsApi extends HttpApiGroup.make("collaboratorA
         summary: "Issue an assessment link",
         description: "Creates (or reuses) the pending assessment of the collaborator, patient and type and a single-use link to it, " +
           "valid `ASSESSMENT_TOKEN_TTL_HOURS` (7 days). A new link revokes the open one. `send=true` emails it to the collaborator.",
-        access: "Signed in: the collaborator's owner, an admin or the patient's primary provider; others 403.",
+        access: assessorAccess,
+        patients: { records: "general" },
         spec: "general §4.4, §2.4"
       }))
   )
@@ -354,9 +365,11 @@ export class CollaboratorAssessmentsApi extends HttpApiGroup.make("collaboratorA
       .middleware(Authentication)
       .annotateContext(operationDocs({
         summary: "List collaborator assessments",
-        description: `Assessments the caller may read (owner, admin, the patient's primary provider or parent), newest first, ` +
-          `${assessmentsPageSize} a page.`,
+        description: `Assessments the caller may read (the collaborator's owner, admins, the patient's parent, providers and ` +
+          `supervisors with a care relationship to the patient), newest first, ${assessmentsPageSize} a page. With \`patient_id\`, ` +
+          "a provider or supervisor who may see the patient reads all of the patient's assessments.",
         access: Access.signedIn,
+        patients: { records: "general" },
         spec: "general §4.4 (beyond the spec)"
       }))
   )
@@ -369,7 +382,9 @@ export class CollaboratorAssessmentsApi extends HttpApiGroup.make("collaboratorA
       .annotateContext(operationDocs({
         summary: "Show a collaborator assessment",
         description: "One assessment; 404 `Collaborator assessment not found` for one the caller may not read.",
-        access: "Signed in: the collaborator's owner, an admin, the patient's primary provider or the patient's parent.",
+        access: "Signed in: the collaborator's owner, an admin, the patient's parent, or a provider or supervisor with a care " +
+          "relationship to the patient.",
+        patients: { records: "clinical", refusal: { sentence: "Any other patient's assessment is 404, as an unknown one." } },
         spec: "general §4.4 (beyond the spec)"
       }))
   )

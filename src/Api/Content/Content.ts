@@ -53,8 +53,8 @@ const Rating = Schema.declare(
 
 const Category = BoundedString(100)
 
-const access = "Any signed-in user. A `parent` sees and changes only the pieces of their own account and names only " +
-  "their own patients (another patient answers 404 `Patient not found`, another account's piece 404); staff see every account."
+const access = "Any signed-in user. A `parent` sees and changes only the pieces of their own account (another account's " +
+  "piece is 404); staff those of the patients they may see and of those patients' accounts, and the ones they assigned or hold."
 
 const TagListQuery = listQuery({
   size: "page_size",
@@ -200,6 +200,7 @@ export class UserPiecesApi extends HttpApiGroup.make("userPieces")
         description: `Assignments, newest first, ${contentPageSize} a page; \`status\`, \`content_type\`, \`patient_id\` and (staff) ` +
           "`user_id` filter. A parent sees their own account's.",
         access,
+        patients: { records: "general" },
         spec: "general §2.10, §4.11"
       }))
   )
@@ -215,6 +216,7 @@ export class UserPiecesApi extends HttpApiGroup.make("userPieces")
           "unpublished piece → `content_piece_id` `must exist`; the same piece already open for that account and patient → " +
           "`has already been taken`; a past `due_date` → `must be in the future`; notes ≤ 2,000 characters.",
         access,
+        patients: { records: "general" },
         spec: "general §2.10, §4.11"
       }))
   )
@@ -230,6 +232,7 @@ export class UserPiecesApi extends HttpApiGroup.make("userPieces")
           "before `assigned_at`, else `is invalid`). `rating` must be an integer 1–5 (`must be between 1 and 5`) and only " +
           `once completed (\`can only be given once completed\`). Unknown or another account's → 404 \`${contentMessages.userPieceNotFound}\`.`,
         access,
+        patients: { records: "general" },
         spec: "general §2.10, §4.11"
       }))
   )
@@ -289,6 +292,7 @@ export class UserCollectionsApi extends HttpApiGroup.make("userCollections")
         description: `Assigned collections, newest first, ${contentPageSize} a page, with progress; \`status\` (derived from ` +
           "the pieces: assigned, in_progress, completed, skipped), `patient_id` and (staff) `user_id` filter.",
         access,
+        patients: { records: "general" },
         spec: "general §4.11 (bodies and responses are ours)"
       }))
   )
@@ -303,6 +307,7 @@ export class UserCollectionsApi extends HttpApiGroup.make("userCollections")
           "same piece for that account and patient), with the user piece rules. Pieces added to the collection later are " +
           "not pushed. Unknown, unpublished or empty collection → 422 `content_collection_id`.",
         access,
+        patients: { records: "general" },
         spec: "general §4.11 (bodies and responses are ours)"
       }))
   )
@@ -317,6 +322,7 @@ export class UserCollectionsApi extends HttpApiGroup.make("userCollections")
         description: "`due_date` moves to every open piece; `status: skipped` skips them; `notes`. Unknown or another " +
           `account's → 404 \`${contentMessages.userCollectionNotFound}\`.`,
         access,
+        patients: { records: "general" },
         spec: "general §4.11 (bodies and responses are ours)"
       }))
   )
@@ -355,9 +361,10 @@ export class RecommendationsApi extends HttpApiGroup.make("recommendations")
         description: "Published pieces for the patient's age group (or `all`) the patient has never been assigned, best " +
           "first: 3 × the tag weights the patient's history and recent questionnaire results give the piece's tags, plus " +
           "popularity (completions in 90 days), plus 0.5 when the level fits; ties newest, then lowest id. Each carries its " +
-          "`score` and `reasons`. `patient_id`: staff any, a parent their own (else 404 `Patient not found`); a parent with " +
+          "`score` and `reasons`. `patient_id`: a patient the caller may see; a parent with " +
           "one patient may omit it, anyone else 422 `can't be blank`.",
-        access: "Any signed-in user; a parent only for their own patients.",
+        access: Access.signedIn,
+        patients: { records: "general" },
         spec: "general §4.11 (algorithm: docs/content.md)"
       }))
   )

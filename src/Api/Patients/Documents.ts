@@ -4,11 +4,12 @@ import { Schema } from "effect"
 import { PatientIdFromText } from "../../Domain/Ids.js"
 import { documentContentTypes, maxDocumentBytes, PatientDocument } from "../../Domain/Patients/Records.js"
 import { carriesFiles } from "../BodyLimit.js"
-import { groupDocs, operationDocs, PatientAccess, requestBody } from "../Docs.js"
+import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { Forbidden, NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
 import { PageSizeQuery, Pagination } from "../Pagination.js"
 import { IdParam, RequiredString } from "../Schemas.js"
 import { Authentication } from "../Security.js"
+import { staffWriteAccess } from "./Patients.js"
 
 export const documentMaxLengths = {
   name: 255,
@@ -36,7 +37,7 @@ export class DocumentList extends Schema.Class<DocumentList>("DocumentList")({
   pagination: Pagination
 }) {}
 
-const access = `${PatientAccess.general} Front desk and billing see, upload and delete only the documents not marked \`clinical\`.`
+const access = `${Access.signedIn} Front desk and billing see, upload and delete only the documents not marked \`clinical\`.`
 
 const patientPath = Schema.Struct({ patient_id: PatientIdFromText })
 
@@ -50,6 +51,7 @@ export class PatientDocumentsApi extends HttpApiGroup.make("patientDocuments")
         summary: "A patient's documents",
         description: "The patient's files, newest first, 25 a page by default; each `url` is a signed download link valid 30 minutes.",
         access,
+        patients: { records: "general" },
         spec: "general §4.2"
       }))
   )
@@ -64,6 +66,7 @@ export class PatientDocumentsApi extends HttpApiGroup.make("patientDocuments")
         description: "Stores a file for the patient (beyond the spec). PDF, PNG, JPEG, GIF, WebP, plain text and CSV; " +
           `at most ${maxDocumentBytes / 1024 / 1024} MB; the declared type must match the file's content for PDFs and images.`,
         access,
+        patients: { records: "general" },
         spec: "general §4.2"
       }))
   )
@@ -76,8 +79,8 @@ export class PatientDocumentsApi extends HttpApiGroup.make("patientDocuments")
         summary: "Delete a patient document",
         description: "Removes the file (beyond the spec); 404 `Document not found` for a document of another patient, " +
           "and for a clinical document when the caller is front desk or billing.",
-        access: `Clinic staff on the patients they see: ${PatientAccess.general} A \`parent\` gets 404 for a patient not ` +
-          "theirs and 403 `Staff access required` for their own.",
+        access: `${staffWriteAccess} Front desk and billing delete only the documents not marked \`clinical\`.`,
+        patients: { records: "general" },
         spec: "general §4.2"
       }))
   )

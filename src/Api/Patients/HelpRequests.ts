@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { PatientId, PatientIdFromText } from "../../Domain/Ids.js"
 import { HelpRequest } from "../../Domain/Patients/Records.js"
 import { BodyLimit } from "../BodyLimit.js"
-import { groupDocs, operationDocs, requestBody } from "../Docs.js"
+import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
 import { PageSizeQuery, Pagination } from "../Pagination.js"
 import { RequiredString } from "../Schemas.js"
@@ -14,8 +14,6 @@ export const helpRequestMaxLengths = { subject: 200, message: 5000 } as const
 
 /** How records under a patient name their patient when the path does not. */
 export const patientIdDescription = "The patient; a parent with exactly one linked patient may leave it out"
-export const recordAccess = "Clinic staff for any patient; a `parent` for the patients linked to their account " +
-  "(another patient is 404 `Patient not found`)."
 
 export const PatientScopedQuery = Schema.Struct({
   ...PageSizeQuery,
@@ -44,7 +42,8 @@ export class HelpRequestsApi extends HttpApiGroup.make("helpRequests")
       .annotateContext(operationDocs({
         summary: "List a patient's help requests",
         description: "The patient's help requests, newest first, 25 a page by default.",
-        access: recordAccess,
+        access: Access.signedIn,
+        patients: { records: "general" },
         spec: "general §4.2"
       }))
   )
@@ -56,7 +55,8 @@ export class HelpRequestsApi extends HttpApiGroup.make("helpRequests")
         summary: "Ask the clinic for help",
         description: "Records a help request (status `open`) and emails the clinic's support address " +
           "(`CLINIC_SUPPORT_EMAIL`) with the subject and the request's id; the message stays in the API.",
-        access: recordAccess,
+        access: Access.signedIn,
+        patients: { records: "general" },
         spec: "general §4.2"
       }))
       // A 5000-character message sent as JSON \u escapes is ~30 KB.

@@ -15,9 +15,7 @@ export const patientsPageSize = 25
 
 export const patientMaxLengths = { gender: 32, address: 200, city: 100, state: 50, zip: 20, memberId: 50, providerName: 200 } as const
 
-/** Access of the clinic patient endpoints: staff see every patient, a parent their own. */
-export const patientAccess = "Any signed-in user: clinic staff see every patient; a `parent` only the patients linked to their " +
-  "account (`user_id`), and any other patient answers 404 `Patient not found`."
+/** Who changes a patient: staff on the patients they see; a parent is refused by role on their own. */
 export const staffWriteAccess = "Clinic staff (every role but `parent`); a `parent` gets 404 for a patient not theirs and " +
   "403 `Staff access required` for their own."
 
@@ -119,7 +117,8 @@ export class ClinicPatientsApi extends HttpApiGroup.make("clinicPatients")
         description: `Patients, ${patientsPageSize} a page by default (at most ${maxPageSize}), by last and first name unless ` +
           "`sort_by` (id, first_name, last_name, date_of_birth, created_at) and `sort_dir` (ASC or DESC, any case) say " +
           "otherwise. `search` matches names, member id and phone digits. ECM members imported from MIF files are patients too.",
-        access: patientAccess,
+        access: Access.signedIn,
+        patients: { records: "general", refusal: "listed" },
         spec: "general §4.2"
       }))
   )
@@ -132,7 +131,8 @@ export class ClinicPatientsApi extends HttpApiGroup.make("clinicPatients")
         description: "The patient list with its parameters in a body; `filters.provider_name` narrows to patients whose " +
           "primary provider's name contains the text, `filters.provider_id` to one provider, `filters.status` to active " +
           "or inactive patients.",
-        access: patientAccess,
+        access: Access.signedIn,
+        patients: { records: "general", refusal: "listed" },
         spec: "general §4.2"
       }))
   )
@@ -155,7 +155,8 @@ export class ClinicPatientsApi extends HttpApiGroup.make("clinicPatients")
       .annotateContext(operationDocs({
         summary: "Show a clinic patient",
         description: "One patient with their primary provider; 404 `Patient not found` for an unknown id or one the caller may not see.",
-        access: patientAccess,
+        access: Access.signedIn,
+        patients: { records: "general" },
         spec: "general §4.2"
       }))
   )
@@ -184,6 +185,7 @@ export class ClinicPatientsApi extends HttpApiGroup.make("clinicPatients")
         summary: "Update a clinic patient",
         description: "Changes the fields given, with the rules of create; fields left out keep their value.",
         access: staffWriteAccess,
+        patients: { records: "general" },
         spec: "general §4.2"
       }))
   )

@@ -11,8 +11,7 @@ import { Authentication } from "../Security.js"
 
 export const spotMaxLengths = { program: 100, notes: 2000 } as const
 
-const access = "Clinic staff for any patient; a `parent` for the patients linked to their account (another patient is " +
-  "404 `Patient not found`). A parent may only answer an offer (accepted or declined)."
+const access = "Any signed-in user (`X-User-Token`); a parent may only answer an offer (accepted or declined)."
 
 export class CreateSpotRequest extends Schema.Class<CreateSpotRequest>("CreateSpotRequest")({
   spot: Schema.Struct({
@@ -49,6 +48,7 @@ export class SpotsApi extends HttpApiGroup.make("spots")
         description: "The patient's spots, newest request first, 25 a page by default, each with its position among the " +
           "waiting spots of its program.",
         access,
+        patients: { records: "general" },
         spec: "general §4.2"
       }))
   )
@@ -63,6 +63,7 @@ export class SpotsApi extends HttpApiGroup.make("spots")
         description: "Adds a waiting spot for the program, at the end of its queue. A patient has at most one open " +
           "(waiting or offered) spot per program: another is 409 `Patient already has an open spot for this program`.",
         access,
+        patients: { records: "general" },
         spec: "general §4.2",
         singleUse: "one open spot per patient and program"
       }))
@@ -79,6 +80,7 @@ export class SpotsApi extends HttpApiGroup.make("spots")
           "and notes. A move the waitlist does not allow is 422 `{\"errors\":{\"status\":[\"can't change from … to …\"]}}`; " +
           "a spot of another patient is 404 `Spot not found`.",
         access,
+        patients: { records: "general" },
         spec: "general §4.2"
       }))
   )

@@ -16,8 +16,7 @@ export const treatmentPlanLimits = {
   title: 200, diagnosisCode: 16, diagnosisCodes: 20, goalDescription: 500, goals: 20, intervention: 500, interventions: 20
 } as const
 
-const readAccess = "Any signed-in user for a patient they may see (a `parent`: the patients linked to their account; " +
-  "another patient's plan is 404)."
+const readAccess = "Any signed-in user (`X-User-Token`); a plan of a patient the caller may not see is 404 like an unknown one."
 const writeAccess = "Clinic staff (every role but `parent`); a `parent` gets 404 for a patient not theirs and 403 " +
   "`Staff access required` for their own."
 
@@ -83,6 +82,7 @@ export class TreatmentPlansApi extends HttpApiGroup.make("treatmentPlans")
         summary: "List a patient's treatment plans",
         description: `The patient's treatment plans, newest first, 25 a page by default. ${patientIdDescription}.`,
         access: readAccess,
+        patients: { records: "clinical" },
         spec: "general §4.2"
       }))
   )
@@ -94,6 +94,7 @@ export class TreatmentPlansApi extends HttpApiGroup.make("treatmentPlans")
         summary: "A patient's latest treatment plan",
         description: "The patient's most recently created plan; 404 `Treatment plan not found` when they have none.",
         access: readAccess,
+        patients: { records: "clinical" },
         spec: "general §4.2"
       }))
   )
@@ -105,6 +106,7 @@ export class TreatmentPlansApi extends HttpApiGroup.make("treatmentPlans")
         summary: "Show a treatment plan",
         description: "One plan; 404 `Treatment plan not found` for an unknown id or a plan of a patient the caller may not see.",
         access: readAccess,
+        patients: { records: "clinical" },
         spec: "general §4.2"
       }))
   )
@@ -118,6 +120,7 @@ export class TreatmentPlansApi extends HttpApiGroup.make("treatmentPlans")
         summary: "Create a treatment plan",
         description: "Creates a plan for the patient (audited). end_date may not precede start_date.",
         access: writeAccess,
+        patients: { records: "clinical" },
         spec: "general §4.2"
       }))
   )
@@ -133,6 +136,7 @@ export class TreatmentPlansApi extends HttpApiGroup.make("treatmentPlans")
         description: "Changes the fields given (audited). A completed plan is read-only: 422 " +
           "`{\"errors\":{\"status\":[\"is completed: the plan is read-only\"]}}`.",
         access: writeAccess,
+        patients: { records: "clinical" },
         spec: "general §4.2"
       }))
   )

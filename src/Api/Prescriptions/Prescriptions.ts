@@ -197,6 +197,12 @@ export const prescriptionAccess = "Any signed-in user, record by record (general
   "and writes none; support and billing none. A refusal is 403 `You are not authorized to perform this action.`, " +
   "except that a `parent` gets 404 for a patient or prescription not theirs."
 
+/** The patient a prescription is written for: clinical content, named in the body. */
+const prescribedPatient = {
+  records: "clinical",
+  refusal: { sentence: "Staff naming any other patient get 422 `must exist`, as for an unknown id; a `parent` gets 404 `Patient not found`." }
+} as const
+
 const statusMachine = "Status moves: active → completed, discontinued, on_hold or cancelled (expired only through the daily " +
   "job once `end_date` has passed); on_hold → active. completed, discontinued, expired and cancelled are final. Other moves " +
   "are 422 `{\"errors\":{\"status\":[\"can't change from … to …\"]}}`."
@@ -234,6 +240,7 @@ export class PrescriptionsApi extends HttpApiGroup.make("prescriptions")
         description: "An active prescription; `refills_remaining` starts at `refills`. The prescriber is the calling provider " +
           `(or \`provider_id\` when an admin writes it). ${rules}`,
         access: prescriptionAccess,
+        patients: prescribedPatient,
         spec: "general §2.8, §4.8"
       }))
   )
@@ -263,6 +270,7 @@ export class PrescriptionsApi extends HttpApiGroup.make("prescriptions")
           "Changing `refills` moves `refills_remaining` by the same amount, never below 0; `refills_remaining` may be set " +
           "between 0 and `refills`. Every change is recorded in the medication history.",
         access: prescriptionAccess,
+        patients: prescribedPatient,
         spec: "general §2.8, §4.8"
       }))
   )
@@ -314,8 +322,8 @@ export class MedicationHistoryApi extends HttpApiGroup.make("medicationHistory")
         description: "The patient's prescriptions over time grouped by medication, the most recently prescribed medication " +
           `first, ${historyPageSize} medications a page by default; each prescription, newest first, with its dates and the ` +
           "dosage and status changes of the append-only history (oldest first). 404 `Patient not found` for an unknown patient.",
-        access: "Any signed-in user: clinic staff see every patient's history; a `parent` only their own patients', and any " +
-          "other patient answers 404 `Patient not found`.",
+        access: Access.signedIn,
+        patients: { records: "clinical" },
         spec: "general §4.2"
       }))
   )

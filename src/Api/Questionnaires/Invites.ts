@@ -59,7 +59,8 @@ export class QuestionnaireInvitesApi extends HttpApiGroup.make("questionnaireInv
         summary: "Invite someone to fill in a questionnaire",
         description: "Emails a single-use link to the questionnaire's form. A new invite for the same patient and questionnaire " +
           "revokes the open one. Statuses: sent → opened → completed | expired | revoked.",
-        access: "Clinic staff for any patient; a `parent` for the patients linked to their account (another patient is 404).",
+        access: Access.signedIn,
+        patients: { records: "general" },
         spec: "general §4.12"
       }))
   )

@@ -51,8 +51,7 @@ export class QuestionnaireResponseBody extends Schema.Class<QuestionnaireRespons
 }) {}
 
 const catalogueAccess = Access.signedIn
-const responseAccess = "Clinic staff for any patient; a `parent` for the patients linked to their account (another patient's " +
-  "response, or an unknown id, is 404)."
+const responseAccess = "Any signed-in user (`X-User-Token`); a response of a patient the caller may not see, or an unknown id, is 404."
 
 export class QuestionnairesApi extends HttpApiGroup.make("questionnaires")
   .add(
@@ -142,6 +141,7 @@ export class QuestionnaireResponsesApi extends HttpApiGroup.make("questionnaireR
           "is 422 with nothing saved (`{\"errors\":{\"responses[2].answer\":[\"is not included in the list\"]}}`). A self-harm " +
           "answer flags `self_harm` at once, alerts the clinic and adds `crisis_resources` to the reply.",
         access: responseAccess,
+        patients: { records: "clinical" },
         spec: "general §4.12"
       }))
   )
@@ -159,6 +159,7 @@ export class QuestionnaireResponsesApi extends HttpApiGroup.make("questionnaireR
           "does not allow is 422 `{\"errors\":{\"status\":[\"cannot change from submitted to in_progress\"]}}`; a parent " +
           "setting reviewed or review_notes is 403. 404 `Questionnaire response not found`.",
         access: responseAccess,
+        patients: { records: "clinical" },
         spec: "general §4.12"
       }))
   )
@@ -170,6 +171,7 @@ export class QuestionnaireResponsesApi extends HttpApiGroup.make("questionnaireR
         summary: "List questionnaire responses",
         description: "Responses newest first, 25 a page by default, filtered by patient, questionnaire and status.",
         access: responseAccess,
+        patients: { records: "clinical" },
         spec: "general §4.2"
       }))
   )
@@ -181,6 +183,7 @@ export class QuestionnaireResponsesApi extends HttpApiGroup.make("questionnaireR
         summary: "Show a questionnaire response",
         description: "One response with its answers and item scores; 404 `Questionnaire response not found`.",
         access: responseAccess,
+        patients: { records: "clinical" },
         spec: "general §4.2"
       }))
   )

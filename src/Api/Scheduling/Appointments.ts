@@ -291,8 +291,7 @@ const ClinicAppointmentsQuery = Schema.Struct({
   }))
 }).annotations(reportAllErrors)
 
-const patientAccess = "Signed-in users: clinic staff see every patient's appointments; a parent only their own patients' " +
-  "(another patient's is 404, as if it did not exist)."
+const patientAccess = "Any signed-in user (`X-User-Token`); an appointment of a patient the caller may not see is 404 like an unknown one."
 
 /** Clinic patients' appointments (general §4.2). */
 export class ClinicAppointmentsApi extends HttpApiGroup.make("clinicAppointments")
@@ -306,6 +305,7 @@ export class ClinicAppointmentsApi extends HttpApiGroup.make("clinicAppointments
         description: `The patient's appointments, next first, ${appointmentsPageSize} a page by default. An unknown or ` +
           "invisible patient is 404 `Patient not found`.",
         access: patientAccess,
+        patients: { records: "general" },
         spec: "general §4.2"
       }))
   )
@@ -318,6 +318,7 @@ export class ClinicAppointmentsApi extends HttpApiGroup.make("clinicAppointments
         summary: "Show a patient's appointment",
         description: `One appointment; 404 \`${appointmentMessages.notFound}\` when unknown or of a patient the caller may not see.`,
         access: patientAccess,
+        patients: { records: "general" },
         spec: "general §4.2"
       }))
   )

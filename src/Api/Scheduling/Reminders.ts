@@ -74,8 +74,15 @@ const ReminderListQuery = Schema.Struct({
 
 const idPath = Schema.Struct({ id: AppointmentReminderIdFromText })
 
-const access = "Clinic staff for any appointment; a parent for the appointments of the patients linked to their " +
-  "account — another patient's appointment or reminder is 403 `You are not authorized to perform this action.` (general §5.4)."
+const access = "Any signed-in user (`X-User-Token`), for the appointments of the patients they may see."
+/** Reminders follow their appointment's patient; a parent is refused with 403 (general §5.4), staff as for an unknown record. */
+const patients = {
+  records: "general",
+  refusal: {
+    sentence: "A parent gets 403 `You are not authorized to perform this action.` for another patient's appointment or " +
+      "reminder (general §5.4); staff get 404, as for an unknown one."
+  }
+} as const
 
 const schedule = `Without \`send_at\` the default schedule applies: email ${defaultLeadMinutes.email / 60} hours before the ` +
   `appointment, SMS ${defaultLeadMinutes.sms / 60} hours, push ${defaultLeadMinutes.push} minutes (only when the patient's ` +
@@ -98,6 +105,7 @@ export class RemindersApi extends HttpApiGroup.make("reminders")
           `appointment, a \`send_at\` in the past (\`${reminderMessages.inFuture}\`) or not before the appointment ` +
           `(\`${reminderMessages.beforeAppointment}\`), or a channel the patient cannot be reached on.`,
         access,
+        patients,
         spec: "general §2.14, §4.16"
       }))
   )
@@ -112,6 +120,7 @@ export class RemindersApi extends HttpApiGroup.make("reminders")
         description: `Reminders by \`send_at\`, ${remindersPageSize} a page by default: of one appointment with ` +
           "`appointment_id`, else every reminder the caller may see. Not in the spec: so a reminder can be followed.",
         access,
+        patients,
         spec: "general §2.14 (beyond §4.16)"
       }))
   )
@@ -125,6 +134,7 @@ export class RemindersApi extends HttpApiGroup.make("reminders")
         summary: "Show an appointment reminder",
         description: `One reminder with its status, delivery status and \`status_reason\`; 404 \`${reminderMessages.notFound}\`.`,
         access,
+        patients,
         spec: "general §2.14 (beyond §4.16)"
       }))
   )
@@ -139,6 +149,7 @@ export class RemindersApi extends HttpApiGroup.make("reminders")
         description: "Cancels a reminder that is still scheduled and not being sent (status `cancelled`), and answers it; " +
           "cancelling a cancelled one again is harmless; one already sent or failed is 422.",
         access,
+        patients,
         spec: "general §2.14 (beyond §4.16)"
       }))
   )

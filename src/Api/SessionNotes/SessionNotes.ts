@@ -288,6 +288,7 @@ export class ClinicSessionNotesApi extends HttpApiGroup.make("clinicSessionNotes
         description: `The patient's notes the caller may read, newest first, ${sessionNotesPageSize} a page by default ` +
           "(each read is audited). `patient_id` is required.",
         access: Access.staff,
+        patients: { records: "clinical" },
         spec: "general §2.3, §4.2"
       }))
   )
@@ -299,6 +300,7 @@ export class ClinicSessionNotesApi extends HttpApiGroup.make("clinicSessionNotes
         summary: "A patient's latest session note",
         description: "The patient's most recently created note the caller may read; 404 `Session note not found` when none.",
         access: Access.staff,
+        patients: { records: "clinical" },
         spec: "general §4.2"
       }))
   )
@@ -324,6 +326,7 @@ export class ClinicSessionNotesApi extends HttpApiGroup.make("clinicSessionNotes
           "any. The appointment must belong to the patient (422 `must exist`); one note per appointment (422 `has already " +
           "been taken`). `supervision_required` and `supervisor_id` come from the provider's supervisor.",
         access: Access.staff,
+        patients: { records: "clinical" },
         spec: "general §2.3, §4.2"
       }))
   )

@@ -29,10 +29,17 @@ const Duration = Schema.Number.pipe(
 )
 
 const access = "Signed-in users, per record (§5.4): admins all; providers and supervisors read the videos they created or " +
-  "are provider of, those of their primary patients and their supervisees'; parents completed videos shared with the family " +
+  "are provider of, those of the patients of their care relationships and their supervisees'; parents completed videos shared with the family " +
   "of their own patients; anyone completed educational and training videos without a patient. The creator, the video's " +
   "provider and admins change them. Others get 403 `You are not authorized to perform this action.`"
 const writers = "The creator, the video's provider and admins (else 403)."
+/** A patient's video outside the reader's rules opens to break-glass (the `status` and `show` reads). */
+const videoPatient = {
+  records: "clinical",
+  refusal: { sentence: "Any other patient's video is 403, as above." }
+} as const
+/** The patient a video is about, named in the body. */
+const namedPatient = { records: "clinical", refusal: "mustExist", staffOnly: true } as const
 
 const videoExample = { title: "Session 4: exposure practice", category: "therapy_session", patient_id: 12, provider_id: 3, appointment_id: 345 }
 
@@ -144,6 +151,7 @@ export class VideosApi extends HttpApiGroup.make("videos")
           "appointment of another patient or provider (\"does not match the patient\"); therapy_session, consultation, " +
           "group_session and assessment need `patient_id`.",
         access: "Admins, providers and supervisors (others 403).",
+        patients: namedPatient,
         spec: "general §2.9, §4.10"
       }))
   )
@@ -158,6 +166,7 @@ export class VideosApi extends HttpApiGroup.make("videos")
         description: "One video with signed `file_url` and `thumbnail_url` once completed (null before); 404 `Video not found` " +
           "for an unknown or deleted one.",
         access,
+        patients: videoPatient,
         spec: "general §2.9, §4.10"
       }))
   )
@@ -173,6 +182,7 @@ export class VideosApi extends HttpApiGroup.make("videos")
         description: "Changes the given fields with the create rules. `status` moves only completed ↔ archived, else 422 " +
           "`{\"errors\":{\"status\":[\"cannot change from processing to completed\"]}}`.",
         access: writers,
+        patients: namedPatient,
         spec: "general §2.9, §4.10"
       }))
   )

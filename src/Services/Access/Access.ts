@@ -54,13 +54,22 @@ export class Access extends Effect.Service<Access>()("app/Access", {
         const at = yield* now
         const [row] = yield* lookUp(viewer, patientId, purpose, at)
         if (row === undefined) return yield* Effect.fail(patientNotFound())
-        if (row.related) return row.id as PatientId
+        if (row.related || (yield* openedWithGlass(viewer, row.id, at))) return row.id as PatientId
+        return yield* Effect.fail(patientNotFound())
+      }).pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.withSpan("Access.visiblePatient", { attributes: { "patient.id": patientId, "access.purpose": purpose } })
+      )
+
+    /** Whether a provider or supervisor breaks the glass for an existing patient; if so the access is recorded. */
+    const openedWithGlass = (viewer: Viewer, patientId: number, at: Date): Effect.Effect<boolean> =>
+      Effect.gen(function*() {
         const glass = viewer.breakGlass
-        if (glass === undefined || glass === null || !followsCareRelationships(viewer)) return yield* Effect.fail(patientNotFound())
+        if (glass === undefined || glass === null || !followsCareRelationships(viewer)) return false
         const traceId = Option.getOrNull(Option.map(yield* Effect.option(Effect.currentSpan), (span) => span.traceId))
         yield* breakGlass.insert({
           user_id: viewer.id,
-          patient_id: row.id,
+          patient_id: patientId,
           reason: glass.reason,
           request_method: glass.method,
           request_path: glass.path,
@@ -68,11 +77,24 @@ export class Access extends Effect.Service<Access>()("app/Access", {
           created_at: at
         })
         yield* Effect.annotateCurrentSpan("access.break_glass", true)
-        return row.id as PatientId
-      }).pipe(
-        Effect.catchTag("SqlError", Effect.die),
-        Effect.withSpan("Access.visiblePatient", { attributes: { "patient.id": patientId, "access.purpose": purpose } })
-      )
+        return true
+      })
+
+    /**
+     * Which of these patients the caller may see for the purpose (`visiblePatient`'s rule, break-glass
+     * included: each patient opened is recorded), in one statement for the ones in the caller's
+     * relationships. Unknown ids are simply not among them.
+     */
+    const visiblePatients = (viewer: Viewer, patientIds: ReadonlyArray<number>, purpose: Purpose = "general"): Effect.Effect<ReadonlyArray<PatientId>> =>
+      Effect.gen(function*() {
+        if (patientIds.length === 0) return []
+        const at = yield* now
+        const rows = yield* sql<{ id: number; related: boolean }>`SELECT p.id, ${scope.patientsOf(sql, viewer, at, purpose, "p", "many")} AS related
+          FROM patients p WHERE p.id IN ${sql.in(patientIds)}`
+        const visible: Array<PatientId> = []
+        for (const row of rows) if (row.related || (yield* openedWithGlass(viewer, row.id, at))) visible.push(row.id as PatientId)
+        return visible
+      }).pipe(Effect.orDie, Effect.withSpan("Access.visiblePatients", { attributes: { "patients.count": patientIds.length, "access.purpose": purpose } }))
 
     /**
      * The appointment's patient when the caller may see that patient (scheduling: a `general`
@@ -86,20 +108,28 @@ export class Access extends Effect.Service<Access>()("app/Access", {
       })
 
     /**
-     * Whether the caller may see a content assignment (user piece or collection) they loaded by id
-     * with `visible` = `Scopes.contentAssignments` computed beside it: in scope, or a patient's
-     * assignment the caller opens by breaking the glass.
+     * Whether the caller may see a record they loaded by id with `visible` = its list scope
+     * computed beside it: in scope, or a patient's record a provider or supervisor opens through
+     * `visiblePatient` (their care relationships, or break-glass). Else `notVisible`.
      */
-    const visibleAssignment = <E>(
+    const visibleRecord = <E>(
       viewer: Viewer,
       row: { readonly visible: boolean; readonly patient_id: number | null },
-      notVisible: () => E
+      notVisible: () => E,
+      purpose: Purpose = "general"
     ): Effect.Effect<void, E> =>
       row.visible
         ? Effect.void
         : row.patient_id !== null && followsCareRelationships(viewer)
-        ? Effect.mapError(Effect.asVoid(visiblePatient(viewer, row.patient_id)), notVisible)
+        ? Effect.mapError(Effect.asVoid(visiblePatient(viewer, row.patient_id, purpose)), notVisible)
         : Effect.fail(notVisible())
+
+    /** A content assignment (user piece or collection) with `visible` = `Scopes.contentAssignments`: `visibleRecord`. */
+    const visibleAssignment = <E>(
+      viewer: Viewer,
+      row: { readonly visible: boolean; readonly patient_id: number | null },
+      notVisible: () => E
+    ): Effect.Effect<void, E> => visibleRecord(viewer, row, notVisible)
 
     /**
      * Whether the viewer sees a patient for a purpose without breaking the glass (no audit entry):
@@ -146,7 +176,7 @@ export class Access extends Effect.Service<Access>()("app/Access", {
       Effect.gen(function*() {
         if (isParent(viewer)) return { id: viewer.id, role: viewer.role, providerId: null }
         const rows = yield* sql<{ id: number }>`SELECT id FROM providers WHERE user_id = ${viewer.id} AND active`.pipe(Effect.orDie)
-        return { id: viewer.id, role: viewer.role, providerId: rows[0]?.id ?? null }
+        return { id: viewer.id, role: viewer.role, breakGlass: viewer.breakGlass, providerId: rows[0]?.id ?? null }
       })
 
     /**
@@ -164,7 +194,7 @@ export class Access extends Effect.Service<Access>()("app/Access", {
     /** A list scope over the patient aliased `p` at the current time: `Scopes.patients`. */
     const patientsScope = (viewer: Viewer, purpose: Purpose = "general") => Effect.map(now, (at) => scope.patients(sql, viewer, at, purpose))
 
-    return { visiblePatient, visibleAppointment, visibleAssignment, relatedTo, defaultPatientFor, linkedPatients, withActiveProvider, withPrescriberProfile, patientsScope } as const
+    return { visiblePatient, visiblePatients, visibleAppointment, visibleRecord, visibleAssignment, relatedTo, defaultPatientFor, linkedPatients, withActiveProvider, withPrescriberProfile, patientsScope } as const
   }),
   dependencies: [BreakGlassRepo.Default]
 }) {

@@ -113,16 +113,34 @@ const sessionNotes = (sql: Sql, viewer: Viewer): Fragment =>
 const users = (sql: Sql, viewer: Viewer): Fragment =>
   isStaff(viewer.role) ? sql`deleted_at IS NULL` : sql`deleted_at IS NULL AND id = ${viewer.id}`
 
+/**
+ * The patients (aliased `alias`) through whom a viewer reaches records that are not theirs
+ * (collaborators, their assessments, videos): a provider's or supervisor's care relationships;
+ * nobody else's (admins read everything anyway; a parent's own patients are their rules' business).
+ */
+const caredFor = (sql: Sql, viewer: Viewer, now: Date, alias: string, form: "one" | "many" = "many"): Fragment =>
+  followsCareRelationships(viewer) ? careRelationship(sql, viewer, now, alias, form) : sql`FALSE`
+
+/**
+ * Collaborator assessments (`c` = the collaborator, `p` = the patient): admins all; others those
+ * of the collaborators they own and those of their patients — a parent's linked patients (through
+ * `patients.user_id`), a provider's or supervisor's care relationships.
+ */
+const collaboratorAssessments = (sql: Sql, viewer: Viewer, now: Date, form: "one" | "many" = "many"): Fragment =>
+  isAdmin(viewer)
+    ? sql`TRUE`
+    : sql`(c.owner_id = ${viewer.id} OR p.user_id = ${viewer.id} OR ${caredFor(sql, viewer, now, "p", form)})`
+
 /** Completed educational and training videos without a patient: any signed-in user. */
 const openVideos = (sql: Sql) => sql`(v.patient_id IS NULL AND v.category IN ('educational', 'training') AND v.status = 'completed')`
 
 /**
  * Videos a viewer may read (`v` = the video, general §5.4): admins all; a parent the open ones and
  * their patients' completed videos shared with the family; a provider or supervisor (by their
- * active provider profile) the open ones, their own, their patients' and their supervisees'; anyone
- * else the open ones and those they uploaded.
+ * active provider profile) the open ones, their own, their supervisees', and those of the patients
+ * of their care relationships; anyone else the open ones and those they uploaded.
  */
-const videosReadable = (sql: Sql, viewer: ProviderViewer): Fragment => {
+const videosReadable = (sql: Sql, viewer: ProviderViewer, now: Date): Fragment => {
   if (isAdmin(viewer)) return sql`TRUE`
   if (isParent(viewer)) {
     return sql`(${openVideos(sql)} OR (v.status = 'completed' AND v.shared_with_family AND
@@ -131,7 +149,7 @@ const videosReadable = (sql: Sql, viewer: ProviderViewer): Fragment => {
   if ((viewer.role === "provider" || viewer.role === "supervisor") && viewer.providerId !== null) {
     const pid = viewer.providerId
     return sql`(${openVideos(sql)} OR v.created_by_id = ${viewer.id} OR v.provider_id = ${pid}
-      OR v.patient_id IN (SELECT id FROM patients WHERE provider_id = ${pid})
+      OR v.patient_id IN (SELECT cp.id FROM patients cp WHERE ${caredFor(sql, viewer, now, "cp")})
       OR v.provider_id IN (SELECT id FROM providers WHERE supervisor_id = ${pid})
       OR v.created_by_id IN (SELECT user_id FROM providers WHERE supervisor_id = ${pid}))`
   }
@@ -175,6 +193,8 @@ export const scope = {
   appointmentCalls,
   sessionNotes,
   users,
+  caredFor,
+  collaboratorAssessments,
   videos: { readable: videosReadable, writable: videosWritable },
   prescriptions
 } as const

@@ -27,7 +27,7 @@ import { addressLimits } from "../AddressLimits.js"
 import { AppConfig } from "../AppConfig.js"
 import { type AuditEntry, AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
-import { Access } from "../Access/Access.js"
+import { Access, followsCareRelationships, isAdmin } from "../Access/Access.js"
 import { inviteLink } from "../Providers/Invites.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { makeTransaction } from "../Repository.js"
@@ -95,22 +95,22 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
         Option.match({ onNone: () => Effect.dieMessage(`no question set for ${type}`), onSome: (row) => Effect.succeed(setOfStored(row)) })
       )
 
-    /** Owner, admin, or the primary provider of this patient. */
-    const mayAssess = (caller: Caller, ownerId: number, patientId: number) =>
-      Effect.gen(function*() {
-        if (caller.role === "admin" || ownerId === caller.id) return true
-        return yield* links.isPrimaryProvider(patientId, caller.id)
-      })
+    /**
+     * Owner, admin, or a provider or supervisor who sees the patient: the caller has passed
+     * `Access.visiblePatient` for it (a care relationship, or break-glass) before `checkAssessor`.
+     */
+    const mayAssess = (caller: Caller, ownerId: number) => isAdmin(caller) || ownerId === caller.id || followsCareRelationships(caller)
 
     /**
-     * The checks before a caller assesses (token or phoned answers): the patient visible (404), the
-     * collaborator there (404), the caller owner/admin/primary provider (403), linked (422), able
-     * to assess (422). The collaborator row is share-locked: a suspension waits for us.
+     * The checks before a caller assesses (token or phoned answers), after the patient's visibility
+     * (404, `Access.visiblePatient`): the collaborator there (404), the caller owner, admin or a
+     * provider who sees the patient (403), linked (422), able to assess (422). The collaborator row
+     * is share-locked: a suspension waits for us.
      */
     const checkAssessor = (caller: Caller, collaboratorId: number, patientId: number) =>
       Effect.gen(function*() {
         const found = yield* collaborators.standing(caller, collaboratorId, "share")
-        if (!(yield* mayAssess(caller, found.row.owner_id, patientId))) return yield* Effect.fail(notAuthorized())
+        if (!mayAssess(caller, found.row.owner_id)) return yield* Effect.fail(notAuthorized())
         if (!(yield* links.isLinked(collaboratorId, patientId))) return yield* Effect.fail(invalidField("patient_id", collaboratorMessages.notLinked))
         if (!canAssess(found.row.status)) return yield* Effect.fail(invalidField("collaborator_id", collaboratorMessages.notActive))
         return found.row
@@ -289,7 +289,7 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
           onSome: (c) => submitWithSession(c, payload.collaborator_assessment)
         }))
 
-    const readerOf = (caller: Caller): Reader => caller.role === "admin" ? { _tag: "Admin" } : { _tag: "User", userId: caller.id }
+    const readerOf = (caller: Caller): Reader => isAdmin(caller) ? { _tag: "Everyone" } : { _tag: "Viewer", viewer: caller }
 
     const list = (caller: Caller, query: {
       readonly page?: number | undefined
@@ -302,7 +302,9 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
       Effect.gen(function*() {
         if (query.patient_id !== undefined) yield* access.visiblePatient(caller, query.patient_id)
         const page = pageRequest(query, assessmentsPageSize)
-        const { pagination, rows } = yield* assessments.list(readerOf(caller), {
+        // A provider or supervisor who may see the patient (care relationship or break-glass) reads its assessments.
+        const reader: Reader = query.patient_id !== undefined && followsCareRelationships(caller) ? { _tag: "Everyone" } : readerOf(caller)
+        const { pagination, rows } = yield* assessments.list(reader, {
           patientId: query.patient_id,
           collaboratorId: query.collaborator_id,
           assessmentType: query.assessment_type,
@@ -314,8 +316,13 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
     const show = (caller: Caller, id: number) =>
       Effect.gen(function*() {
         const found = yield* assessments.findReadable(readerOf(caller), id)
-        if (Option.isNone(found)) return yield* Effect.fail(assessmentNotFound())
-        return toAssessment(found.value)
+        if (Option.isSome(found)) return toAssessment(found.value)
+        // Outside the caller's rules: a provider or supervisor may open it by breaking the glass for its patient.
+        if (!followsCareRelationships(caller)) return yield* Effect.fail(assessmentNotFound())
+        const row = yield* assessments.findReadable({ _tag: "Everyone" }, id)
+        if (Option.isNone(row)) return yield* Effect.fail(assessmentNotFound())
+        yield* access.visibleRecord(caller, { visible: false, patient_id: row.value.patient_id }, assessmentNotFound, "clinical")
+        return toAssessment(row.value)
       }).pipe(Effect.withSpan("CollaboratorAssessments.show", { attributes: { "collaborator_assessment.id": id } }))
 
     return { issueToken, form, decline, submit, list, show } as const

@@ -2,7 +2,7 @@
  * The only SQL on `collaborator_assessments` (ARCHITECTURE "Persistence"): rows decoded, SQL errors
  * defects. Completing an assessment also revokes its open link and activates a pending collaborator
  * in the same statement (one round trip), so that statement names their tables too. Who may read
- * an assessment (`readable`) is written here until the access module provides it; the alert's
+ * an assessment is the access module's `Access.scope.collaboratorAssessments`; the alert's
  * look-up of the primary provider's address stays here until patients and users have repositories.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
@@ -11,7 +11,9 @@ import { AssessmentStatus, AssessmentType } from "../../Domain/Collaborators/Col
 import { CollaboratorAssessmentId, CollaboratorId, PatientId } from "../../Domain/Ids.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
+import { Access, type Viewer } from "../Access/Access.js"
 import { orDefect } from "../Repository.js"
+import { now } from "../Time.js"
 
 export const AssessmentRow = Schema.Struct({
   id: CollaboratorAssessmentId,
@@ -31,12 +33,11 @@ export type AssessmentRow = typeof AssessmentRow.Type
 const CompletedRow = Schema.Struct({ ...AssessmentRow.fields, activated: Schema.Boolean })
 const IdRow = Schema.Struct({ id: Schema.Number })
 
-/** Whose assessments are in view: every one (admins) or those a user may read. */
-export type Reader = { readonly _tag: "Admin" } | { readonly _tag: "User"; readonly userId: number }
-const ReaderSchema = Schema.Union(
-  Schema.TaggedStruct("Admin", {}),
-  Schema.TaggedStruct("User", { userId: Schema.Number })
-)
+/**
+ * Whose assessments are in view: every one (admins, or one patient the caller may see, named by the
+ * criteria) or those a viewer may read (`Access.scope.collaboratorAssessments`).
+ */
+export type Reader = { readonly _tag: "Everyone" } | { readonly _tag: "Viewer"; readonly viewer: Viewer }
 
 export const AssessmentCriteria = Schema.Struct({
   patientId: Schema.optional(Schema.Number),
@@ -71,22 +72,18 @@ export class CollaboratorAssessmentsRepo extends Effect.Service<CollaboratorAsse
   a.interpretation, a.completed_at, a.created_at`)
     const from = sql`collaborator_assessments a JOIN collaborators c ON c.id = a.collaborator_id JOIN patients p ON p.id = a.patient_id`
 
-    /** Non-admins read assessments of collaborators they own, of their patients (provider or parent). */
-    const readable = (reader: Reader) =>
-      reader._tag === "Admin"
-        ? sql`TRUE`
-        : sql`(c.owner_id = ${reader.userId} OR p.user_id = ${reader.userId}
-            OR EXISTS (SELECT 1 FROM providers pr WHERE pr.id = p.provider_id AND pr.user_id = ${reader.userId}))`
+    const readable = (reader: Reader, at: Date, form: "one" | "many") =>
+      reader._tag === "Everyone" ? sql`TRUE` : Access.scope.collaboratorAssessments(sql, reader.viewer, at, form)
 
     const newestFirst = { id: sql`a.id` }
 
     /** A page of the assessments in the reader's view, newest first, and how many there are. */
     const list = (reader: Reader, criteria: AssessmentCriteria, page: PageRequest) =>
-      listPage({
+      Effect.flatMap(now, (at) => listPage({
         select: columns,
         from,
         row: AssessmentRow,
-        scope: readable(reader),
+        scope: readable(reader, at, "many"),
         filters: [
           criteria.patientId !== undefined && sql`a.patient_id = ${criteria.patientId}`,
           criteria.collaboratorId !== undefined && sql`a.collaborator_id = ${criteria.collaboratorId}`,
@@ -95,16 +92,17 @@ export class CollaboratorAssessmentsRepo extends Effect.Service<CollaboratorAsse
         ],
         sort: { columns: newestFirst, by: "id", dir: "DESC", id: newestFirst.id },
         concurrent: true
-      }, page)
+      }, page))
 
-    const findReadable = SqlSchema.findOne({
-      Request: Schema.Struct({ reader: ReaderSchema, id: Schema.Number }),
-      Result: AssessmentRow,
-      execute: ({ id, reader }) =>
-        sql`SELECT ${columns} FROM collaborator_assessments a
-          JOIN collaborators c ON c.id = a.collaborator_id JOIN patients p ON p.id = a.patient_id
-          WHERE a.id = ${id} AND ${readable(reader)}`
-    })
+    const findReadable = (reader: Reader, at: Date) =>
+      SqlSchema.findOne({
+        Request: Schema.Number,
+        Result: AssessmentRow,
+        execute: (id) =>
+          sql`SELECT ${columns} FROM collaborator_assessments a
+            JOIN collaborators c ON c.id = a.collaborator_id JOIN patients p ON p.id = a.patient_id
+            WHERE a.id = ${id} AND ${readable(reader, at, "one")}`
+      })
 
     const cancelPendingOf = SqlSchema.findAll({
       Request: Stamp,
@@ -190,7 +188,7 @@ export class CollaboratorAssessmentsRepo extends Effect.Service<CollaboratorAsse
 
     return {
       list,
-      findReadable: (reader: Reader, id: number) => orDefect(findReadable({ reader, id })),
+      findReadable: (reader: Reader, id: number) => orDefect(Effect.flatMap(now, (at) => findReadable(reader, at)(id))),
       /** Cancels the collaborator's pending assessments; their ids. */
       cancelPendingOf: (collaboratorId: number, at: Date) =>
         Effect.map(orDefect(cancelPendingOf({ id: collaboratorId, at })), (rows) => rows.map((row) => row.id)),

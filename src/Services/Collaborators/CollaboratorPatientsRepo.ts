@@ -1,21 +1,20 @@
 /**
  * The only SQL on `collaborator_patients`, the links between collaborators and patients
- * (ARCHITECTURE "Persistence"). The lookups on `patients` and `providers` that linking needs stay
- * here until the patients area has a repository of its own. A parent sees and changes only the
- * links to their own patients: that scope is written here until the access module provides it.
+ * (ARCHITECTURE "Persistence"). Which links a caller sees and changes is the access module's rule
+ * (`Access.scope.patientsOf`: the patients the caller may see), and which collaborators a provider
+ * reads through their patients is `Access.scope.caredFor` (their care relationships).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { CollaboratorId, PatientId } from "../../Domain/Ids.js"
+import { Access, type Viewer } from "../Access/Access.js"
 import { orDefect } from "../Repository.js"
+import { now } from "../Time.js"
 
 const LinkRow = Schema.Struct({ collaborator_id: CollaboratorId, patient_id: PatientId })
-const IdRow = Schema.Struct({ id: Schema.Number })
 /** A `SELECT 1` row: only whether there is one matters. */
 const One = Schema.Struct({})
-
-/** `parentId`: the parent whose own patients are the only ones in scope; null for staff (every patient). */
-const Scoped = Schema.Struct({ ids: Schema.Array(Schema.Number), parentId: Schema.NullOr(Schema.Number) })
+const Ids = Schema.Array(Schema.Number)
 
 export const NewLink = Schema.Struct({
   collaborator_id: Schema.Number,
@@ -25,50 +24,34 @@ export const NewLink = Schema.Struct({
 })
 export type NewLink = typeof NewLink.Type
 
-const Unlink = Schema.Struct({ collaboratorId: Schema.Number, keep: Schema.Array(Schema.Number), parentId: Schema.NullOr(Schema.Number) })
+const Unlink = Schema.Struct({ collaboratorId: Schema.Number, keep: Schema.Array(Schema.Number) })
 const Pair = Schema.Struct({ collaboratorId: Schema.Number, patientId: Schema.Number })
-const ProviderOf = Schema.Struct({ id: Schema.Number, userId: Schema.Number })
 
 export class CollaboratorPatientsRepo extends Effect.Service<CollaboratorPatientsRepo>()("app/CollaboratorPatientsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const linksOf = SqlSchema.findAll({
-      Request: Scoped,
-      Result: LinkRow,
-      execute: ({ ids, parentId }) =>
-        parentId === null
-          ? sql`SELECT collaborator_id, patient_id FROM collaborator_patients
-              WHERE collaborator_id IN ${sql.in(ids)} ORDER BY patient_id`
-          : sql`SELECT cp.collaborator_id, cp.patient_id
-              FROM collaborator_patients cp JOIN patients p ON p.id = cp.patient_id
-              WHERE cp.collaborator_id IN ${sql.in(ids)} AND p.user_id = ${parentId} ORDER BY cp.patient_id`
-    })
+    /** The patients (`p`) whose links the viewer sees and changes. */
+    const seen = (viewer: Viewer, at: Date) => Access.scope.patientsOf(sql, viewer, at, "general", "p", "many")
 
-    const existingPatients = SqlSchema.findAll({
-      Request: Scoped,
-      Result: IdRow,
-      execute: ({ ids, parentId }) =>
-        parentId === null
-          ? sql`SELECT id FROM patients WHERE id IN ${sql.in(ids)}`
-          : sql`SELECT id FROM patients WHERE id IN ${sql.in(ids)} AND user_id = ${parentId}`
-    })
+    const linksOf = (viewer: Viewer, at: Date) =>
+      SqlSchema.findAll({
+        Request: Ids,
+        Result: LinkRow,
+        execute: (ids) =>
+          sql`SELECT cp.collaborator_id, cp.patient_id
+            FROM collaborator_patients cp JOIN patients p ON p.id = cp.patient_id
+            WHERE cp.collaborator_id IN ${sql.in(ids)} AND ${seen(viewer, at)} ORDER BY cp.patient_id`
+      })
 
-    const linkedToPatientOfProvider = SqlSchema.findOne({
-      Request: ProviderOf,
-      Result: One,
-      execute: ({ id, userId }) =>
-        sql`SELECT 1 FROM collaborator_patients cp JOIN patients p ON p.id = cp.patient_id
-          JOIN providers pr ON pr.id = p.provider_id WHERE cp.collaborator_id = ${id} AND pr.user_id = ${userId} LIMIT 1`
-    })
-
-    const isPrimaryProvider = SqlSchema.findOne({
-      Request: ProviderOf,
-      Result: One,
-      execute: ({ id, userId }) =>
-        sql`SELECT 1 FROM patients p JOIN providers pr ON pr.id = p.provider_id
-          WHERE p.id = ${id} AND pr.user_id = ${userId}`
-    })
+    const linkedToCaredFor = (viewer: Viewer, at: Date) =>
+      SqlSchema.findOne({
+        Request: Schema.Number,
+        Result: One,
+        execute: (id) =>
+          sql`SELECT 1 FROM collaborator_patients cp JOIN patients p ON p.id = cp.patient_id
+            WHERE cp.collaborator_id = ${id} AND ${Access.scope.caredFor(sql, viewer, at, "p", "one")} LIMIT 1`
+      })
 
     const isLinked = SqlSchema.findOne({
       Request: Pair,
@@ -87,35 +70,28 @@ export class CollaboratorPatientsRepo extends Effect.Service<CollaboratorPatient
       execute: (links) => sql`INSERT INTO collaborator_patients ${sql.insert(links)} ON CONFLICT DO NOTHING`
     })
 
-    const unlinkOthers = SqlSchema.void({
-      Request: Unlink,
-      execute: ({ collaboratorId, keep, parentId }) =>
-        parentId === null
-          ? sql`DELETE FROM collaborator_patients WHERE collaborator_id = ${collaboratorId}
-                ${keep.length === 0 ? sql`` : sql`AND patient_id NOT IN ${sql.in(keep)}`}`
-          : sql`DELETE FROM collaborator_patients cp USING patients p WHERE cp.collaborator_id = ${collaboratorId} AND p.id = cp.patient_id
-                AND p.user_id = ${parentId} ${keep.length === 0 ? sql`` : sql`AND cp.patient_id NOT IN ${sql.in(keep)}`}`
-    })
+    const unlinkOthers = (viewer: Viewer, at: Date) =>
+      SqlSchema.void({
+        Request: Unlink,
+        execute: ({ collaboratorId, keep }) =>
+          sql`DELETE FROM collaborator_patients cp USING patients p WHERE cp.collaborator_id = ${collaboratorId} AND p.id = cp.patient_id
+            AND ${seen(viewer, at)} ${keep.length === 0 ? sql`` : sql`AND cp.patient_id NOT IN ${sql.in(keep)}`}`
+      })
 
     return {
-      /** The links of these collaborators in the scope, by patient id. */
-      linksOf: (ids: ReadonlyArray<number>, parentId: number | null) =>
-        ids.length === 0 ? Effect.succeed([]) : orDefect(linksOf({ ids, parentId })),
-      /** Which of these patients exist in the scope. */
-      existingPatients: (ids: ReadonlyArray<number>, parentId: number | null) =>
-        ids.length === 0 ? Effect.succeed([]) : Effect.map(orDefect(existingPatients({ ids, parentId })), (rows) => rows.map((row) => row.id)),
-      /** Whether the collaborator is linked to a patient whose primary provider is `userId`. */
-      linkedToPatientOf: (collaboratorId: number, userId: number) =>
-        Effect.map(orDefect(linkedToPatientOfProvider({ id: collaboratorId, userId })), Option.isSome),
-      /** Whether `userId` is the patient's primary provider. */
-      isPrimaryProvider: (patientId: number, userId: number) => Effect.map(orDefect(isPrimaryProvider({ id: patientId, userId })), Option.isSome),
+      /** The links of these collaborators to the patients the viewer may see, by patient id. */
+      linksOf: (ids: ReadonlyArray<number>, viewer: Viewer) =>
+        ids.length === 0 ? Effect.succeed([]) : orDefect(Effect.flatMap(now, (at) => linksOf(viewer, at)(ids))),
+      /** Whether the collaborator is linked to a patient of the viewer's care relationships (`Access.scope.caredFor`). */
+      linkedToCaredFor: (collaboratorId: number, viewer: Viewer) =>
+        Effect.map(orDefect(Effect.flatMap(now, (at) => linkedToCaredFor(viewer, at)(collaboratorId))), Option.isSome),
       isLinked: (collaboratorId: number, patientId: number) => Effect.map(orDefect(isLinked({ collaboratorId, patientId })), Option.isSome),
       link: (links: ReadonlyArray<NewLink>) => links.length === 0 ? Effect.void : orDefect(insertLinks(links)),
       /** Links the ones not linked yet. */
       linkMissing: (links: ReadonlyArray<NewLink>) => links.length === 0 ? Effect.void : orDefect(insertMissingLinks(links)),
-      /** Removes the collaborator's links in the scope except to `keep`. */
-      unlinkOthers: (collaboratorId: number, keep: ReadonlyArray<number>, parentId: number | null) =>
-        orDefect(unlinkOthers({ collaboratorId, keep, parentId }))
+      /** Removes the collaborator's links to patients the viewer may see, except to `keep`. */
+      unlinkOthers: (collaboratorId: number, keep: ReadonlyArray<number>, viewer: Viewer) =>
+        orDefect(Effect.flatMap(now, (at) => unlinkOthers(viewer, at)({ collaboratorId, keep })))
     } as const
   })
 }) {}

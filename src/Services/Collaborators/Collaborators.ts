@@ -1,8 +1,9 @@
 /**
  * Collaborators (general §2.4, §4.4, §5.4): whoever adds one owns it. Owner and admins
- * read, edit, delete and link patients; a linked patient's primary provider reads it; anyone else
- * gets 403. Deleting is soft (assessments are kept); suspending or deleting revokes open links and
- * cancels pending assessments.
+ * read, edit, delete and link patients; a provider or supervisor with a care relationship to a
+ * linked patient (the access module's rule) reads it; anyone else gets 403. Callers link only
+ * patients they may see and see only the links to those. Deleting is soft (assessments are kept);
+ * suspending or deleting revokes open links and cancels pending assessments.
  */
 import { Clock, Effect, Option } from "effect"
 import type { CreateCollaboratorRequest, UpdateCollaboratorRequest } from "../../Api/Collaborators/Collaborators.js"
@@ -15,7 +16,7 @@ import { canChangeStatus, Collaborator, type CollaboratorStatus, type Collaborat
 import type { PatientId } from "../../Domain/Ids.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { AuditLog } from "../AuditLog.js"
-import { Access, isAdmin, isStaff } from "../Access/Access.js"
+import { Access, followsCareRelationships, isAdmin } from "../Access/Access.js"
 import { makeTransaction } from "../Repository.js"
 import { AssessmentTokensRepo } from "./AssessmentTokensRepo.js"
 import { CollaboratorAssessmentsRepo } from "./CollaboratorAssessmentsRepo.js"
@@ -49,7 +50,7 @@ export interface Standing {
   readonly row: CollaboratorRow
   /** Owner or admin: edits, deletes, links patients. */
   readonly manages: boolean
-  /** Manages, or primary provider of a linked patient. */
+  /** Manages, or has a care relationship with a linked patient. */
   readonly reads: boolean
 }
 
@@ -64,12 +65,9 @@ export class Collaborators extends Effect.Service<Collaborators>()("app/Collabor
     const access = yield* Access
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    /** The caller's scope over patients: a parent only their own, staff every one. */
-    const parentScope = (caller: Caller) => isStaff(caller.role) ? null : caller.id
-
-    /** Linked patients as the caller may see them: a parent only their own. */
+    /** Linked patients as the caller may see them (Access: the patients the caller sees). */
     const linkedPatients = (caller: Caller, ids: ReadonlyArray<number>) =>
-      Effect.map(links.linksOf(ids, parentScope(caller)), (rows) => {
+      Effect.map(links.linksOf(ids, caller), (rows) => {
         const byCollaborator = new Map<number, Array<PatientId>>()
         for (const row of rows) {
           const list = byCollaborator.get(row.collaborator_id) ?? []
@@ -93,14 +91,17 @@ export class Collaborators extends Effect.Service<Collaborators>()("app/Collabor
         const row = found.value
         const manages = isAdmin(caller) || row.owner_id === caller.id
         if (manages) return { row, manages, reads: true } satisfies Standing
-        return { row, manages: false, reads: yield* links.linkedToPatientOf(id, caller.id) } satisfies Standing
+        return { row, manages: false, reads: yield* links.linkedToCaredFor(id, caller) } satisfies Standing
       })
 
-    /** Distinct ids, every one a patient the caller may see, else `patient_ids: must exist`. */
+    /**
+     * Distinct ids, every one a patient the caller may see (Access; break-glass applies), else
+     * `patient_ids: must exist` — a patient outside the caller's view answers like an unknown one.
+     */
     const visiblePatients = (caller: Caller, ids: ReadonlyArray<number>) =>
       Effect.gen(function*() {
         const wanted = [...new Set(ids)]
-        const found = yield* links.existingPatients(wanted, parentScope(caller))
+        const found = yield* access.visiblePatients(caller, wanted)
         return { ok: found.length === wanted.length, ids: wanted }
       })
 
@@ -128,9 +129,9 @@ export class Collaborators extends Effect.Service<Collaborators>()("app/Collabor
           organization: query.organization?.trim() ?? "",
           patientId: query.patient_id
         }
-        const { pagination, rows } = isAdmin(caller)
-          ? yield* repo.everyPage(criteria, page)
-          : yield* repo.readablePage(caller.id, criteria, page)
+        // A provider or supervisor who may see the patient (care relationship or break-glass) reads its collaborators.
+        const everyOne = isAdmin(caller) || (query.patient_id !== undefined && followsCareRelationships(caller))
+        const { pagination, rows } = everyOne ? yield* repo.everyPage(criteria, page) : yield* repo.readablePage(caller, criteria, page)
         yield* Effect.annotateCurrentSpan({ "collaborators.count": rows.length, "collaborators.total_count": pagination.total_count })
         return { collaborators: yield* represent(caller, rows), pagination }
       }).pipe(Effect.withSpan("Collaborators.list"))
@@ -204,7 +205,7 @@ export class Collaborators extends Effect.Service<Collaborators>()("app/Collabor
           if (patients !== undefined) {
             // Links to patients the caller may see become exactly the given ones; others stay.
             const keep = patients.ids
-            yield* links.unlinkOthers(id, keep, parentScope(caller))
+            yield* links.unlinkOthers(id, keep, caller)
             yield* links.linkMissing(keep.map((patientId) => ({ collaborator_id: id, patient_id: patientId, added_by: caller.id, created_at: at })))
           }
           if (to === "suspended" && from !== "suspended") yield* closeOpenAssessments(id, at)

@@ -10,9 +10,11 @@ import { CollaboratorStatus, CollaboratorType, Specialization } from "../../Doma
 import { CollaboratorId, UserId } from "../../Domain/Ids.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
+import { Access, type Viewer } from "../Access/Access.js"
 import { orDefect } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { likePattern } from "../SqlSearch.js"
+import { now } from "../Time.js"
 
 export const CollaboratorRow = Schema.Struct({
   id: CollaboratorId,
@@ -155,21 +157,21 @@ export class CollaboratorsRepo extends Effect.Service<CollaboratorsRepo>()("app/
         }, page)
 
     /**
-     * The collaborators a non-admin reads (this visibility scope stays here until the access module
-     * provides it). Owners and primary providers read few collaborators of many: the ones they own
-     * (owner index) and the ones linked to their patients (providers → patients → links) are
-     * gathered first, then each is looked up by primary key and filtered. The LATERAL … LIMIT 1
+     * The collaborators a non-admin reads: the ones they own (owner index) and the ones linked to the
+     * patients of their care relationships (`Access.scope.caredFor`: none for other roles). Owners
+     * and providers read few collaborators of many, so these are gathered first, then each is
+     * looked up by primary key and filtered. The LATERAL … LIMIT 1
      * keeps those lookups: left to itself PostgreSQL hashes the whole table, or walks the id index
      * past every other caller's rows when a filter matches none of theirs. The cost follows the
      * caller's own collaborators, not the table (bench/collaborators.ts).
      */
-    const readablePage = (userId: number, criteria: CollaboratorCriteria, page: PageRequest) =>
+    const readablePage = (viewer: Viewer, at: Date, criteria: CollaboratorCriteria, page: PageRequest) =>
       pageOfMatched(
         sql`WITH readable AS MATERIALIZED (
-          SELECT id FROM collaborators WHERE owner_id = ${userId} AND deleted_at IS NULL
+          SELECT id FROM collaborators WHERE owner_id = ${viewer.id} AND deleted_at IS NULL
           UNION
-          SELECT cp.collaborator_id FROM providers pr JOIN patients p ON p.provider_id = pr.id
-            JOIN collaborator_patients cp ON cp.patient_id = p.id WHERE pr.user_id = ${userId}
+          SELECT cp.collaborator_id FROM collaborator_patients cp
+            WHERE cp.patient_id IN (SELECT p.id FROM patients p WHERE ${Access.scope.caredFor(sql, viewer, at, "p")})
         ), matched AS MATERIALIZED (
           SELECT c.id FROM readable r CROSS JOIN LATERAL (SELECT c.id FROM collaborators c WHERE c.id = r.id AND ${where(criteria)} LIMIT 1) c
         )`,
@@ -208,8 +210,9 @@ export class CollaboratorsRepo extends Effect.Service<CollaboratorsRepo>()("app/
       findLive: (id: number, lock: "none" | "share" | "update") => orDefect(findLive({ id, lock })),
       /** A page of every collaborator matching, newest first, and how many match. */
       everyPage,
-      /** A page of the collaborators `userId` owns or whose linked patients they are primary provider of. */
-      readablePage: (userId: number, criteria: CollaboratorCriteria, page: PageRequest) => orDefect(readablePage(userId, criteria, page)),
+      /** A page of the collaborators the viewer owns or reads through the patients of their care relationships. */
+      readablePage: (viewer: Viewer, criteria: CollaboratorCriteria, page: PageRequest) =>
+        orDefect(Effect.flatMap(now, (at) => readablePage(viewer, at, criteria, page))),
       /** The new row; the owner's address already taken is `email: has already been taken`. */
       insert: (row: typeof NewCollaborator.Type) =>
         orDefect(Effect.flatMap(insertOne(row), Option.match({ onNone: () => Effect.fail(emailTaken()), onSome: Effect.succeed }))),

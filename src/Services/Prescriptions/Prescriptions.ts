@@ -23,7 +23,6 @@ import { calendarDayIn } from "../../Domain/Time.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Access, canReadPrescription, canWritePrescription, isAdmin, isParent, type ProviderViewer, type Viewer } from "../Access/Access.js"
-import { PatientsRepo } from "../Patients/PatientsRepo.js"
 import { ProvidersRepo } from "../Providers/ProvidersRepo.js"
 import { makeTransaction } from "../Repository.js"
 import { MedicationsRepo } from "./MedicationsRepo.js"
@@ -61,7 +60,6 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
     const prescriptions = yield* PrescriptionsRepo
     const prescriptionHistory = yield* PrescriptionHistoryRepo
     const medications = yield* MedicationsRepo
-    const patients = yield* PatientsRepo
     const providers = yield* ProvidersRepo
     const transaction = yield* makeTransaction
 
@@ -111,8 +109,12 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
         return toPrescription(yield* readable(actor, id))
       }).pipe(Effect.withSpan("Prescriptions.show", { attributes: { "prescription.id": id, "actor.id": viewer.id } }))
 
-    /** Every rule at once (Rails style); only what changed is checked against the database. */
-    const checkTerms = (terms: Terms, before: Terms | undefined) =>
+    /**
+     * Every rule at once (Rails style); only what changed is checked against the database. A patient
+     * the caller may not see (Access, clinical content; break-glass applies) is `must exist`, exactly
+     * as an unknown one.
+     */
+    const checkTerms = (viewer: Viewer, terms: Terms, before: Terms | undefined) =>
       Effect.gen(function*() {
         const errors: Record<string, Array<string>> = {}
         const add = (field: string, message: string) => (errors[field] ??= []).push(message)
@@ -123,7 +125,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
         }
         if (terms.startDate !== null && terms.endDate !== null && terms.endDate <= terms.startDate) add("end_date", prescriptionMessages.endAfterStart)
         if (before?.patientId !== terms.patientId) {
-          if (!(yield* patients.exists(terms.patientId))) add("patient_id", "must exist")
+          if (!(yield* Effect.isSuccess(access.visiblePatient(viewer, terms.patientId, "clinical")))) add("patient_id", "must exist")
         }
         if (before?.medicationId !== terms.medicationId) {
           const active = yield* medications.activeOf(terms.medicationId)
@@ -171,7 +173,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
           endDate: input.end_date ?? null
         }
         const id = yield* transaction(Effect.gen(function*() {
-          yield* checkTerms(terms, undefined)
+          yield* checkTerms(viewer, terms, undefined)
           const id = yield* prescriptions.insert(terms, viewer.id)
           yield* appendHistory([id], "created", null, viewer.id)
           yield* audit.record({ actorId: viewer.id, action: "prescription.create", targetType: "prescription", targetId: id })
@@ -231,7 +233,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
             if (setByJobOnly.includes(status)) return yield* Effect.fail(invalidField("status", prescriptionMessages.expiredByJob))
             if (!canMove(current.status, status)) return yield* Effect.fail(invalidField("status", prescriptionMessages.move(current.status, status)))
           }
-          if (edits) yield* checkTerms(after, before)
+          if (edits) yield* checkTerms(viewer, after, before)
           if (!edits && status === current.status) return
           yield* prescriptions.update(id, after, status)
           if (edits) yield* appendHistory([id], "changed", null, viewer.id)
@@ -335,5 +337,5 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
 
     return { list, show, create, update, cancel, refill, history, expireDue } as const
   }),
-  dependencies: [PrescriptionsRepo.Default, PrescriptionHistoryRepo.Default, MedicationsRepo.Default, PatientsRepo.Default, ProvidersRepo.Default]
+  dependencies: [PrescriptionsRepo.Default, PrescriptionHistoryRepo.Default, MedicationsRepo.Default, ProvidersRepo.Default]
 }) {}

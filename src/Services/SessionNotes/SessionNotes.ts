@@ -101,14 +101,15 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
 
     const clinicList = (viewer: Viewer, patientId: number | undefined, status: SessionNoteStatus | undefined, request: PageRequest) =>
       Effect.gen(function*() {
-        const patient = yield* access.defaultPatientFor(viewer, patientId)
+        // Clinical content: a patient outside the caller's relationships is 404, not an empty list.
+        const patient = yield* access.defaultPatientFor(viewer, patientId, "clinical")
         const { items, pagination } = yield* page(viewer, { patientId: patient, statuses: status === undefined ? undefined : [status] }, request, toNote)
         return SessionNoteList.make({ session_notes: items, pagination }, true)
       }).pipe(Effect.withSpan("SessionNotes.clinicList"))
 
     const last = (viewer: Viewer, patientId: number | undefined) =>
       Effect.gen(function*() {
-        const patient = yield* access.defaultPatientFor(viewer, patientId)
+        const patient = yield* access.defaultPatientFor(viewer, patientId, "clinical")
         const found = yield* notes.lastOfPatient(viewer, patient)
         if (Option.isNone(found)) return yield* Effect.fail(noteNotFound())
         const row = found.value
@@ -134,7 +135,7 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
 
     const create = (viewer: Viewer, input: NewSessionNote) =>
       Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, input.patient_id)
+        const patient = yield* access.visiblePatient(viewer, input.patient_id, "clinical")
         const appointment = Option.getOrUndefined(yield* notes.appointment(input.appointment_id))
         if (appointment === undefined || appointment.patient_id !== patient || !canEditNote(viewer, appointment)) {
           return yield* Effect.fail(invalidField("appointment_id", "must exist"))

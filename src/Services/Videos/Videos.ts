@@ -60,8 +60,10 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
         return row.value
       })
 
+    /** Readable or writable; a patient's video outside the rules opens to break-glass (`Access.visibleRecord`). */
     const readable = (viewer: ProviderViewer, id: number) =>
-      Effect.flatMap(load(viewer, id), (row) => (row.readable || row.writable ? Effect.succeed(row) : Effect.fail(notAuthorized())))
+      Effect.flatMap(load(viewer, id), (row) =>
+        Effect.as(access.visibleRecord(viewer, { visible: row.readable || row.writable, patient_id: row.patient_id }, notAuthorized, "clinical"), row))
 
     const writable = (viewer: ProviderViewer, id: number) =>
       Effect.flatMap(load(viewer, id), (row) => (row.writable ? Effect.succeed(row) : Effect.fail(notAuthorized())))
@@ -77,8 +79,12 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
         return videos
       })
 
-    /** The create/update rules over the merged fields: 422 with every problem, nothing saved. */
-    const check = (fields: {
+    /**
+     * The create/update rules over the merged fields: 422 with every problem, nothing saved. A newly
+     * named patient the caller may not see (Access, clinical content; break-glass applies) is
+     * `must exist`, exactly as an unknown one; a patient the video already had is not checked again.
+     */
+    const check = (viewer: ProviderViewer, patientBefore: number | null, fields: {
       readonly category: VideoCategory
       readonly patient_id: number | null
       readonly provider_id: number | null
@@ -88,7 +94,9 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
         const errors: Record<string, Array<string>> = {}
         const add = (field: string, message: string) => void (errors[field] ??= []).push(message)
         if (fields.patient_id !== null) {
-          if (!(yield* repo.patientExists(fields.patient_id))) add("patient_id", videoMessages.mustExist)
+          if (fields.patient_id !== patientBefore && !(yield* Effect.isSuccess(access.visiblePatient(viewer, fields.patient_id, "clinical")))) {
+            add("patient_id", videoMessages.mustExist)
+          }
         } else if (patientCategories.includes(fields.category)) {
           add("patient_id", "can't be blank")
         }
@@ -128,7 +136,7 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
           provider_id: input.provider_id ?? null,
           appointment_id: input.appointment_id ?? null
         }
-        yield* check(fields)
+        yield* check(yield* viewerOf(caller), null, fields)
         const row = yield* transaction(Effect.gen(function*() {
           const row = yield* repo.insert({
             title: input.title.trim(),
@@ -168,7 +176,7 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
           provider_id: input.provider_id === undefined ? row.provider_id : input.provider_id,
           appointment_id: input.appointment_id === undefined ? row.appointment_id : input.appointment_id
         }
-        yield* check(fields)
+        yield* check(viewer, row.patient_id, fields)
         const status = input.status ?? row.status
         const updated = yield* transaction(Effect.gen(function*() {
           const updated = yield* repo.update(id, row.status, {

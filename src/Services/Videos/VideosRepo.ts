@@ -4,7 +4,7 @@
  * timestamp takes the one clock (`Time.now`). Writes that race (a second start, a completion, a
  * deletion) are guarded by the status or upload they expect and answer whether they applied.
  * Who may read and write a video (general §5.4) is the access module's `Access.scope.videos`,
- * applied here. The existence checks on `patients`, `providers` and `appointments` a video's
+ * applied here. The existence checks on `providers` and `appointments` a video's
  * references need stay here until those areas' repositories offer the same lookups.
  */
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
@@ -146,18 +146,18 @@ export class VideosRepo extends Effect.Service<VideosRepo>()("app/VideosRepo", {
     const returned = sql.literal(returnedColumns)
 
     /** The video unless deleted, with the viewer's rights on it (`Access.scope.videos`; a scope on a null column is NULL: no right). */
-    const findWithRights = (viewer: ProviderViewer, id: number) =>
+    const findWithRights = (viewer: ProviderViewer, at: Date, id: number) =>
       SqlSchema.findOne({
         Request: ById,
         Result: VideoWithRights,
         execute: (r) =>
-          sql`SELECT ${columns}, COALESCE(${Access.scope.videos.readable(sql, viewer)}, false) AS readable,
+          sql`SELECT ${columns}, COALESCE(${Access.scope.videos.readable(sql, viewer, at)}, false) AS readable,
               COALESCE(${Access.scope.videos.writable(sql, viewer)}, false) AS writable
             FROM videos v WHERE v.id = ${r.id} AND v.status <> 'deleted'`
       })({ id })
 
-    const whereOf = (viewer: ProviderViewer, filters: VideoFilters): Statement.Fragment => {
-      const clauses: Array<Statement.Fragment> = [sql`v.status <> 'deleted'`, Access.scope.videos.readable(sql, viewer)]
+    const whereOf = (viewer: ProviderViewer, at: Date, filters: VideoFilters): Statement.Fragment => {
+      const clauses: Array<Statement.Fragment> = [sql`v.status <> 'deleted'`, Access.scope.videos.readable(sql, viewer, at)]
       if (filters.category !== undefined) clauses.push(sql`v.category = ${filters.category}`)
       if (filters.status !== undefined) clauses.push(sql`v.status = ${filters.status}`)
       if (filters.patientId !== undefined) clauses.push(sql`v.patient_id = ${filters.patientId}`)
@@ -165,27 +165,21 @@ export class VideosRepo extends Effect.Service<VideosRepo>()("app/VideosRepo", {
       return sql.and(clauses)
     }
 
-    const findPage = (viewer: ProviderViewer) =>
+    const findPage = (viewer: ProviderViewer, at: Date) =>
       SqlSchema.findAll({
         Request: Schema.Struct({ filters: VideoFilters, limit: Schema.Int, offset: Schema.Int }),
         Result: VideoRow,
         execute: ({ filters, limit, offset }) =>
-          sql`SELECT ${columns} FROM videos v WHERE ${whereOf(viewer, filters)}
+          sql`SELECT ${columns} FROM videos v WHERE ${whereOf(viewer, at, filters)}
             ORDER BY v.created_at DESC, v.id DESC LIMIT ${limit} OFFSET ${offset}`
       })
 
-    const findCount = (viewer: ProviderViewer) =>
+    const findCount = (viewer: ProviderViewer, at: Date) =>
       SqlSchema.single({
         Request: VideoFilters,
         Result: Count,
-        execute: (filters) => sql`SELECT count(*)::int AS count FROM videos v WHERE ${whereOf(viewer, filters)}`
+        execute: (filters) => sql`SELECT count(*)::int AS count FROM videos v WHERE ${whereOf(viewer, at, filters)}`
       })
-
-    const findPatient = SqlSchema.single({
-      Request: ById,
-      Result: Exists,
-      execute: ({ id }) => sql`SELECT EXISTS (SELECT 1 FROM patients WHERE id = ${id}) AS exists`
-    })
 
     const findProvider = SqlSchema.single({
       Request: ById,
@@ -354,13 +348,12 @@ export class VideosRepo extends Effect.Service<VideosRepo>()("app/VideosRepo", {
 
     return {
       /** The video unless deleted, with whether the viewer may read and write it. */
-      findWithRights: (viewer: ProviderViewer, id: number) => orDefect(findWithRights(viewer, id)),
+      findWithRights: (viewer: ProviderViewer, id: number) => orDefect(Effect.flatMap(now, (at) => findWithRights(viewer, at, id))),
       /** One page of the videos the viewer may read, newest first. */
       page: (viewer: ProviderViewer, filters: VideoFilters, limit: number, offset: number) =>
-        orDefect(findPage(viewer)({ filters, limit, offset })),
-      count: (viewer: ProviderViewer, filters: VideoFilters) => Effect.map(orDefect(findCount(viewer)(filters)), (row) => row.count),
-      /** Whether the patient exists (whoever may see it). */
-      patientExists: (id: number) => Effect.map(orDefect(findPatient({ id })), (row) => row.exists),
+        orDefect(Effect.flatMap(now, (at) => findPage(viewer, at)({ filters, limit, offset }))),
+      count: (viewer: ProviderViewer, filters: VideoFilters) =>
+        Effect.map(orDefect(Effect.flatMap(now, (at) => findCount(viewer, at)(filters))), (row) => row.count),
       /** Whether the provider exists. */
       providerExists: (id: number) => Effect.map(orDefect(findProvider({ id })), (row) => row.exists),
       /** The appointment's patient and provider, if it exists. */

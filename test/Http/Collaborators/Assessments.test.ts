@@ -7,8 +7,9 @@ import { insertAppointment } from "../Billing/helpers.js"
 import { password } from "../Providers/helpers.js"
 import {
   answers, assessmentJobs, auditActions, cast, createCollaborator, forbiddenBody, forgetThrottles, insertPatient, invalidLinkBody,
-  issueToken, mailedToken, runMailJobs, tokenPath
+  issueToken, mailedToken, person, runMailJobs, tokenPath
 } from "./helpers.js"
+import { signedIn } from "../Patients/helpers.js"
 
 const submitPath = "/v1/collaborator_assessments"
 const formPath = (token: string) => `/v1/collaborator_assessments/form?token=${encodeURIComponent(token)}`
@@ -190,18 +191,24 @@ layer(TestApp())("collaborator assessments", (it) => {
       // Without a pending one: a new completed assessment.
       expect((yield* request("POST", submitPath, { token: admin, body: body() })).status).toBe(201)
       expect((yield* request("POST", submitPath, { token: ownerParent.token, body: body() })).status).toBe(201)
-      // The other provider sees the patient (an appointment), so what refuses them is the collaborator's rule.
+      // Another provider: the patient is not theirs (404) until an appointment makes a care relationship; then they enter answers.
+      expect(yield* request("POST", submitPath, { token: otherProvider.token, body: body() })).toMatchObject({ status: 404, body: { errors: "Patient not found" } })
       yield* insertAppointment(patientId, otherProvider.providerId!)
-      expect(yield* request("POST", submitPath, { token: otherProvider.token, body: body() })).toMatchObject({ status: 403, body: forbiddenBody })
+      expect((yield* request("POST", submitPath, { token: otherProvider.token, body: body() })).status).toBe(201)
+      // Front desk sees the patient's demographics, so what refuses them is the collaborator's rule.
+      const frontDesk = yield* signedIn("support")
+      expect(yield* request("POST", submitPath, { token: frontDesk.token, body: body() })).toMatchObject({ status: 403, body: forbiddenBody })
       expect(yield* request("POST", submitPath, { token: otherParent.token, body: body() })).toMatchObject({ status: 404, body: { errors: "Patient not found" } })
       expect(yield* request("POST", submitPath, { body: body() })).toMatchObject({ status: 401 })
       const blank = yield* request("POST", submitPath, { token: admin, body: { collaborator_assessment: { responses: goodSocial } } })
       expect(blank.body).toEqual({ errors: { collaborator_id: ["can't be blank"], patient_id: ["can't be blank"], assessment_type: ["can't be blank"] } })
-      // Other readers: another family's parent and another provider see nothing.
+      // Other readers: another family's parent and a provider without a care relationship see nothing; one with it reads.
       const id = assessmentOf(byProvider.body).id
+      const stranger = yield* person("provider")
       expect(yield* request("GET", `${submitPath}/${id}`, { token: otherParent.token })).toMatchObject({ status: 404, body: { errors: "Collaborator assessment not found" } })
-      expect(yield* request("GET", `${submitPath}/${id}`, { token: otherProvider.token })).toMatchObject({ status: 404 })
-      expect((yield* request("GET", submitPath, { token: otherProvider.token })).body).toMatchObject({ collaborator_assessments: [] })
+      expect(yield* request("GET", `${submitPath}/${id}`, { token: stranger.token })).toMatchObject({ status: 404 })
+      expect((yield* request("GET", submitPath, { token: stranger.token })).body).toMatchObject({ collaborator_assessments: [] })
+      expect((yield* request("GET", `${submitPath}/${id}`, { token: otherProvider.token })).status).toBe(200)
       expect((yield* request("GET", `${submitPath}/${id}`, { token: admin })).status).toBe(200)
     }))
 })

@@ -2,6 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { request, TestApp } from "../../support/app.js"
 import { insertAppointment } from "../Billing/helpers.js"
+import { signedIn } from "../Patients/helpers.js"
 import { auditActions, cast, collaboratorBody, createCollaborator, forbiddenBody, insertPatient, issueToken } from "./helpers.js"
 
 const path = "/v1/collaborators"
@@ -84,7 +85,7 @@ layer(TestApp())("collaborators", (it) => {
       const status = (token: string, method: "GET" | "PUT" | "DELETE", id: number) =>
         Effect.map(request(method, `${path}/${id}`, { token, ...(method === "PUT" ? { body: { collaborator: { title: "Changed" } } } : {}) }), (r) => r.status)
 
-      // Reads: owner, admin, the linked patient's primary provider.
+      // Reads: owner, admin, a provider with a care relationship to the linked patient (here its primary provider).
       for (const token of [ownerParent.token, admin, primary.token]) expect(yield* status(token, "GET", byParent.id)).toBe(200)
       for (const token of [otherParent.token, otherProvider.token, staffOwner.token]) {
         expect(yield* request("GET", `${path}/${byParent.id}`, { token })).toMatchObject({ status: 403, body: forbiddenBody })
@@ -109,12 +110,18 @@ layer(TestApp())("collaborators", (it) => {
       expect(yield* request("GET", `${path}?patient_id=${patientId}`, { token: otherParent.token })).toMatchObject({ status: 404, body: { errors: "Patient not found" } })
       // Tokens: owner, admin, primary provider.
       for (const token of [ownerParent.token, admin, primary.token]) yield* issueToken(token, byParent.id, patientId, "social_skills")
-      // The other providers see the patient (an appointment each), so what refuses them is the collaborator's rule.
+      const tokenPath = `/v1/collaborator_assessments/token?collaborator_id=${byParent.id}&patient_id=${patientId}&assessment_type=social_skills`
+      // Other providers: the patient is not theirs (404) until an appointment makes a care relationship; then they read and assess.
+      expect(yield* request("GET", tokenPath, { token: otherProvider.token })).toMatchObject({ status: 404, body: { errors: "Patient not found" } })
       for (const provider of [otherProvider, staffOwner]) yield* insertAppointment(patientId, provider.providerId!)
       for (const token of [otherProvider.token, staffOwner.token]) {
-        expect(yield* request("GET", `/v1/collaborator_assessments/token?collaborator_id=${byParent.id}&patient_id=${patientId}&assessment_type=social_skills`, { token }))
-          .toMatchObject({ status: 403, body: forbiddenBody })
+        expect(yield* status(token, "GET", byParent.id)).toBe(200)
+        yield* issueToken(token, byParent.id, patientId, "social_skills")
       }
+      // Front desk sees every patient's demographics, so what refuses them is the collaborator's rule.
+      const frontDesk = yield* signedIn("support")
+      expect(yield* request("GET", tokenPath, { token: frontDesk.token })).toMatchObject({ status: 403, body: forbiddenBody })
+      expect(yield* request("GET", `${path}/${byParent.id}`, { token: frontDesk.token })).toMatchObject({ status: 403, body: forbiddenBody })
       expect(yield* status(otherParent.token, "DELETE", byParent.id)).toBe(403)
       expect(yield* status(ownerParent.token, "DELETE", byParent.id)).toBe(204)
     }))

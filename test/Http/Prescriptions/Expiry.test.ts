@@ -22,7 +22,7 @@ layer(TestApp())("prescription expiry job", (it) => {
       expect(jobTasks).toContain(expirePrescriptions)
       const admin = yield* adminToken
       const doctor = yield* prescriber(admin)
-      const patientId = yield* insertPatient()
+      const patientId = yield* insertPatient({ providerId: doctor.id })
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
       const now = yield* Clock.currentTimeMillis
       const zone = (yield* AppConfig).clinicTimeZone
@@ -62,7 +62,7 @@ layer(TestApp())("prescription expiry job", (it) => {
     Effect.gen(function*() {
       const admin = yield* adminToken
       const doctor = yield* prescriber(admin)
-      const patientId = yield* insertPatient()
+      const patientId = yield* insertPatient({ providerId: doctor.id })
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
       const sql = yield* SqlClient.SqlClient
       yield* sql`INSERT INTO prescriptions (patient_id, provider_id, medication_id, dosage, frequency, quantity, prescription_date, start_date, end_date)

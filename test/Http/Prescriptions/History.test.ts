@@ -23,7 +23,7 @@ layer(TestApp())("medication history", (it) => {
       const doctor = yield* prescriber(admin)
       const parent = yield* signedIn("parent")
       const otherParent = yield* signedIn("parent")
-      const patientId = yield* insertPatient({ userId: parent.id })
+      const patientId = yield* insertPatient({ userId: parent.id, providerId: doctor.id })
       // The doctor's appointment with the patient: the care relationship under which a provider reads the history.
       yield* insertAppointment(patientId, doctor.id)
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")

@@ -67,7 +67,7 @@ layer(TestApp())("medications", (it) => {
         .toMatchObject({ status: 422, body: { errors: { rxnorm_cui: ["is invalid"] } } })
       expect(yield* request("POST", "/v1/admin/clinic/medications", { token: doctor.token, body: { medication } }))
         .toMatchObject({ status: 403, body: { errors: "Admin access required" } })
-      const patientId = yield* insertPatient()
+      const patientId = yield* insertPatient({ providerId: doctor.id })
       expect((yield* create(doctor.token, body(patientId, id))).status).toBe(201)
       const retired = yield* request("PUT", `/v1/admin/clinic/medications/${id}`, { token: admin, body: { medication: { active: false } } })
       expect(retired.body).toMatchObject({ medication: { id, active: false, name: medication.name } })

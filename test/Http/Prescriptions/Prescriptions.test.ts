@@ -21,7 +21,7 @@ layer(TestApp())("prescriptions", (it) => {
     Effect.gen(function*() {
       const admin = yield* adminToken
       const doctor = yield* prescriber(admin)
-      const patientId = yield* insertPatient({ first: "Avery", last: "Rx" })
+      const patientId = yield* insertPatient({ first: "Avery", last: "Rx", providerId: doctor.id })
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
       const created = yield* create(doctor.token, body(patientId, sertraline, {
         refills: 2, instructions: "Take in the morning", start_date: "2026-01-06", end_date: "2026-04-06", frequency: "Once  Daily",
@@ -56,7 +56,7 @@ layer(TestApp())("prescriptions", (it) => {
     Effect.gen(function*() {
       const admin = yield* adminToken
       const doctor = yield* prescriber(admin)
-      const patientId = yield* insertPatient()
+      const patientId = yield* insertPatient({ providerId: doctor.id })
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
       const before = yield* prescriptionCount
       const refused = (extra: Record<string, unknown>, errors: Record<string, Array<string>>, token = doctor.token) =>
@@ -89,6 +89,8 @@ layer(TestApp())("prescriptions", (it) => {
       yield* refused({ medication_id: retired }, { medication_id: ["must be active"] })
       yield* refused({}, { provider_id: ["can't be blank"] }, admin)
       const unlicensed = yield* prescriber(admin, { license: null })
+      // A care relationship (an appointment), so only the licence is in question.
+      yield* sql`INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes) VALUES (${patientId}, ${unlicensed.id}, now() - interval '1 day', 50)`
       yield* refused({}, { provider_id: ["must be an active provider with a license number"] }, unlicensed.token)
       yield* refused({ provider_id: unlicensed.id }, { provider_id: ["must be an active provider with a license number"] }, admin)
       yield* sql`UPDATE providers SET active = false WHERE id = ${doctor.id}`
@@ -108,7 +110,7 @@ layer(TestApp())("prescriptions", (it) => {
     Effect.gen(function*() {
       const admin = yield* adminToken
       const doctor = yield* prescriber(admin)
-      const patientId = yield* insertPatient()
+      const patientId = yield* insertPatient({ providerId: doctor.id })
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
       const id = yield* written(doctor.token, body(patientId, sertraline))
       const move = (status: string) => put(doctor.token, id, { status })
@@ -143,7 +145,7 @@ layer(TestApp())("prescriptions", (it) => {
     Effect.gen(function*() {
       const admin = yield* adminToken
       const doctor = yield* prescriber(admin)
-      const patientId = yield* insertPatient()
+      const patientId = yield* insertPatient({ providerId: doctor.id })
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
       const id = yield* written(doctor.token, body(patientId, sertraline))
       const deleted = yield* request("DELETE", `${prescriptionsPath}/${id}`, { token: doctor.token })
@@ -162,7 +164,7 @@ layer(TestApp())("prescriptions", (it) => {
     Effect.gen(function*() {
       const admin = yield* adminToken
       const doctor = yield* prescriber(admin)
-      const patientId = yield* insertPatient()
+      const patientId = yield* insertPatient({ providerId: doctor.id })
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
       const id = yield* written(doctor.token, body(patientId, sertraline, { refills: 3 }))
       const refill = request("POST", `${prescriptionsPath}/${id}/refill`, { token: doctor.token })
@@ -186,7 +188,7 @@ layer(TestApp())("prescriptions", (it) => {
     Effect.gen(function*() {
       const admin = yield* adminToken
       const doctor = yield* prescriber(admin)
-      const patientId = yield* insertPatient()
+      const patientId = yield* insertPatient({ providerId: doctor.id })
       const id = yield* written(doctor.token, body(patientId, yield* medicationId("Sertraline 50 mg tablet")))
       const sql = yield* SqlClient.SqlClient
       const update = yield* Effect.flip(sql`UPDATE prescription_history SET dosage = 'x' WHERE prescription_id = ${id}`)

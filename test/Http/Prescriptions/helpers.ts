@@ -2,11 +2,24 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { request, signIn } from "../../support/app.js"
-import { insertPatient } from "../Billing/helpers.js"
+import { insertPatient as insertBillingPatient } from "../Billing/helpers.js"
 import { insertUser, makeProvider, password } from "../Providers/helpers.js"
 
 export { adminToken, auditActions } from "../Providers/helpers.js"
-export { insertPatient }
+/**
+ * A patient; `providerId` makes that provider its primary provider (a care relationship: a
+ * prescriber writes only for patients they may see).
+ */
+export const insertPatient = (options: Parameters<typeof insertBillingPatient>[0] & { providerId?: number } = {}) =>
+  Effect.gen(function*() {
+    const { providerId, ...rest } = options
+    const id = yield* insertBillingPatient(rest)
+    if (providerId !== undefined) {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE patients SET provider_id = ${providerId} WHERE id = ${id}`.pipe(Effect.orDie)
+    }
+    return id
+  })
 
 export const prescriptionsPath = "/v1/prescriptions"
 let counter = 0

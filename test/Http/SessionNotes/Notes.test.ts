@@ -93,9 +93,12 @@ layer(TestApp())("session notes: clinic endpoints", (it) => {
       for (const token of [stranger.token, support.token]) {
         expect(yield* request("GET", `${notesPath}/${id}`, { token })).toMatchObject({ status: 404, body: { errors: "Session note not found" } })
         expect(yield* putNote(token, id, { content })).toMatchObject({ status: 404, body: { errors: "Session note not found" } })
-        expect((yield* request("GET", `${notesPath}?patient_id=${s.patientId}`, { token })).body).toMatchObject({ session_notes: [] })
-        expect(yield* request("GET", `${notesPath}/last?patient_id=${s.patientId}`, { token })).toMatchObject({ status: 404, body: { errors: "Session note not found" } })
       }
+      expect((yield* request("GET", `${notesPath}?patient_id=${s.patientId}`, { token: stranger.token })).body).toMatchObject({ session_notes: [] })
+      expect(yield* request("GET", `${notesPath}/last?patient_id=${s.patientId}`, { token: stranger.token })).toMatchObject({ status: 404, body: { errors: "Session note not found" } })
+      // Front desk never sees clinical content: the patient's note lists are 404 like an unknown patient's.
+      expect(yield* request("GET", `${notesPath}?patient_id=${s.patientId}`, { token: support.token })).toMatchObject({ status: 404, body: { errors: "Patient not found" } })
+      expect(yield* request("GET", `${notesPath}/last?patient_id=${s.patientId}`, { token: support.token })).toMatchObject({ status: 404, body: { errors: "Patient not found" } })
       expect((yield* request("GET", `${notesPath}/${id}`, { token: s.supervisor!.token })).status).toBe(200)
       // The supervisor reads but does not write the content.
       expect(yield* putNote(s.supervisor!.token, id, { content: { plan: "x" } })).toMatchObject({

@@ -134,6 +134,8 @@ layer(TestApp())("clinic videos", (it) => {
       const parent = yield* family
       const otherParent = yield* family
       yield* sql`UPDATE patients SET provider_id = ${primary.id} WHERE id = ${parent.patientId}`
+      // The creator names a patient they may see: an appointment with them (a care relationship).
+      yield* insertAppointment(parent.patientId, creator.id)
       const video = yield* createdVideo(creator.token, { title: "Session", category: "therapy_session", patient_id: parent.patientId, provider_id: assigned.id })
       const education = yield* createdVideo(creator.token, { title: "Welcome", category: "educational" })
       const show = (token: string, id = video.id) => Effect.map(request("GET", `${videosPath}/${id}`, { token }), (r) => r.status)
