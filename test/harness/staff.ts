@@ -155,6 +155,8 @@ export interface StaffBolaReport {
   readonly outOfScope: ReadonlyMap<string, ReadonlyArray<string>>
   /** Operations whose own-provider control ran. */
   readonly controls: number
+  /** The controls' answers by status, and the operations whose control answered other than 2xx. */
+  readonly controlStatuses: ReadonlyMap<number, ReadonlyArray<string>>
   /** The break-glass sample of each kind of operation (undefined: no operation of that kind could be sampled). */
   readonly breakGlass: ReadonlyMap<string, string | undefined>
   readonly requests: number
@@ -174,6 +176,7 @@ export const runStaffBola = <R>(options: StaffBolaOptions<R>): Effect.Effect<Sta
     const failures: Array<BolaFailure> = []
     let requests = 0
     let controls = 0
+    const controlStatuses = new Map<number, Array<string>>()
 
     const family = Effect.gen(function*() {
       const [patient] = yield* seeder.patientsOf(yield* options.newParent)
@@ -251,6 +254,7 @@ export const runStaffBola = <R>(options: StaffBolaOptions<R>): Effect.Effect<Sta
       const controlDraft = asCaller(drafts[0]!, a.patient)
       const [controlUnknown] = yield* Effect.forEach(unknowns(controlDraft).slice(0, 1), (d) => send(operation, a.provider, d))
       const control = yield* send(operation, a.provider, onPatient(controlDraft))
+      controlStatuses.set(statusOf(control), [...(controlStatuses.get(statusOf(control)) ?? []), operation.id])
       const controlled = ![401, 403].includes(statusOf(control)) && !(controlUnknown !== undefined && sameAnswer(controlUnknown, control))
       if (!controlled) fail(`control: the patient's own provider was refused (${statusOf(control)}) as for an unknown id: the refusals above prove nothing`, control)
       for (const v of control.violations) fail(`control: ${v.check}: ${v.message}`, control)
@@ -279,7 +283,7 @@ export const runStaffBola = <R>(options: StaffBolaOptions<R>): Effect.Effect<Sta
       for (const v of outcome.violations) fail(`break-glass (${kind}): ${v.check}: ${v.message}`)
     }
 
-    return { matrix, outOfScope, controls, breakGlass, requests, failures }
+    return { matrix, outOfScope, controls, controlStatuses, breakGlass, requests, failures }
   })
 
 /** The figures line, like the family check's. */
@@ -287,11 +291,15 @@ export const formatStaffBolaFigures = (report: StaffBolaReport): string => {
   const callers = [...report.matrix].map(([who, ops]) => `${who} ${ops.length}`).join(", ")
   const sampled = [...report.breakGlass.values()].filter((id) => id !== undefined).length
   const skipped = [...report.outOfScope].map(([why, ops]) => `${ops.length} ${why}`).join("; ")
-  return `BOLA staff-vs-staff: operations × callers ${callers}; own-provider controls ${report.controls}; ` +
+  const controls = [...report.controlStatuses].sort(([a], [b]) => a - b).map(([status, ops]) => `${status} ×${ops.length}`).join(", ")
+  return `BOLA staff-vs-staff: operations × callers ${callers}; own-provider controls ${report.controls} (${controls}); ` +
     `break-glass samples ${sampled} of ${report.breakGlass.size} kinds; ${report.requests} requests, ${report.failures.length} failures` +
     (skipped === "" ? "" : ` (not in the matrix: ${skipped})`)
 }
 
-/** Which operation stood for each kind of operation in the break-glass samples. */
+/** Which operation stood for each kind of operation in the break-glass samples, and the controls that did not succeed. */
 export const formatBreakGlassSamples = (report: StaffBolaReport): string =>
-  [...report.breakGlass].map(([kind, id]) => `  break-glass ${kind}: ${id ?? "no operation passed the matrix and its control"}`).join("\n")
+  [
+    ...[...report.breakGlass].map(([kind, id]) => `  break-glass ${kind}: ${id ?? "no operation passed the matrix and its control"}`),
+    ...[...report.controlStatuses].filter(([status]) => status >= 300).map(([status, ops]) => `  control answered ${status}: ${ops.join(", ")}`)
+  ].join("\n")
