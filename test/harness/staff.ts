@@ -6,9 +6,9 @@
  * Per patient-scoped operation of the general area, two families are seeded, each patient with a
  * signed-in provider of its own (its primary provider, with an appointment). Family B's provider
  * calls with A's patient and then with an id that does not exist, minimal and full requests: the
- * answers must be the same 404 (or the same refusal for the role, which says nothing about the
- * patient), A's records unchanged, not a word of them in the body. On clinical operations a front
- * desk and a billing user are held to the same. The control: A's own provider with the same request
+ * answers must be the same 404, A's records unchanged, not a word of them in the body. On clinical
+ * operations a front desk and a billing user are held to the same (or to the same refusal for
+ * their role, which says nothing about the patient). The control: A's own provider with the same request
  * is not refused, so the refusals were about the relationship and the check cannot pass by a
  * request that fails anyway. Then one break-glass sample per kind of operation: another outsider
  * provider with `X-Access-Reason` on a fresh patient is let in, and the audit trail holds a
@@ -235,11 +235,12 @@ export const runStaffBola = <R>(options: StaffBolaOptions<R>): Effect.Effect<Sta
           const before = yield* seeder.snapshot(a.patient)
           const outcome = yield* send(operation, caller, onPatient(draft))
           const status = statusOf(outcome)
-          const passed = unknown.some((u) => sameAnswer(u, outcome)) && (status === 404 || status === 403)
+          // A provider gets the 404; the front office may instead get the same refusal for its role.
+          const passed = unknown.some((u) => sameAnswer(u, outcome)) && (status === 404 || (status === 403 && who !== "outsider provider"))
           if (!passed) {
             fail(`${who}: ${status} on another provider's patient ${a.patient}; an unknown id answers ${unknown.map((u) => u.response.slice(0, 160)).join(" | ")}`, outcome)
           }
-          if (who === "outsider provider") outsiderPassed &&= passed && status === 404
+          if (who === "outsider provider") outsiderPassed &&= passed
           if (outcome.received !== undefined && harness.secrets.find(outcome.received.text, "response").some((hit) => JSON.stringify(before).toLowerCase().includes(hit.value))) {
             fail(`${who}: the response holds the other provider's patient's data`, outcome)
           }
