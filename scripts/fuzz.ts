@@ -2,8 +2,8 @@
  * The quality harness as a long campaign, outside vitest: `npm run fuzz -- --runs 10000 --seed 7`.
  * Same code as test/Harness.test.ts: the real app in-process with in-memory adapters, on a
  * database of its own (DATABASE_URL's server, or an embedded PostgreSQL as the tests start one),
- * then the fuzz campaign, the access matrix, the BOLA check, race mode (repeated with seeds S,
- * S+1 …), oversize mode, and a telemetry scan. Prints the figures and every class of failure with
+ * then the fuzz campaign, the access matrix, the BOLA checks (family against family, staff against
+ * staff), race mode (repeated with seeds S, S+1 …), oversize mode, and a telemetry scan. Prints the figures and every class of failure with
  * a request that reproduces it; exits 1 on any failure.
  *
  * Options: --runs N (default 10000), --seed S (default: the time), --concurrency C (default 4),
@@ -25,6 +25,7 @@ import { serverHarness } from "../test/harness/harness.js"
 import { memoryInbox } from "../test/harness/inbox.js"
 import { defaultLatencyBoundMs, formatOversizeReport, runOversize } from "../test/harness/oversize.js"
 import { formatRaceReport, runRace } from "../test/harness/race.js"
+import { formatBreakGlassSamples, formatStaffBolaFigures, runStaffBola } from "../test/harness/staff.js"
 import { describeHits, Telemetry } from "../test/harness/telemetry.js"
 import { makeSeeder } from "../test/harness/world.js"
 
@@ -108,10 +109,22 @@ const campaign = (telemetry: Telemetry) =>
     console.log(`\naccess matrix: ${access.operations} operations × 5 callers, ${access.failures.length} failures`)
     if (access.failures.length > 0) console.log(formatAccessFailures(access.failures))
 
-    const bola = yield* runBola({ harness, kinds: [patients(ecmPatientFamilies(harness.pii, seed)), users], newParent: seeder.user({ role: "parent" }), seed })
+    const families = ecmPatientFamilies(harness.pii, seed)
+    const bola = yield* runBola({ harness, kinds: [patients(families), users], newParent: seeder.user({ role: "parent" }), seed })
     const scoped = [...bola.scoped].map(([kind, ops]) => `${kind}: ${ops.length}`).join(", ")
     console.log(`BOLA: scoped operations ${scoped}; ${bola.requests} requests, ${bola.failures.length} failures`)
     if (bola.failures.length > 0) console.log(formatBolaFailures(bola.failures))
+
+    const staffBola = yield* runStaffBola({
+      harness,
+      seeder: families,
+      newParent: seeder.user({ role: "parent" }),
+      frontOffice: (staffRole) => seeder.user({ role: "staff", staffRole }),
+      seed
+    })
+    console.log(formatStaffBolaFigures(staffBola))
+    console.log(formatBreakGlassSamples(staffBola))
+    if (staffBola.failures.length > 0) console.log(formatBolaFailures(staffBola.failures))
 
     const inbox = yield* memoryInbox
     let raceFailures = 0
@@ -127,7 +140,7 @@ const campaign = (telemetry: Telemetry) =>
     const scan = telemetry.scan(harness.secrets)
     console.log(`telemetry: ${scan.spans} spans and ${scan.logLines} log lines scanned for ${harness.secrets.size} generated values, ${scan.hits.length} hits`)
     for (const line of describeHits(scan.hits.slice(0, 50))) console.log(`  ${line}`)
-    return report.failureCount + access.failures.length + bola.failures.length + raceFailures + oversize.failures.length + scan.hits.length
+    return report.failureCount + access.failures.length + bola.failures.length + staffBola.failures.length + raceFailures + oversize.failures.length + scan.hits.length
   })
 
 const program = Effect.gen(function*() {

@@ -20,6 +20,7 @@ import { formatOversizeFailures, formatOversizeReport, runOversize } from "./har
 import { formatRaceFailures, formatRaceReport, runRace } from "./harness/race.js"
 import { regressions } from "./harness/regressions.js"
 import { singleUseOf } from "./harness/singleUse.js"
+import { formatBreakGlassSamples, formatStaffBolaFigures, runStaffBola } from "./harness/staff.js"
 import { describeHits, Telemetry } from "./harness/telemetry.js"
 import { ecmPatientFamilies } from "./harness/patients.js"
 import { makeSeeder } from "./harness/world.js"
@@ -55,6 +56,14 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 // Issue 24: clinic videos list (query patient_id), create and update (video.patient_id): 3.
 // Break-glass accesses for admins to review (patient_id query, admin only): 1.
 const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 4 + 7 + 4 + 5 + 5 + 3 + 1
+
+/**
+ * Operations in the staff-vs-staff matrix: the patient-scoped ones of the general area that are not
+ * admin-only or public (the family count above minus 22 ECM, 12 admin-only and the assessment
+ * submit, which a link token decides), plus the two that link a list of patients (collaborator
+ * create and update).
+ */
+const expectedStaffMatrixOperations = expectedPatientScopedOperations - 22 - 12 - 1 + 2
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined
@@ -139,6 +148,26 @@ layer(HarnessApp({
       expect(formatBolaFailures(report.failures)).toBe("")
       yield* expectCleanTelemetry(h)
     }), 300_000)
+
+  it.effect("BOLA staff against staff: no provider reaches another's patient, no front office clinical content; break-glass opens and is recorded", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      const seeder = yield* makeSeeder(h.pii, seed)
+      const report = yield* runStaffBola({
+        harness: h,
+        seeder: ecmPatientFamilies(h.pii, seed),
+        newParent: seeder.user({ role: "parent" }),
+        frontOffice: (staffRole) => seeder.user({ role: "staff", staffRole }),
+        seed
+      })
+      console.log(`${formatStaffBolaFigures(report)}\n${formatBreakGlassSamples(report)}`)
+      expect(report.matrix.get("outsider provider")?.length, `${report.matrix.get("outsider provider")?.join(", ")}`).toBe(expectedStaffMatrixOperations)
+      expect(report.matrix.get("front desk")?.length, "clinical operations").toBeGreaterThan(0)
+      expect(report.controls).toBe(expectedStaffMatrixOperations)
+      expect(formatBolaFailures(report.failures)).toBe("")
+      expect([...report.breakGlass].filter(([, id]) => id === undefined).map(([kind]) => kind), "kinds without a break-glass sample").toEqual([])
+      yield* expectCleanTelemetry(h)
+    }), 600_000)
 
   it.effect("race mode: the same request 20 times at once never fails the server; single-use rules hold exactly once", () =>
     Effect.gen(function*() {

@@ -1,7 +1,8 @@
 /**
  * The harness's own machinery on a synthetic document and a fake server: it must find what it
- * claims to find (a BOLA leak on a patient-scoped path, a planted value in telemetry, a body that
- * drifts from the document, a stack trace), so a green harness run means something.
+ * claims to find (a BOLA leak on a patient-scoped path, between families or between providers, a
+ * planted value in telemetry, a body that drifts from the document, a stack trace), so a green
+ * harness run means something.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -17,6 +18,7 @@ import { describeHits, Telemetry } from "./telemetry.js"
 import { emptyInbox } from "./inbox.js"
 import { describeLocation, requestFields, runOversize } from "./oversize.js"
 import { runRace } from "./race.js"
+import { runStaffBola } from "./staff.js"
 
 const received = (status: number, json: unknown, headers: Record<string, string> = securityHeaders): Received =>
   ({ status, headers: { ...headers, "content-type": "application/json" }, text: JSON.stringify(json), json })
@@ -103,6 +105,36 @@ describe("harness machinery", () => {
           expect(messages).toContain("notes.list: the response holds family B's data")
         } else {
           expect(messages).toEqual([])
+        }
+      }
+    }))
+
+  it.effect("staff BOLA: flags a server that shows one provider's patient to another, and passes one that does not, with break-glass on the record", () =>
+    Effect.gen(function*() {
+      for (const staffLeaky of [true, false]) {
+        const server = syntheticApi.server({ leaky: false, staffLeaky })
+        const harness = yield* makeHarness(server.send, new Telemetry())
+        const report = yield* runStaffBola({
+          harness,
+          seeder: server.familySeeder(harness.secrets),
+          newParent: server.newParent,
+          frontOffice: server.frontOffice,
+          seed: 7,
+          clinical: (operation) => operation.id === "notes.list"
+        })
+        expect(report.matrix).toEqual(new Map([["outsider provider", ["notes.list"]], ["front desk", ["notes.list"]], ["billing", ["notes.list"]]]))
+        expect(report.outOfScope).toEqual(new Map([["ECM area: every clinic staff member", ["ecm.activities"]]]))
+        expect(report.controls).toBe(1)
+        const messages = report.failures.map((f) => `${f.operation}: ${f.message}`)
+        if (staffLeaky) {
+          expect(messages).toContain("notes.list: outsider provider: the response holds the other provider's patient's data")
+          expect(messages.filter((m) => m.startsWith("notes.list: outsider provider: 200 on another provider's patient"))).toHaveLength(2)
+          // The front office still sees no notes; no operation passed, so nothing was sampled for break-glass.
+          expect(messages.filter((m) => /front desk|billing/.test(m))).toEqual([])
+          expect(report.breakGlass).toEqual(new Map([["patient id in the path, read", undefined]]))
+        } else {
+          expect(messages).toEqual([])
+          expect(report.breakGlass).toEqual(new Map([["patient id in the path, read", "notes.list"]]))
         }
       }
     }))

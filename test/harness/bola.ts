@@ -33,6 +33,8 @@ export interface OwnedParameter {
   readonly record?: string
   /** Other path parameters naming records of the owned one (`/{patient_id}/spot/{id}`: the patient's spot). */
   readonly companions?: ReadonlyArray<{ readonly name: string; readonly record: string }>
+  /** The body field is a list of ids (`{"collaborator":{"patient_ids":[…]}}`): the record goes in as a one-item list. */
+  readonly many?: boolean
 }
 
 export interface OwnedKind<R> {
@@ -150,25 +152,40 @@ export const users: OwnedKind<SqlClient.SqlClient> = {
     )
 }
 
-const withRecord = <R>(draft: Draft, parameter: OwnedParameter, owned: number, kind: OwnedKind<R>): Draft => {
-  const id = parameter.record === undefined ? owned : kind.recordOf?.(owned, parameter.record) ?? owned
-  const companions = Object.fromEntries((parameter.companions ?? []).flatMap(({ name, record }) => {
-    const value = kind.recordOf?.(owned, record)
-    return value === undefined ? [] : [[name, encodeSegment(String(value))]]
-  }))
+/**
+ * The draft naming record `id` where the parameter says, with the path's companion records (a
+ * spot beside its patient) set to `companions`' ids.
+ */
+export const placeRecord = (draft: Draft, parameter: OwnedParameter, id: number, companions: Readonly<Record<string, number>> = {}): Draft => {
+  const companionSegments = Object.fromEntries(Object.entries(companions).map(([name, value]) => [name, encodeSegment(String(value))]))
+  const value = parameter.many === true ? [id] : id
   switch (parameter.in) {
     case "path":
-      return { ...draft, pathParams: { ...draft.pathParams, ...companions, [parameter.name]: encodeSegment(String(id)) } }
+      return { ...draft, pathParams: { ...draft.pathParams, ...companionSegments, [parameter.name]: encodeSegment(String(id)) } }
     case "query":
       return { ...draft, query: [...draft.query.filter(([k]) => k !== parameter.name), [parameter.name, String(id)]] }
     case "body": {
       const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
-      const value = draft.body.kind === "json" && isObject(draft.body.value) ? draft.body.value : {}
-      if (parameter.within === undefined) return { ...draft, body: { kind: "json", value: { ...value, [parameter.name]: id } } }
-      const inner = isObject(value[parameter.within]) ? value[parameter.within] as Record<string, unknown> : {}
-      return { ...draft, body: { kind: "json", value: { ...value, [parameter.within]: { ...inner, [parameter.name]: id } } } }
+      const body = draft.body.kind === "json" && isObject(draft.body.value) ? draft.body.value : {}
+      if (parameter.within === undefined) return { ...draft, body: { kind: "json", value: { ...body, [parameter.name]: value } } }
+      const inner = isObject(body[parameter.within]) ? body[parameter.within] as Record<string, unknown> : {}
+      return { ...draft, body: { kind: "json", value: { ...body, [parameter.within]: { ...inner, [parameter.name]: value } } } }
     }
   }
+}
+
+/** The ids an owned record brings to a request: its record of the parameter's kind, and its companions. */
+export const recordIds = <R>(parameter: OwnedParameter, owned: number, kind: Pick<OwnedKind<R>, "recordOf">) => ({
+  id: parameter.record === undefined ? owned : kind.recordOf?.(owned, parameter.record) ?? owned,
+  companions: Object.fromEntries((parameter.companions ?? []).flatMap(({ name, record }) => {
+    const value = kind.recordOf?.(owned, record)
+    return value === undefined ? [] : [[name, value] as const]
+  }))
+})
+
+export const withRecord = <R>(draft: Draft, parameter: OwnedParameter, owned: number, kind: OwnedKind<R>): Draft => {
+  const { companions, id } = recordIds(parameter, owned, kind)
+  return placeRecord(draft, parameter, id, companions)
 }
 
 /** A parent refused for their role on a staff-only operation (ECM: a list, general: a string). */

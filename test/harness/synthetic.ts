@@ -1,7 +1,8 @@
 /**
  * A synthetic Api for the machinery's own tests: a small OpenAPI document with patient-scoped,
  * ECM, admin-only operations and a single-use one with bounded fields, and an in-memory server
- * for it that can be made to leak one family's patients to another (`leaky`), to check then
+ * for it that can be made to leak one family's patients to another (`leaky`) or any patient to
+ * any provider (`staffLeaky`), to check then
  * write so that concurrent invites of one email all succeed (`racy`), to refuse an invite while
  * another is being written (`exclusive`), to skip its length checks, failing or stalling on
  * oversized values instead (`lax`), and to leave a security header off its responses (`bare`).
@@ -10,8 +11,8 @@ import { Effect } from "effect"
 import type { Wire } from "./cases.js"
 import type { Received } from "./checks.js"
 import type { Send } from "./client.js"
-import type { FamilySeeder } from "./bola.js"
 import type { Secrets } from "./secrets.js"
+import type { CareTeamSeeder } from "./staff.js"
 import type { Principal, Role, Seeder } from "./world.js"
 
 const json = (schema: object) => ({ content: { "application/json": { schema } } })
@@ -112,6 +113,8 @@ const document = {
 
 interface Patient {
   readonly parentId: number
+  /** The patient's provider: the one staff member with a care relationship. */
+  readonly providerId: number
   readonly name: string
 }
 
@@ -128,6 +131,8 @@ const respondWith = (headers: Record<string, string>) => (status: number, body?:
 export interface SyntheticOptions {
   /** Shows any patient to any signed-in parent. */
   readonly leaky: boolean
+  /** Shows any patient to any provider, as if staff saw every patient. */
+  readonly staffLeaky?: boolean
   /** Invites check for the email, yield, then record it: concurrent invites of one email all succeed. */
   readonly racy?: boolean
   /** One invite at a time: an invite while another is being written is refused (422), not queued. */
@@ -141,6 +146,9 @@ export interface SyntheticOptions {
 /** The server. */
 const server = (options: SyntheticOptions) => {
   const callers = new Map<string, number>()
+  /** Providers and front-office users by id (everyone else is a parent, or staff with no patients). */
+  const staffKinds = new Map<number, "provider" | "front office">()
+  const breakGlass = new Set<string>()
   const patientsById = new Map<number, Patient>()
   const invited = new Set<string>()
   let writing = 0
@@ -203,17 +211,37 @@ const server = (options: SyntheticOptions) => {
       return respond(201, { id: invited.size })
     })
 
-  /** Each family gets one patient, id = parent id × 10, with a name the scans know. */
-  const familySeeder = (secrets: Secrets): FamilySeeder<never> => ({
-    description: "synthetic: one patient per family",
+  /** Each family gets one patient, id = parent id × 10, with a name the scans know, and a provider of its own. */
+  const providers = new Map<number, Principal>()
+  const familySeeder = (secrets: Secrets): CareTeamSeeder<never> => ({
+    description: "synthetic: one patient per family, with a provider",
     patientsOf: (parent) =>
-      Effect.sync(() => {
+      Effect.gen(function*() {
         const id = parent.id * 10
-        patientsById.set(id, { parentId: parent.id, name: secrets.add("name", `Quorvandel${id}`) })
+        const provider = yield* newPrincipal("staff")
+        staffKinds.set(provider.id, "provider")
+        providers.set(id, provider)
+        patientsById.set(id, { parentId: parent.id, providerId: provider.id, name: secrets.add("name", `Quorvandel${id}`) })
         return [id]
       }),
-    snapshot: (id) => Effect.sync(() => patientsById.get(id) ?? null)
+    snapshot: (id) => Effect.sync(() => patientsById.get(id) ?? null),
+    providerOf: (id) => providers.get(id),
+    breakGlassRecorded: (userId, patientId) => Effect.sync(() => breakGlass.has(`${userId}:${patientId}`))
   })
+
+  /** A front desk or billing user: sees no clinical content (notes). */
+  const frontOffice = () => Effect.tap(newPrincipal("staff"), (p) => Effect.sync(() => staffKinds.set(p.id, "front office")))
+
+  /** Whether the caller sees the patient's notes: parents their own, providers their patients (or any with a reason, recorded). */
+  const sees = (caller: number, patientId: number, patient: Patient, wire: Wire) => {
+    if (options.leaky) return true
+    if (patient.parentId === caller) return true
+    if (staffKinds.get(caller) !== "provider") return false
+    if (options.staffLeaky || patient.providerId === caller) return true
+    if ((wire.headers["X-Access-Reason"] ?? "").trim() === "") return false
+    breakGlass.add(`${caller}:${patientId}`)
+    return true
+  }
 
   const handle = (wire: Wire): Received | Effect.Effect<Received> => {
     if (wire.url === "/v1/openapi.json") return respond(200, document)
@@ -233,7 +261,7 @@ const server = (options: SyntheticOptions) => {
       const id = Number(decodeURIComponent(scoped[2]!))
       if (!Number.isInteger(id) || id <= 0) return respond(422, ecm ? { errors: ["Patient is invalid"] } : { errors: "Patient is invalid" })
       const patient = patientsById.get(id)
-      if (patient === undefined || (!options.leaky && patient.parentId !== caller)) {
+      if (patient === undefined || !sees(caller, id, patient, wire)) {
         return respond(404, ecm ? { errors: ["Patient not found"] } : { errors: "Patient not found" })
       }
       return respond(200, ecm ? { activities: [patient.name] } : { notes: [patient.name] })
@@ -245,7 +273,7 @@ const server = (options: SyntheticOptions) => {
     const handled = handle(wire)
     return Effect.isEffect(handled) ? handled : Effect.succeed(handled)
   })
-  return { send, newParent, familySeeder, seeder }
+  return { send, newParent, familySeeder, frontOffice, seeder }
 }
 
 export const syntheticApi = { document, server }

@@ -54,6 +54,8 @@ export interface Seeder {
     readonly status?: "active" | "inactive" | "archived"
     readonly confirmed?: boolean
     readonly signedIn?: boolean
+    /** The database role of a `staff` user (default `provider`): front desk is `support`. */
+    readonly staffRole?: "provider" | "supervisor" | "support" | "billing"
   }) => Effect.Effect<Principal>
   /**
    * A world for one request: a fresh signed-in user per role (a request may sign its caller out,
@@ -82,7 +84,7 @@ export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never,
     const passwordHash = yield* hashPassword(password)
     const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.orDie, Effect.withTracerEnabled(false))
 
-    const user: Seeder["user"] = ({ confirmed = true, role, signedIn = true, status = "active" }) =>
+    const user: Seeder["user"] = ({ confirmed = true, role, signedIn = true, staffRole, status = "active" }) =>
       untraced(Effect.gen(function*() {
         const digits = draw(pii.phone).replace(/\D/g, "").slice(-10)
         // Unique whatever the draw: a counter in the local part.
@@ -94,7 +96,7 @@ export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never,
           first_name: draw(pii.name),
           last_name: draw(pii.name),
           phone,
-          role: databaseRole[role],
+          role: role === "staff" && staffRole !== undefined ? staffRole : databaseRole[role],
           status,
           confirmed
         })} RETURNING id`
