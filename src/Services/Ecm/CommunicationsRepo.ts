@@ -12,6 +12,7 @@ import type { ActivityStatus, ActivityType } from "../../Domain/Ecm/Activity.js"
 import type { CallStatus, Direction, SmsStatus } from "../../Domain/Ecm/Communication.js"
 import { ActivitiesRepo, type ActivityValues, type StoredActivity } from "./ActivitiesRepo.js"
 import { EventGenerator } from "./EventGenerator.js"
+import { textArray } from "../Repository.js"
 
 export interface SmsRow {
   readonly id: number
@@ -200,7 +201,7 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
         sql<SmsRow>`INSERT INTO sms_messages (patient_id, direction, telephony_sid, to_number, from_number, body, media_urls, status,
             segments, created_at, updated_at)
           VALUES (${values.patientId}, 'inbound', ${values.sid}, ${values.to}, ${values.from}, ${values.body},
-            ${values.mediaUrls as Array<string>}::text[], 'received', ${values.segments}, ${values.now}, ${values.now})
+            ${textArray(values.mediaUrls)}::text[], 'received', ${values.segments}, ${values.now}, ${values.now})
           ON CONFLICT (telephony_sid) DO NOTHING
           RETURNING *`,
         (rows) => rows[0]

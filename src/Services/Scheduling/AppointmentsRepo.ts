@@ -15,7 +15,7 @@ import { appointmentMessages, AppointmentSortColumn } from "../../Api/Scheduling
 import { AppointmentId, AvailableSlotId, PatientId, ProviderId } from "../../Domain/Ids.js"
 import { Appointment, AppointmentStatus, AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { Access, type Viewer } from "../Access/Access.js"
-import { orDefect } from "../Repository.js"
+import { blankToNull, orDefect } from "../Repository.js"
 import { likePattern, nameMatches } from "../SqlSearch.js"
 import { isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"
@@ -145,12 +145,6 @@ const appointmentColumns = `a.id, a.patient_id, a.provider_id, a.available_slot_
   pu.first_name AS provider_first_name, pu.last_name AS provider_last_name, p.user_id AS provider_user_id`
 const appointmentFrom = `appointments a JOIN patients pa ON pa.id = a.patient_id
   JOIN providers p ON p.id = a.provider_id JOIN users pu ON pu.id = p.user_id`
-
-/** Text a request gave, trimmed; blank → null. */
-export const blankToNull = (s: string | null | undefined): string | null => {
-  const trimmed = s?.trim() ?? ""
-  return trimmed.length === 0 ? null : trimmed
-}
 
 export class AppointmentsRepo extends Effect.Service<AppointmentsRepo>()("app/AppointmentsRepo", {
   effect: Effect.gen(function*() {

@@ -17,11 +17,10 @@ import { AuditLog } from "../AuditLog.js"
 import { makeTransaction } from "../Repository.js"
 import { now } from "../Time.js"
 import { type NewSlot, type SlotCriteria, SlotsRepo, type SlotSearch, toSlot } from "./SlotsRepo.js"
+import { dayMs } from "../../Domain/Time.js"
 
 export type { SlotCriteria, SlotSearch } from "./SlotsRepo.js"
 export { maxSearchResults } from "./SlotsRepo.js"
-
-const dayMs = 86_400_000
 
 export class Slots extends Effect.Service<Slots>()("app/Slots", {
   dependencies: [SlotsRepo.Default],

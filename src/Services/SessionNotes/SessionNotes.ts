@@ -20,9 +20,9 @@ import {
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Access, canEditNote, isAdmin, isNoteProvider, isNoteSupervisor, type Viewer } from "../Access/Access.js"
-import { makeTransaction } from "../Repository.js"
+import { blankToNull, makeTransaction } from "../Repository.js"
 import { AddendaRepo, type AddendumRow } from "./AddendaRepo.js"
-import { blankToNull, type NoteCriteria, type NoteRow, SessionNotesRepo, type SignOffWithImage, toNote, toSupervisorNote } from "./SessionNotesRepo.js"
+import { type NoteCriteria, type NoteRow, SessionNotesRepo, type SignOffWithImage, toNote, toSupervisorNote } from "./SessionNotesRepo.js"
 import { sha256Hex, Signatures } from "./Signatures.js"
 import { SignOffsRepo } from "./SignOffsRepo.js"
 

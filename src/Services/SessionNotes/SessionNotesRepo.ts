@@ -17,7 +17,7 @@ import {
   SupervisionStatus, SupervisorSessionNote
 } from "../../Domain/SessionNotes/SessionNote.js"
 import { Access, type Viewer } from "../Access/Access.js"
-import { orDefect } from "../Repository.js"
+import { blankToNull, orDefect } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { nameMatches } from "../SqlSearch.js"
 import { now } from "../Time.js"
@@ -136,12 +136,6 @@ const noteFrom = `session_notes n JOIN patients pa ON pa.id = n.patient_id
   JOIN providers p ON p.id = n.provider_id JOIN users pu ON pu.id = p.user_id
   JOIN appointments a ON a.id = n.appointment_id
   LEFT JOIN providers s ON s.id = n.supervisor_id`
-
-/** Text a request gave, trimmed; blank → null. */
-export const blankToNull = (s: string | null | undefined): string | null => {
-  const trimmed = s?.trim() ?? ""
-  return trimmed.length === 0 ? null : trimmed
-}
 
 export class SessionNotesRepo extends Effect.Service<SessionNotesRepo>()("app/SessionNotesRepo", {
   effect: Effect.gen(function*() {
