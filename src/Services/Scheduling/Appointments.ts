@@ -5,7 +5,7 @@
  */
 import { Effect, type Option } from "effect"
 import { invalidField, notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import {
   AppointmentFilters, AppointmentList, appointmentMessages, OnCallAppointment, onCallLeadMinutes, TelephonyTokens,
   type UpdateAppointmentRequest, VideoTokens as VideoTokenPair, videoTokenTtlSeconds
@@ -44,10 +44,9 @@ export class Appointments extends Effect.Service<Appointments>()("app/Appointmen
 
     const list = (criteria: AppointmentCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const rows = yield* repo.page(criteria, zone, request.perPage, request.offset)
-        const count = yield* repo.count(criteria, zone)
+        const { pagination, rows } = yield* repo.list(criteria, zone, request)
         yield* Effect.annotateCurrentSpan({ "appointments.count": rows.length })
-        return AppointmentList.make({ appointments: rows.map(toAppointment), pagination: paginationOf(request, count) })
+        return AppointmentList.make({ appointments: rows.map(toAppointment), pagination })
       }).pipe(Effect.withSpan("Appointments.list"))
 
     const orNotFound = <E, R>(found: Effect.Effect<Option.Option<AppointmentRow>, E, R>) =>
