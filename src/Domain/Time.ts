@@ -1,5 +1,8 @@
 import { Schema } from "effect"
 
+/** Milliseconds in a day of UTC (not a wall-clock day, which a DST change makes 23 or 25 hours). */
+export const dayMs = 86_400_000
+
 /**
  * A timestamp on the wire: ISO 8601 with milliseconds and `Z` (ECM conventions).
  * Decodes any ISO 8601 string a client sends; always encodes `toISOString()`.

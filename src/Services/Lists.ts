@@ -36,6 +36,8 @@ export interface ListSort<K extends string> {
   readonly dir: SortDirection
   /** The row's unique key (`c.id`): ordered last, in `dir` too, so pages are stable. */
   readonly id: Statement.Fragment
+  /** Where rows without a value of the sort column go, in both directions (PostgreSQL's default when absent). */
+  readonly nulls?: "FIRST" | "LAST" | undefined
 }
 
 /** A condition, or nothing when a filter is absent (`criteria.x !== undefined && sql\`…\``). */
@@ -85,7 +87,8 @@ export const makeListPage = Effect.map(SqlClient.SqlClient, (sql) => {
     const column = sort.columns[sort.by]
     // A name outside the map is a bug in the caller (the Api's column list and the map disagree).
     if (column === undefined) throw new Error(`No sort column ${JSON.stringify(sort.by)}`)
-    return column === sort.id ? sql`${column} ${dir}` : sql`${column} ${dir}, ${sort.id} ${dir}`
+    const nulls = sort.nulls === undefined ? sql`` : sort.nulls === "LAST" ? sql` NULLS LAST` : sql` NULLS FIRST`
+    return column === sort.id ? sql`${column} ${dir}${nulls}` : sql`${column} ${dir}${nulls}, ${sort.id} ${dir}`
   }
 
   return <A, I, K extends string, T extends Schema.Struct.Fields = {}>(

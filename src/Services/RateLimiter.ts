@@ -10,6 +10,7 @@ import { Clock, Duration, Effect } from "effect"
 import { createHash } from "node:crypto"
 import { tooManyRequests } from "../Api/Errors.js"
 import { RateLimitsRepo } from "./RateLimitsRepo.js"
+import { dayMs } from "../Domain/Time.js"
 
 export const limitMessage = "Too many requests; try again later"
 
@@ -41,7 +42,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("app/RateLimiter"
         const key = createHash("sha256").update(bucket).digest("hex")
         const hits = yield* repo.hit(key, windowStart)
         // Old windows are useless: drop them now and then rather than with a scheduler.
-        if (Math.random() < 0.01) yield* repo.deleteBefore(new Date(now - 86_400_000))
+        if (Math.random() < 0.01) yield* repo.deleteBefore(new Date(now - dayMs))
         const giveBack = repo.unhit(key, windowStart).pipe(Effect.withSpan("RateLimiter.giveBack", { captureStackTrace: false }))
         const retryAfter = Duration.millis(windowStart.getTime() + windowMs - now)
         return { allowed: hits <= limit, retryAfter, giveBack } satisfies Taken

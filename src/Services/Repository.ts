@@ -20,6 +20,15 @@ export const orDefect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect
     R
   >
 
+/** Text a request gave, trimmed; blank (or absent) → null, so an empty filter or field means "none". */
+export const blankToNull = (text: string | null | undefined): string | null => {
+  const trimmed = text?.trim() ?? ""
+  return trimmed === "" ? null : trimmed
+}
+
+/** A list of texts as a statement parameter (`${textArray(xs)}::text[]`): the driver's types want a mutable array. */
+export const textArray = (items: ReadonlyArray<string>) => items as Array<string>
+
 /**
  * `transaction(effect)` runs `effect` in one transaction (nested calls become savepoints).
  * Services use it to make the statements of several repositories one change; a failed commit is

@@ -32,8 +32,9 @@ const ItemRow = Schema.Struct({ id: Schema.Int, name: Schema.String, score: Sche
 const list = (options: {
   readonly page?: number
   readonly size?: number
-  readonly by?: "id" | "score" | "name"
+  readonly by?: "id" | "score" | "name" | "unscored20"
   readonly dir?: SortDirection
+  readonly nulls?: "FIRST" | "LAST"
   readonly filters?: ReadonlyArray<ListFilter>
   readonly owner?: number
   readonly concurrent?: boolean
@@ -41,14 +42,15 @@ const list = (options: {
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const listPage = yield* makeListPage
-    const columns = { id: sql`i.id`, score: sql`i.score`, name: sql`lower(i.name)` }
+    // unscored20: the score, null where it is 20 (rows 2 and 5).
+    const columns = { id: sql`i.id`, score: sql`i.score`, name: sql`lower(i.name)`, unscored20: sql`NULLIF(i.score, 20)` }
     return yield* listPage({
       select: sql`i.id, i.name, i.score::text AS score`,
       from: sql`items i`,
       row: ItemRow,
       scope: options.owner === undefined ? undefined : sql`i.owner = ${options.owner}`,
       filters: options.filters ?? [],
-      sort: { columns, by: options.by ?? "id", dir: options.dir ?? "ASC", id: columns.id },
+      sort: { columns, by: options.by ?? "id", dir: options.dir ?? "ASC", id: columns.id, nulls: options.nulls },
       ...(options.concurrent === undefined ? {} : { concurrent: options.concurrent })
     }, pageRequest({ page: options.page, page_size: options.size }, 3))
   })
@@ -106,6 +108,16 @@ describe("makeListPage", () => {
             expect(yield* allPages({ size, by: "score", dir }), `${dir} by ${size}`).toEqual(whole)
           }
         }
+      }))
+
+    it.effect("nulls: rows without a sort value go where asked in both directions, PostgreSQL's default otherwise", () =>
+      Effect.gen(function*() {
+        const order = (dir: SortDirection, nulls?: "FIRST" | "LAST") =>
+          Effect.map(list({ size: 10, by: "unscored20", dir, ...(nulls === undefined ? {} : { nulls }) }), (page) => ids(page.rows))
+        expect(yield* order("ASC", "LAST")).toEqual([1, 3, 6, 4, 7, 2, 5])
+        expect(yield* order("DESC", "LAST")).toEqual([7, 4, 6, 3, 1, 5, 2])
+        expect(yield* order("ASC", "FIRST")).toEqual([2, 5, 1, 3, 6, 4, 7])
+        expect(yield* order("DESC")).toEqual([5, 2, 7, 4, 6, 3, 1])
       }))
 
     it.effect("filters are ANDed; absent ones (false, null, undefined) are no condition", () =>

@@ -8,12 +8,13 @@ import { AppointmentId, AppointmentIdFromText, PatientId, PatientIdFromText, Pro
 import { Appointment, AppointmentStatus, AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { IsoDate, IsoTimestamp, IsoTimestampInput } from "../../Domain/Time.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
+import { NotFound, ValidationFailed } from "../Errors.js"
 import { Conflict } from "../Errors.js"
-import { PageSizeBody, PageSizeQuery, Pagination } from "../Pagination.js"
-import { BoundedString, Search, SortDir } from "../Schemas.js"
+import { Pagination } from "../Pagination.js"
+import { BoundedString } from "../Schemas.js"
 import { AdminAuthentication, Authentication } from "../Security.js"
 import { maxDurationMinutes, maxNotesLength } from "./Availability.js"
+import { dateRange, listBodyFields, listQuery, nameFilter } from "../Lists.js"
 
 export const appointmentsPageSize = 25
 /** Video access tokens live this long (Twilio allows up to 24 hours). */
@@ -39,31 +40,30 @@ export class AppointmentList extends Schema.Class<AppointmentList>("AppointmentL
 
 export class AppointmentResponse extends Schema.Class<AppointmentResponse>("AppointmentResponse")({ appointment: Appointment }) {}
 
-const AppointmentListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  sort_by: Schema.optional(AppointmentSortColumn),
-  sort_dir: Schema.optional(SortDir),
-  search: Schema.optional(Search.annotations({ description: "Matches patient and provider names and notes" })),
-  provider_id: Schema.optional(ProviderIdFromText),
-  patient_id: Schema.optional(PatientIdFromText),
-  status: Schema.optional(AppointmentStatus)
-}).annotations(reportAllErrors)
+const AppointmentListQuery = listQuery({
+  size: "page_size",
+  sortBy: AppointmentSortColumn,
+  search: "Matches patient and provider names and notes",
+  fields: {
+    provider_id: Schema.optional(ProviderIdFromText),
+    patient_id: Schema.optional(PatientIdFromText),
+    status: Schema.optional(AppointmentStatus)
+  }
+})
 
 export class FilterAppointmentsRequest extends Schema.Class<FilterAppointmentsRequest>("FilterAppointmentsRequest")({
-  search: Schema.optional(Schema.NullOr(Search)),
-  sort_by: Schema.optional(AppointmentSortColumn),
-  sort_dir: Schema.optional(SortDir),
-  ...PageSizeBody,
-  filters: Schema.optional(Schema.Struct({
-    date: Schema.optional(Schema.Struct({
-      start_date: Schema.optional(Schema.NullOr(IsoDate)),
-      end_date: Schema.optional(Schema.NullOr(IsoDate))
-    }).annotations({ description: "Days of `scheduled_at` in the clinic's time zone, both inclusive" })),
-    status: Schema.optional(Schema.NullOr(AppointmentStatus)),
-    appointment_type: Schema.optional(Schema.NullOr(AppointmentType)),
-    patient_name: Schema.optional(Schema.NullOr(Search)),
-    provider_name: Schema.optional(Schema.NullOr(Search))
-  }))
+  ...listBodyFields({
+    size: "page_size",
+    sortBy: AppointmentSortColumn,
+    search: true,
+    filters: Schema.Struct({
+      date: dateRange("Days of `scheduled_at` in the clinic's time zone, both inclusive"),
+      status: Schema.optional(Schema.NullOr(AppointmentStatus)),
+      appointment_type: Schema.optional(Schema.NullOr(AppointmentType)),
+      patient_name: nameFilter(),
+      provider_name: nameFilter()
+    })
+  })
 }, requestBody({
   sort_by: "scheduled_at",
   sort_dir: "ASC",
@@ -88,19 +88,21 @@ export class UpdateAppointmentRequest extends Schema.Class<UpdateAppointmentRequ
   { appointment: { scheduled_at: new Date("2030-03-05T10:00:00-08:00"), provider_id: 3, duration_minutes: 50 } }
 )) {}
 
-const NoShowQuery = Schema.Struct({
-  ...PageSizeQuery,
-  date_range: Schema.optional(Schema.String.pipe(
-    Schema.filter((s) => {
-      const match = /^(\d{4}-\d{2}-\d{2})(?:\.\.|,)(\d{4}-\d{2}-\d{2})$/.exec(s)
-      return match !== null && Schema.is(IsoDate)(match[1]) && Schema.is(IsoDate)(match[2])
-    }, {
-      message: () => "is invalid",
-      jsonSchema: { pattern: "^\\d{4}-\\d{2}-\\d{2}(\\.\\.|,)\\d{4}-\\d{2}-\\d{2}$", maxLength: 22 }
-    }),
-    Schema.annotations({ description: "`YYYY-MM-DD..YYYY-MM-DD` (or with a comma): days of `scheduled_at`, clinic time zone, inclusive" })
-  ))
-}).annotations(reportAllErrors)
+const NoShowQuery = listQuery({
+  size: "page_size",
+  fields: {
+    date_range: Schema.optional(Schema.String.pipe(
+      Schema.filter((s) => {
+        const match = /^(\d{4}-\d{2}-\d{2})(?:\.\.|,)(\d{4}-\d{2}-\d{2})$/.exec(s)
+        return match !== null && Schema.is(IsoDate)(match[1]) && Schema.is(IsoDate)(match[2])
+      }, {
+        message: () => "is invalid",
+        jsonSchema: { pattern: "^\\d{4}-\\d{2}-\\d{2}(\\.\\.|,)\\d{4}-\\d{2}-\\d{2}$", maxLength: 22 }
+      }),
+      Schema.annotations({ description: "`YYYY-MM-DD..YYYY-MM-DD` (or with a comma): days of `scheduled_at`, clinic time zone, inclusive" })
+    ))
+  }
+})
 
 export class AppointmentFilters extends Schema.Class<AppointmentFilters>("AppointmentFilters")({
   statuses: Schema.Array(AppointmentStatus),
@@ -243,10 +245,12 @@ export class AppointmentsApi extends HttpApiGroup.make("appointments")
   }))
 {}
 
-const ProviderAppointmentsQuery = Schema.Struct({
-  ...PageSizeQuery,
-  status: Schema.optional(AppointmentStatus)
-}).annotations(reportAllErrors)
+const ProviderAppointmentsQuery = listQuery({
+  size: "page_size",
+  fields: {
+    status: Schema.optional(AppointmentStatus)
+  }
+})
 
 /** A provider's appointments (general §4.9). */
 export class ProviderAppointmentsApi extends HttpApiGroup.make("providerAppointments")
@@ -284,12 +288,14 @@ export class ProviderAppointmentsApi extends HttpApiGroup.make("providerAppointm
   }))
 {}
 
-const ClinicAppointmentsQuery = Schema.Struct({
-  ...PageSizeQuery,
-  patient_id: Schema.optional(PatientIdFromText.annotations({
-    description: "Required for staff and for a parent with several patients; a parent with one patient may leave it out"
-  }))
-}).annotations(reportAllErrors)
+const ClinicAppointmentsQuery = listQuery({
+  size: "page_size",
+  fields: {
+    patient_id: Schema.optional(PatientIdFromText.annotations({
+      description: "Required for staff and for a parent with several patients; a parent with one patient may leave it out"
+    }))
+  }
+})
 
 const patientAccess = "Any signed-in user (`X-User-Token`); an appointment of a patient the caller may not see is 404 like an unknown one."
 

@@ -10,9 +10,10 @@ import { AppointmentType, AvailableSlot, Book, RecurrencePattern } from "../../D
 import { IsoDate, IsoTimestampInput } from "../../Domain/Time.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { Conflict, NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { Pagination } from "../Pagination.js"
 import { BooleanFromQuery, BoundedArray, BoundedString } from "../Schemas.js"
 import { AdminAuthentication } from "../Security.js"
+import { listQuery } from "../Lists.js"
 
 /** Default page size of slot and book lists (as clinic patients in §8). */
 export const slotsPageSize = 25
@@ -59,20 +60,24 @@ export class SlotCreated extends Schema.Class<SlotCreated>("SlotCreated")({
   skipped_occurrences: Schema.Array(SkippedOccurrence).annotations({ description: "Occurrences not created because they overlap other availability" })
 }) {}
 
-const SlotListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  provider_id: Schema.optional(ProviderIdFromText),
-  start_date: Schema.optional(IsoDate.annotations({ description: "Slots starting on or after this day (clinic time zone)" })),
-  end_date: Schema.optional(IsoDate.annotations({ description: "Slots starting on or before this day (clinic time zone)" })),
-  available: Schema.optional(BooleanFromQuery)
-}).annotations(reportAllErrors)
+const SlotListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    provider_id: Schema.optional(ProviderIdFromText),
+    start_date: Schema.optional(IsoDate.annotations({ description: "Slots starting on or after this day (clinic time zone)" })),
+    end_date: Schema.optional(IsoDate.annotations({ description: "Slots starting on or before this day (clinic time zone)" })),
+    available: Schema.optional(BooleanFromQuery)
+  }
+})
 
-const ProviderSlotsQuery = Schema.Struct({
-  ...PageSizeQuery,
-  provider_id: ProviderIdFromText,
-  start_date: Schema.optional(IsoDate),
-  end_date: Schema.optional(IsoDate)
-}).annotations(reportAllErrors)
+const ProviderSlotsQuery = listQuery({
+  size: "page_size",
+  fields: {
+    provider_id: ProviderIdFromText,
+    start_date: Schema.optional(IsoDate),
+    end_date: Schema.optional(IsoDate)
+  }
+})
 
 const Minutes = Schema.NumberFromString.pipe(
   Schema.int({ message: () => "must be an integer" }),
@@ -161,11 +166,13 @@ export class BatchDeleteResponse extends Schema.Class<BatchDeleteResponse>("Batc
 export class BookList extends Schema.Class<BookList>("BookList")({ books: Schema.Array(Book), pagination: Pagination }) {}
 export class BookResponse extends Schema.Class<BookResponse>("BookResponse")({ book: Book }) {}
 
-const BookListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  patient_id: Schema.optional(PatientIdFromText),
-  available_slot_id: Schema.optional(AvailableSlotIdFromText)
-}).annotations(reportAllErrors)
+const BookListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    patient_id: Schema.optional(PatientIdFromText),
+    available_slot_id: Schema.optional(AvailableSlotIdFromText)
+  }
+})
 
 export class CreateBookRequest extends Schema.Class<CreateBookRequest>("CreateBookRequest")({
   book: Schema.Struct({

@@ -9,10 +9,11 @@ import { AppointmentId, AppointmentIdFromText, AppointmentReminderIdFromText } f
 import { AppointmentReminder, defaultLeadMinutes, ReminderType } from "../../Domain/Scheduling/Reminders.js"
 import { IsoTimestampInput } from "../../Domain/Time.js"
 import { groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { Forbidden, NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { Forbidden, NotFound, ValidationFailed } from "../Errors.js"
+import { Pagination } from "../Pagination.js"
 import { BoundedString } from "../Schemas.js"
 import { Authentication } from "../Security.js"
+import { listQuery } from "../Lists.js"
 
 export const remindersPageSize = 25
 /** A reminder's own text: an SMS of a few segments, a short spoken message. */
@@ -67,10 +68,12 @@ export class ReminderList extends Schema.Class<ReminderList>("ReminderList")({
   pagination: Pagination
 }) {}
 
-const ReminderListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  appointment_id: Schema.optional(AppointmentIdFromText)
-}).annotations(reportAllErrors)
+const ReminderListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    appointment_id: Schema.optional(AppointmentIdFromText)
+  }
+})
 
 const idPath = Schema.Struct({ id: AppointmentReminderIdFromText })
 

@@ -12,9 +12,10 @@ import {
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeBody, PageSizeQuery, Pagination } from "../Pagination.js"
-import { BoundedArray, BoundedString, IdParam, IsoDate, RequiredString, Search, SortDir } from "../Schemas.js"
+import { Pagination } from "../Pagination.js"
+import { BoundedArray, BoundedString, IdParam, RequiredString } from "../Schemas.js"
 import { AdminAuthentication, StaffAuthentication } from "../Security.js"
+import { dateRange, listBodyFields, listQuery, nameFilter } from "../Lists.js"
 
 export const sessionNotesPageSize = 25
 /** Signed links to signature images live this long. */
@@ -134,11 +135,13 @@ export class SessionNoteList extends Schema.Class<SessionNoteList>("SessionNoteL
   pagination: Pagination
 }) {}
 
-const ClinicListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  patient_id: Schema.optional(PatientIdFromText.annotations({ description: "The patient (required)" })),
-  status: Schema.optional(SessionNoteStatus)
-}).annotations(reportAllErrors)
+const ClinicListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    patient_id: Schema.optional(PatientIdFromText.annotations({ description: "The patient (required)" })),
+    status: Schema.optional(SessionNoteStatus)
+  }
+})
 
 const LastQuery = Schema.Struct({
   patient_id: Schema.optional(PatientIdFromText.annotations({ description: "The patient (required)" }))
@@ -149,34 +152,33 @@ export const SessionNoteSortColumn = Schema.Literal(
 ).annotations({ message: () => "is not included in the list" })
 export type SessionNoteSortColumn = typeof SessionNoteSortColumn.Type
 
-const AdminListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  sort_by: Schema.optional(SessionNoteSortColumn),
-  sort_dir: Schema.optional(SortDir),
-  search: Schema.optional(Search.annotations({ description: "Patient or provider name" })),
-  provider_id: Schema.optional(ProviderIdFromText),
-  patient_id: Schema.optional(PatientIdFromText),
-  status: Schema.optional(SessionNoteStatus)
-}).annotations(reportAllErrors)
+const AdminListQuery = listQuery({
+  size: "page_size",
+  sortBy: SessionNoteSortColumn,
+  search: "Patient or provider name",
+  fields: {
+    provider_id: Schema.optional(ProviderIdFromText),
+    patient_id: Schema.optional(PatientIdFromText),
+    status: Schema.optional(SessionNoteStatus)
+  }
+})
 
 export class FilterSessionNotesRequest extends Schema.Class<FilterSessionNotesRequest>("FilterSessionNotesRequest")({
-  search: Schema.optional(Schema.NullOr(Search.annotations({ description: "Patient or provider name" }))),
-  sort_by: Schema.optional(SessionNoteSortColumn),
-  sort_dir: Schema.optional(SortDir),
-  ...PageSizeBody,
-  filters: Schema.optional(Schema.Struct({
-    date: Schema.optional(Schema.Struct({
-      start_date: Schema.optional(Schema.NullOr(IsoDate)),
-      end_date: Schema.optional(Schema.NullOr(IsoDate))
-    }).annotations({ description: "The appointment's day (clinic time zone), both inclusive" })),
-    status: Schema.optional(Schema.NullOr(Schema.Union(
-      SessionNoteStatus,
-      BoundedArray(SessionNoteStatus, sessionNoteStatuses.length)
-    )).annotations({ description: "A status or a list of statuses" })),
-    appointment_type: Schema.optional(Schema.NullOr(AppointmentType)),
-    patient_name: Schema.optional(Schema.NullOr(Search)),
-    provider_name: Schema.optional(Schema.NullOr(Search))
-  }))
+  ...listBodyFields({
+    size: "page_size",
+    sortBy: SessionNoteSortColumn,
+    search: "Patient or provider name",
+    filters: Schema.Struct({
+      date: dateRange("The appointment's day (clinic time zone), both inclusive"),
+      status: Schema.optional(Schema.NullOr(Schema.Union(
+        SessionNoteStatus,
+        BoundedArray(SessionNoteStatus, sessionNoteStatuses.length)
+      )).annotations({ description: "A status or a list of statuses" })),
+      appointment_type: Schema.optional(Schema.NullOr(AppointmentType)),
+      patient_name: nameFilter(),
+      provider_name: nameFilter()
+    })
+  })
 }, requestBody({
   sort_by: "appointment_date",
   sort_dir: "DESC",
@@ -246,20 +248,24 @@ export class SupervisorAppointmentResponse extends Schema.Class<SupervisorAppoin
   appointment: SupervisorAppointment
 }) {}
 
-const SupervisorNotesQuery = Schema.Struct({
-  ...PageSizeQuery,
-  supervisor_id: Schema.optional(ProviderIdFromText.annotations({ description: "The supervising provider's id" })),
-  status: Schema.optional(SessionNoteStatus),
-  provider_id: Schema.optional(ProviderIdFromText)
-}).annotations(reportAllErrors)
+const SupervisorNotesQuery = listQuery({
+  size: "page_size",
+  fields: {
+    supervisor_id: Schema.optional(ProviderIdFromText.annotations({ description: "The supervising provider's id" })),
+    status: Schema.optional(SessionNoteStatus),
+    provider_id: Schema.optional(ProviderIdFromText)
+  }
+})
 
-const SupervisorAppointmentsQuery = Schema.Struct({
-  ...PageSizeQuery,
-  supervisor_id: Schema.optional(ProviderIdFromText.annotations({ description: "The supervising provider's id" })),
-  provider_id: Schema.optional(ProviderIdFromText),
-  status: Schema.optional(AppointmentStatus),
-  supervision_status: Schema.optional(SupervisionStatus)
-}).annotations(reportAllErrors)
+const SupervisorAppointmentsQuery = listQuery({
+  size: "page_size",
+  fields: {
+    supervisor_id: Schema.optional(ProviderIdFromText.annotations({ description: "The supervising provider's id" })),
+    provider_id: Schema.optional(ProviderIdFromText),
+    status: Schema.optional(AppointmentStatus),
+    supervision_status: Schema.optional(SupervisionStatus)
+  }
+})
 
 const idPath = Schema.Struct({ id: IdParam })
 

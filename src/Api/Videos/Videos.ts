@@ -9,10 +9,11 @@ import { AppointmentId, PatientId, PatientIdFromText, ProviderId, ProviderIdFrom
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { maxParts, UploadContentType, Video, VideoCategory, VideoStatus, VideoStatusReport } from "../../Domain/Videos/Video.js"
 import { groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { Forbidden, NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { Forbidden, NotFound, ValidationFailed } from "../Errors.js"
+import { Pagination } from "../Pagination.js"
 import { BoundedArray, BoundedString, RequiredString } from "../Schemas.js"
 import { Authentication } from "../Security.js"
+import { listQuery } from "../Lists.js"
 
 export const videosPageSize = 25
 export const maxTitleLength = 200
@@ -70,13 +71,15 @@ export class UpdateVideoRequest extends Schema.Class<UpdateVideoRequest>("Update
   })
 }, requestBody({ video: { title: "Session 4 (edited)", shared_with_family: true } }, { video: { status: "archived" } })) {}
 
-const VideoListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  category: Schema.optional(VideoCategory),
-  status: Schema.optional(VideoStatus),
-  patient_id: Schema.optional(PatientIdFromText),
-  provider_id: Schema.optional(ProviderIdFromText)
-}).annotations(reportAllErrors)
+const VideoListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    category: Schema.optional(VideoCategory),
+    status: Schema.optional(VideoStatus),
+    patient_id: Schema.optional(PatientIdFromText),
+    provider_id: Schema.optional(ProviderIdFromText)
+  }
+})
 
 export class VideoList extends Schema.Class<VideoList>("VideoList")({ videos: Schema.Array(Video), pagination: Pagination }) {}
 export class VideoResponse extends Schema.Class<VideoResponse>("VideoResponse")({ video: Video }) {}

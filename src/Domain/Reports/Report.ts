@@ -1,6 +1,6 @@
 /** Admin reports (general §2.12, §4.13): states, formats, the weekly metrics and report representations. */
 import { Schema } from "effect"
-import { IsoDate, IsoTimestamp } from "../Time.js"
+import { dayMs, IsoDate, IsoTimestamp } from "../Time.js"
 
 export const reportStatuses = ["queued", "generating", "completed", "failed", "expired"] as const
 export const ReportStatus = Schema.Literal(...reportStatuses)
@@ -20,7 +20,6 @@ export type GroupBy = typeof GroupBy.Type
 export const PatientStatus = Schema.Literal("active", "inactive").annotations({ message: () => "is not included in the list" })
 export type PatientStatus = typeof PatientStatus.Type
 
-const dayMs = 86_400_000
 /** `YYYY-MM-DD` plus (or minus) whole days. */
 export const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00.000Z`) + days * dayMs).toISOString().slice(0, 10)
 /** Whole days from one `YYYY-MM-DD` to another (0 for the same day). */

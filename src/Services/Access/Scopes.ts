@@ -6,6 +6,7 @@
 import type { SqlClient, Statement } from "@effect/sql"
 import { isStaff } from "../../Domain/Accounts/User.js"
 import { followsCareRelationships, isAdmin, isParent, type ProviderViewer, type Purpose, seesEveryPatient, type Viewer } from "./Viewer.js"
+import { dayMs } from "../../Domain/Time.js"
 
 type Sql = SqlClient.SqlClient
 type Fragment = Statement.Fragment
@@ -14,7 +15,7 @@ type Fragment = Statement.Fragment
 export const appointmentHorizonDays = 90
 
 /** The end of the appointment horizon: appointments before it (past ones included) count. */
-export const appointmentHorizon = (now: Date): Date => new Date(now.getTime() + appointmentHorizonDays * 86_400_000)
+export const appointmentHorizon = (now: Date): Date => new Date(now.getTime() + appointmentHorizonDays * dayMs)
 
 /**
  * A provider's team: their own provider profile and the profiles they supervise (one level), by

@@ -13,10 +13,11 @@ import { UserId } from "../../Domain/Ids.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import { Role, User, UserStatus } from "../../Domain/Accounts/User.js"
 import { scope } from "../Access/Scopes.js"
-import { orDefect } from "../Repository.js"
+import { blankToNull, orDefect } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { likePattern, nameMatches } from "../SqlSearch.js"
 import * as Time from "../Time.js"
+import { dayMs } from "../../Domain/Time.js"
 
 const Text = Schema.String
 const NullText = Schema.NullOr(Schema.String)
@@ -166,12 +167,7 @@ export const systemAccount = {
 export const emailTaken = () => invalidField("email", "has already been taken")
 
 const startOfDay = (day: string) => new Date(`${day}T00:00:00.000Z`)
-const startOfNextDay = (day: string) => new Date(startOfDay(day).getTime() + 24 * 60 * 60 * 1000)
-
-const blankToNull = (s: string | null | undefined): string | null => {
-  const trimmed = s?.trim() ?? ""
-  return trimmed.length === 0 ? null : trimmed
-}
+const startOfNextDay = (day: string) => new Date(startOfDay(day).getTime() + dayMs)
 
 /** The fields of `record` that are set (undefined ones are left to the column's default or value). */
 const definedFields = (record: Readonly<Record<string, unknown>>): Record<string, unknown> =>

@@ -16,7 +16,7 @@ import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { ClaimDocumentsRepo } from "./ClaimDocumentsRepo.js"
 import { ObjectStore } from "../ObjectStore.js"
-import { makeTransaction } from "../Repository.js"
+import { blankToNull, makeTransaction } from "../Repository.js"
 import { type ClaimCriteria, ClaimsRepo, toClaim } from "./ClaimsRepo.js"
 import { InsurancePlansRepo } from "./InsurancePlansRepo.js"
 
@@ -36,11 +36,6 @@ interface BillingFields {
   readonly amountCents: number
   readonly modifiers: ReadonlyArray<string>
   readonly placeOfService: string
-}
-
-const blank = (text: string | null | undefined): string | null => {
-  const trimmed = text?.trim() ?? ""
-  return trimmed === "" ? null : trimmed
 }
 
 const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length === b.length && a.every((x, i) => x === b[i])
@@ -186,7 +181,7 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
             ? current.payment_amount
             : changes.payment_amount === null ? null : decimalOfCents(centsOfAmount(changes.payment_amount) ?? 0)
           let paymentDate = changes.payment_date === undefined ? current.payment_date : changes.payment_date
-          const denialReason = changes.denial_reason === undefined ? current.denial_reason : blank(changes.denial_reason)
+          const denialReason = changes.denial_reason === undefined ? current.denial_reason : blankToNull(changes.denial_reason)
           if (status !== current.status && status === "paid") {
             if (paymentAmount === null) return yield* Effect.fail(invalidField("payment_amount", "can't be blank"))
             paymentDate ??= yield* today

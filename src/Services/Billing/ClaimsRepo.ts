@@ -15,7 +15,7 @@ import { AppointmentId, ClaimId, InsurancePlanId, PatientId, ProviderId } from "
 import { AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { blankToNull, orDefect, textArray } from "../Repository.js"
 import { now } from "../Time.js"
 import { subscriberFields } from "./CoveragesRepo.js"
 import { likePattern, nameMatches } from "../SqlSearch.js"
@@ -190,11 +190,6 @@ const claimFrom = `claims c JOIN patients pa ON pa.id = c.patient_id JOIN provid
   JOIN users pu ON pu.id = p.user_id JOIN appointments ap ON ap.id = c.appointment_id
   LEFT JOIN edi_batches b ON b.id = c.edi_batch_id`
 
-const blank = (text: string | null | undefined): string | null => {
-  const trimmed = text?.trim() ?? ""
-  return trimmed === "" ? null : trimmed
-}
-
 export class ClaimsRepo extends Effect.Service<ClaimsRepo>()("app/ClaimsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -217,9 +212,9 @@ export class ClaimsRepo extends Effect.Service<ClaimsRepo>()("app/ClaimsRepo", {
     const names = (first: string, last: string, text: string) => nameMatches(sql, first, last, text)
 
     const filtersOf = (criteria: ClaimCriteria): Array<ListFilter> => {
-      const patientName = blank(criteria.patientName)
-      const providerName = blank(criteria.providerName)
-      const search = blank(criteria.search)
+      const patientName = blankToNull(criteria.patientName)
+      const providerName = blankToNull(criteria.providerName)
+      const search = blankToNull(criteria.search)
       const pattern = search === null ? null : likePattern(search)
       return [
         criteria.status != null && sql`c.status = ${criteria.status}`,
@@ -286,7 +281,7 @@ export class ClaimsRepo extends Effect.Service<ClaimsRepo>()("app/ClaimsRepo", {
         sql`INSERT INTO claims (patient_id, provider_id, appointment_id, cpt_code, modifiers,
             place_of_service, diagnosis_codes, service_date, amount, insurance_plan_id, created_by_id)
           VALUES (${f.patientId}, ${f.providerId}, ${f.appointmentId}, ${f.cptCode},
-            ${f.modifiers as Array<string>}::text[], ${f.placeOfService}, ${f.diagnosisCodes as Array<string>}::text[],
+            ${textArray(f.modifiers)}::text[], ${f.placeOfService}, ${textArray(f.diagnosisCodes)}::text[],
             ${f.serviceDate}::date, ${f.amount}::numeric, ${planOf(f.patientId)}, ${createdById})
           RETURNING id`
     })
@@ -299,9 +294,9 @@ export class ClaimsRepo extends Effect.Service<ClaimsRepo>()("app/ClaimsRepo", {
             provider_id = ${c.fields.providerId},
             appointment_id = ${c.fields.appointmentId},
             cpt_code = ${c.fields.cptCode},
-            modifiers = ${c.fields.modifiers as Array<string>}::text[],
+            modifiers = ${textArray(c.fields.modifiers)}::text[],
             place_of_service = ${c.fields.placeOfService},
-            diagnosis_codes = ${c.fields.diagnosisCodes as Array<string>}::text[],
+            diagnosis_codes = ${textArray(c.fields.diagnosisCodes)}::text[],
             service_date = ${c.fields.serviceDate}::date,
             amount = ${c.fields.amount}::numeric,
             status = ${c.status},

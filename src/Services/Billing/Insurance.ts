@@ -9,15 +9,11 @@ import { Access, type Viewer } from "../Access/Access.js"
 import { AuditLog } from "../AuditLog.js"
 import { type CoverageRow, CoveragesRepo } from "./CoveragesRepo.js"
 import { InsurancePlansRepo } from "./InsurancePlansRepo.js"
+import { blankToNull } from "../Repository.js"
 
 const genderOf = (text: string | null): "F" | "M" | "U" | null => {
   const g = (text ?? "").trim().toLowerCase()
   return g === "" ? null : g === "f" || g === "female" ? "F" : g === "m" || g === "male" ? "M" : "U"
-}
-
-const blank = (text: string | null | undefined): string | null => {
-  const trimmed = text?.trim() ?? ""
-  return trimmed === "" ? null : trimmed
 }
 
 export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
@@ -34,7 +30,7 @@ export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
 
     const listPlans = (search: string | undefined, request: PageRequest) =>
       Effect.gen(function*() {
-        const { pagination, rows } = yield* plans.list(blank(search), request)
+        const { pagination, rows } = yield* plans.list(blankToNull(search), request)
         return InsurancePlanList.make({ insurance_plans: rows, pagination })
       }).pipe(Effect.withSpan("Insurance.listPlans"))
 
@@ -111,9 +107,9 @@ export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
         const relationship = input.relationship ?? "self"
         const given = input.subscriber ?? {}
         let subscriber = {
-          first_name: blank(given.first_name), last_name: blank(given.last_name), date_of_birth: given.date_of_birth ?? null,
-          gender: given.gender ?? null, address: blank(given.address), city: blank(given.city), state: blank(given.state)?.toUpperCase() ?? null,
-          zip: blank(given.zip)
+          first_name: blankToNull(given.first_name), last_name: blankToNull(given.last_name), date_of_birth: given.date_of_birth ?? null,
+          gender: given.gender ?? null, address: blankToNull(given.address), city: blankToNull(given.city), state: blankToNull(given.state)?.toUpperCase() ?? null,
+          zip: blankToNull(given.zip)
         }
         if (relationship !== "self") {
           if (patient.user_id !== null && (subscriber.first_name === null || subscriber.last_name === null || subscriber.date_of_birth === null)) {
@@ -136,7 +132,7 @@ export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
           patientId,
           insurancePlanId: input.insurance_plan_id,
           memberId: input.member_id.trim(),
-          groupNumber: blank(input.group_number),
+          groupNumber: blankToNull(input.group_number),
           relationship,
           firstName: subscriber.first_name,
           lastName: subscriber.last_name,

@@ -15,7 +15,7 @@ import {
 } from "../../Api/Ecm/Activities.js"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { ActivityStatus, ActivityType, EventStatus, EventType } from "../../Domain/Ecm/Activity.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, textArray } from "../Repository.js"
 
 const NullText = Schema.NullOr(Schema.String)
 const NullId = Schema.NullOr(Schema.Int)
@@ -221,7 +221,7 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
             booked_at, email_to, email_attachments, duration, performed_by_id, assigned_to_id, parent_id, blocked_by_id,
             voice_call_id, text_message_id, created_at, updated_at)
           VALUES (${v.patient_id}, ${v.activity_type}, ${v.status}, ${v.message}, ${v.subject}, ${v.body}, ${v.occurred_at},
-            ${v.booked_at}, ${v.email_to}, ${v.email_attachments as Array<string>}::text[], ${v.duration}, ${v.performed_by_id},
+            ${v.booked_at}, ${v.email_to}, ${textArray(v.email_attachments)}::text[], ${v.duration}, ${v.performed_by_id},
             ${v.assigned_to_id}, ${v.parent_id}, NULL, ${v.voice_call_id}, ${v.text_message_id}, ${now}, ${now})
           RETURNING *, NULL::integer AS blocking_id`
     })
@@ -232,7 +232,7 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
     const update = (id: number, v: ActivityValues, now: Date) =>
       sql`UPDATE ecm_activities SET activity_type = ${v.activity_type}, status = ${v.status}, message = ${v.message},
           subject = ${v.subject}, body = ${v.body}, occurred_at = ${v.occurred_at}, booked_at = ${v.booked_at},
-          email_to = ${v.email_to}, email_attachments = ${v.email_attachments as Array<string>}::text[], duration = ${v.duration},
+          email_to = ${v.email_to}, email_attachments = ${textArray(v.email_attachments)}::text[], duration = ${v.duration},
           assigned_to_id = ${v.assigned_to_id}, parent_id = ${v.parent_id}, voice_call_id = ${v.voice_call_id},
           text_message_id = ${v.text_message_id}, updated_at = ${now}
         WHERE id = ${id}`.pipe(Effect.asVoid, orDefect)

@@ -13,6 +13,7 @@ import { CallStatus, Direction, SmsStatus } from "../../Domain/Ecm/Communication
 import { orDefect } from "../Repository.js"
 import { ActivitiesRepo, type ActivityValues, StoredActivity } from "./ActivitiesRepo.js"
 import { EventGenerator } from "./EventGenerator.js"
+import { textArray } from "../Repository.js"
 
 const NullText = Schema.NullOr(Schema.String)
 const NullId = Schema.NullOr(Schema.Int)
@@ -270,7 +271,7 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
         sql`INSERT INTO sms_messages (patient_id, direction, telephony_sid, to_number, from_number, body, media_urls, status,
             segments, created_at, updated_at)
           VALUES (${values.patientId}, 'inbound', ${values.sid}, ${values.to}, ${values.from}, ${values.body},
-            ${values.mediaUrls as Array<string>}::text[], 'received', ${values.segments}, ${values.now}, ${values.now})
+            ${textArray(values.mediaUrls)}::text[], 'received', ${values.segments}, ${values.now}, ${values.now})
           ON CONFLICT (telephony_sid) DO NOTHING
           RETURNING *`
     })

@@ -22,6 +22,7 @@ import { ProvidersRepo } from "../Providers/ProvidersRepo.js"
 import { Access, canManagePatientRecords, followsCareRelationships, patientNotFound, type Viewer } from "../Access/Access.js"
 import { now } from "../Time.js"
 import { type ClinicPatientRow, type PatientCriteria, PatientsRepo, type PatientValues } from "./PatientsRepo.js"
+import { blankToNull } from "../Repository.js"
 
 export type { PatientCriteria } from "./PatientsRepo.js"
 
@@ -51,11 +52,6 @@ const toPatient = (row: ClinicPatientRow): ClinicPatient =>
     created_at: row.created_at,
     updated_at: row.updated_at
   }, true)
-
-const blankToNull = (s: string | null | undefined): string | null => {
-  const trimmed = s?.trim() ?? ""
-  return trimmed.length === 0 ? null : trimmed
-}
 
 export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/ClinicPatients", {
   effect: Effect.gen(function*() {

@@ -14,7 +14,7 @@ import { Effect, Schema } from "effect"
 import { invalid, type ValidationFailed } from "../../Api/Errors.js"
 import { PatientSortColumn } from "../../Domain/Patients/Patient.js"
 import { PatientId, ProviderId, UserId } from "../../Domain/Ids.js"
-import { orDefect, prepared } from "../Repository.js"
+import { blankToNull, orDefect, prepared } from "../Repository.js"
 import { isForeignKeyViolation, isUniqueViolation } from "../SqlErrors.js"
 import { likePattern, patientSearchText } from "../SqlSearch.js"
 import { now } from "../Time.js"
@@ -25,9 +25,8 @@ const NullText = Schema.NullOr(Schema.String)
 /** A list scope of the access module (`Access.scope.patients`): a SQL condition on `p`. */
 const Scope = Schema.declare(Statement.isFragment)
 
-/** A patient as the clinic sees it, with the primary provider's names; the birth date as `YYYY-MM-DD`. */
-export const ClinicPatientRow = Schema.Struct({
-  id: PatientId,
+/** The person and contact columns a clinic patient is read with and written from; the birth date as `YYYY-MM-DD`. */
+const demographicFields = {
   first_name: Text,
   last_name: Text,
   date_of_birth: NullText,
@@ -40,7 +39,13 @@ export const ClinicPatientRow = Schema.Struct({
   zip: NullText,
   language: Text,
   member_id: NullText,
-  active: Schema.Boolean,
+  active: Schema.Boolean
+}
+
+/** A patient as the clinic sees it, with the primary provider's names; the birth date as `YYYY-MM-DD`. */
+export const ClinicPatientRow = Schema.Struct({
+  id: PatientId,
+  ...demographicFields,
   user_id: Schema.NullOr(UserId),
   provider_id: Schema.NullOr(ProviderId),
   provider_first_name: NullText,
@@ -79,19 +84,7 @@ const ListRequest = Schema.Struct({
 
 /** The columns a clinic create or update writes, checked and normalised by `ClinicPatients`. */
 export const PatientValues = Schema.partialWith(Schema.Struct({
-  first_name: Text,
-  last_name: Text,
-  date_of_birth: NullText,
-  gender: NullText,
-  phone: NullText,
-  email: NullText,
-  address: NullText,
-  city: NullText,
-  state: NullText,
-  zip: NullText,
-  language: Text,
-  member_id: NullText,
-  active: Schema.Boolean,
+  ...demographicFields,
   user_id: Schema.NullOr(Schema.Number),
   provider_id: Schema.NullOr(Schema.Number)
 }), { exact: true })
@@ -187,11 +180,6 @@ export type StatusHistoryRow = typeof StatusHistoryRow.Type
 
 /** Up to this many matches, a searched list sorts the matches rather than walking a sort index. */
 const fewMatches = 5000
-
-const blankToNull = (s: string | null | undefined): string | null => {
-  const trimmed = s?.trim() ?? ""
-  return trimmed.length === 0 ? null : trimmed
-}
 
 /**
  * The digits of a search that looks like (part of) a phone number in any format — digits with

@@ -6,7 +6,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { GoalStatus, TreatmentPlanStatus } from "../../Domain/Patients/Records.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, textArray } from "../Repository.js"
 import { now } from "../Time.js"
 
 const NullText = Schema.NullOr(Schema.String)
@@ -61,9 +61,6 @@ export type PlanChanges = typeof PlanChanges.Type
 
 const columns = `id, patient_id, provider_id, title, diagnosis_codes, goals, interventions,
   to_char(start_date, 'YYYY-MM-DD') AS start_date, to_char(end_date, 'YYYY-MM-DD') AS end_date, status, created_at, updated_at`
-
-/** A text[] parameter (node-postgres sends arrays as PostgreSQL array literals). */
-const textArray = (items: ReadonlyArray<string>) => items as Array<string>
 
 export class TreatmentPlansRepo extends Effect.Service<TreatmentPlansRepo>()("app/TreatmentPlansRepo", {
   effect: Effect.gen(function*() {

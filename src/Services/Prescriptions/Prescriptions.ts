@@ -24,7 +24,7 @@ import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Access, canReadPrescription, canWritePrescription, isAdmin, isParent, type ProviderViewer, type Viewer } from "../Access/Access.js"
 import { ProvidersRepo } from "../Providers/ProvidersRepo.js"
-import { makeTransaction } from "../Repository.js"
+import { blankToNull, makeTransaction } from "../Repository.js"
 import { MedicationsRepo } from "./MedicationsRepo.js"
 import { PrescriptionHistoryRepo } from "./PrescriptionHistoryRepo.js"
 import {
@@ -38,11 +38,6 @@ type PrescriptionChanges = UpdatePrescriptionRequest["prescription"]
 
 const notAuthorized = () => forbidden(messages.unauthorized)
 const prescriptionNotFound = () => notFound("Prescription")
-
-const blankToNull = (text: string | null | undefined): string | null => {
-  const trimmed = text?.trim() ?? ""
-  return trimmed === "" ? null : trimmed
-}
 
 /** What a prescription says that the history tracks, besides its status. */
 const sameTerms = (a: Terms, b: Terms) =>

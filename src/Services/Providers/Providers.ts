@@ -10,8 +10,8 @@ import { ProviderList, type UpdateProviderRequest } from "../../Api/Providers/Pr
 import { SupervisorList } from "../../Api/Providers/Supervisors.js"
 import { isProfileRole, type ProviderRole, Supervisee, Supervisor } from "../../Domain/Providers/Provider.js"
 import { AuditLog } from "../AuditLog.js"
-import { makeTransaction } from "../Repository.js"
-import { blankToNull, type ProviderCriteria, ProvidersRepo, type SupervisorCriteria, toProvider } from "./ProvidersRepo.js"
+import { blankToNull, makeTransaction } from "../Repository.js"
+import { type ProviderCriteria, ProvidersRepo, type SupervisorCriteria, toProvider } from "./ProvidersRepo.js"
 
 export type { ProviderCriteria, SupervisorCriteria } from "./ProvidersRepo.js"
 

@@ -11,7 +11,7 @@ import { invalid, type ValidationFailed } from "../../Api/Errors.js"
 import { ProviderId, UserId } from "../../Domain/Ids.js"
 import { Role } from "../../Domain/Accounts/User.js"
 import { Provider, ProviderRole } from "../../Domain/Providers/Provider.js"
-import { orDefect } from "../Repository.js"
+import { blankToNull, orDefect, textArray } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { likePattern } from "../SqlSearch.js"
 import { now } from "../Time.js"
@@ -63,11 +63,6 @@ export const toProvider = (row: ProviderRow): Provider =>
     created_at: row.created_at,
     updated_at: row.updated_at
   }, true)
-
-export const blankToNull = (s: string | null | undefined): string | null => {
-  const trimmed = s?.trim() ?? ""
-  return trimmed.length === 0 ? null : trimmed
-}
 
 /** What the provider list may be narrowed and ordered by (general §4.9). */
 const ProviderCriteria = Schema.Struct({
@@ -197,7 +192,7 @@ export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("app/Provider
       Request: Schema.Struct({ id: Schema.Number, fields: ProfileFields, at: Schema.DateFromSelf }),
       execute: ({ at, fields: f, id }) =>
         sql`UPDATE providers SET
-              roles = ${f.roles as Array<string>}::text[],
+              roles = ${textArray(f.roles)}::text[],
               specialty = ${f.specialty},
               license_number = ${f.license_number},
               npi = ${f.npi},

@@ -22,6 +22,7 @@ import { Catalogue } from "./Catalogue.js"
 import { crisisResourcesOf, evaluate, QuestionnaireResponses } from "./Responses.js"
 import { QuestionnaireInvitesRepo } from "./QuestionnaireInvitesRepo.js"
 import { questionnaireInviteTask } from "./Tasks.js"
+import { dayMs } from "../../Domain/Time.js"
 
 export const inviteRules = {
   defaultDays: 14,
@@ -48,7 +49,7 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
     /** When an invite stops working: the end of its due date on the clinic's clock, else in 14 days. */
     const expiryOf = (now: Date, dueDate: string | null | undefined) =>
       Effect.gen(function*() {
-        if (dueDate === null || dueDate === undefined) return new Date(now.getTime() + inviteRules.defaultDays * 86_400_000)
+        if (dueDate === null || dueDate === undefined) return new Date(now.getTime() + inviteRules.defaultDays * dayMs)
         const zone = config.clinicTimeZone
         const today = wallClockAt(now, zone)
         const todayText = `${today.year}-${pad(today.month)}-${pad(today.day)}`

@@ -12,6 +12,7 @@ import { hashToken } from "../Tokens.js"
 import { MarketingQuestionnairesRepo } from "./MarketingQuestionnairesRepo.js"
 import { QuestionnaireAlertsRepo } from "./QuestionnaireAlertsRepo.js"
 import { QuestionnaireInvitesRepo } from "./QuestionnaireInvitesRepo.js"
+import { dayMs } from "../../Domain/Time.js"
 
 /** Public screeners are kept this long. */
 export const screenerRetentionDays = 180
@@ -82,7 +83,7 @@ export class QuestionnaireMail extends Effect.Service<QuestionnaireMail>()("app/
 
     /** Deletes public screeners older than the retention period; returns how many. */
     const purgeScreeners = Effect.gen(function*() {
-      const cutoff = new Date((yield* Clock.currentTimeMillis) - screenerRetentionDays * 86_400_000)
+      const cutoff = new Date((yield* Clock.currentTimeMillis) - screenerRetentionDays * dayMs)
       const purged = yield* screeners.deleteCreatedBefore(cutoff)
       yield* Effect.annotateCurrentSpan("marketing_questionnaires.purged", purged)
       return purged

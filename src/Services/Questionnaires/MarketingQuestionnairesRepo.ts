@@ -2,7 +2,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { Subscales } from "../../Domain/Questionnaires/Questionnaire.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, textArray } from "../Repository.js"
 import { now } from "../Time.js"
 import { StoredAnswers } from "./QuestionnaireResponsesRepo.js"
 
@@ -19,9 +19,6 @@ export const NewScreener = Schema.Struct({
 
 /** What the result mail says. */
 export const ScreenerMail = Schema.Struct({ email: Schema.String, severity: Schema.NullOr(Schema.String), title: Schema.String })
-
-/** A text[] parameter (node-postgres sends arrays as PostgreSQL array literals). */
-const textArray = (items: ReadonlyArray<string>) => items as Array<string>
 
 export class MarketingQuestionnairesRepo extends Effect.Service<MarketingQuestionnairesRepo>()("app/MarketingQuestionnairesRepo", {
   effect: Effect.gen(function*() {

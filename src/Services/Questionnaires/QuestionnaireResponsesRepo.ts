@@ -11,7 +11,7 @@ import { ResponseStatus } from "../../Domain/Questionnaires/Scoring.js"
 import { Access } from "../Access/Access.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, textArray } from "../Repository.js"
 
 /** Answers as stored in `answers` jsonb: question id (as text) → answer. */
 export const StoredAnswers = Schema.Record({ key: Schema.String, value: AnswerValue })
@@ -94,9 +94,6 @@ export const ResponseCriteria = Schema.Struct({
 export type ResponseCriteria = typeof ResponseCriteria.Type
 
 const ResponseLookup = Schema.Struct({ id: Schema.Number, scope: ResponseScope, lock: Schema.Boolean })
-
-/** A text[] parameter (node-postgres sends arrays as PostgreSQL array literals). */
-const textArray = (items: ReadonlyArray<string>) => items as Array<string>
 
 export class QuestionnaireResponsesRepo extends Effect.Service<QuestionnaireResponsesRepo>()("app/QuestionnaireResponsesRepo", {
   effect: Effect.gen(function*() {

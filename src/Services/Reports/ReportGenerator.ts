@@ -24,8 +24,7 @@ import {
 } from "./ReportRowsRepo.js"
 import { type ClaimedRow, failStrandedReports as failStranded, ReportsRepo } from "./ReportsRepo.js"
 import { openReportWriter, type ReportFileWriter, type Section } from "./ReportWriters.js"
-
-const dayMs = 86_400_000
+import { dayMs } from "../../Domain/Time.js"
 
 /** Why a report failed, by stage: no data, no paths, nothing personal. */
 export const failureReasons = {

@@ -5,7 +5,7 @@
  */
 import { Effect, type Option } from "effect"
 import { invalidField, notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import {
   AppointmentFilters, AppointmentList, appointmentMessages, OnCallAppointment, onCallLeadMinutes, TelephonyTokens,
   type UpdateAppointmentRequest, VideoTokens as VideoTokenPair, videoTokenTtlSeconds
@@ -15,10 +15,10 @@ import {
 } from "../../Domain/Scheduling/Scheduling.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
-import { makeTransaction } from "../Repository.js"
+import { blankToNull, makeTransaction } from "../Repository.js"
 import { now } from "../Time.js"
 import { Access, type Viewer } from "../Access/Access.js"
-import { type AppointmentCriteria, type AppointmentRow, AppointmentsRepo, blankToNull, toAppointment } from "./AppointmentsRepo.js"
+import { type AppointmentCriteria, type AppointmentRow, AppointmentsRepo, toAppointment } from "./AppointmentsRepo.js"
 import { BooksRepo } from "./BooksRepo.js"
 import { SlotsRepo } from "./SlotsRepo.js"
 import { VideoTokens } from "./VideoTokens.js"
@@ -44,10 +44,9 @@ export class Appointments extends Effect.Service<Appointments>()("app/Appointmen
 
     const list = (criteria: AppointmentCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const rows = yield* repo.page(criteria, zone, request.perPage, request.offset)
-        const count = yield* repo.count(criteria, zone)
+        const { pagination, rows } = yield* repo.list(criteria, zone, request)
         yield* Effect.annotateCurrentSpan({ "appointments.count": rows.length })
-        return AppointmentList.make({ appointments: rows.map(toAppointment), pagination: paginationOf(request, count) })
+        return AppointmentList.make({ appointments: rows.map(toAppointment), pagination })
       }).pipe(Effect.withSpan("Appointments.list"))
 
     const orNotFound = <E, R>(found: Effect.Effect<Option.Option<AppointmentRow>, E, R>) =>

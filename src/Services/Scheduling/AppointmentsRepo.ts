@@ -11,11 +11,13 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { conflict, type Conflict, invalidField, type ValidationFailed } from "../../Api/Errors.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { appointmentMessages, AppointmentSortColumn } from "../../Api/Scheduling/Appointments.js"
 import { AppointmentId, AvailableSlotId, PatientId, ProviderId } from "../../Domain/Ids.js"
 import { Appointment, AppointmentStatus, AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { Access, type Viewer } from "../Access/Access.js"
-import { orDefect } from "../Repository.js"
+import { type ListFilter, makeListPage } from "../Lists.js"
+import { blankToNull, orDefect } from "../Repository.js"
 import { likePattern, nameMatches } from "../SqlSearch.js"
 import { isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"
@@ -83,8 +85,6 @@ export const AppointmentCriteria = Schema.Struct({
 })
 export type AppointmentCriteria = typeof AppointmentCriteria.Type
 
-const Listing = Schema.Struct({ criteria: AppointmentCriteria, zone: Text })
-
 /** A booking's appointment: scheduled, holding its slot. */
 export const NewAppointment = Schema.Struct({
   patient_id: Schema.Number,
@@ -127,7 +127,6 @@ export const HistoryEntry = Schema.Struct({
 export type HistoryEntry = typeof HistoryEntry.Type
 
 const ById = Schema.Struct({ id: Schema.Number })
-const Count = Schema.Struct({ count: Schema.Int })
 const One = Schema.Struct({})
 
 const writeErrors = (error: unknown): Effect.Effect<never, Conflict | ValidationFailed> =>
@@ -146,15 +145,10 @@ const appointmentColumns = `a.id, a.patient_id, a.provider_id, a.available_slot_
 const appointmentFrom = `appointments a JOIN patients pa ON pa.id = a.patient_id
   JOIN providers p ON p.id = a.provider_id JOIN users pu ON pu.id = p.user_id`
 
-/** Text a request gave, trimmed; blank → null. */
-export const blankToNull = (s: string | null | undefined): string | null => {
-  const trimmed = s?.trim() ?? ""
-  return trimmed.length === 0 ? null : trimmed
-}
-
 export class AppointmentsRepo extends Effect.Service<AppointmentsRepo>()("app/AppointmentsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const columns = sql.literal(appointmentColumns)
     const from = sql.literal(appointmentFrom)
 
@@ -169,47 +163,42 @@ export class AppointmentsRepo extends Effect.Service<AppointmentsRepo>()("app/Ap
       created_at: sql`a.created_at`,
       updated_at: sql`a.updated_at`
     }
-    const directions = { ASC: sql`ASC`, DESC: sql`DESC` } as const
     const names = (first: string, last: string, text: string) => nameMatches(sql, first, last, text)
 
-    const whereOf = ({ criteria, zone }: typeof Listing.Type) => {
-      const clauses: Array<Statement.Fragment> = []
-      if (criteria.providerId !== undefined) clauses.push(sql`a.provider_id = ${criteria.providerId}`)
-      if (criteria.patientId !== undefined) clauses.push(sql`a.patient_id = ${criteria.patientId}`)
-      if (criteria.status != null) clauses.push(sql`a.status = ${criteria.status}`)
-      if (criteria.appointmentType != null) clauses.push(sql`a.appointment_type = ${criteria.appointmentType}`)
-      if (criteria.noShows === true) clauses.push(sql`(a.status = 'no_show' OR a.no_show)`)
-      if (criteria.startDate != null) clauses.push(sql`a.scheduled_at >= ((${criteria.startDate}::date)::timestamp AT TIME ZONE ${zone})`)
-      if (criteria.endDate != null) clauses.push(sql`a.scheduled_at < (((${criteria.endDate}::date) + 1)::timestamp AT TIME ZONE ${zone})`)
+    const filtersOf = (criteria: AppointmentCriteria, zone: string): Array<ListFilter> => {
       const patientName = blankToNull(criteria.patientName)
-      if (patientName !== null) clauses.push(names("pa.first_name", "pa.last_name", patientName))
       const providerName = blankToNull(criteria.providerName)
-      if (providerName !== null) clauses.push(names("pu.first_name", "pu.last_name", providerName))
       const search = blankToNull(criteria.search)
-      if (search !== null) {
-        clauses.push(sql`(${names("pa.first_name", "pa.last_name", search)} OR ${names("pu.first_name", "pu.last_name", search)}
-          OR a.notes ILIKE ${likePattern(search)} ESCAPE '\\')`)
-      }
-      return clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
+      return [
+        criteria.providerId !== undefined && sql`a.provider_id = ${criteria.providerId}`,
+        criteria.patientId !== undefined && sql`a.patient_id = ${criteria.patientId}`,
+        criteria.status != null && sql`a.status = ${criteria.status}`,
+        criteria.appointmentType != null && sql`a.appointment_type = ${criteria.appointmentType}`,
+        criteria.noShows === true && sql`(a.status = 'no_show' OR a.no_show)`,
+        criteria.startDate != null && sql`a.scheduled_at >= ((${criteria.startDate}::date)::timestamp AT TIME ZONE ${zone})`,
+        criteria.endDate != null && sql`a.scheduled_at < (((${criteria.endDate}::date) + 1)::timestamp AT TIME ZONE ${zone})`,
+        patientName !== null && names("pa.first_name", "pa.last_name", patientName),
+        providerName !== null && names("pu.first_name", "pu.last_name", providerName),
+        search !== null && sql`(${names("pa.first_name", "pa.last_name", search)} OR ${names("pu.first_name", "pu.last_name", search)}
+          OR a.notes ILIKE ${likePattern(search)} ESCAPE '\\')`
+      ]
     }
 
-    const findPage = SqlSchema.findAll({
-      Request: Schema.Struct({ listing: Listing, limit: Schema.Int, offset: Schema.Int }),
-      Result: AppointmentRow,
-      execute: ({ limit, listing, offset }) => {
-        const criteria = listing.criteria
-        const dir = directions[criteria.sortDir ?? (criteria.noShows === true ? "DESC" : "ASC")]
-        return sql`SELECT ${columns} FROM ${from} WHERE ${whereOf(listing)}
-          ORDER BY ${sortColumns[criteria.sortBy ?? "scheduled_at"]} ${dir} NULLS LAST, a.id ${dir}
-          LIMIT ${limit} OFFSET ${offset}`
-      }
-    })
-
-    const findCount = SqlSchema.single({
-      Request: Listing,
-      Result: Count,
-      execute: (listing) => sql`SELECT count(*)::int AS count FROM ${from} WHERE ${whereOf(listing)}`
-    })
+    /** A page of appointments in the criteria's order (no-shows newest first by default); dates are days in `zone`. */
+    const list = (criteria: AppointmentCriteria, zone: string, page: PageRequest) =>
+      listPage({
+        select: columns,
+        from,
+        row: AppointmentRow,
+        filters: filtersOf(criteria, zone),
+        sort: {
+          columns: sortColumns,
+          by: criteria.sortBy ?? "scheduled_at",
+          dir: criteria.sortDir ?? (criteria.noShows === true ? "DESC" : "ASC"),
+          id: sortColumns.id,
+          nulls: "LAST"
+        }
+      }, page)
 
     /** The appointment by id, within `condition` (a filter or an access scope); locked `FOR UPDATE` when `lock`. */
     const findWhere = (id: number, condition: Statement.Fragment, lock: boolean) =>
@@ -266,10 +255,7 @@ export class AppointmentsRepo extends Effect.Service<AppointmentsRepo>()("app/Ap
     })
 
     return {
-      /** One page of appointments, in the criteria's order; dates are days in `zone`. */
-      page: (criteria: AppointmentCriteria, zone: string, limit: number, offset: number) =>
-        orDefect(findPage({ listing: { criteria, zone }, limit, offset })),
-      count: (criteria: AppointmentCriteria, zone: string) => Effect.map(orDefect(findCount({ criteria, zone })), (row) => row.count),
+      list,
       /** The appointment, locked `FOR UPDATE` inside a transaction when `lock`. */
       findById: (id: number, lock = false) => orDefect(findWhere(id, sql`TRUE`, lock)),
       /** The appointment if it is the provider's. */

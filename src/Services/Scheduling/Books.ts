@@ -8,11 +8,11 @@
 import { Effect } from "effect"
 import { type CreateBookRequest, slotMessages, BookList } from "../../Api/Scheduling/Availability.js"
 import { conflict, invalidField } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { AuditLog } from "../AuditLog.js"
-import { makeTransaction } from "../Repository.js"
+import { blankToNull, makeTransaction } from "../Repository.js"
 import { now } from "../Time.js"
-import { AppointmentsRepo, blankToNull } from "./AppointmentsRepo.js"
+import { AppointmentsRepo } from "./AppointmentsRepo.js"
 import { type BookCriteria, BooksRepo, toBook } from "./BooksRepo.js"
 import { ReminderSchedule } from "./ReminderSchedule.js"
 import { SlotsRepo } from "./SlotsRepo.js"
@@ -31,9 +31,8 @@ export class Books extends Effect.Service<Books>()("app/Books", {
 
     const list = (criteria: BookCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const rows = yield* repo.page(criteria, request.perPage, request.offset)
-        const count = yield* repo.count(criteria)
-        return BookList.make({ books: rows.map(toBook), pagination: paginationOf(request, count) })
+        const { pagination, rows } = yield* repo.list(criteria, request)
+        return BookList.make({ books: rows.map(toBook), pagination })
       }).pipe(Effect.withSpan("Books.list"))
 
     /** Why a slot could not be taken: read only after the conditional update took nothing. */

@@ -3,12 +3,14 @@
  * are defects except the unique index `books_confirmed_slot_key` (a slot is booked at most once at
  * a time), which a second concurrent booking meets: 409.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { conflict, type Conflict } from "../../Api/Errors.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { slotMessages } from "../../Api/Scheduling/Availability.js"
 import { AppointmentId, AvailableSlotId, BookId, PatientId } from "../../Domain/Ids.js"
 import { AppointmentType, Book, BookStatus } from "../../Domain/Scheduling/Scheduling.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"
@@ -47,8 +49,6 @@ export const NewBook = Schema.Struct({
 })
 export type NewBook = typeof NewBook.Type
 
-const Count = Schema.Struct({ count: Schema.Int })
-
 const insertErrors = (error: unknown): Effect.Effect<never, Conflict> =>
   isUniqueViolation(error, "books_confirmed_slot_key") ? Effect.fail(conflict(slotMessages.booked)) : Effect.die(error)
 
@@ -58,28 +58,22 @@ const bookColumns = `b.id, b.available_slot_id, b.patient_id, b.appointment_type
 export class BooksRepo extends Effect.Service<BooksRepo>()("app/BooksRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const columns = sql.literal(bookColumns)
 
-    const whereOf = (criteria: BookCriteria) => {
-      const clauses: Array<Statement.Fragment> = []
-      if (criteria.patientId !== undefined) clauses.push(sql`b.patient_id = ${criteria.patientId}`)
-      if (criteria.slotId !== undefined) clauses.push(sql`b.available_slot_id = ${criteria.slotId}`)
-      return clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
-    }
-
-    const findPage = SqlSchema.findAll({
-      Request: Schema.Struct({ criteria: BookCriteria, limit: Schema.Int, offset: Schema.Int }),
-      Result: BookRow,
-      execute: ({ criteria, limit, offset }) =>
-        sql`SELECT ${columns} FROM books b WHERE ${whereOf(criteria)}
-          ORDER BY b.created_at DESC, b.id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const findCount = SqlSchema.single({
-      Request: BookCriteria,
-      Result: Count,
-      execute: (criteria) => sql`SELECT count(*)::int AS count FROM books b WHERE ${whereOf(criteria)}`
-    })
+    const byCreated = { created_at: sql`b.created_at` }
+    /** A page of books, newest first. */
+    const list = (criteria: BookCriteria, page: PageRequest) =>
+      listPage({
+        select: columns,
+        from: sql`books b`,
+        row: BookRow,
+        filters: [
+          criteria.patientId !== undefined && sql`b.patient_id = ${criteria.patientId}`,
+          criteria.slotId !== undefined && sql`b.available_slot_id = ${criteria.slotId}`
+        ],
+        sort: { columns: byCreated, by: "created_at", dir: "DESC", id: sql`b.id` }
+      }, page)
 
     const findById = SqlSchema.single({
       Request: Schema.Number,
@@ -101,9 +95,7 @@ export class BooksRepo extends Effect.Service<BooksRepo>()("app/BooksRepo", {
     })
 
     return {
-      /** One page of books, newest first. */
-      page: (criteria: BookCriteria, limit: number, offset: number) => orDefect(findPage({ criteria, limit, offset })),
-      count: (criteria: BookCriteria) => Effect.map(orDefect(findCount(criteria)), (row) => row.count),
+      list,
       /** A book known to exist (a defect otherwise). */
       get: (id: number) => orDefect(findById(id)),
       /** A confirmed book; the slot's second confirmed book is a 409. */

@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import { type Forbidden, forbidden, invalidField, messages, type NotFound, notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { type CreateReminderRequest, CreatedReminders, ReminderList, reminderMessages } from "../../Api/Scheduling/Reminders.js"
 import type { Caller } from "../../Api/Security.js"
 import { everyDayChannels, remindableStatuses, type ReminderChannel } from "../../Domain/Scheduling/Reminders.js"
@@ -110,9 +110,8 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
         if (appointmentId !== undefined) yield* appointmentFor(caller, appointmentId)
         // Only the reminders of appointments the caller may see (`Access.scope.appointments`).
         const at = yield* now
-        const rows = yield* repo.page(caller, at, appointmentId ?? null, request.perPage, request.offset)
-        const count = yield* repo.count(caller, at, appointmentId ?? null)
-        return ReminderList.make({ appointment_reminders: rows.map(toReminder), pagination: paginationOf(request, count) })
+        const { pagination, rows } = yield* repo.list(caller, at, appointmentId ?? null, request)
+        return ReminderList.make({ appointment_reminders: rows.map(toReminder), pagination })
       }).pipe(Effect.withSpan("Reminders.list"))
 
     const show = (caller: Caller, id: number) =>

@@ -6,12 +6,14 @@
  * module's scope (`Access.scope.appointments`), applied here. The reads and the removal of push
  * devices (`user_devices`) stay here until the accounts area has a repository of its own.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { AppointmentId, AppointmentReminderId } from "../../Domain/Ids.js"
 import { AppointmentReminder, type DeliveryReport, DeliveryStatus, ReminderStatus } from "../../Domain/Scheduling/Reminders.js"
 import { Access, type Viewer } from "../Access/Access.js"
 import { staleCutoff } from "../HeartbeatsRepo.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 import { now } from "../Time.js"
 
@@ -120,7 +122,6 @@ export type SendOutcome = typeof SendOutcome.Type
 
 const Device = Schema.Struct({ id: Schema.Number, token: Text })
 const Moved = Schema.Struct({ id: AppointmentReminderId, send_at: Timestamp })
-const Count = Schema.Struct({ count: Schema.Int })
 const Claim = Schema.Struct({ id: Schema.Number, claimedBy: Text })
 
 /** One pending send job per reminder: enqueueing again (a reschedule) moves it; cancelling removes it. */
@@ -215,6 +216,7 @@ export const failStrandedReminders = (staleAfterSeconds: number) =>
 export class RemindersRepo extends Effect.Service<RemindersRepo>()("app/RemindersRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const columns = sql.literal(reminderColumns)
     const withPatient = sql.literal(`appointment_reminders r JOIN appointments a ON a.id = r.appointment_id
       JOIN patients pa ON pa.id = a.patient_id`)
@@ -245,26 +247,17 @@ export class RemindersRepo extends Effect.Service<RemindersRepo>()("app/Reminder
       execute: (id) => sql`SELECT ${columns}, pa.user_id AS patient_user_id FROM ${withPatient} WHERE r.id = ${id}`
     })
 
-    const Listing = Schema.Struct({ appointmentId: Schema.NullOr(Schema.Number) })
-    const whereOf = (viewer: Viewer, at: Date, appointmentId: number | null) => {
-      const clauses: Array<Statement.Fragment> = [Access.scope.appointments(sql, viewer, at)]
-      if (appointmentId !== null) clauses.push(sql`r.appointment_id = ${appointmentId}`)
-      return sql.and(clauses)
-    }
-    const findPage = (viewer: Viewer, at: Date) =>
-      SqlSchema.findAll({
-        Request: Schema.Struct({ listing: Listing, limit: Schema.Int, offset: Schema.Int }),
-        Result: ReminderRow,
-        execute: ({ limit, listing, offset }) =>
-          sql`SELECT ${columns} FROM ${withPatient} WHERE ${whereOf(viewer, at, listing.appointmentId)}
-            ORDER BY r.send_at, r.id LIMIT ${limit} OFFSET ${offset}`
-      })
-    const findCount = (viewer: Viewer, at: Date) =>
-      SqlSchema.single({
-        Request: Listing,
-        Result: Count,
-        execute: ({ appointmentId }) => sql`SELECT count(*)::int AS count FROM ${withPatient} WHERE ${whereOf(viewer, at, appointmentId)}`
-      })
+    const bySendAt = { send_at: sql`r.send_at` }
+    /** A page of the reminders of appointments the viewer may see (`Access.scope.appointments`), by send time. */
+    const list = (viewer: Viewer, at: Date, appointmentId: number | null, page: PageRequest) =>
+      listPage({
+        select: columns,
+        from: withPatient,
+        row: ReminderRow,
+        scope: Access.scope.appointments(sql, viewer, at),
+        filters: [appointmentId !== null && sql`r.appointment_id = ${appointmentId}`],
+        sort: { columns: bySendAt, by: "send_at", dir: "ASC", id: sql`r.id` }
+      }, page)
 
     const cancelPendingOf = SqlSchema.findAll({
       Request: Schema.Struct({ appointmentId: Schema.Number, reason: Text, at: Timestamp }),
@@ -363,10 +356,7 @@ export class RemindersRepo extends Effect.Service<RemindersRepo>()("app/Reminder
       /** The reminder with its patient's account; none for an unknown id. */
       findWithPatient: (id: number) => Effect.map(orDefect(findWithPatient(id)), Option.getOrUndefined),
       /** One page of the reminders the viewer may see at `at` (of one appointment, or all), by send time. */
-      page: (viewer: Viewer, at: Date, appointmentId: number | null, limit: number, offset: number) =>
-        orDefect(findPage(viewer, at)({ listing: { appointmentId }, limit, offset })),
-      count: (viewer: Viewer, at: Date, appointmentId: number | null) =>
-        Effect.map(orDefect(findCount(viewer, at)({ appointmentId })), (row) => row.count),
+      list,
       /** Cancels the appointment's reminders not yet being sent; their ids. */
       cancelPendingOf: (appointmentId: number, reason: string) =>
         Effect.flatMap(now, (at) => cancelPendingOf({ appointmentId, reason, at })).pipe(

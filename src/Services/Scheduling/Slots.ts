@@ -9,7 +9,7 @@ import {
   type UpdateSlotRequest
 } from "../../Api/Scheduling/Availability.js"
 import { conflict, invalid, type FieldMessages, notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import type { AvailableSlotId } from "../../Domain/Ids.js"
 import { laterOccurrences, parseRule, recurrenceHorizonDays, type Rule, ruleOfPattern } from "../../Domain/Scheduling/Recurrence.js"
 import { AppConfig } from "../AppConfig.js"
@@ -17,11 +17,10 @@ import { AuditLog } from "../AuditLog.js"
 import { makeTransaction } from "../Repository.js"
 import { now } from "../Time.js"
 import { type NewSlot, type SlotCriteria, SlotsRepo, type SlotSearch, toSlot } from "./SlotsRepo.js"
+import { dayMs } from "../../Domain/Time.js"
 
 export type { SlotCriteria, SlotSearch } from "./SlotsRepo.js"
 export { maxSearchResults } from "./SlotsRepo.js"
-
-const dayMs = 86_400_000
 
 export class Slots extends Effect.Service<Slots>()("app/Slots", {
   dependencies: [SlotsRepo.Default],
@@ -37,9 +36,8 @@ export class Slots extends Effect.Service<Slots>()("app/Slots", {
 
     const list = (criteria: SlotCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const rows = yield* repo.page(criteria, zone, request.perPage, request.offset)
-        const count = yield* repo.count(criteria, zone)
-        return SlotList.make({ available_slots: rows.map(toSlot), pagination: paginationOf(request, count) })
+        const { pagination, rows } = yield* repo.list(criteria, zone, request)
+        return SlotList.make({ available_slots: rows.map(toSlot), pagination })
       }).pipe(Effect.withSpan("Slots.list"))
 
     const search = (criteria: SlotSearch) =>

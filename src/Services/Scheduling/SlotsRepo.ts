@@ -15,9 +15,11 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
 import { conflict, invalid, type Conflict, type ValidationFailed } from "../../Api/Errors.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { slotMessages } from "../../Api/Scheduling/Availability.js"
 import { AvailableSlotId, ProviderId } from "../../Domain/Ids.js"
 import { AppointmentType, AvailableSlot, PersonName, RecurrencePattern } from "../../Domain/Scheduling/Scheduling.js"
+import { type ListFilter, makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 import { isCheckViolation, isDeadlock, isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"
@@ -137,7 +139,6 @@ export const SeriesRow = Schema.Struct({
 export type SeriesRow = typeof SeriesRow.Type
 
 const IdRow = Schema.Struct({ id: Schema.Number })
-const Count = Schema.Struct({ count: Schema.Int })
 const ById = Schema.Struct({ id: Schema.Number })
 const ByIdAt = Schema.Struct({ id: Schema.Number, at: Timestamp })
 const Owner = Schema.Struct({ id: AvailableSlotId, provider_id: ProviderId })
@@ -172,6 +173,7 @@ export const maxSearchResults = 500
 export class SlotsRepo extends Effect.Service<SlotsRepo>()("app/SlotsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const columns = sql.literal(slotColumns)
     const from = sql.literal(slotFrom)
 
@@ -180,28 +182,23 @@ export class SlotsRepo extends Effect.Service<SlotsRepo>()("app/SlotsRepo", {
     const dayEnd = (date: Statement.Fragment, zone: string) => sql`(((${date}) + 1)::timestamp AT TIME ZONE ${zone})`
     const day = (date: string) => sql`${date}::date`
 
-    const Listing = Schema.Struct({ criteria: SlotCriteria, zone: Text })
-    const whereOf = ({ criteria, zone }: typeof Listing.Type) => {
-      const clauses: Array<Statement.Fragment> = []
-      if (criteria.providerId !== undefined) clauses.push(sql`s.provider_id = ${criteria.providerId}`)
-      if (criteria.startDate !== undefined) clauses.push(sql`s.start_time >= ${dayStart(day(criteria.startDate), zone)}`)
-      if (criteria.endDate !== undefined) clauses.push(sql`s.start_time < ${dayEnd(day(criteria.endDate), zone)}`)
-      if (criteria.available !== undefined) clauses.push(sql`s.available = ${criteria.available}`)
-      return clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
-    }
+    const filtersOf = (criteria: SlotCriteria, zone: string): Array<ListFilter> => [
+      criteria.providerId !== undefined && sql`s.provider_id = ${criteria.providerId}`,
+      criteria.startDate !== undefined && sql`s.start_time >= ${dayStart(day(criteria.startDate), zone)}`,
+      criteria.endDate !== undefined && sql`s.start_time < ${dayEnd(day(criteria.endDate), zone)}`,
+      criteria.available !== undefined && sql`s.available = ${criteria.available}`
+    ]
+    const byStart = { start_time: sql`s.start_time` }
 
-    const findPage = SqlSchema.findAll({
-      Request: Schema.Struct({ listing: Listing, limit: Schema.Int, offset: Schema.Int }),
-      Result: SlotRow,
-      execute: ({ limit, listing, offset }) =>
-        sql`SELECT ${columns} FROM ${from} WHERE ${whereOf(listing)} ORDER BY s.start_time, s.id LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const findCount = SqlSchema.single({
-      Request: Listing,
-      Result: Count,
-      execute: (listing) => sql`SELECT count(*)::int AS count FROM available_slots s WHERE ${whereOf(listing)}`
-    })
+    /** A page of slots by start time; dates are days in `zone`. */
+    const list = (criteria: SlotCriteria, zone: string, page: PageRequest) =>
+      listPage({
+        select: columns,
+        from,
+        row: SlotRow,
+        filters: filtersOf(criteria, zone),
+        sort: { columns: byStart, by: "start_time", dir: "ASC", id: sql`s.id` }
+      }, page)
 
     const findFree = SqlSchema.findAll({
       Request: Schema.Struct({ search: SlotSearch, at: Timestamp, zone: Text }),
@@ -312,9 +309,7 @@ export class SlotsRepo extends Effect.Service<SlotsRepo>()("app/SlotsRepo", {
 
     return {
       /** One page of slots by start time; dates are days in `zone`. */
-      page: (criteria: SlotCriteria, zone: string, limit: number, offset: number) =>
-        orDefect(findPage({ listing: { criteria, zone }, limit, offset })),
-      count: (criteria: SlotCriteria, zone: string) => Effect.map(orDefect(findCount({ criteria, zone })), (row) => row.count),
+      list,
       /** Free future slots of one day in `zone` (at most `maxSearchResults`), by start time. */
       searchFree: (search: SlotSearch, at: Date, zone: string) => orDefect(findFree({ search, at, zone })),
       findById: (id: number) => orDefect(findById({ id })),

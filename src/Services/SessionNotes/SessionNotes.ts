@@ -8,7 +8,7 @@
  */
 import { Effect, Option } from "effect"
 import { type FieldMessages, invalid, invalidField, notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import {
   type ContentInput, type NewSessionNote, type SessionNoteChanges, SessionNoteFilters, SessionNoteList, sessionNoteMessages
 } from "../../Api/SessionNotes/SessionNotes.js"
@@ -20,9 +20,9 @@ import {
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Access, canEditNote, isAdmin, isNoteProvider, isNoteSupervisor, type Viewer } from "../Access/Access.js"
-import { makeTransaction } from "../Repository.js"
+import { blankToNull, makeTransaction } from "../Repository.js"
 import { AddendaRepo, type AddendumRow } from "./AddendaRepo.js"
-import { blankToNull, type NoteCriteria, type NoteRow, SessionNotesRepo, type SignOffWithImage, toNote, toSupervisorNote } from "./SessionNotesRepo.js"
+import { type NoteCriteria, type NoteRow, SessionNotesRepo, type SignOffWithImage, toNote, toSupervisorNote } from "./SessionNotesRepo.js"
 import { sha256Hex, Signatures } from "./Signatures.js"
 import { SignOffsRepo } from "./SignOffsRepo.js"
 
@@ -91,10 +91,9 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
       make: (row: NoteRow, addendums: ReadonlyArray<AddendumRow>, signOffs: ReadonlyArray<SignOffWithImage>) => A
     ) =>
       Effect.gen(function*() {
-        const rows = yield* notes.page(viewer, criteria, zone, request.perPage, request.offset)
-        const count = yield* notes.count(viewer, criteria, zone)
+        const { pagination, rows } = yield* notes.list(viewer, criteria, zone, request)
         yield* recordReads(viewer, rows.map((r) => r.id))
-        return { items: yield* represent(rows, make), pagination: paginationOf(request, count) }
+        return { items: yield* represent(rows, make), pagination }
       })
 
     // ---- clinic ----------------------------------------------------------------------------

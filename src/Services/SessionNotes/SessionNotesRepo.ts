@@ -10,6 +10,7 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { invalidField } from "../../Api/Errors.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { SessionNoteSortColumn } from "../../Api/SessionNotes/SessionNotes.js"
 import { PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import {
@@ -17,7 +18,8 @@ import {
   SupervisionStatus, SupervisorSessionNote
 } from "../../Domain/SessionNotes/SessionNote.js"
 import { Access, type Viewer } from "../Access/Access.js"
-import { orDefect } from "../Repository.js"
+import { type ListFilter, makeListPage } from "../Lists.js"
+import { blankToNull, orDefect } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { nameMatches } from "../SqlSearch.js"
 import { now } from "../Time.js"
@@ -74,7 +76,6 @@ export const NoteCriteria = Schema.Struct({
 })
 export type NoteCriteria = typeof NoteCriteria.Type
 
-const Listing = Schema.Struct({ criteria: NoteCriteria, zone: Text })
 
 /** The appointment a new note is written for, with its provider's account and supervisor. */
 export const NoteAppointment = Schema.Struct({
@@ -124,7 +125,6 @@ export const NoteVersion = Schema.Struct({ session_note_id: Schema.Number, conte
 export type NoteVersion = typeof NoteVersion.Type
 
 const ById = Schema.Struct({ id: Schema.Number })
-const Count = Schema.Struct({ count: Schema.Int })
 
 const noteColumns = `n.id, n.patient_id, n.provider_id, n.appointment_id, n.content, n.content_sha256, n.status,
   n.supervision_required, n.supervisor_id, n.supervision_status, n.supervision_notes, n.locked_at, n.created_at, n.updated_at,
@@ -137,18 +137,12 @@ const noteFrom = `session_notes n JOIN patients pa ON pa.id = n.patient_id
   JOIN appointments a ON a.id = n.appointment_id
   LEFT JOIN providers s ON s.id = n.supervisor_id`
 
-/** Text a request gave, trimmed; blank → null. */
-export const blankToNull = (s: string | null | undefined): string | null => {
-  const trimmed = s?.trim() ?? ""
-  return trimmed.length === 0 ? null : trimmed
-}
-
 export class SessionNotesRepo extends Effect.Service<SessionNotesRepo>()("app/SessionNotesRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const columns = sql.literal(noteColumns)
     const from = sql.literal(noteFrom)
-    const directions = { ASC: sql`ASC`, DESC: sql`DESC` } as const
     const sortColumns: Record<SessionNoteSortColumn, Statement.Fragment> = {
       id: sql`n.id`,
       status: sql`n.status`,
@@ -161,44 +155,36 @@ export class SessionNotesRepo extends Effect.Service<SessionNotesRepo>()("app/Se
     /** The notes a caller may read (Access's rule). */
     const visibleTo = (viewer: Viewer) => Access.scope.sessionNotes(sql, viewer)
 
-    const whereOf = (viewer: Viewer, { criteria, zone }: typeof Listing.Type) => {
-      const clauses: Array<Statement.Fragment> = [visibleTo(viewer)]
-      if (criteria.patientId !== undefined) clauses.push(sql`n.patient_id = ${criteria.patientId}`)
-      if (criteria.providerId !== undefined) clauses.push(sql`n.provider_id = ${criteria.providerId}`)
-      if (criteria.supervisorId !== undefined) clauses.push(sql`n.supervisor_id = ${criteria.supervisorId}`)
-      if (criteria.supervisedOnly === true) clauses.push(sql`n.supervisor_id IS NOT NULL`)
-      if (criteria.statuses !== undefined && criteria.statuses.length > 0) clauses.push(sql`n.status IN ${sql.in(criteria.statuses)}`)
-      if (criteria.appointmentType != null) clauses.push(sql`a.appointment_type = ${criteria.appointmentType}`)
-      if (criteria.startDate != null) clauses.push(sql`a.scheduled_at >= ((${criteria.startDate}::date)::timestamp AT TIME ZONE ${zone})`)
-      if (criteria.endDate != null) clauses.push(sql`a.scheduled_at < (((${criteria.endDate}::date) + 1)::timestamp AT TIME ZONE ${zone})`)
+    const filtersOf = (criteria: NoteCriteria, zone: string): Array<ListFilter> => {
       const patientName = blankToNull(criteria.patientName)
-      if (patientName !== null) clauses.push(nameMatches(sql, "pa.first_name", "pa.last_name", patientName))
       const providerName = blankToNull(criteria.providerName)
-      if (providerName !== null) clauses.push(nameMatches(sql, "pu.first_name", "pu.last_name", providerName))
       const search = blankToNull(criteria.search)
-      if (search !== null) {
-        clauses.push(sql`(${nameMatches(sql, "pa.first_name", "pa.last_name", search)} OR ${nameMatches(sql, "pu.first_name", "pu.last_name", search)})`)
-      }
-      return sql.and(clauses)
+      return [
+        criteria.patientId !== undefined && sql`n.patient_id = ${criteria.patientId}`,
+        criteria.providerId !== undefined && sql`n.provider_id = ${criteria.providerId}`,
+        criteria.supervisorId !== undefined && sql`n.supervisor_id = ${criteria.supervisorId}`,
+        criteria.supervisedOnly === true && sql`n.supervisor_id IS NOT NULL`,
+        criteria.statuses !== undefined && criteria.statuses.length > 0 && sql`n.status IN ${sql.in(criteria.statuses)}`,
+        criteria.appointmentType != null && sql`a.appointment_type = ${criteria.appointmentType}`,
+        criteria.startDate != null && sql`a.scheduled_at >= ((${criteria.startDate}::date)::timestamp AT TIME ZONE ${zone})`,
+        criteria.endDate != null && sql`a.scheduled_at < (((${criteria.endDate}::date) + 1)::timestamp AT TIME ZONE ${zone})`,
+        patientName !== null && nameMatches(sql, "pa.first_name", "pa.last_name", patientName),
+        providerName !== null && nameMatches(sql, "pu.first_name", "pu.last_name", providerName),
+        search !== null &&
+          sql`(${nameMatches(sql, "pa.first_name", "pa.last_name", search)} OR ${nameMatches(sql, "pu.first_name", "pu.last_name", search)})`
+      ]
     }
 
-    const findPage = (viewer: Viewer) =>
-      SqlSchema.findAll({
-        Request: Schema.Struct({ listing: Listing, limit: Schema.Int, offset: Schema.Int }),
-        Result: NoteRow,
-        execute: ({ limit, listing, offset }) => {
-          const dir = directions[listing.criteria.sortDir ?? "DESC"]
-          return sql`SELECT ${columns} FROM ${from} WHERE ${whereOf(viewer, listing)}
-            ORDER BY ${sortColumns[listing.criteria.sortBy ?? "created_at"]} ${dir}, n.id ${dir} LIMIT ${limit} OFFSET ${offset}`
-        }
-      })
-
-    const findCount = (viewer: Viewer) =>
-      SqlSchema.single({
-        Request: Listing,
-        Result: Count,
-        execute: (listing) => sql`SELECT count(*)::int AS count FROM ${from} WHERE ${whereOf(viewer, listing)}`
-      })
+    /** A page of the notes the viewer may read, in the criteria's order (newest first by default); dates are days in `zone`. */
+    const list = (viewer: Viewer, criteria: NoteCriteria, zone: string, page: PageRequest) =>
+      listPage({
+        select: columns,
+        from,
+        row: NoteRow,
+        scope: visibleTo(viewer),
+        filters: filtersOf(criteria, zone),
+        sort: { columns: sortColumns, by: criteria.sortBy ?? "created_at", dir: criteria.sortDir ?? "DESC", id: sortColumns.id }
+      }, page)
 
     const findVisible = (viewer: Viewer, lock: boolean) =>
       SqlSchema.findOne({
@@ -289,11 +275,7 @@ export class SessionNotesRepo extends Effect.Service<SessionNotesRepo>()("app/Se
     })
 
     return {
-      /** One page of the notes the viewer may read, in the criteria's order; dates are days in `zone`. */
-      page: (viewer: Viewer, criteria: NoteCriteria, zone: string, limit: number, offset: number) =>
-        orDefect(findPage(viewer)({ listing: { criteria, zone }, limit, offset })),
-      count: (viewer: Viewer, criteria: NoteCriteria, zone: string) =>
-        Effect.map(orDefect(findCount(viewer)({ criteria, zone })), (row) => row.count),
+      list,
       /** The note if the viewer may read it; locked `FOR UPDATE` inside a transaction when `lock`. */
       findVisible: (viewer: Viewer, id: number, lock: boolean) => orDefect(findVisible(viewer, lock)({ id })),
       /** The patient's latest note the viewer may read. */

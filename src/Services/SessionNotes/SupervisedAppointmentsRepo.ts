@@ -3,10 +3,12 @@
  * have a supervisor, or whose note was written under supervision, with their note's id, status and
  * supervision status. Rows are decoded with schemas; SQL errors are defects.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { AppointmentStatus } from "../../Domain/Scheduling/Scheduling.js"
 import { SessionNoteStatus, SupervisionStatus } from "../../Domain/SessionNotes/SessionNote.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 
 const Timestamp = Schema.DateFromSelf
@@ -39,36 +41,30 @@ const columns = `a.id, a.patient_id, a.provider_id, COALESCE(n.supervisor_id, p.
   a.status, n.supervision_status, n.supervision_notes, n.id AS note_id, n.status AS note_status, a.created_at, a.updated_at`
 const from = `appointments a JOIN providers p ON p.id = a.provider_id LEFT JOIN session_notes n ON n.appointment_id = a.id`
 
-const Count = Schema.Struct({ count: Schema.Int })
-
 export class SupervisedAppointmentsRepo extends Effect.Service<SupervisedAppointmentsRepo>()("app/SupervisedAppointmentsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const cols = sql.literal(columns)
     const source = sql.literal(from)
     const supervised = sql`COALESCE(n.supervisor_id, p.supervisor_id) IS NOT NULL`
 
-    const whereOf = (criteria: SupervisedAppointmentCriteria) => {
-      const clauses: Array<Statement.Fragment> = [supervised]
-      if (criteria.supervisorId !== undefined) clauses.push(sql`COALESCE(n.supervisor_id, p.supervisor_id) = ${criteria.supervisorId}`)
-      if (criteria.providerId !== undefined) clauses.push(sql`a.provider_id = ${criteria.providerId}`)
-      if (criteria.status !== undefined) clauses.push(sql`a.status = ${criteria.status}`)
-      if (criteria.supervisionStatus !== undefined) clauses.push(sql`n.supervision_status = ${criteria.supervisionStatus}`)
-      return sql.and(clauses)
-    }
-
-    const findPage = SqlSchema.findAll({
-      Request: Schema.Struct({ criteria: SupervisedAppointmentCriteria, limit: Schema.Int, offset: Schema.Int }),
-      Result: SupervisedAppointmentRow,
-      execute: ({ criteria, limit, offset }) =>
-        sql`SELECT ${cols} FROM ${source} WHERE ${whereOf(criteria)} ORDER BY a.scheduled_at, a.id LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const findCount = SqlSchema.single({
-      Request: SupervisedAppointmentCriteria,
-      Result: Count,
-      execute: (criteria) => sql`SELECT count(*)::int AS count FROM ${source} WHERE ${whereOf(criteria)}`
-    })
+    const byTime = { scheduled_at: sql`a.scheduled_at` }
+    /** A page of supervised appointments, by time. */
+    const list = (criteria: SupervisedAppointmentCriteria, page: PageRequest) =>
+      listPage({
+        select: cols,
+        from: source,
+        row: SupervisedAppointmentRow,
+        scope: supervised,
+        filters: [
+          criteria.supervisorId !== undefined && sql`COALESCE(n.supervisor_id, p.supervisor_id) = ${criteria.supervisorId}`,
+          criteria.providerId !== undefined && sql`a.provider_id = ${criteria.providerId}`,
+          criteria.status !== undefined && sql`a.status = ${criteria.status}`,
+          criteria.supervisionStatus !== undefined && sql`n.supervision_status = ${criteria.supervisionStatus}`
+        ],
+        sort: { columns: byTime, by: "scheduled_at", dir: "ASC", id: sql`a.id` }
+      }, page)
 
     const findOne = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.Number }),
@@ -77,9 +73,7 @@ export class SupervisedAppointmentsRepo extends Effect.Service<SupervisedAppoint
     })
 
     return {
-      /** One page of supervised appointments, by time. */
-      page: (criteria: SupervisedAppointmentCriteria, limit: number, offset: number) => orDefect(findPage({ criteria, limit, offset })),
-      count: (criteria: SupervisedAppointmentCriteria) => Effect.map(orDefect(findCount(criteria)), (row) => row.count),
+      list,
       /** The appointment if it is supervised. */
       findById: (id: number) => orDefect(findOne({ id }))
     } as const

@@ -5,7 +5,7 @@
  */
 import { Effect, Option } from "effect"
 import { notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { SupervisorAppointmentList } from "../../Api/SessionNotes/SessionNotes.js"
 import { SupervisorAppointment } from "../../Domain/SessionNotes/SessionNote.js"
 import { type SupervisedAppointmentCriteria, type SupervisedAppointmentRow as Row, SupervisedAppointmentsRepo } from "./SupervisedAppointmentsRepo.js"
@@ -33,9 +33,8 @@ export class SupervisedAppointments extends Effect.Service<SupervisedAppointment
 
     const list = (criteria: SupervisedAppointmentCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const rows = yield* repo.page(criteria, request.perPage, request.offset)
-        const count = yield* repo.count(criteria)
-        return SupervisorAppointmentList.make({ appointments: rows.map(toAppointment), pagination: paginationOf(request, count) }, true)
+        const { pagination, rows } = yield* repo.list(criteria, request)
+        return SupervisorAppointmentList.make({ appointments: rows.map(toAppointment), pagination }, true)
       }).pipe(Effect.withSpan("SupervisedAppointments.list"))
 
     const show = (id: number) =>

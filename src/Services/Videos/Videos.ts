@@ -4,7 +4,7 @@
  */
 import { Effect, Option } from "effect"
 import { forbidden, invalid, invalidField, messages, notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import type { Caller } from "../../Api/Security.js"
 import type { CreateVideoRequest, UpdateVideoRequest } from "../../Api/Videos/Videos.js"
 import type { VideoId } from "../../Domain/Ids.js"
@@ -121,9 +121,8 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
       Effect.gen(function*() {
         yield* parentNamesPatient(caller, filters.patientId)
         const viewer = yield* viewerOf(caller)
-        const rows = yield* repo.page(viewer, filters, request.perPage, request.offset)
-        const count = yield* repo.count(viewer, filters)
-        return { videos: yield* shown(viewer, rows), pagination: paginationOf(request, count) }
+        const { pagination, rows } = yield* repo.list(viewer, filters, request)
+        return { videos: yield* shown(viewer, rows), pagination }
       }).pipe(Effect.withSpan("Videos.list"))
 
     const create = (caller: Caller, input: CreateVideoRequest["video"]) =>

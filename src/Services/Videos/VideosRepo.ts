@@ -7,12 +7,14 @@
  * applied here. The existence checks on `providers` and `appointments` a video's
  * references need stay here until those areas' repositories offer the same lookups.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import type { PageRequest } from "../../Api/Pagination.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { AppointmentId, PatientId, ProviderId, UserId, VideoId } from "../../Domain/Ids.js"
 import { linkLifetimeSeconds, Video, VideoCategory, VideoStatus } from "../../Domain/Videos/Video.js"
 import { Access, type ProviderViewer } from "../Access/Access.js"
 import type { ObjectStoreShape } from "../ObjectStore.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 import { now } from "../Time.js"
 
@@ -131,7 +133,6 @@ const returnedColumns = columnNames.join(", ")
 
 const ById = Schema.Struct({ id: Schema.Number })
 const Returned = Schema.Struct({ id: Schema.Number })
-const Count = Schema.Struct({ count: Schema.Int })
 const Exists = Schema.Struct({ exists: Schema.Boolean })
 const Parties = Schema.Struct({ patient_id: Schema.Number, provider_id: Schema.Number })
 const Claimed = Schema.Struct({ size_bytes: Schema.NullOr(Bigint), content_type: NullText })
@@ -142,6 +143,7 @@ const Guard = Schema.Struct({ id: Schema.Number, uploadId: Schema.NullOr(Schema.
 export class VideosRepo extends Effect.Service<VideosRepo>()("app/VideosRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const columns = sql.literal(videoColumns)
     const returned = sql.literal(returnedColumns)
 
@@ -156,30 +158,23 @@ export class VideosRepo extends Effect.Service<VideosRepo>()("app/VideosRepo", {
             FROM videos v WHERE v.id = ${r.id} AND v.status <> 'deleted'`
       })({ id })
 
-    const whereOf = (viewer: ProviderViewer, at: Date, filters: VideoFilters): Statement.Fragment => {
-      const clauses: Array<Statement.Fragment> = [sql`v.status <> 'deleted'`, Access.scope.videos.readable(sql, viewer, at)]
-      if (filters.category !== undefined) clauses.push(sql`v.category = ${filters.category}`)
-      if (filters.status !== undefined) clauses.push(sql`v.status = ${filters.status}`)
-      if (filters.patientId !== undefined) clauses.push(sql`v.patient_id = ${filters.patientId}`)
-      if (filters.providerId !== undefined) clauses.push(sql`v.provider_id = ${filters.providerId}`)
-      return sql.and(clauses)
-    }
-
-    const findPage = (viewer: ProviderViewer, at: Date) =>
-      SqlSchema.findAll({
-        Request: Schema.Struct({ filters: VideoFilters, limit: Schema.Int, offset: Schema.Int }),
-        Result: VideoRow,
-        execute: ({ filters, limit, offset }) =>
-          sql`SELECT ${columns} FROM videos v WHERE ${whereOf(viewer, at, filters)}
-            ORDER BY v.created_at DESC, v.id DESC LIMIT ${limit} OFFSET ${offset}`
-      })
-
-    const findCount = (viewer: ProviderViewer, at: Date) =>
-      SqlSchema.single({
-        Request: VideoFilters,
-        Result: Count,
-        execute: (filters) => sql`SELECT count(*)::int AS count FROM videos v WHERE ${whereOf(viewer, at, filters)}`
-      })
+    const byCreated = { created_at: sql`v.created_at` }
+    /** A page of the videos the viewer may read, newest first. */
+    const list = (viewer: ProviderViewer, filters: VideoFilters, page: PageRequest) =>
+      Effect.flatMap(now, (at) =>
+        listPage({
+          select: columns,
+          from: sql`videos v`,
+          row: VideoRow,
+          scope: sql.and([sql`v.status <> 'deleted'`, Access.scope.videos.readable(sql, viewer, at)]),
+          filters: [
+            filters.category !== undefined && sql`v.category = ${filters.category}`,
+            filters.status !== undefined && sql`v.status = ${filters.status}`,
+            filters.patientId !== undefined && sql`v.patient_id = ${filters.patientId}`,
+            filters.providerId !== undefined && sql`v.provider_id = ${filters.providerId}`
+          ],
+          sort: { columns: byCreated, by: "created_at", dir: "DESC", id: sql`v.id` }
+        }, page))
 
     const findProvider = SqlSchema.single({
       Request: ById,
@@ -350,10 +345,7 @@ export class VideosRepo extends Effect.Service<VideosRepo>()("app/VideosRepo", {
       /** The video unless deleted, with whether the viewer may read and write it. */
       findWithRights: (viewer: ProviderViewer, id: number) => orDefect(Effect.flatMap(now, (at) => findWithRights(viewer, at, id))),
       /** One page of the videos the viewer may read, newest first. */
-      page: (viewer: ProviderViewer, filters: VideoFilters, limit: number, offset: number) =>
-        orDefect(Effect.flatMap(now, (at) => findPage(viewer, at)({ filters, limit, offset }))),
-      count: (viewer: ProviderViewer, filters: VideoFilters) =>
-        Effect.map(orDefect(Effect.flatMap(now, (at) => findCount(viewer, at)(filters))), (row) => row.count),
+      list,
       /** Whether the provider exists. */
       providerExists: (id: number) => Effect.map(orDefect(findProvider({ id })), (row) => row.exists),
       /** The appointment's patient and provider, if it exists. */
