@@ -17,8 +17,9 @@ import { MemoryObjectStore } from "../../src/Layers/MemoryObjectStore.js"
 import { MemoryTelephony } from "../../src/Layers/MemoryTelephony.js"
 import { MemoryPush } from "../../src/Layers/MemoryPush.js"
 import { freshDatabase } from "./database.js"
+import { admin } from "./fixtures.js"
 
-export const admin = { email: "admin@example.test", password: "admin-password-1" } as const
+export { admin }
 
 export const tempDir = Effect.acquireRelease(
   Effect.promise(() => mkdtemp(path.join(os.tmpdir(), "cc-api-data-"))),
@@ -81,8 +82,20 @@ export const TestApp = (
   observability: Layer.Layer<never> = Logger.minimumLogLevel(LogLevel.Error)
 ) => TestAppWith(MemoryAdapters, overrides, observability)
 
-/** The typed client a frontend would derive from the Api. */
-export const client = HttpApiClient.make(Api)
+/**
+ * The typed client a frontend derives from the Api, sending `token` as the session (none: anonymous). Happy paths go through it, so
+ * a renamed field, path or group fails `tsc`, and a response outside the contract fails the test
+ * (it does not decode). Raw `request` stays for pinning exact statuses and bodies.
+ */
+export const clientAs = (token?: string) =>
+  HttpApiClient.make(Api, {
+    transformClient: (http) =>
+      http.pipe(
+        HttpClient.mapRequest((req) => token === undefined ? req : HttpClientRequest.setHeader(req, "x-user-token", token)),
+        // The test's own client spans record URLs and headers; only the server's spans are under test.
+        HttpClient.withTracerDisabledWhen(() => true)
+      )
+  })
 
 export interface RawResponse {
   readonly status: number

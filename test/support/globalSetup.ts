@@ -3,7 +3,7 @@
  * run: DATABASE_URL when set, else an embedded server in a temp directory. Migrations are applied
  * once to a template database; each test file clones it.
  */
-import { Effect, Redacted } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { spawnSync } from "node:child_process"
 import { mkdtemp, chmod, rm } from "node:fs/promises"
 import * as os from "node:os"
@@ -14,7 +14,23 @@ import type { TestProject } from "vitest/node"
 import { pgClientLayer, runMigrations } from "../../src/Layers/Database.js"
 import { startEmbeddedPostgres } from "../../src/Layers/EmbeddedPostgres.js"
 import { runJobQueueMigrations } from "../../src/Layers/GraphileWorker.js"
+import { UsersRepo } from "../../src/Services/Accounts/UsersRepo.js"
+import { Catalogue } from "../../src/Services/Questionnaires/Catalogue.js"
 import { withDatabase } from "./databaseUrl.js"
+import { admin, fixtureHash } from "./fixtures.js"
+
+/**
+ * What every test app would do at its first start, done once here: the questionnaire catalogue
+ * seeded, and the bootstrap admin created (with a fixture hash, so signing in as the admin costs
+ * little). Each app still runs both steps at start-up and finds them done.
+ */
+const firstStart = Effect.gen(function*() {
+  yield* Effect.flatMap(Catalogue, (catalogue) => catalogue.seed())
+  const users = yield* UsersRepo
+  yield* users.insertIfAbsent({
+    email: admin.email, password_hash: fixtureHash(admin.password), first_name: "Admin", last_name: "User", role: "admin", confirmed: true
+  })
+}).pipe(Effect.provide(Layer.merge(Catalogue.Default, UsersRepo.Default)))
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -49,7 +65,10 @@ export default async function setup(project: TestProject) {
   await admin.query(`CREATE DATABASE ${template}`)
   const templateUrl = Redacted.make(withDatabase(serverUrl, template))
   await Effect.runPromise(
-    Effect.zipRight(runMigrations(), runJobQueueMigrations(templateUrl)).pipe(Effect.provide(pgClientLayer(templateUrl, 2)))
+    Effect.zipRight(runMigrations(), runJobQueueMigrations(templateUrl)).pipe(
+      Effect.zipRight(firstStart),
+      Effect.provide(pgClientLayer(templateUrl, 2))
+    )
   )
   project.provide("databaseUrl", serverUrl)
   project.provide("templateDatabase", template)

@@ -1,44 +1,26 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Fiber, TestClock } from "effect"
-import type { Role, UserStatus } from "../../../src/Domain/Accounts/User.js"
-import { hashPassword } from "../../../src/Services/Accounts/Passwords.js"
 import { request, signIn, TestApp } from "../../support/app.js"
+import { insertUser as insertFixtureUser, type NewUser, password } from "../../support/fixtures.js"
 import { insertPatient } from "../Scheduling/helpers.js"
 
-const password = "user-password-1"
-let passwordHash: string | undefined
-
-interface NewTestUser {
+interface NewTestUser extends NewUser {
   readonly email: string
-  readonly first_name?: string
-  readonly last_name?: string
-  readonly role?: Role
-  readonly status?: UserStatus
-  readonly clinical?: boolean
   readonly created_at?: string
 }
 
-/** Inserts a confirmed user who can sign in with `password`; returns the id. */
+/** A confirmed user who can sign in with `password` (created at `created_at` when given); the id. */
 const insertUser = (user: NewTestUser) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    passwordHash ??= yield* hashPassword(password)
-    const rows = yield* sql<{ id: number }>`INSERT INTO users ${
-      sql.insert({
-        email: user.email,
-        password_hash: passwordHash,
-        first_name: user.first_name ?? "Test",
-        last_name: user.last_name ?? "User",
-        role: user.role ?? "parent",
-        status: user.status ?? "active",
-        clinical: user.clinical ?? false,
-        confirmed: true,
-        ...(user.created_at === undefined ? {} : { created_at: new Date(user.created_at) })
-      })
-    } RETURNING id`
-    return rows[0]!.id
-  }).pipe(Effect.orDie)
+    const { created_at, ...fields } = user
+    const id = yield* insertFixtureUser({ last_name: "User", ...fields })
+    if (created_at !== undefined) {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE users SET created_at = ${new Date(created_at)} WHERE id = ${id}`.pipe(Effect.orDie)
+    }
+    return id
+  })
 
 interface Listed {
   readonly users: ReadonlyArray<Record<string, unknown> & { id: number; email: string; status: string }>

@@ -9,8 +9,8 @@ import { expect, layer } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
 import { addressLimitDefaults } from "../../../src/Layers/Config.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
-import { hashPassword } from "../../../src/Services/Accounts/Passwords.js"
 import { request, type RawResponse, signIn, TestApp } from "../../support/app.js"
+import { insertUser, password } from "../../support/fixtures.js"
 
 let counter = 0
 const uniqueEmail = (prefix: string) => `${prefix}.${++counter}.${Date.now()}@example.test`
@@ -45,13 +45,9 @@ const smsCount = Effect.flatMap(MemoryTelephony, (t) => t.sent).pipe(Effect.map(
 
 /** A confirmed, active parent inserted directly: sign-in tests should not spend registration budgets. */
 const seededUser = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
   const email = uniqueEmail("seeded")
-  const password = "right-password-1"
-  const [row] = yield* sql<{ id: number }>`INSERT INTO users ${sql.insert({
-    email, password_hash: yield* hashPassword(password), first_name: "Sam", last_name: "Seed", role: "parent", confirmed: true
-  })} RETURNING id`
-  return { id: row!.id, email, password }
+  const id = yield* insertUser({ email, first_name: "Sam", last_name: "Seed" })
+  return { id, email, password }
 })
 
 const signInAs = (email: string, password: string) => request("POST", "/v1/users/sign_in", { body: { user: { email, password } } })

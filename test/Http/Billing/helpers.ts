@@ -3,7 +3,9 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { npiCheckDigit } from "../../../src/Domain/Providers/Npi.js"
 import type { BillingSettings } from "../../../src/Services/AppConfig.js"
+import type { AppointmentStatus } from "../../../src/Domain/Scheduling/Scheduling.js"
 import { request } from "../../support/app.js"
+import * as fixtures from "../../support/fixtures.js"
 import { makeProvider } from "../Providers/helpers.js"
 
 export { adminToken, insertUser } from "../Providers/helpers.js"
@@ -32,33 +34,31 @@ export const providerWithNpi = (token: string, name: { first_name?: string; last
   })
 
 /** A patient with what an 837P needs (date of birth, address), linked to `userId` when given. */
-export const insertPatient = (options: { userId?: number | null; first?: string; last?: string; dateOfBirth?: string; address?: boolean } = {}) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const withAddress = options.address ?? true
-    const [row] = yield* sql<{ id: number }>`INSERT INTO patients (first_name, last_name, date_of_birth, gender, address, city, state, zip, user_id)
-      VALUES (${options.first ?? "Pat"}, ${options.last ?? `Claimant${++counter}`}, ${options.dateOfBirth ?? "1990-02-03"}, 'female',
-        ${withAddress ? "12 Oak Ave" : null}, ${withAddress ? "Davis" : null}, ${withAddress ? "CA" : null}, ${withAddress ? "95616" : null},
-        ${options.userId ?? null})
-      RETURNING id`
-    return row!.id
-  }).pipe(Effect.orDie)
+export const insertPatient = (options: { userId?: number | null; first?: string; last?: string; dateOfBirth?: string; address?: boolean } = {}) => {
+  const withAddress = options.address ?? true
+  return fixtures.insertPatient({
+    first_name: options.first ?? "Pat",
+    last_name: options.last ?? `Claimant${++counter}`,
+    date_of_birth: options.dateOfBirth ?? "1990-02-03",
+    gender: "female",
+    address: withAddress ? "12 Oak Ave" : null,
+    city: withAddress ? "Davis" : null,
+    state: withAddress ? "CA" : null,
+    zip: withAddress ? "95616" : null,
+    user_id: options.userId ?? null
+  })
+}
 
 /**
  * An appointment `daysAgo` days back at noon UTC (a day in Los Angeles too), completed unless
  * told otherwise; its id and its day (YYYY-MM-DD).
  */
-export const insertAppointment = (patientId: number, providerId: number, options: { daysAgo?: number; status?: string } = {}) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const base = Math.floor(Date.now() / dayMs) * dayMs - (options.daysAgo ?? 3) * dayMs
-    // Distinct hours so one provider's appointments never overlap.
-    const at = new Date(base + 17 * 3_600_000 + (++counter % 50) * 60_000 * 5)
-    const [row] = yield* sql<{ id: number; day: string }>`INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes, status, appointment_type)
-      VALUES (${patientId}, ${providerId}, ${at}, 5, ${options.status ?? "completed"}, 'therapy')
-      RETURNING id, to_char((scheduled_at AT TIME ZONE 'America/Los_Angeles')::date, 'YYYY-MM-DD') AS day`
-    return { id: row!.id, day: row!.day }
-  }).pipe(Effect.orDie)
+export const insertAppointment = (patientId: number, providerId: number, options: { daysAgo?: number; status?: AppointmentStatus } = {}) => {
+  const base = Math.floor(Date.now() / dayMs) * dayMs - (options.daysAgo ?? 3) * dayMs
+  // Distinct hours so one provider's appointments never overlap.
+  const scheduledAt = new Date(base + 17 * 3_600_000 + (++counter % 50) * 60_000 * 5)
+  return fixtures.insertAppointment({ patientId, providerId, scheduledAt, status: options.status ?? "completed" })
+}
 
 export const createPlan = (token: string, plan: Record<string, unknown> = {}) =>
   Effect.gen(function*() {

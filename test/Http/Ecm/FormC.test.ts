@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import { maxFormDataBytes } from "../../../src/Domain/Ecm/FormC.js"
 import { FormCSubmissions } from "../../../src/Services/Ecm/FormCSubmissions.js"
 import { request, signIn, TestApp } from "../../support/app.js"
+import * as fixtures from "../../support/fixtures.js"
 import { query } from "./support.js"
 import { insertUser } from "./users.js"
 
@@ -11,10 +12,7 @@ const clinicPath = "/v1/clinic/patients/ecm/form_c_submissions"
 const adminPath = "/v1/admin/clinic/ecm/form_c_submissions"
 
 const insertPatient = (first: string, last: string, memberId: string | null = null) =>
-  Effect.map(
-    query<{ id: number }>(`INSERT INTO patients (first_name, last_name, member_id) VALUES ($1, $2, $3) RETURNING id`, first, last, memberId),
-    (rows) => rows[0]!.id
-  )
+  fixtures.insertPatient({ first_name: first, last_name: last, member_id: memberId, date_of_birth: null })
 
 const submit = (token: string, patientId: number | string, body: unknown) =>
   request("POST", `${clinicPath}?patient_id=${patientId}`, { token, body })

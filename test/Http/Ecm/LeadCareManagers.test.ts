@@ -3,16 +3,13 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { LeadCareManagers } from "../../../src/Services/Ecm/LeadCareManagers.js"
 import { request, signIn, TestApp } from "../../support/app.js"
+import * as fixtures from "../../support/fixtures.js"
 import { query } from "./support.js"
 import { insertUser } from "./users.js"
 
 const base = "/v1/admin/clinic/ecm/lead_care_managers"
 
-const insertPatient = (first: string, last: string) =>
-  Effect.map(
-    query<{ id: number }>(`INSERT INTO patients (first_name, last_name) VALUES ($1, $2) RETURNING id`, first, last),
-    (rows) => rows[0]!.id
-  )
+const insertPatient = (first: string, last: string) => fixtures.insertPatient({ first_name: first, last_name: last, date_of_birth: null })
 
 const statusAndBody = (response: { readonly status: number; readonly body: unknown }) => ({ status: response.status, body: response.body })
 

@@ -1,14 +1,14 @@
 /** Shared by the activity and event tests: a patient, staff users, and activity requests. */
 import { Effect } from "effect"
 import { request } from "../../support/app.js"
-import { query } from "./support.js"
+import * as fixtures from "../../support/fixtures.js"
 import { insertUser } from "./users.js"
 
 let users = 0
 
 /** A patient (any patient may have activities), named First Last. */
 export const insertPatient = (first = "Mia", last = "Member") =>
-  Effect.map(query<{ id: number }>(`INSERT INTO patients (first_name, last_name) VALUES ($1, $2) RETURNING id`, first, last), (rows) => rows[0]!.id)
+  fixtures.insertPatient({ first_name: first, last_name: last, date_of_birth: null })
 
 export const staffUser = (role: "provider" | "supervisor" | "support" | "billing" | "admin" = "provider", first = "Casey", last = "Coordinator") =>
   insertUser({ email: `${role}${++users}@activities.test`, role, first_name: first, last_name: last })

@@ -1,39 +1,11 @@
 /** Users and provider profiles for the provider tests, made the way an admin makes them. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Role } from "../../../src/Domain/Accounts/User.js"
-import { hashPassword } from "../../../src/Services/Accounts/Passwords.js"
+import { ProviderId } from "../../../src/Domain/Ids.js"
 import { request, signIn } from "../../support/app.js"
+import { insertUser, type NewUser } from "../../support/fixtures.js"
 
-export const password = "user-password-1"
-let passwordHash: string | undefined
-let counter = 0
-
-export interface NewUser {
-  readonly email?: string
-  readonly first_name?: string
-  readonly last_name?: string
-  readonly role?: Role
-  readonly clinical?: boolean
-}
-
-/** A confirmed, active user who signs in with `password`; the id. */
-export const insertUser = (user: NewUser = {}) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    passwordHash ??= yield* hashPassword(password)
-    const [row] = yield* sql<{ id: number }>`INSERT INTO users ${sql.insert({
-      email: user.email ?? `user${++counter}.${Date.now()}@providers.test`,
-      password_hash: passwordHash,
-      first_name: user.first_name ?? "Test",
-      last_name: user.last_name ?? `User${counter}`,
-      role: user.role ?? "parent",
-      status: "active",
-      clinical: user.clinical ?? false,
-      confirmed: true
-    })} RETURNING id`
-    return row!.id
-  }).pipe(Effect.orDie)
+export { insertUser, type NewUser, password } from "../../support/fixtures.js"
 
 export const providerIdOf = (userId: number) =>
   Effect.gen(function*() {
@@ -50,7 +22,7 @@ export const makeProvider = (token: string, role: "provider" | "supervisor" = "p
     if (response.status !== 200) return yield* Effect.dieMessage(`role change failed: ${response.status} ${JSON.stringify(response.body)}`)
     const id = yield* providerIdOf(userId)
     if (id === undefined) return yield* Effect.dieMessage("no profile after the role change")
-    return { id, userId }
+    return { id: ProviderId.make(id), userId }
   })
 
 export const auditActions = (targetType: string, targetId: number) =>

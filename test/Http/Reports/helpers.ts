@@ -2,7 +2,9 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import Papa from "papaparse"
+import type { AppointmentStatus, AppointmentType } from "../../../src/Domain/Scheduling/Scheduling.js"
 import { request } from "../../support/app.js"
+import * as fixtures from "../../support/fixtures.js"
 import { makeProvider } from "../Providers/helpers.js"
 
 export { adminToken, auditActions } from "../Providers/helpers.js"
@@ -15,20 +17,10 @@ export const pst = (day: string, time: string) => new Date(`${day}T${time}:00-08
 let counter = 0
 
 export const insertPatient = (first: string, last: string, active = true) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<{ id: number }>`INSERT INTO patients (first_name, last_name, date_of_birth, active)
-      VALUES (${first}, ${last}, '2012-04-05', ${active}) RETURNING id`
-    return row!.id
-  }).pipe(Effect.orDie)
+  fixtures.insertPatient({ first_name: first, last_name: last, date_of_birth: "2012-04-05", active })
 
-export const insertAppointment = (patientId: number, providerId: number, at: Date, minutes: number, status: string, type = "therapy") =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<{ id: number }>`INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes, status, appointment_type)
-      VALUES (${patientId}, ${providerId}, ${at}, ${minutes}, ${status}, ${type}) RETURNING id`
-    return row!.id
-  }).pipe(Effect.orDie)
+export const insertAppointment = (patientId: number, providerId: number, at: Date, minutes: number, status: AppointmentStatus, type: AppointmentType = "therapy") =>
+  Effect.map(fixtures.insertAppointment({ patientId, providerId, scheduledAt: at, minutes, status, type }), (a) => a.id)
 
 export const insertSlot = (providerId: number, start: Date, end: Date) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

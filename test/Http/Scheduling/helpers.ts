@@ -1,7 +1,7 @@
 /** Providers, patients and slots for the scheduling tests. */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { request } from "../../support/app.js"
+import * as fixtures from "../../support/fixtures.js"
 import { insertUser, makeProvider } from "../Providers/helpers.js"
 
 export { insertUser, makeProvider }
@@ -12,12 +12,7 @@ let counter = 0
 
 /** A patient linked to `userId` (a parent's account) when given; the id. */
 export const insertPatient = (userId: number | null = null, name: { first?: string; last?: string } = {}) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<{ id: number }>`INSERT INTO patients (first_name, last_name, date_of_birth, user_id)
-      VALUES (${name.first ?? "Pat"}, ${name.last ?? `Patient${++counter}`}, '2015-06-01', ${userId}) RETURNING id`
-    return row!.id
-  }).pipe(Effect.orDie)
+  fixtures.insertPatient({ first_name: name.first ?? "Pat", last_name: name.last ?? `Patient${++counter}`, user_id: userId })
 
 /** An ISO timestamp `hours` from now, on a whole hour (so slots line up). */
 export const hoursFromNow = (hours: number, base = Date.now()) =>
