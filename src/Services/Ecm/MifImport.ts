@@ -27,6 +27,7 @@ import { type MifInput, obtainMifFile } from "./MifSources.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { staleCutoff } from "../HeartbeatsRepo.js"
 import { Instance } from "../Instance.js"
+import { HealthPlansRepo } from "../EcmExchange/HealthPlansRepo.js"
 
 /**
  * Bytes of staging lines copied per COPY statement (~2,500 records of a typical file). Under 1 MB
@@ -89,6 +90,7 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
     const store = yield* ObjectStore
     const audit = yield* AuditLog
     const instance = yield* Instance
+    const plans = yield* HealthPlansRepo
     const statements: MifImportSql = makeMifImportSql(sql)
 
     /**
@@ -143,7 +145,7 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
       }).pipe(Effect.withSpan("MifImport.stage"))
 
     /** The whole import of one file, in the caller's transaction. */
-    const importRecords = (mifFileId: number, actorId: number, fileType: MifFileType, bytes: Uint8Array) =>
+    const importRecords = (mifFileId: number, actorId: number, fileType: MifFileType, bytes: Uint8Array, planId: number | null) =>
       Effect.gen(function*() {
         yield* sql`SELECT pg_advisory_xact_lock(${importLockKey})`
         // For this transaction only: the planner's estimates for the matching statement cross the
@@ -156,8 +158,10 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
         const ambiguous = yield* statements.matchPatients
         if (ambiguous.length > 0) return yield* Effect.fail(new ImportFailed(ambiguous.slice(0, maxReportedProblems)))
         yield* statements.writeAll({ mifFileId, actorId, now, today: DateTime.formatIsoDateUtc(DateTime.unsafeMake(now)) })
+        // The plan named, else the one plan that lists the records' NPIs (docs/ecm-exchange.md).
+        const plan = planId ?? Option.getOrNull(yield* plans.defaultForFile(mifFileId))
         yield* sql`UPDATE mif_files SET status = 'completed', records_imported = ${count}, import_errors = NULL,
-          updated_at = ${now} WHERE id = ${mifFileId}`
+          health_plan_id = ${plan}, updated_at = ${now} WHERE id = ${mifFileId}`
         yield* Effect.annotateCurrentSpan({ "mif.records": count })
         return count
       }).pipe(
@@ -185,6 +189,8 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
      */
     const run = (actorId: number, input: MifInput): Effect.Effect<ImportResult, EcmValidationFailed, AppConfig> =>
       Effect.gen(function*() {
+        const planId = input.health_plan_id ?? null
+        if (planId !== null && Option.isNone(yield* plans.find(planId))) return yield* Effect.fail(ecmInvalid(["Health plan must exist"]))
         const file = yield* obtainMifFile(input)
         const now = new Date(yield* Clock.currentTimeMillis)
         const [row] = yield* sql<{ id: number }>`INSERT INTO mif_files
@@ -201,7 +207,7 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
         )
         yield* setStatus(id, "processing", { objectKey })
         yield* Effect.annotateCurrentSpan({ "mif_file.id": id })
-        const outcome = yield* Effect.either(importRecords(id, actorId, file.fileType, file.bytes)).pipe(
+        const outcome = yield* Effect.either(importRecords(id, actorId, file.fileType, file.bytes, planId)).pipe(
           // A defect or an interruption (the client went away): the transaction rolled back.
           Effect.onError(() => setStatus(id, "failed", { errors: interruptedImportError }))
         )
@@ -217,5 +223,6 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
       }).pipe(Effect.withSpan("MifImport.run", { attributes: { "user.id": actorId } }))
 
     return { run } as const
-  })
+  }),
+  dependencies: [HealthPlansRepo.Default]
 }) {}
