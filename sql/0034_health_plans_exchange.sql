@@ -27,9 +27,6 @@ CREATE INDEX health_plans_provider_npis_idx ON health_plans USING gin (provider_
 -- The plan that sent the file (null: not named and no single plan's NPI in it).
 ALTER TABLE mif_files ADD COLUMN health_plan_id integer REFERENCES health_plans (id) ON DELETE RESTRICT;
 CREATE INDEX mif_files_health_plan_id_idx ON mif_files (health_plan_id) WHERE health_plan_id IS NOT NULL;
--- The files ask, per member and plan, for the plan's last record of the member.
-CREATE INDEX ecm_eligibility_informations_mif_file_idx ON ecm_eligibility_informations (mif_file_id);
-CREATE INDEX ecm_eligibility_informations_patient_idx ON ecm_eligibility_informations (patient_id, id DESC);
 
 -- Values the record cannot know, kept by staff; null is blank in the files (never invented).
 ALTER TABLE patients
