@@ -10,7 +10,7 @@ import { maxPageSize, Pagination } from "../Pagination.js"
 import { BoundedArray, IdParam, RequiredString } from "../Schemas.js"
 import { EcmAdminAuthentication } from "../Security.js"
 
-const spec = "docs/ecm-exchange.md (beyond the ECM spec)"
+const spec = "ECM §2.6, §2.7, §4.6, §4.7 (beyond the spec: docs/ecm-exchange.md)"
 
 export const FileKind = Schema.Literal(...fileKinds).annotations({ description: "`rtf` (Return Transmission File) or `otf` (Outreach Tracker File)" })
 export const DateFormat = Schema.Literal(...dateFormats)

@@ -13,7 +13,7 @@ import { IdParam } from "../Schemas.js"
 import { EcmAdminAuthentication } from "../Security.js"
 import { DateFormat, Delimiter, FileFormat } from "./ExchangeProfiles.js"
 
-const spec = "docs/ecm-exchange.md (beyond the ECM spec)"
+const spec = "ECM §2.6, §2.7, §4.6, §4.7 (beyond the spec: docs/ecm-exchange.md)"
 
 const isIsoDate = Schema.is(IsoDate)
 

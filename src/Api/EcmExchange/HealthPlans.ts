@@ -13,7 +13,7 @@ import { maxPageSize, Pagination } from "../Pagination.js"
 import { BoundedArray, BoundedString, IdParam, maxLengths, RequiredString } from "../Schemas.js"
 import { EcmAdminAuthentication, EcmStaffAuthentication } from "../Security.js"
 
-const spec = "docs/ecm-exchange.md (beyond the ECM spec)"
+const spec = "ECM §2.6, §2.7, §4.6, §4.7 (beyond the spec: docs/ecm-exchange.md)"
 
 /** Most provider NPIs one plan lists. */
 export const maxPlanNpis = 100
@@ -189,7 +189,7 @@ export class EcmExchangeFieldsApi extends HttpApiGroup.make("ecmExchangeFields")
   .addError(EcmServiceUnavailable.schema)
   .addError(EcmPayloadTooLarge.schema)
   .annotateContext(groupDocs({
-    tag: "ECM · Return-file fields",
+    tag: "ECM · Return file fields",
     description: "What the record cannot know but the Return Transmission File asks: kept by staff, blank until they do."
   }))
 {}
