@@ -30,6 +30,10 @@ import { RemindersApi } from "./Scheduling/Reminders.js"
 // PRTF reports and engagement status.
 import { EcmEngagementStatusApi } from "./Ecm/EngagementStatus.js"
 import { EcmPrtfReportsApi } from "./Ecm/PrtfReports.js"
+// Exchange with health plans: plans, return-file fields, profiles, RTF and OTF reports.
+import { EcmExchangeProfilesApi } from "./EcmExchange/ExchangeProfiles.js"
+import { EcmOtfReportsApi, EcmRtfReportsApi } from "./EcmExchange/ExchangeReports.js"
+import { EcmExchangeFieldsApi, EcmHealthPlansApi } from "./EcmExchange/HealthPlans.js"
 // Clinic patients and their records.
 import { ClinicPatientsApi } from "./Patients/Patients.js"
 import { PatientDocumentsApi } from "./Patients/Documents.js"
@@ -166,6 +170,12 @@ export class Api extends HttpApi.make("care-coordination-api")
   // PRTF reports and engagement status.
   .add(EcmPrtfReportsApi)
   .add(EcmEngagementStatusApi)
+  // Exchange with health plans.
+  .add(EcmHealthPlansApi)
+  .add(EcmExchangeFieldsApi)
+  .add(EcmExchangeProfilesApi)
+  .add(EcmRtfReportsApi)
+  .add(EcmOtfReportsApi)
   // Clinic patients and their records.
   .add(ClinicPatientsApi)
   .add(HelpRequestsApi)

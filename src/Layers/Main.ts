@@ -22,6 +22,7 @@ import { BillingArea } from "./Http/Billing/index.js"
 import { CollaboratorsArea } from "./Http/Collaborators/index.js"
 import { ContentArea } from "./Http/Content/index.js"
 import { EcmArea } from "./Http/Ecm/index.js"
+import { EcmExchangeArea } from "./Http/EcmExchange/index.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
 import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
 import { PatientsArea } from "./Http/Patients/index.js"
@@ -42,7 +43,7 @@ import { LoggingLive } from "./Logging.js"
 import { TracingLive } from "./Tracing.js"
 
 const areas = combineAreas([
-  AccountsArea, ProvidersArea, EcmArea, PatientsArea, SchedulingArea, SessionNotesArea, BillingArea,
+  AccountsArea, ProvidersArea, EcmArea, EcmExchangeArea, PatientsArea, SchedulingArea, SessionNotesArea, BillingArea,
   PrescriptionsArea, QuestionnairesArea, CollaboratorsArea, ContentArea, VideosArea, ReportsArea, AccessArea
 ])
 

@@ -34,6 +34,10 @@ export class MifImportRequest extends Schema.Class<MifImportRequest>("MifImportR
     })),
     file_type: Schema.optional(MifFileType.annotations({
       description: "Detected from the data URI, the extension or the content when absent"
+    })),
+    health_plan_id: Schema.optional(Schema.NullOr(Schema.Int).annotations({
+      description: "The health plan that sent the file (an unknown plan is 422); when absent, the plan that lists " +
+        "the records' ECM provider NPIs, if exactly one plan does"
     }))
   }).annotations({ description: "Exactly one of file, url and path" })
 }, requestBody(

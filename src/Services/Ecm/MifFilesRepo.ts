@@ -131,10 +131,10 @@ export class MifFilesRepo extends Effect.Service<MifFilesRepo>()("app/MifFilesRe
     })
 
     const complete = SqlSchema.void({
-      Request: Schema.Struct({ id: Schema.Int, count: Schema.Int, at: Schema.DateFromSelf }),
-      execute: ({ at, count, id }) =>
+      Request: Schema.Struct({ id: Schema.Int, count: Schema.Int, planId: Schema.NullOr(Schema.Int), at: Schema.DateFromSelf }),
+      execute: ({ at, count, id, planId }) =>
         sql`UPDATE mif_files SET status = 'completed', records_imported = ${count}, import_errors = NULL,
-          updated_at = ${at} WHERE id = ${id}`
+          health_plan_id = ${planId}, updated_at = ${at} WHERE id = ${id}`
     })
 
     const find = SqlSchema.findOne({
@@ -167,7 +167,8 @@ export class MifFilesRepo extends Effect.Service<MifFilesRepo>()("app/MifFilesRe
       setStatus: (id: number, status: "processing" | "failed", fields: { objectKey?: string; errors?: string }, at: Date) =>
         orDefect(setStatus({ id, status, objectKey: fields.objectKey ?? null, errors: fields.errors ?? null, at })),
       /** Marks the file imported with `count` records (in the import's transaction). */
-      complete: (id: number, count: number, at: Date) => orDefect(complete({ id, count, at })),
+      /** The file imported: its count and its health plan (named, defaulted, or none). */
+      complete: (id: number, count: number, planId: number | null, at: Date) => orDefect(complete({ id, count, planId, at })),
       /** The file, if it exists. */
       find: (id: number) => orDefect(find(id)),
       /** A page of files, newest first, with the count of all. */

@@ -27,6 +27,7 @@ import { failAbandonedMifFiles, MifFilesRepo } from "./MifFilesRepo.js"
 import { MalformedFile, readMif } from "./MifParsers.js"
 import { type MifInput, obtainMifFile } from "./MifSources.js"
 import { type AmbiguousMatch, type ContestedMatch, MifStagingRepo, stagingLine } from "./MifStagingRepo.js"
+import { HealthPlansRepo } from "../EcmExchange/HealthPlansRepo.js"
 
 /**
  * Bytes of staging lines copied per COPY statement (~2,500 records of a typical file). Under 1 MB
@@ -83,6 +84,7 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
     const store = yield* ObjectStore
     const audit = yield* AuditLog
     const instance = yield* Instance
+    const plans = yield* HealthPlansRepo
 
     /**
      * Reads, checks and stages every record; fails with every problem found (capped). Each checked
@@ -136,7 +138,7 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
       }).pipe(Effect.withSpan("MifImport.stage"))
 
     /** The whole import of one file, in the caller's transaction. */
-    const importRecords = (mifFileId: number, actorId: number, fileType: MifFileType, bytes: Uint8Array) =>
+    const importRecords = (mifFileId: number, actorId: number, fileType: MifFileType, bytes: Uint8Array, planId: number | null) =>
       Effect.gen(function*() {
         yield* staging.begin
         const count = yield* stageRecords(fileType, bytes)
@@ -145,7 +147,9 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
         const problems = ambiguityProblems(ambiguous, contested)
         if (problems.length > 0) return yield* Effect.fail(new ImportFailed(problems.slice(0, maxReportedProblems)))
         yield* staging.writeAll({ mifFileId, actorId, now: at, today: DateTime.formatIsoDateUtc(DateTime.unsafeMake(at)) })
-        yield* files.complete(mifFileId, count, at)
+        // The plan named, else the one plan that lists the records' NPIs (docs/ecm-exchange.md).
+        const plan = planId ?? Option.getOrNull(yield* plans.defaultForFile(mifFileId))
+        yield* files.complete(mifFileId, count, plan, at)
         yield* Effect.annotateCurrentSpan({ "mif.records": count })
         return count
       }).pipe(
@@ -164,6 +168,8 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
      */
     const run = (actorId: number, input: MifInput): Effect.Effect<ImportResult, EcmValidationFailed, AppConfig> =>
       Effect.gen(function*() {
+        const planId = input.health_plan_id ?? null
+        if (planId !== null && Option.isNone(yield* plans.find(planId))) return yield* Effect.fail(ecmInvalid(["Health plan must exist"]))
         const file = yield* obtainMifFile(input)
         const at = yield* now
         const id = yield* files.insertPending({
@@ -183,7 +189,7 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
         )
         yield* setStatus(id, "processing", { objectKey })
         yield* Effect.annotateCurrentSpan({ "mif_file.id": id })
-        const outcome = yield* Effect.either(importRecords(id, actorId, file.fileType, file.bytes)).pipe(
+        const outcome = yield* Effect.either(importRecords(id, actorId, file.fileType, file.bytes, planId)).pipe(
           // A defect or an interruption (the client went away): the transaction rolled back.
           Effect.onError(() => setStatus(id, "failed", { errors: interruptedImportError }))
         )
@@ -200,5 +206,5 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
 
     return { run } as const
   }),
-  dependencies: [MifFilesRepo.Default, MifStagingRepo.Default]
+  dependencies: [MifFilesRepo.Default, MifStagingRepo.Default, HealthPlansRepo.Default]
 }) {}

@@ -24,6 +24,8 @@ export interface MifInput {
   readonly url?: string | undefined
   readonly path?: string | undefined
   readonly file_type?: MifFileType | undefined
+  /** The plan that sent the file (checked by the import). */
+  readonly health_plan_id?: number | null | undefined
 }
 
 export interface MifSource {
