@@ -18,7 +18,7 @@ import { type CollectionValues, ContentCollectionsRepo } from "./ContentCollecti
 import { ContentFilesRepo } from "./ContentFilesRepo.js"
 import { ContentPiecesRepo, type PieceValues } from "./ContentPiecesRepo.js"
 import { ContentTagsRepo, type TagValues } from "./ContentTagsRepo.js"
-import { blankToNull } from "./Library.js"
+import { blankToNull } from "./ContentLibrary.js"
 
 interface Counts {
   tags: number

@@ -14,7 +14,7 @@ import { makeTransaction } from "../Repository.js"
 import { Assignees } from "./Assignees.js"
 import { ContentPiecesRepo } from "./ContentPiecesRepo.js"
 import { ContentPieceStatsRepo } from "./ContentPieceStatsRepo.js"
-import { pieceFieldsOf } from "./Library.js"
+import { pieceFieldsOf } from "./ContentLibrary.js"
 
 /** The reasons a piece was suggested, in a fixed order. */
 export const reasonsOf = (row: {

@@ -16,7 +16,7 @@ import { makeTransaction } from "../Repository.js"
 import { Assignees } from "./Assignees.js"
 import { ContentCollectionsRepo } from "./ContentCollectionsRepo.js"
 import { ContentPiecesRepo } from "./ContentPiecesRepo.js"
-import { blankToNull } from "./Library.js"
+import { blankToNull } from "./ContentLibrary.js"
 import { type UserCollectionCriteria, type UserCollectionRow, UserCollectionsRepo } from "./UserCollectionsRepo.js"
 import { UserPiecesRepo } from "./UserPiecesRepo.js"
 

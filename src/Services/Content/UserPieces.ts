@@ -13,7 +13,7 @@ import { Access, isParent, type Viewer } from "../Access/Access.js"
 import { makeTransaction } from "../Repository.js"
 import { Assignees } from "./Assignees.js"
 import { ContentPiecesRepo } from "./ContentPiecesRepo.js"
-import { blankToNull } from "./Library.js"
+import { blankToNull } from "./ContentLibrary.js"
 import { type UserPieceCriteria, type UserPieceRow, UserPiecesRepo } from "./UserPiecesRepo.js"
 
 const toUserPiece = (row: UserPieceRow): UserPiece =>

@@ -12,11 +12,11 @@ import { addressLimits } from "../AddressLimits.js"
 import { AppConfig } from "../AppConfig.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { makeTransaction } from "../Repository.js"
-import { QuestionnaireAlerts } from "./Alerts.js"
+import { QuestionnaireAlerts } from "./QuestionnaireAlerts.js"
 import { mergeAnswers } from "./Answers.js"
 import { Catalogue } from "./Catalogue.js"
 import { MarketingQuestionnairesRepo } from "./MarketingQuestionnairesRepo.js"
-import { crisisResourcesOf, evaluate, mustExist, QuestionnaireResponses } from "./Responses.js"
+import { crisisResourcesOf, evaluate, mustExist, QuestionnaireResponses } from "./QuestionnaireResponses.js"
 import { screenerResultTask } from "./Tasks.js"
 
 export const screenerLimits = {

@@ -1,7 +1,7 @@
 /** The questionnaire jobs; registered by the area (`src/Layers/Http/Questionnaires/index.ts`). */
 import { Effect, Schema } from "effect"
 import { defineTask } from "../Jobs.js"
-import { QuestionnaireMail } from "./Mail.js"
+import { QuestionnaireMail } from "./QuestionnaireMail.js"
 
 export const questionnaireAlertTask = defineTask({
   name: "questionnaires.alert_mail",

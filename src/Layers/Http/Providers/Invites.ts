@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { Api } from "../../../Api/Api.js"
 import { AcceptInviteResponse, InviteResponse, InviteValidation } from "../../../Api/Providers/Invites.js"
 import { CurrentUser } from "../../../Api/Security.js"
-import { ProviderInvites } from "../../../Services/Providers/Invites.js"
+import { ProviderInvites } from "../../../Services/Providers/ProviderInvites.js"
 import { clientAddress } from "../Forwarded.js"
 
 export const HttpProviderInvitesLive = HttpApiBuilder.group(Api, "providerInvites", (handlers) =>

@@ -1,6 +1,6 @@
 /** Providers: provider profiles, supervisors and provider invitations. */
 import { Layer } from "effect"
-import { ProviderInvites } from "../../../Services/Providers/Invites.js"
+import { ProviderInvites } from "../../../Services/Providers/ProviderInvites.js"
 import { Providers } from "../../../Services/Providers/Providers.js"
 import { defineArea } from "../../Area.js"
 import { HttpProviderInvitesLive } from "./Invites.js"

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { Api } from "../../../Api/Api.js"
 import { CurrentUser } from "../../../Api/Security.js"
 import { Reports } from "../../../Services/Reports/Reports.js"
-import { WeeklyMetricsReport } from "../../../Services/Reports/WeeklyMetrics.js"
+import { WeeklyMetricsReport } from "../../../Services/Reports/WeeklyMetricsReport.js"
 
 export const HttpReportsLive = HttpApiBuilder.group(Api, "reports", (handlers) =>
   Effect.gen(function*() {

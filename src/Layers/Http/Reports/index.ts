@@ -3,7 +3,7 @@ import { Layer } from "effect"
 import { ReportGenerator } from "../../../Services/Reports/ReportGenerator.js"
 import { Reports } from "../../../Services/Reports/Reports.js"
 import { expireReportsTask, generateReportTask } from "../../../Services/Reports/ReportTasks.js"
-import { WeeklyMetricsReport } from "../../../Services/Reports/WeeklyMetrics.js"
+import { WeeklyMetricsReport } from "../../../Services/Reports/WeeklyMetricsReport.js"
 import { defineArea } from "../../Area.js"
 import { HttpReportsLive } from "./Reports.js"
 

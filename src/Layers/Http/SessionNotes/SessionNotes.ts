@@ -6,10 +6,10 @@ import { pageRequest } from "../../../Api/Pagination.js"
 import { CurrentUser } from "../../../Api/Security.js"
 import { sessionNotesPageSize } from "../../../Api/SessionNotes/SessionNotes.js"
 import type { SessionNoteStatus } from "../../../Domain/SessionNotes/SessionNote.js"
-import { NotePdfs } from "../../../Services/SessionNotes/NotePdf.js"
-import { SessionNoteReviews } from "../../../Services/SessionNotes/Reviews.js"
+import { NotePdfs } from "../../../Services/SessionNotes/NotePdfs.js"
+import { SessionNoteReviews } from "../../../Services/SessionNotes/SessionNoteReviews.js"
 import { SessionNotes } from "../../../Services/SessionNotes/SessionNotes.js"
-import { SupervisedAppointments } from "../../../Services/SessionNotes/Supervision.js"
+import { SupervisedAppointments } from "../../../Services/SessionNotes/SupervisedAppointments.js"
 
 const statusList = (status: SessionNoteStatus | ReadonlyArray<SessionNoteStatus> | null | undefined) =>
   status === null || status === undefined ? undefined : typeof status === "string" ? [status] : status

@@ -20,7 +20,7 @@ import {
 import { AuditLog } from "../AuditLog.js"
 import { Access, type Viewer } from "../Access/Access.js"
 import { makeTransaction } from "../Repository.js"
-import { QuestionnaireAlerts } from "./Alerts.js"
+import { QuestionnaireAlerts } from "./QuestionnaireAlerts.js"
 import { answerMap, changesAnything, checkAnswers, itemsOf, mergeAnswers, type StoredAnswers } from "./Answers.js"
 import { Catalogue, type Definition } from "./Catalogue.js"
 import { QuestionnaireResponsesRepo, type ResponseRow, type ResponseScope } from "./QuestionnaireResponsesRepo.js"
