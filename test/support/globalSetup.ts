@@ -36,6 +36,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     databaseUrl: string
     templateDatabase: string
+    /** Every test database of this run starts with it, so the teardown finds what is left. */
+    testDatabasePrefix: string
   }
 }
 
@@ -72,8 +74,13 @@ export default async function setup(project: TestProject) {
   )
   project.provide("databaseUrl", serverUrl)
   project.provide("templateDatabase", template)
+  const testDatabasePrefix = `cc_test_${process.pid}_`
+  project.provide("testDatabasePrefix", testDatabasePrefix)
 
   return async () => {
+    // Test files drop their databases in the background; the last ones may still be there.
+    const left = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE starts_with(datname, $1)", [testDatabasePrefix])
+    for (const { datname } of left.rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
     await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`)
     await admin.end()
     await stopServer?.()
