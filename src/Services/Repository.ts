@@ -4,7 +4,7 @@
  * error, and a row that does not decode, is a bug or an outage and becomes a defect here, once.
  */
 import { SqlClient, SqlError, type Statement } from "@effect/sql"
-import { Cause, Effect, ParseResult } from "effect"
+import { Cause, Effect, ParseResult, Schema } from "effect"
 import { createHash } from "node:crypto"
 
 type Unexpected = SqlError.SqlError | ParseResult.ParseError | Cause.NoSuchElementException
@@ -19,6 +19,16 @@ export const orDefect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect
     Exclude<E, Unexpected>,
     R
   >
+
+/**
+ * A scope condition selected as a column (`… AS visible`): SQL answers null where a column it
+ * compares is null, and only true lets the caller in.
+ */
+export const ScopeAnswer = Schema.transform(Schema.NullOr(Schema.Boolean), Schema.Boolean, {
+  strict: true,
+  decode: (answer) => answer === true,
+  encode: (answer) => answer
+})
 
 /** Text a request gave, trimmed; blank (or absent) → null, so an empty filter or field means "none". */
 export const blankToNull = (text: string | null | undefined): string | null => {

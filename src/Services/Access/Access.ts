@@ -21,6 +21,7 @@ import { Effect, Option } from "effect"
 import { invalidField, notFound, type NotFound, type ValidationFailed } from "../../Api/Errors.js"
 import type { PatientId } from "../../Domain/Ids.js"
 import { now } from "../Time.js"
+import { AccessRepo } from "./AccessRepo.js"
 import { BreakGlassRepo } from "./BreakGlassRepo.js"
 import { scope } from "./Scopes.js"
 import { followsCareRelationships, isParent, isStaff, type ProviderViewer, type Purpose, type Viewer } from "./Viewer.js"
@@ -35,11 +36,7 @@ export class Access extends Effect.Service<Access>()("app/Access", {
     const sql = yield* SqlClient.SqlClient
 
     const breakGlass = yield* BreakGlassRepo
-
-    /** One statement: whether the patient exists, and whether the viewer may see it without breaking the glass. */
-    const lookUp = (viewer: Viewer, patientId: number, purpose: Purpose, at: Date) =>
-      sql<{ id: number; related: boolean }>`SELECT p.id, ${scope.patientsOf(sql, viewer, at, purpose, "p", "one")} AS related
-        FROM patients p WHERE p.id = ${patientId}`
+    const repo = yield* AccessRepo
 
     /**
      * The patient id when the caller may see that patient for the purpose, else 404 "Patient not
@@ -52,12 +49,11 @@ export class Access extends Effect.Service<Access>()("app/Access", {
     const visiblePatient = (viewer: Viewer, patientId: number, purpose: Purpose = "general"): Effect.Effect<PatientId, NotFound> =>
       Effect.gen(function*() {
         const at = yield* now
-        const [row] = yield* lookUp(viewer, patientId, purpose, at)
-        if (row === undefined) return yield* Effect.fail(patientNotFound())
-        if (row.related || (yield* openedWithGlass(viewer, row.id, at))) return row.id as PatientId
+        const row = yield* repo.related(viewer, patientId, purpose, at)
+        if (Option.isNone(row)) return yield* Effect.fail(patientNotFound())
+        if (row.value.related || (yield* openedWithGlass(viewer, row.value.id, at))) return row.value.id
         return yield* Effect.fail(patientNotFound())
       }).pipe(
-        Effect.catchTag("SqlError", Effect.die),
         Effect.withSpan("Access.visiblePatient", { attributes: { "patient.id": patientId, "access.purpose": purpose } })
       )
 
@@ -89,12 +85,11 @@ export class Access extends Effect.Service<Access>()("app/Access", {
       Effect.gen(function*() {
         if (patientIds.length === 0) return []
         const at = yield* now
-        const rows = yield* sql<{ id: number; related: boolean }>`SELECT p.id, ${scope.patientsOf(sql, viewer, at, purpose, "p", "many")} AS related
-          FROM patients p WHERE p.id IN ${sql.in(patientIds)}`
+        const rows = yield* repo.relatedAll(viewer, patientIds, purpose, at)
         const visible: Array<PatientId> = []
-        for (const row of rows) if (row.related || (yield* openedWithGlass(viewer, row.id, at))) visible.push(row.id as PatientId)
+        for (const row of rows) if (row.related || (yield* openedWithGlass(viewer, row.id, at))) visible.push(row.id)
         return visible
-      }).pipe(Effect.orDie, Effect.withSpan("Access.visiblePatients", { attributes: { "patients.count": patientIds.length, "access.purpose": purpose } }))
+      }).pipe(Effect.withSpan("Access.visiblePatients", { attributes: { "patients.count": patientIds.length, "access.purpose": purpose } }))
 
     /**
      * The appointment's patient when the caller may see that patient (scheduling: a `general`
@@ -102,9 +97,9 @@ export class Access extends Effect.Service<Access>()("app/Access", {
      */
     const visibleAppointment = (viewer: Viewer, appointmentId: number): Effect.Effect<PatientId, NotFound> =>
       Effect.gen(function*() {
-        const [row] = yield* sql<{ patient_id: number }>`SELECT patient_id FROM appointments WHERE id = ${appointmentId}`.pipe(Effect.orDie)
-        if (row === undefined) return yield* Effect.fail(notFound("Appointment"))
-        return yield* Effect.mapError(visiblePatient(viewer, row.patient_id), () => notFound("Appointment"))
+        const patientId = yield* repo.appointmentPatient(appointmentId)
+        if (Option.isNone(patientId)) return yield* Effect.fail(notFound("Appointment"))
+        return yield* Effect.mapError(visiblePatient(viewer, patientId.value), () => notFound("Appointment"))
       })
 
     /**
@@ -136,17 +131,13 @@ export class Access extends Effect.Service<Access>()("app/Access", {
      * for rules that narrow a list or a field, never to open a record.
      */
     const relatedTo = (viewer: Viewer, patientId: number, purpose: Purpose = "general"): Effect.Effect<boolean> =>
-      Effect.flatMap(now, (at) => lookUp(viewer, patientId, purpose, at)).pipe(
-        Effect.map(([row]) => row?.related === true),
-        Effect.orDie
+      Effect.flatMap(now, (at) => repo.related(viewer, patientId, purpose, at)).pipe(
+        Effect.map(Option.exists((row) => row.related))
       )
 
     /** The ids of the patients linked to a parent's account, oldest first (at most `limit`). */
     const linkedPatients = (userId: number, limit = 2): Effect.Effect<ReadonlyArray<PatientId>> =>
-      sql<{ id: number }>`SELECT id FROM patients WHERE user_id = ${userId} ORDER BY id LIMIT ${limit}`.pipe(
-        Effect.map((rows) => rows.map((r) => r.id as PatientId)),
-        Effect.orDie
-      )
+      repo.linkedPatients(userId, limit)
 
     /**
      * The patient a request about "a patient's records" is about, for paths that carry no patient
@@ -175,8 +166,8 @@ export class Access extends Effect.Service<Access>()("app/Access", {
     const withActiveProvider = (viewer: Viewer): Effect.Effect<ProviderViewer> =>
       Effect.gen(function*() {
         if (isParent(viewer)) return { id: viewer.id, role: viewer.role, providerId: null }
-        const rows = yield* sql<{ id: number }>`SELECT id FROM providers WHERE user_id = ${viewer.id} AND active`.pipe(Effect.orDie)
-        return { id: viewer.id, role: viewer.role, breakGlass: viewer.breakGlass, providerId: rows[0]?.id ?? null }
+        const profile = yield* repo.providerProfile(viewer.id, true)
+        return { id: viewer.id, role: viewer.role, breakGlass: viewer.breakGlass, providerId: Option.getOrNull(profile) }
       })
 
     /**
@@ -187,16 +178,16 @@ export class Access extends Effect.Service<Access>()("app/Access", {
     const withPrescriberProfile = (viewer: Viewer): Effect.Effect<ProviderViewer> =>
       Effect.gen(function*() {
         if (viewer.role !== "provider" && viewer.role !== "supervisor") return { ...viewer, providerId: null }
-        const [profile] = yield* sql<{ id: number }>`SELECT id FROM providers WHERE user_id = ${viewer.id}`
-        return { ...viewer, providerId: profile?.id ?? null }
-      }).pipe(Effect.orDie)
+        const profile = yield* repo.providerProfile(viewer.id, false)
+        return { ...viewer, providerId: Option.getOrNull(profile) }
+      })
 
     /** A list scope over the patient aliased `p` at the current time: `Scopes.patients`. */
     const patientsScope = (viewer: Viewer, purpose: Purpose = "general") => Effect.map(now, (at) => scope.patients(sql, viewer, at, purpose))
 
     return { visiblePatient, visiblePatients, visibleAppointment, visibleRecord, visibleAssignment, relatedTo, defaultPatientFor, linkedPatients, withActiveProvider, withPrescriberProfile, patientsScope } as const
   }),
-  dependencies: [BreakGlassRepo.Default]
+  dependencies: [AccessRepo.Default, BreakGlassRepo.Default]
 }) {
   /** List scopes, e.g. `Access.scope.appointments(sql, viewer)`: see `Scopes.ts`. */
   static readonly scope = scope

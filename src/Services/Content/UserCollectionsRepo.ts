@@ -11,7 +11,7 @@ import { type UserCollectionStatus, UserPieceStatus } from "../../Domain/Content
 import { ContentCollectionId, ContentPieceId, PatientId, UserCollectionId, UserId, UserPieceId } from "../../Domain/Ids.js"
 import { Access, type Viewer } from "../Access/Access.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, ScopeAnswer } from "../Repository.js"
 import { now } from "../Time.js"
 
 export const UserCollectionRow = Schema.Struct({
@@ -36,7 +36,7 @@ export const UserCollectionRow = Schema.Struct({
 export type UserCollectionRow = typeof UserCollectionRow.Type
 
 /** A row and whether the viewer's list scope holds it (`Access.visibleAssignment` decides the rest). */
-const VisibleRow = Schema.Struct({ ...UserCollectionRow.fields, visible: Schema.Boolean })
+const VisibleRow = Schema.Struct({ ...UserCollectionRow.fields, visible: ScopeAnswer })
 
 /** The derived status in SQL (the list filters by it): `collectionStatusOf` of the pieces' statuses. */
 const derivedStatus = `(SELECT CASE

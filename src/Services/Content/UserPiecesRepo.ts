@@ -12,7 +12,7 @@ import { ContentType, UserPieceStatus } from "../../Domain/Content/Content.js"
 import { ContentPieceId, PatientId, UserId, UserPieceId } from "../../Domain/Ids.js"
 import { Access, type Viewer } from "../Access/Access.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, ScopeAnswer } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"
 
@@ -35,7 +35,7 @@ export const UserPieceRow = Schema.Struct({
 export type UserPieceRow = typeof UserPieceRow.Type
 
 /** A row and whether the viewer's list scope holds it (`Access.visibleAssignment` decides the rest). */
-const VisibleRow = Schema.Struct({ ...UserPieceRow.fields, visible: Schema.Boolean })
+const VisibleRow = Schema.Struct({ ...UserPieceRow.fields, visible: ScopeAnswer })
 
 const columns = `up.id, up.content_piece_id, up.user_id, up.patient_id, up.status, up.assigned_by, up.assigned_at,
   to_char(up.due_date, 'YYYY-MM-DD') AS due_date, up.completed_at, up.rating, up.feedback, up.notes,
