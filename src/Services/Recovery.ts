@@ -7,12 +7,13 @@
  *    `force_unlock_workers`: each such job runs again at once if it has runs left (every task
  *    claims its row first, so a rerun resumes or starts over), else it stays failed in the queue.
  *    A lock younger than the stale time is left alone: its pool may not have beaten yet;
- * 3. each area settles its rows: unfinished imports of gone instances are failed, reports and
- *    reminders whose job has no run left are failed (the areas' own statements).
+ * 3. each area settles its rows: unfinished imports of gone instances are failed, reports, return
+ *    files and reminders whose job has no run left are failed (the areas' own statements).
  */
 import { Effect } from "effect"
 import { AppConfig } from "./AppConfig.js"
 import { failAbandonedImports } from "./Ecm/MifImport.js"
+import { failStrandedExchangeReports } from "./EcmExchange/ExchangeGenerator.js"
 import { forgetGoneHolders, releaseJobsOfGoneWorkers } from "./HeartbeatsRepo.js"
 import { failStrandedReports } from "./Reports/ReportGenerator.js"
 import { failStrandedReminders } from "./Scheduling/ReminderSender.js"
@@ -25,6 +26,7 @@ export const recoverInterruptedWork = Effect.gen(function*() {
     "recovery.released_pools": yield* releaseJobsOfGoneWorkers(staleAfterSeconds),
     "recovery.failed_imports": yield* failAbandonedImports(staleAfterSeconds),
     "recovery.failed_reports": yield* failStrandedReports(staleAfterSeconds),
+    "recovery.failed_exchange_reports": yield* failStrandedExchangeReports(staleAfterSeconds),
     "recovery.failed_reminders": yield* failStrandedReminders(staleAfterSeconds)
   }
   if (Object.values(recovered).some((n) => n > 0)) {

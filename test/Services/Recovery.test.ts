@@ -9,6 +9,7 @@ import { Deferred, Effect, Exit, Layer, Redacted, Schema, Scope } from "effect"
 import { DatabaseUrl, pgClientLayer } from "../../src/Layers/Database.js"
 import { JobWorkerLive, PgJobsLive } from "../../src/Layers/Jobs.js"
 import { interruptedImportError } from "../../src/Services/Ecm/MifImport.js"
+import { interruptedReason } from "../../src/Services/EcmExchange/ExchangeGenerator.js"
 import { defineTask } from "../../src/Services/Jobs.js"
 import { recoverInterruptedWork } from "../../src/Services/Recovery.js"
 import { failureReasons } from "../../src/Services/Reports/ReportGenerator.js"
@@ -47,7 +48,7 @@ const lockOf = (jobId: string) =>
   Effect.map(query<{ locked_by: string | null }>(`SELECT locked_by FROM graphile_worker.jobs WHERE id = $1::bigint`, jobId), (rows) => rows[0]?.locked_by)
 
 const clear = Effect.zipRight(
-  query(`TRUNCATE heartbeats, mif_files, reports, appointment_reminders CASCADE`),
+  query(`TRUNCATE heartbeats, mif_files, reports, exchange_reports, appointment_reminders CASCADE`),
   query(`DELETE FROM graphile_worker._private_jobs`)
 )
 
@@ -120,6 +121,43 @@ layer(RecoveryTestLive)("recovery sweep", (it) => {
         { id: running, status: "generating", failure_reason: null }
       ])
       // The released job runs again at once.
+      expect(yield* lockOf(retry)).toBeNull()
+    }))
+
+  it.effect("fails a generating return file whose job is out of runs or gone; one whose job can still run is left to the queue", () =>
+    Effect.gen(function*() {
+      yield* clear
+      const [plan] = yield* query<{ id: number }>(`INSERT INTO health_plans (name, mcp_id, created_at, updated_at)
+        VALUES ('Recovery Plan', 'RECOVERY', now(), now()) RETURNING id`)
+      const insert = (status: string, ageSeconds = 3600) =>
+        Effect.map(query<{ id: number }>(`INSERT INTO exchange_reports (file_kind, health_plan_id, start_date, end_date, profile, status,
+            started_at, created_at, updated_at)
+          VALUES ('otf', $1, '2026-01-01', '2026-03-31', '{}', $2, now() - make_interval(secs => $3), now() - make_interval(secs => $3),
+            now() - make_interval(secs => $3)) RETURNING id`, plan!.id, status, ageSeconds), (rows) => rows[0]!.id)
+      const exhausted = yield* insert("generating")
+      const jobless = yield* insert("generating")
+      const retrying = yield* insert("generating")
+      const running = yield* insert("generating")
+      const fresh = yield* insert("generating", 5)
+      const queued = yield* insert("queued")
+      yield* jobOf("ecm_exchange.generate", `ecm-exchange:${exhausted}`, { holder: "pool-gone", ageSeconds: 600, attempts: 3 })
+      const retry = yield* jobOf("ecm_exchange.generate", `ecm-exchange:${retrying}`, { holder: "pool-gone", ageSeconds: 600, attempts: 1 })
+      yield* beat("pool-live")
+      yield* jobOf("ecm_exchange.generate", `ecm-exchange:${running}`, { holder: "pool-live", ageSeconds: 600, attempts: 3 })
+      yield* jobOf("ecm_exchange.generate", `ecm-exchange:${fresh}`, { attempts: 3 })
+      yield* jobOf("ecm_exchange.generate", `ecm-exchange:${queued}`, { attempts: 3 })
+
+      const recovered = yield* recoverInterruptedWork
+      expect(recovered).toMatchObject({ "recovery.failed_exchange_reports": 2 })
+      expect(yield* query(`SELECT id, status, failure_reason FROM exchange_reports ORDER BY id`)).toEqual([
+        { id: exhausted, status: "failed", failure_reason: interruptedReason },
+        { id: jobless, status: "failed", failure_reason: interruptedReason },
+        { id: retrying, status: "generating", failure_reason: null },
+        { id: running, status: "generating", failure_reason: null },
+        { id: fresh, status: "generating", failure_reason: null },
+        { id: queued, status: "queued", failure_reason: null }
+      ])
+      // The released job runs again at once: its next run claims the report and starts over.
       expect(yield* lockOf(retry)).toBeNull()
     }))
 

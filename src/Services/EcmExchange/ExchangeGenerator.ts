@@ -15,14 +15,26 @@ import { ObjectStore } from "../ObjectStore.js"
 import { privateTempFile } from "../PrivateTemp.js"
 import { now } from "../Time.js"
 import { contentTypeOf, openFileWriter } from "./ExchangeFileWriter.js"
+import { failStrandedReports } from "../Reports/ReportsRepo.js"
 import { ExchangeReportsRepo, type ReportRow } from "./ExchangeReportsRepo.js"
 import { ExchangeRowsRepo } from "./ExchangeRowsRepo.js"
 
 /** Why a report failed: a stage, nothing personal. */
 export const failureReason = "Writing the file failed"
+/** Why a report failed when every run of its job was cut short (a crashed instance). */
+export const interruptedReason = "Generating the file stopped unexpectedly on every run"
 
 /** The report's job: one per report, found by its key. */
-export const exchangeJobKey = (id: number) => `ecm-exchange:${id}`
+const exchangeJobKeyPrefix = "ecm-exchange:"
+export const exchangeJobKey = (id: number) => `${exchangeJobKeyPrefix}${id}`
+
+/**
+ * Fails `generating` reports whose job can no longer run — out of runs after crashes, or gone —
+ * and which have not moved for the stale time (../Recovery.ts); how many. A job that is locked or
+ * has runs left is left to the queue: its next run claims the report again and starts over.
+ */
+export const failStrandedExchangeReports = (staleAfterSeconds: number) =>
+  failStrandedReports(staleAfterSeconds, exchangeJobKeyPrefix, interruptedReason, "exchange_reports")
 
 /** Rows between progress updates: about a hundred updates a file, at least 500 rows apart. */
 const progressStep = (total: number) => Math.max(500, Math.ceil(total / 100))

@@ -80,6 +80,8 @@ export const OtfRecordSchema = Schema.Struct({
   responded: Schema.Boolean
 })
 
+const CountSchema = Schema.Struct({ count: Schema.Int })
+
 // The decoded records are the builders' inputs.
 const _rtf: Schema.Schema.Type<typeof RtfRecordSchema> extends RtfRecord ? true : never = true
 const _otf: Schema.Schema.Type<typeof OtfRecordSchema> extends OtfRecord ? true : never = true
@@ -116,7 +118,7 @@ const membersCtes = (sql: SqlClient.SqlClient, c: ExchangeCriteria) =>
       WHERE h.effective_date <= ${c.endDate}::date
       WINDOW newest AS (PARTITION BY h.patient_id ORDER BY h.effective_date DESC, h.id DESC)
     ), enrolled AS (
-      SELECT m.patient_id, d.days FROM members m LEFT JOIN (
+      SELECT m.patient_id, m.cin, m.ecm_provider_name, m.ecm_npi, d.days FROM members m LEFT JOIN (
         SELECT patient_id, range_agg(daterange(effective_date, next_day)) AS days FROM histories
         WHERE status = ${enrolledStatus} AND (next_day IS NULL OR next_day > effective_date)
         GROUP BY patient_id
@@ -125,8 +127,10 @@ const membersCtes = (sql: SqlClient.SqlClient, c: ExchangeCriteria) =>
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(ruleTable())}::jsonb)
         AS r(event_type text, status text, enrolled boolean, duration_class text, category text)
     ), period_events AS (
-      -- The period's events (whole UTC days) with the rule's category for each.
-      SELECT e.id, e.patient_id, e.activity_id, e.event_type, e.status, e.occurred_at, e.duration, r.category
+      -- The period's events (whole UTC days) with the rule's category for each, and what the
+      -- eligibility record says of the member (the rows need no second pass over the members).
+      SELECT e.id, e.patient_id, e.activity_id, e.event_type, e.status, e.occurred_at, e.duration, r.category,
+        s.cin, s.ecm_provider_name, s.ecm_npi
       FROM ecm_events e JOIN enrolled s ON s.patient_id = e.patient_id
       JOIN rule r ON r.event_type = e.event_type AND r.status = e.status
         AND r.enrolled = coalesce((e.occurred_at AT TIME ZONE 'UTC')::date <@ s.days, false)
@@ -193,13 +197,22 @@ export const rtfStatement = (c: ExchangeCriteria) =>
     ) fc ON true
     ORDER BY p.last_name, p.first_name, p.id`)
 
+/**
+ * The RTF's row count: its members. Every other join of the RTF statement keeps one row per member
+ * (patients by foreign key; statuses and encounters grouped by member; one case load per member;
+ * the last MIF record and Form C dates one row each).
+ */
+export const rtfCountStatement = (c: ExchangeCriteria) =>
+  Effect.map(SqlClient.SqlClient, (sql): Statement.Statement<unknown> =>
+    sql`WITH ${membersCtes(sql, c)} SELECT count(*)::int AS count FROM members`)
+
 /** The OTF statement: one row per outreach attempt of the period on a member of the plan. */
 export const otfStatement = (c: ExchangeCriteria) =>
   Effect.map(SqlClient.SqlClient, (sql): Statement.Statement<unknown> =>
     sql`WITH ${membersCtes(sql, c)}
-    SELECT m.patient_id, m.cin, p.last_name, p.first_name,
-      coalesce(m.ecm_provider_name, cl.provider_name) AS provider_name,
-      coalesce(m.ecm_npi, cl.provider_npi) AS provider_npi,
+    SELECT e.patient_id, e.cin, p.last_name, p.first_name,
+      coalesce(e.ecm_provider_name, cl.provider_name) AS provider_name,
+      coalesce(e.ecm_npi, cl.provider_npi) AS provider_npi,
       ${sql.literal(utcDay("e.occurred_at"))} AS outreach_day,
       e.event_type, e.status, e.duration, a.duration AS activity_duration,
       (e.event_type IN ('sms', 'email') AND EXISTS (
@@ -207,18 +220,20 @@ export const otfStatement = (c: ExchangeCriteria) =>
           AND s.created_at >= e.occurred_at AND s.created_at < e.occurred_at + make_interval(hours => ${responseWindowHours})
       )) AS responded
     FROM period_events e
-    JOIN members m ON m.patient_id = e.patient_id
     JOIN patients p ON p.id = e.patient_id
     LEFT JOIN ecm_activities a ON a.id = e.activity_id
     LEFT JOIN case_loads cl ON cl.patient_id = e.patient_id
     WHERE e.category IN (${sql.literal(quoted(outreachCategories))})
     ORDER BY p.last_name, p.first_name, p.id, e.occurred_at, e.id`)
 
-/** A statement's row count (the job's progress total), over the same rows. */
-const countOf = (sql: SqlClient.SqlClient, statement: Statement.Statement<unknown>) => {
-  const [text, params] = statement.compile()
-  return sql.unsafe<{ count: number }>(`SELECT count(*)::int AS count FROM (${text}) rows`, params)
-}
+/**
+ * The OTF's row count: the period's outreach events. The OTF statement's other joins keep one row
+ * per event (patients by foreign key; an activity by key; one case load per member).
+ */
+export const otfCountStatement = (c: ExchangeCriteria) =>
+  Effect.map(SqlClient.SqlClient, (sql): Statement.Statement<unknown> =>
+    sql`WITH ${membersCtes(sql, c)}
+    SELECT count(*)::int AS count FROM period_events WHERE category IN (${sql.literal(quoted(outreachCategories))})`)
 
 export class ExchangeRowsRepo extends Effect.Service<ExchangeRowsRepo>()("app/EcmExchangeRowsRepo", {
   effect: Effect.gen(function*() {
@@ -238,11 +253,14 @@ export class ExchangeRowsRepo extends Effect.Service<ExchangeRowsRepo>()("app/Ec
     }
 
     /**
-     * Runs `use` with the file's row count and its records in batches, in one repeatable-read
-     * transaction (count and rows see the same data); the cursor ends with it.
+     * Runs `use` with the file's row count (the progress total) and its records in batches, in one
+     * repeatable-read transaction (count and rows see the same data); the cursor ends with it. The
+     * count is its own statement, not the file's statement counted: that would run the whole file
+     * (joins, subqueries, sort) twice.
      */
     const withRecords = <A, I, B, E, R>(
       statement: Effect.Effect<Statement.Statement<unknown>, never, SqlClient.SqlClient>,
+      countStatement: Effect.Effect<Statement.Statement<unknown>, never, SqlClient.SqlClient>,
       schema: Schema.Schema<A, I>,
       use: (total: number, batches: Stream.Stream<ReadonlyArray<A>>) => Effect.Effect<B, E, R>,
       batchSize: number
@@ -251,7 +269,8 @@ export class ExchangeRowsRepo extends Effect.Service<ExchangeRowsRepo>()("app/Ec
         yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
         yield* applySettings
         const compiled = yield* Effect.provideService(statement, SqlClient.SqlClient, sql)
-        const [counted] = yield* countOf(sql, compiled)
+        const count = yield* Effect.provideService(countStatement, SqlClient.SqlClient, sql)
+        const [counted] = yield* Effect.flatMap(count, Schema.decodeUnknown(Schema.Array(CountSchema)))
         return yield* use(counted?.count ?? 0, stream(compiled, schema, batchSize))
       })))
 
@@ -261,13 +280,13 @@ export class ExchangeRowsRepo extends Effect.Service<ExchangeRowsRepo>()("app/Ec
         criteria: ExchangeCriteria,
         use: (total: number, batches: Stream.Stream<ReadonlyArray<RtfRecord>>) => Effect.Effect<B, E, R>,
         batchSize = 5000
-      ) => withRecords(rtfStatement(criteria), RtfRecordSchema, use, batchSize),
+      ) => withRecords(rtfStatement(criteria), rtfCountStatement(criteria), RtfRecordSchema, use, batchSize),
       /** The OTF's outreach attempts of the period, in file order. */
       withOtfRecords: <B, E, R>(
         criteria: ExchangeCriteria,
         use: (total: number, batches: Stream.Stream<ReadonlyArray<OtfRecord>>) => Effect.Effect<B, E, R>,
         batchSize = 5000
-      ) => withRecords(otfStatement(criteria), OtfRecordSchema, use, batchSize)
+      ) => withRecords(otfStatement(criteria), otfCountStatement(criteria), OtfRecordSchema, use, batchSize)
     } as const
   })
 }) {}

@@ -71,9 +71,15 @@ const Id = Schema.Struct({ id: Schema.Int })
 /**
  * Fails `generating` reports not moved for `staleAfterSeconds` whose job (key `jobKeyPrefix` and
  * the row id) is neither locked nor has runs left, with `reason`; how many. Run by the recovery
- * sweep (../Recovery.ts), which has no services.
+ * sweep (../Recovery.ts), which has no services. `table`: the reports' table (the return files
+ * keep theirs in `exchange_reports`, with the same status columns).
  */
-export const failStrandedReports = (staleAfterSeconds: number, jobKeyPrefix: string, reason: string) =>
+export const failStrandedReports = (
+  staleAfterSeconds: number,
+  jobKeyPrefix: string,
+  reason: string,
+  table: "reports" | "exchange_reports" = "reports"
+) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const at = yield* now
@@ -81,7 +87,7 @@ export const failStrandedReports = (staleAfterSeconds: number, jobKeyPrefix: str
       Request: Schema.Struct({ stale: Schema.Number, at: Schema.DateFromSelf }),
       Result: Id,
       execute: ({ at, stale }) =>
-        sql`UPDATE reports r SET status = 'failed', failure_reason = ${reason}, updated_at = ${at}
+        sql`UPDATE ${sql(table)} r SET status = 'failed', failure_reason = ${reason}, updated_at = ${at}
           WHERE r.status = 'generating' AND r.updated_at < ${staleCutoff(sql, stale)}
             AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j
               WHERE j.key = ${jobKeyPrefix} || r.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))

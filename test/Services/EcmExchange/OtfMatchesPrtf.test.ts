@@ -1,7 +1,8 @@
 /**
  * The OTF's rows come from the PRTF's definition of an outreach attempt: over random engagement
  * histories and events, a member's rows in the Outreach Tracker File are exactly the PRTF's
- * outreach attempts (telehealth + in person) of the same period.
+ * outreach attempts (telehealth + in person) of the same period; and each file's progress total is
+ * its row count.
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
@@ -52,10 +53,16 @@ layer(TestApp())("OTF rows and PRTF outreach counts", (it) => {
           for (const e of [m.inPeriod, ...m.entries]) yield* insertStatus(patientId, e.status, e.day, "Recorded")
           for (const e of m.events) yield* insertEvent(patientId, staff.id, e.type, e.status, new Date(e.at).toISOString(), e.duration)
         }
-        const otf = yield* Effect.flatMap(ExchangeRowsRepo, (repo) =>
-          repo.withOtfRecords({ healthPlanId: row!.id, ...period }, (_, batches) => Stream.runCollect(Stream.flattenIterables(batches))))
+        const criteria = { healthPlanId: row!.id, ...period }
+        const collect = <A>(total: number, batches: Stream.Stream<ReadonlyArray<A>>) =>
+          Effect.map(Stream.runCollect(Stream.flattenIterables(batches)), (rows) => ({ total, rows: Chunk.toReadonlyArray(rows) }))
+        const otf = yield* Effect.flatMap(ExchangeRowsRepo, (repo) => repo.withOtfRecords(criteria, collect))
+        const rtf = yield* Effect.flatMap(ExchangeRowsRepo, (repo) => repo.withRtfRecords(criteria, collect))
+        // The progress totals count the files' own rows.
+        expect(otf.total).toBe(otf.rows.length)
+        expect([rtf.total, rtf.rows.length]).toEqual([members.length, members.length])
         const otfPerMember = new Map<string, number>()
-        for (const r of Chunk.toReadonlyArray(otf)) otfPerMember.set(r.cin!, (otfPerMember.get(r.cin!) ?? 0) + 1)
+        for (const r of otf.rows) otfPerMember.set(r.cin!, (otfPerMember.get(r.cin!) ?? 0) + 1)
         const prtf = yield* Effect.flatMap(PrtfRowsRepo, (repo) =>
           repo.withRows({ ...period, npi: null, providerName: null, providerPhone: null, producedOn: "2026-04-02" }, (batches) =>
             Stream.runCollect(Stream.flattenIterables(batches))))
