@@ -55,15 +55,16 @@ const runs = Number(process.env.HARNESS_RUNS ?? 700)
 // recommendations (patient_id query): 5.
 // Issue 24: clinic videos list (query patient_id), create and update (video.patient_id): 3.
 // Break-glass accesses for admins to review (patient_id query, admin only): 1.
-const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 4 + 7 + 4 + 5 + 5 + 3 + 1
+// The return files' member fields (ECM, show and update): 2.
+const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 4 + 7 + 4 + 5 + 5 + 3 + 1 + 2
 
 /**
  * Operations in the staff-vs-staff matrix: the patient-scoped ones of the general area that are not
- * admin-only or public (the family count above minus 22 ECM, 12 admin-only and the assessment
+ * admin-only or public (the family count above minus 24 ECM, 12 admin-only and the assessment
  * submit, which a link token decides), plus the two that link a list of patients (collaborator
  * create and update).
  */
-const expectedStaffMatrixOperations = expectedPatientScopedOperations - 22 - 12 - 1 + 2
+const expectedStaffMatrixOperations = expectedPatientScopedOperations - 24 - 12 - 1 + 2
 
 const telemetry = new Telemetry()
 let shared: Harness | undefined

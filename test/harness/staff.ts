@@ -235,8 +235,12 @@ export const runStaffBola = <R>(options: StaffBolaOptions<R>): Effect.Effect<Sta
           const before = yield* seeder.snapshot(a.patient)
           const outcome = yield* send(operation, caller, onPatient(draft))
           const status = statusOf(outcome)
-          // A provider gets the 404; the front office may instead get the same refusal for its role.
-          const passed = unknown.some((u) => sameAnswer(u, outcome)) && (status === 404 || (status === 403 && who !== "outsider provider"))
+          // Exactly the answer an unknown id gets (docs/spec-decisions.md "Who sees which patient"): a
+          // 404 for a path, `must exist` (422) for a patient named in a body, an empty page for a list
+          // filter; the front office may instead get the same refusal for its role. What changed
+          // and what the body holds are checked below.
+          const refusal = status === 404 || status === 422 || status === 200 || (status === 403 && who !== "outsider provider")
+          const passed = unknown.some((u) => sameAnswer(u, outcome)) && refusal
           if (!passed) {
             fail(`${who}: ${status} on another provider's patient ${a.patient}; an unknown id answers ${unknown.map((u) => u.response.slice(0, 160)).join(" | ")}`, outcome)
           }
@@ -279,7 +283,10 @@ export const runStaffBola = <R>(options: StaffBolaOptions<R>): Effect.Effect<Sta
       const outcome = yield* send(sample.operation, d.provider, { ...draft, headers: { ...draft.headers, [accessReasonHeader]: "Covering for a colleague (harness)" } })
       const fail = (message: string) =>
         failures.push({ operation: sample.operation.id, kind: "patient", message, request: outcome.request, response: outcome.response })
-      if ([401, 403, 404].includes(statusOf(outcome))) fail(`break-glass (${kind}): the outsider provider with a reason was refused (${statusOf(outcome)})`)
+      // The glass opens whose records, not what a record's own rules allow: a 403 from those rules
+      // (only a prescriber changes a prescription) is past the access check, which never answers
+      // 403; the audit entry below shows the patient was opened.
+      if ([401, 404].includes(statusOf(outcome))) fail(`break-glass (${kind}): the outsider provider with a reason was refused (${statusOf(outcome)})`)
       if (!(yield* seeder.breakGlassRecorded(d.provider.id, c.patient))) fail(`break-glass (${kind}): no patient.break_glass audit entry for the outsider on patient ${c.patient}`)
       for (const v of outcome.violations) fail(`break-glass (${kind}): ${v.check}: ${v.message}`)
     }

@@ -97,7 +97,8 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
 
     /**
      * Owner, admin, or a provider or supervisor who sees the patient: the caller has passed
-     * `Access.visiblePatient` for it (a care relationship, or break-glass) before `checkAssessor`.
+     * `Access.visiblePatient` for it as clinical content (a care relationship, or break-glass; never
+     * front desk or billing, whose ids answer 404 like unknown ones) before `checkAssessor`.
      */
     const mayAssess = (caller: Caller, ownerId: number) => isAdmin(caller) || ownerId === caller.id || followsCareRelationships(caller)
 
@@ -123,7 +124,7 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
       readonly send?: boolean | undefined
     }) =>
       Effect.gen(function*() {
-        yield* access.visiblePatient(caller, query.patient_id)
+        yield* access.visiblePatient(caller, query.patient_id, "clinical")
         const token = newToken()
         const at = yield* now
         const expiresAt = new Date(at.getTime() + Duration.toMillis(ttl))
@@ -262,7 +263,7 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
 
     const submitWithSession = (caller: Caller, input: CreateAssessmentRequest["collaborator_assessment"]) =>
       Effect.gen(function*() {
-        if (input.patient_id !== undefined) yield* access.visiblePatient(caller, input.patient_id)
+        if (input.patient_id !== undefined) yield* access.visiblePatient(caller, input.patient_id, "clinical")
         const blanks = (["collaborator_id", "patient_id", "assessment_type"] as const).filter((field) => input[field] === undefined)
         if (blanks.length > 0) return yield* Effect.fail(invalid(Object.fromEntries(blanks.map((field) => [field, ["can't be blank"]]))))
         const collaboratorId = input.collaborator_id!
@@ -300,7 +301,7 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
       readonly status?: AssessmentStatus | undefined
     }) =>
       Effect.gen(function*() {
-        if (query.patient_id !== undefined) yield* access.visiblePatient(caller, query.patient_id)
+        if (query.patient_id !== undefined) yield* access.visiblePatient(caller, query.patient_id, "clinical")
         const page = pageRequest(query, assessmentsPageSize)
         // A provider or supervisor who may see the patient (care relationship or break-glass) reads its assessments.
         const reader: Reader = query.patient_id !== undefined && followsCareRelationships(caller) ? { _tag: "Everyone" } : readerOf(caller)

@@ -65,14 +65,20 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
 
     const findRow = (id: number, lock = false) => Effect.map(prescriptions.findById(id, lock), Option.getOrUndefined)
 
-    /** The row when the actor may read it: 404 when unknown (or, for a parent, not their patient's), else 403. */
+    /**
+     * The row when the actor may read it (the prescription rules: its prescriber, their supervisor,
+     * admins, the patient's parent); else 404 when unknown or of a patient whose clinical content
+     * the actor does not see (a parent: not their patient; staff: the access module, break-glass
+     * included), so ids never leak; else 403.
+     */
     const readable = (actor: ProviderViewer, id: number, lock = false): Effect.Effect<PrescriptionRow, NotFound | Forbidden> =>
       Effect.gen(function*() {
         const row = yield* findRow(id, lock)
         if (row === undefined) return yield* Effect.fail(prescriptionNotFound())
         if (isParent(actor) && row.patient_user_id !== actor.id) return yield* Effect.fail(prescriptionNotFound())
-        if (!canReadPrescription(actor, row)) return yield* Effect.fail(notAuthorized())
-        return row
+        if (canReadPrescription(actor, row)) return row
+        if (!isParent(actor)) yield* Effect.mapError(access.visiblePatient(actor, row.patient_id, "clinical"), prescriptionNotFound)
+        return yield* Effect.fail(notAuthorized())
       })
 
     /**
@@ -86,6 +92,12 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
         if (!canWritePrescription(actor, row)) return yield* Effect.fail(notAuthorized())
         return row
       })
+
+    /**
+     * Staff's read of the prescription before a write's transaction: a break-glass access stays on
+     * the record when the prescription rules then refuse the write (the transaction would take it back).
+     */
+    const openedForWrite = (actor: ProviderViewer, id: number) => (isParent(actor) ? Effect.void : Effect.asVoid(readable(actor, id)))
 
     const list = (viewer: Viewer, criteria: PrescriptionCriteria, request: PageRequest) =>
       Effect.gen(function*() {
@@ -195,6 +207,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
     const update = (viewer: Viewer, id: number, changes: PrescriptionChanges) =>
       Effect.gen(function*() {
         const actor = yield* actorOf(viewer)
+        yield* openedForWrite(actor, id)
         yield* transaction(Effect.gen(function*() {
           const current = yield* writable(actor, id, changes.patient_id)
           const before = termsOf(current)
@@ -243,6 +256,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
     const cancel = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
         const actor = yield* actorOf(viewer)
+        yield* openedForWrite(actor, id)
         yield* transaction(Effect.gen(function*() {
           const current = yield* writable(actor, id, undefined)
           if (current.status !== "active") return yield* Effect.fail(invalidField("status", prescriptionMessages.cancelActiveOnly(current.status)))
@@ -256,6 +270,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
     const refill = (viewer: Viewer, id: number) =>
       Effect.gen(function*() {
         const actor = yield* actorOf(viewer)
+        yield* openedForWrite(actor, id)
         yield* transaction(Effect.gen(function*() {
           const current = yield* writable(actor, id, undefined)
           if (current.status !== "active") {
