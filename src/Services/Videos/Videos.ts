@@ -93,9 +93,12 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
       Effect.gen(function*() {
         const errors: Record<string, Array<string>> = {}
         const add = (field: string, message: string) => void (errors[field] ??= []).push(message)
+        // A patient the caller may not see is answered as an unknown one, which no appointment matches.
+        let patientHidden = false
         if (fields.patient_id !== null) {
           if (fields.patient_id !== patientBefore && !(yield* Effect.isSuccess(access.visiblePatient(viewer, fields.patient_id, "clinical")))) {
             add("patient_id", videoMessages.mustExist)
+            patientHidden = true
           }
         } else if (patientCategories.includes(fields.category)) {
           add("patient_id", "can't be blank")
@@ -108,6 +111,7 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
           if (Option.isNone(appointment)) {
             add("appointment_id", videoMessages.mustExist)
           } else if (
+            patientHidden ||
             appointment.value.patient_id !== fields.patient_id ||
             (fields.provider_id !== null && appointment.value.provider_id !== fields.provider_id)
           ) {
