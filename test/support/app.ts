@@ -4,7 +4,7 @@
  */
 import { HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, Logger, LogLevel, Option, Redacted, TestClock } from "effect"
+import { Effect, FiberRef, Layer, Logger, LogLevel, Option, Redacted, TestClock } from "effect"
 import { mkdtemp, rm } from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -82,19 +82,51 @@ export const TestApp = (
   observability: Layer.Layer<never> = Logger.minimumLogLevel(LogLevel.Error)
 ) => TestAppWith(MemoryAdapters, overrides, observability)
 
+/** The session the typed client sends as `X-User-Token`, set per call by `clientAs`. */
+const clientToken = FiberRef.unsafeMake<string | undefined>(undefined)
+
+const makeTypedClient = HttpApiClient.make(Api, {
+  transformClient: (http) =>
+    http.pipe(
+      HttpClient.mapRequestEffect((req) =>
+        Effect.map(FiberRef.get(clientToken), (token) => token === undefined ? req : HttpClientRequest.setHeader(req, "x-user-token", token))
+      ),
+      // The test's own client spans record URLs and headers; only the server's spans are under test.
+      HttpClient.withTracerDisabledWhen(() => true)
+    )
+})
+type TypedClient = Effect.Effect.Success<typeof makeTypedClient>
+
+// Deriving the client walks all 239 operations' schemas: once per test app (its HttpClient), not per call.
+const typedClients = new WeakMap<HttpClient.HttpClient, TypedClient>()
+
+/** The same client object with every method sending `token` (none: anonymous). */
+const sendingToken = <C>(client: C, token: string | undefined): C => {
+  const bound: Record<string, unknown> = {}
+  for (const [name, member] of Object.entries(client as Record<string, unknown>)) {
+    bound[name] = typeof member === "function"
+      ? (...args: Array<unknown>) => Effect.locally((member as (...a: Array<unknown>) => Effect.Effect<unknown>)(...args), clientToken, token)
+      : sendingToken(member, token)
+  }
+  return bound as C
+}
+
 /**
- * The typed client a frontend derives from the Api, sending `token` as the session (none: anonymous). Happy paths go through it, so
- * a renamed field, path or group fails `tsc`, and a response outside the contract fails the test
- * (it does not decode). Raw `request` stays for pinning exact statuses and bodies.
+ * The typed client a frontend derives from the Api, sending `token` as the session (none:
+ * anonymous). Happy paths go through it, so a renamed field, path or group fails `tsc`, and a
+ * response outside the contract fails the test (it does not decode); an error the operation
+ * declares fails the effect with its decoded value (`Effect.flip` to assert on it). Raw `request`
+ * stays for pinning exact statuses and bodies and for hostile input.
  */
 export const clientAs = (token?: string) =>
-  HttpApiClient.make(Api, {
-    transformClient: (http) =>
-      http.pipe(
-        HttpClient.mapRequest((req) => token === undefined ? req : HttpClientRequest.setHeader(req, "x-user-token", token)),
-        // The test's own client spans record URLs and headers; only the server's spans are under test.
-        HttpClient.withTracerDisabledWhen(() => true)
-      )
+  Effect.gen(function*() {
+    const http = yield* HttpClient.HttpClient
+    let client = typedClients.get(http)
+    if (client === undefined) {
+      client = yield* makeTypedClient
+      typedClients.set(http, client)
+    }
+    return sendingToken(client, token)
   })
 
 export interface RawResponse {

@@ -2,7 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
-import { request, TestApp } from "../../support/app.js"
+import { ClaimId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import { auditActions } from "../Providers/helpers.js"
 import {
   adminToken, billingSettings, claimBody, claimsPath, createClaim, createPlan, insertAppointment, insertPatient, providerWithNpi, setup
@@ -39,6 +40,12 @@ layer(TestApp())("claims", (it) => {
       expect(claim.claim_number).toMatch(/^CLM\d{8}$/)
       const shown = yield* request("GET", `${claimsPath}/${claim.id}`, { token })
       expect(shown.body).toEqual({ claim })
+      // The typed client a frontend derives decodes the same claim.
+      const client = yield* clientAs(token)
+      const typed = yield* client.claims.show({ path: { id: ClaimId.make(claim.id) } })
+      expect(typed.claim).toMatchObject({ id: claim.id, claim_number: claim.claim_number, status: "draft", diagnosis_codes: ["F32.9", "F41.1"] })
+      const refusedAnonymously = yield* Effect.flip((yield* clientAs()).claims.show({ path: { id: ClaimId.make(claim.id) } }))
+      expect(refusedAnonymously).toMatchObject({ _tag: "Unauthorized" })
       const listed = yield* request("GET", `${claimsPath}?patient_id=${s.patientId}&provider_id=${s.providerId}&status=draft`, { token })
       expect(listed.body).toEqual({ claims: [claim], pagination: { current_page: 1, total_pages: 1, total_count: 1, per_page: 25 } })
       expect((yield* request("GET", `${claimsPath}?patient_id=${s.patientId}&status=ready`, { token })).body).toMatchObject({ claims: [] })
