@@ -31,29 +31,30 @@ const seed = Number(process.env.HARNESS_SEED ?? 20_240_601)
 const runs = Number(process.env.HARNESS_RUNS ?? 700)
 
 /**
- * Patient-scoped operations the document has today (`ecmPatients.show`; issue 12: `ecmFormC.create`,
- * `.list`, `.show`, `ecmAdminFormC.list`, `ecmLeadCareManagers.assign`, `.update`, `.remove`,
- * `.forPatient`; issue 13, clinic patients: show, update, and the list/create/show/update/last
- * operations of help requests, treatment plans, spots and documents — 15); a new one changes the
- * count, so whoever adds it sees the BOLA check cover it.
+ * Patient-scoped operations the document has today, by area; a new one changes the count, so
+ * whoever adds it sees the BOLA check cover it.
  */
-// Issue 11: ECM activities (list, show, create, update, delete, comment) and events (list, counts, show): 9.
-// Issue 15 adds availability.listBooks, availability.createBook, appointments.list, appointments.update (admin
-// only: a parent is refused) and clinicAppointments.list.
-// Issue 19 adds claims.list (query patient_id), claims.create and .update (claim.patient_id),
+// ECM patients: show: 1.
+// ECM Form C (create, list, show, admin list) and lead care managers (assign, update, remove, for patient): 8.
+// ECM activities (list, show, create, update, delete, comment) and events (list, counts, show): 9.
+// Clinic patients (show, update) and the list/create/show/update/last operations of help requests,
+// treatment plans, spots and documents: 15.
+// Scheduling: availability.listBooks, availability.createBook, appointments.list, appointments.update (admin
+// only: a parent is refused) and clinicAppointments.list: 5.
+// Billing: claims.list (query patient_id), claims.create and .update (claim.patient_id),
 // claims.showDocument, .updateDocument, .deleteDocument (the `/documents/{id}` path rule; all admin-only:
 // a parent is refused), coverage.show and coverage.update: 8.
-// Issue 17: the appointment reminders' create and list (by the patient's appointment), show and cancel: 4.
-// Issue 14: ECM communications (SMS, call): 2.
-// Issue 16: engagement status (update, show): 2.
-// Issue 18: session notes' clinic list, last (query patient_id) and create (session_note.patient_id), and the
+// Appointment reminders: create and list (by the patient's appointment), show and cancel: 4.
+// ECM communications (SMS, call): 2.
+// Engagement status (update, show): 2.
+// Session notes: clinic list, last (query patient_id) and create (session_note.patient_id), and the
 // admin list (query patient_id): 4 (the clinic ones are staff-only, the admin one admin-only: a parent is refused).
-// Issue 20: prescriptions list and create (patient_id), show, update, cancel and refill (a prescription of the patient), medication history: 7.
-// Issue 22: collaborators.list, the assessment token, submit and list (patient_id in the query or the body): 4.
-// Issue 21: questionnaire responses (create, update, list, show) and invites (create): 5.
-// Issue 23: content user pieces and user collections (list: patient_id query; create: body patient_id) and
+// Prescriptions: list and create (patient_id), show, update, cancel and refill (a prescription of the patient), medication history: 7.
+// Collaborators: collaborators.list, the assessment token, submit and list (patient_id in the query or the body): 4.
+// Questionnaires: responses (create, update, list, show) and invites (create): 5.
+// Content: user pieces and user collections (list: patient_id query; create: body patient_id) and
 // recommendations (patient_id query): 5.
-// Issue 24: clinic videos list (query patient_id), create and update (video.patient_id): 3.
+// Clinic videos: list (query patient_id), create and update (video.patient_id): 3.
 // Break-glass accesses for admins to review (patient_id query, admin only): 1.
 // The return files' member fields (ECM, show and update): 2.
 const expectedPatientScopedOperations = 1 + 8 + 9 + 15 + 5 + 8 + 4 + 2 + 2 + 4 + 7 + 4 + 5 + 5 + 3 + 1 + 2

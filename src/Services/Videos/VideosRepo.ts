@@ -15,7 +15,7 @@ import { linkLifetimeSeconds, Video, VideoCategory, VideoStatus } from "../../Do
 import { Access, type ProviderViewer } from "../Access/Access.js"
 import type { ObjectStoreShape } from "../ObjectStore.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, ScopeAnswer } from "../Repository.js"
 import { now } from "../Time.js"
 
 const Text = Schema.String
@@ -58,7 +58,7 @@ export const VideoRow = Schema.Struct({
 export type VideoRow = typeof VideoRow.Type
 
 /** A video with what the viewer may do with it (`Access.scope.videos`). */
-export const VideoWithRights = Schema.Struct({ ...VideoRow.fields, readable: Schema.Boolean, writable: Schema.Boolean })
+export const VideoWithRights = Schema.Struct({ ...VideoRow.fields, readable: ScopeAnswer, writable: ScopeAnswer })
 export type VideoWithRights = typeof VideoWithRights.Type
 
 /** What a video list may be narrowed by. */
@@ -147,14 +147,14 @@ export class VideosRepo extends Effect.Service<VideosRepo>()("app/VideosRepo", {
     const columns = sql.literal(videoColumns)
     const returned = sql.literal(returnedColumns)
 
-    /** The video unless deleted, with the viewer's rights on it (`Access.scope.videos`; a scope on a null column is NULL: no right). */
+    /** The video unless deleted, with the viewer's rights on it (`Access.scope.videos`; `ScopeAnswer`: a scope on a null column is NULL, no right). */
     const findWithRights = (viewer: ProviderViewer, at: Date, id: number) =>
       SqlSchema.findOne({
         Request: ById,
         Result: VideoWithRights,
         execute: (r) =>
-          sql`SELECT ${columns}, COALESCE(${Access.scope.videos.readable(sql, viewer, at)}, false) AS readable,
-              COALESCE(${Access.scope.videos.writable(sql, viewer)}, false) AS writable
+          sql`SELECT ${columns}, ${Access.scope.videos.readable(sql, viewer, at)} AS readable,
+              ${Access.scope.videos.writable(sql, viewer)} AS writable
             FROM videos v WHERE v.id = ${r.id} AND v.status <> 'deleted'`
       })({ id })
 
