@@ -13,6 +13,7 @@
  * 5. Imports the ~50 MB file while another client polls `GET /health` back to back: the longest
  *    wait for an answer is the longest the event loop was held (plus one round trip); its peak RSS
  *    is measured the same way (VmHWM reset just before it), against the idle RSS after start-up.
+ *    Then the same members as a ~50 MB XML file (`<Member>` elements), measured the same way.
  *
  * Database: DATABASE_URL's server (a fresh `cc_bench_mif_<random>` database, dropped at the end),
  * else an embedded PostgreSQL in a temp dir. Flags: --rows (100000), --large-mb (50, 0 to skip),
@@ -58,6 +59,24 @@ const rowOf = (i: number) => {
     `AUTH${pad(i, 8)},Good Care Partners,1234567893,01-01-2026,12-31-2026,${i % 3 ? "Standard" : "High"}`
 }
 
+const columns = header.split(",")
+/** Row i as a `<Member>` element, one per line, the CSV's columns as its fields. */
+const memberOf = (i: number) =>
+  `<Member>${rowOf(i).split(",").map((value, c) => `<${columns[c]}>${value}</${columns[c]}>`).join("")}</Member>`
+
+const writeXml = async (file: string, count: number) => {
+  const handle = await fs.open(file, "w")
+  await handle.write("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Members>\n")
+  for (let i = 0; i < count; i += 10_000) {
+    const lines: Array<string> = []
+    for (let j = i; j < Math.min(count, i + 10_000); j++) lines.push(memberOf(j))
+    await handle.write(lines.join("\n") + "\n")
+  }
+  await handle.write("</Members>\n")
+  await handle.close()
+  return (await fs.stat(file)).size
+}
+
 const writeCsv = async (file: string, count: number) => {
   const handle = await fs.open(file, "w")
   await handle.write(header + "\n")
@@ -90,8 +109,8 @@ runBench("mif", async (bench) => {
   console.log(`app: ${describeTarget(target)}, node flags: ${nodeFlags.join(" ") || "(none)"}`)
   const app = await bench.startApp({ target, nodeFlags })
   const { base, token } = app
-  const post = async (file: string) => {
-    const body = JSON.stringify({ mif: { file: "data:text/csv;base64," + (await fs.readFile(file)).toString("base64") } })
+  const post = async (file: string, fileType: "csv" | "xml" = "csv") => {
+    const body = JSON.stringify({ mif: { file: `data:text/${fileType};base64,` + (await fs.readFile(file)).toString("base64") } })
     const started = performance.now()
     const response = await fetch(`${base}/v1/admin/clinic/ecm/mifs`, {
       method: "POST", headers: { "content-type": "application/json", "x-user-token": token }, body
@@ -148,10 +167,8 @@ runBench("mif", async (bench) => {
   console.log(`floor: COPY of the rows the import wrote into copies of its ${written.length} tables (indexes included): ` +
     `${seconds(writeFloorMs)}; import / that = ${(first.elapsed / writeFloorMs).toFixed(1)}×`)
 
-  if (largeMb > 0) {
-    const large = path.join(tmp, "mif-large.csv")
-    const largeRows = Math.round((largeMb * 1024 * 1024) / (smallBytes / rows))
-    const largeBytes = await writeCsv(large, largeRows)
+  /** Imports `file` while /health is polled back to back: time, peak RSS above idle, the waits. */
+  const importWatched = async (file: string, fileType: "csv" | "xml", rowCount: number, bytes: number) => {
     // Other requests during the import: /health back to back, each wait recorded.
     let polling = true
     const waits: Array<number> = []
@@ -167,14 +184,24 @@ runBench("mif", async (bench) => {
     })()
     const before = status(pid, "VmRSS")
     await fs.writeFile(`/proc/${pid}/clear_refs`, "5").catch(() => console.log("(could not reset VmHWM: peak includes the earlier imports)"))
-    const big = await post(large)
+    const big = await post(file, fileType)
     const largePeak = status(pid, "VmHWM")
     polling = false
     await poller
     const health = latencySummary(waits)
-    console.log(`import ${largeRows} rows (${mb(largeBytes / 1024 / 1024)}): ${seconds(big.elapsed)}; RSS before it ${mb(before)}, ` +
+    console.log(`import ${rowCount} rows as ${fileType.toUpperCase()} (${mb(bytes / 1024 / 1024)}): ${seconds(big.elapsed)}; RSS before it ${mb(before)}, ` +
       `peak ${mb(largePeak)}, peak above idle ${mb(largePeak - idle)} (target ≤ 250 MB)`)
     console.log(`/health during it: ${health.count} answered, p50 ${health.p50.toFixed(0)} ms, p99 ${health.p99.toFixed(0)} ms, ` +
       `longest ${health.max.toFixed(0)} ms${pollFailures > 0 ? `; ${pollFailures} failed to connect` : ""}`)
+  }
+
+  if (largeMb > 0) {
+    const large = path.join(tmp, "mif-large.csv")
+    const largeRows = Math.round((largeMb * 1024 * 1024) / (smallBytes / rows))
+    await importWatched(large, "csv", largeRows, await writeCsv(large, largeRows))
+    // The same members as XML, cut to the same size (its markup makes a member ~2.5× longer).
+    const largeXml = path.join(tmp, "mif-large.xml")
+    const xmlRows = Math.round((largeMb * 1024 * 1024) / (memberOf(0).length + 1))
+    await importWatched(largeXml, "xml", xmlRows, await writeXml(largeXml, xmlRows))
   }
 })

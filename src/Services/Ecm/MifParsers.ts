@@ -6,9 +6,8 @@
  * - CSV (papaparse): header row; comma or tab; UTF-8 with or without BOM. The text is cut into
  *   64 KB pieces at record boundaries (a newline outside quotes) and each piece parsed on its own,
  *   so memory holds one piece of rows at a time. A record and the header are bounded (`mifLimits`).
- * - XML (fast-xml-parser): any root; one `Member` element per member; entities are not expanded.
- *   The document is parsed whole (fast-xml-parser has no streaming mode), once its nesting is
- *   known to be bounded (`mifLimits`).
+ * - XML (saxes, a streaming parser): any root; one `Member` element per member; entities a DOCTYPE
+ *   declares are not expanded. Read in 64 KB pieces of text, nesting bounded (`mifLimits`).
  * - XLSX (exceljs streaming reader): the first worksheet; first row headers; number and date cells
  *   read back as the spreadsheet shows them. What the zip unpacks to is bounded first.
  */
@@ -212,134 +211,100 @@ export async function* readCsv(bytes: Uint8Array, options: ReadOptions = {}): Re
   if (fields === undefined) throw new MalformedFile("Invalid CSV format: line 1: the file has no header row")
 }
 
-/** The array of `Member` elements, at any depth under any root. */
-const findMembers = (node: unknown, depth = 0): Array<unknown> | undefined => {
-  if (typeof node !== "object" || node === null || depth > 8) return undefined
-  const members = Object.entries(node).filter(([key]) => key.toLowerCase() === "member")
-  if (members.length > 0) return members.flatMap(([, value]) => (Array.isArray(value) ? value : [value]))
-  for (const value of Object.values(node)) {
-    const found = Array.isArray(value) ? value.map((v) => findMembers(v, depth + 1)).find((m) => m !== undefined) : findMembers(value, depth + 1)
-    if (found !== undefined) return found
-  }
-  return undefined
-}
-
-const predefinedEntities: Readonly<Record<string, string>> = { lt: "<", gt: ">", amp: "&", quot: "\"", apos: "'" }
-
-/**
- * XML's five predefined entities and character references, decoded by hand: the parser's entity
- * processing would also expand entities a DOCTYPE declares (billion laughs), so it is off.
- */
-export const decodeXmlText = (text: string): string =>
-  text.includes("&")
-    ? text.replace(/&(?:#(\d{1,7})|#x([0-9a-fA-F]{1,6})|(lt|gt|amp|quot|apos));/g, (whole, dec: string | undefined, hex: string | undefined, name: string | undefined) => {
-      if (name !== undefined) return predefinedEntities[name]!
-      const code = dec !== undefined ? Number(dec) : parseInt(hex!, 16)
-      return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : whole
-    })
-    : text
-
-const xmlCell = (value: unknown): Cell => {
-  if (typeof value === "string") return decodeXmlText(value)
-  if (typeof value === "number") return String(value)
-  // `<CIN/>` parses as "" and nested elements as objects: neither is a value.
-  return null
+/** One `Member` being read: its depth, its cells, and the element names that filled them. */
+interface OpenMember {
+  readonly depth: number
+  readonly cells: Partial<Record<MifField, Cell>>
+  readonly filledBy: Partial<Record<MifField, string>>
+  /** The child element being read: its field, its text so far, whether it holds elements (then it is no value). */
+  field?: { readonly field: MifField; readonly name: string; text: string; nested: boolean } | undefined
 }
 
 /**
- * Refuses XML nested deeper than `mifLimits.xmlDepth` before any parser sees it, scanning the
- * text once and yielding to the event loop every megabyte. Markup only: comments, CDATA,
- * declarations and processing instructions are skipped, and quoted attribute values are read past.
+ * Streams the document through saxes, 64 KB of text at a time, yielding to the event loop between
+ * pieces: memory holds one piece and one batch of records, never the document or its tree (a 50 MB
+ * file parsed whole took ~700 MB and held the event loop for seconds). Every `Member` element not
+ * inside another one is a record; its child elements are its fields (the first element naming a
+ * field fills it; text is trimmed; `<CIN/>` is ""; a field that holds elements, or whose element
+ * repeats, is no value). Entities a DOCTYPE declares are never expanded: they stay as written.
  */
-const checkXmlDepth = async (text: string) => {
-  let depth = 0
-  let line = 1
-  let nextYield = 1 << 20
-  for (let i = 0; i < text.length; i++) {
-    if (i >= nextYield) {
-      nextYield += 1 << 20
-      await yieldToEventLoop()
-    }
-    const c = text.charCodeAt(i)
-    if (c === 0x0a) line++
-    if (c !== 0x3c) continue
-    const next = text.charCodeAt(i + 1)
-    if (next === 0x21 || next === 0x3f) {
-      // <!-- … -->, <![CDATA[ … ]]>, <!DOCTYPE …>, <? … ?>: nothing in them opens an element.
-      const close = text.startsWith("<!--", i) ? "-->" : text.startsWith("<![CDATA[", i) ? "]]>" : ">"
-      const end = text.indexOf(close, i)
-      if (end === -1) return
-      for (let j = i; j < end; j++) if (text.charCodeAt(j) === 0x0a) line++
-      i = end + close.length - 1
-      continue
-    }
-    if (next === 0x2f) {
-      depth--
-      continue
-    }
-    let quote = 0
-    let j = i + 1
-    for (; j < text.length; j++) {
-      const d = text.charCodeAt(j)
-      if (d === 0x0a) line++
-      if (quote !== 0) {
-        if (d === quote) quote = 0
-      } else if (d === 0x22 || d === 0x27) quote = d
-      else if (d === 0x3e) break
-    }
-    if (text.charCodeAt(j - 1) !== 0x2f && ++depth > mifLimits.xmlDepth) {
-      throw new MalformedFile(`Invalid XML format: line ${line}: elements are nested more than ${mifLimits.xmlDepth} deep`)
-    }
-    i = j
-  }
-}
-
-export async function* readXml(bytes: Uint8Array, batchSize = 5000): RecordBatches {
+export async function* readXml(bytes: Uint8Array, batchSize = 5000, pieceBytes = 64 * 1024): RecordBatches {
   // Loaded with the first XML file: most instances never see one (idle memory).
-  const { XMLParser, XMLValidator } = await import("fast-xml-parser")
-  const text = decoderFor("XML")(bytes, false)
-  await checkXmlDepth(text)
-  const validation = XMLValidator.validate(text)
-  if (validation !== true) {
-    throw new MalformedFile(`Invalid XML format: line ${validation.err.line}: ${validation.err.msg}`)
-  }
-  await yieldToEventLoop()
-  const parser = new XMLParser({
-    ignoreAttributes: true,
-    // Values stay text: `00123` is a ZIP code, not 123.
-    parseTagValue: false,
-    processEntities: false,
-    htmlEntities: false,
-    ignoreDeclaration: true,
-    ignorePiTags: true,
-    isArray: (name) => name.toLowerCase() === "member"
+  const { SaxesParser } = await import("saxes")
+  const parser = new SaxesParser({ position: true })
+  // Any entity the document names but XML does not predefine reads as itself: no DOCTYPE is
+  // expanded (billion laughs), and a reference left as written is no error.
+  parser.ENTITIES = new Proxy(parser.ENTITIES, {
+    get: (predefined, name) => typeof name === "string" ? predefined[name] ?? `&${name};` : undefined
   })
-  let document: unknown
-  try {
-    document = parser.parse(text)
-  } catch {
-    throw new MalformedFile("Invalid XML format: the document could not be read")
+  const malformed = (message: string) => new MalformedFile(`Invalid XML format: line ${parser.line}: ${message}`)
+  let failure: MalformedFile | undefined
+  // saxes reports a well-formedness error through this handler and would read on: the first one ends the file.
+  parser.on("error", (error) => {
+    const position = `${parser.line}:${parser.column}: `
+    failure ??= malformed(error.message.startsWith(position) ? error.message.slice(position.length) : error.message)
+    throw failure
+  })
+  let depth = 0
+  let members = 0
+  let member: OpenMember | undefined
+  const records: Array<RawRecord> = []
+  parser.on("opentag", (tag) => {
+    depth++
+    if (depth > mifLimits.xmlDepth) {
+      failure = malformed(`elements are nested more than ${mifLimits.xmlDepth} deep`)
+      throw failure
+    }
+    if (member === undefined) {
+      if (tag.name.toLowerCase() === "member") member = { depth, cells: {}, filledBy: {} }
+    } else if (depth === member.depth + 1) {
+      const field = fieldOfColumn(tag.name)
+      member.field = field === undefined ? undefined : { field, name: tag.name, text: "", nested: false }
+    } else if (member.field !== undefined) {
+      member.field.nested = true
+    }
+    // A self-closing element gets its close event at once, like any other.
+  })
+  const appendText = (text: string) => {
+    if (member?.field !== undefined && depth === member.depth + 1) member.field.text += text
   }
-  const members = findMembers(document)
-  if (members === undefined) throw new MalformedFile("Invalid XML format: no Member elements found")
-  let batch: Array<RawRecord> = []
-  for (let i = 0; i < members.length; i++) {
-    const member = members[i]
-    const cells: Partial<Record<MifField, Cell>> = {}
-    if (typeof member === "object" && member !== null) {
-      for (const [key, value] of Object.entries(member)) {
-        const field = fieldOfColumn(key)
-        if (field !== undefined && !(field in cells)) cells[field] = xmlCell(value)
+  parser.on("text", appendText)
+  parser.on("cdata", appendText)
+  parser.on("closetag", () => {
+    if (member !== undefined) {
+      if (depth === member.depth + 1 && member.field !== undefined) {
+        const { field, name, text, nested } = member.field
+        const filledBy = member.filledBy[field]
+        if (filledBy === undefined) {
+          member.filledBy[field] = name
+          member.cells[field] = nested ? null : text.trim()
+        } else if (filledBy === name) {
+          // The same element twice: a list of values, not one.
+          member.cells[field] = null
+        }
+        member.field = undefined
+      } else if (depth === member.depth) {
+        members++
+        records.push({ line: members, label: `Member ${members}`, cells: member.cells })
+        member = undefined
       }
     }
-    batch.push({ line: i + 1, label: `Member ${i + 1}`, cells })
-    if (batch.length >= batchSize) {
-      yield batch
-      batch = []
+    depth--
+  })
+  const decode = decoderFor("XML")
+  try {
+    for (let offset = 0; offset < bytes.length; offset += pieceBytes) {
+      const end = Math.min(offset + pieceBytes, bytes.length)
+      parser.write(decode(bytes.subarray(offset, end), end < bytes.length))
+      while (records.length >= batchSize) yield records.splice(0, batchSize)
       await yieldToEventLoop()
     }
+    parser.close()
+  } catch (error) {
+    throw failure ?? error
   }
-  if (batch.length > 0) yield batch
+  if (members === 0) throw new MalformedFile("Invalid XML format: no Member elements found")
+  if (records.length > 0) yield records
 }
 
 /** A number cell formatted with zeros only (`00000`): a ZIP code or id the sheet pads. */

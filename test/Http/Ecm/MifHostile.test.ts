@@ -83,6 +83,7 @@ layer(TestApp({ mif: { importDir: Option.some(importDir), maxFileBytes: 64 * 102
   "hostile MIF files",
   (it) => {
     // From MIF_IMPORT_DIR: what is measured is the reading of the file, not the transfer of its body.
+    const xmlMembers = 40_000
     const hostile: ReadonlyArray<readonly [string, string, () => string, string]> = [
       [
         "a million columns on one line, no newline (9.9 MB)",
@@ -95,6 +96,16 @@ layer(TestApp({ mif: { importDir: Option.some(importDir), maxFileBytes: 64 * 102
         "single-line.csv",
         () => "FIRST_NAME,LAST_NAME,DOB," + "x".repeat(60 * 1024 * 1024),
         "Invalid CSV format: line 1: the record is longer than 65,536 characters"
+      ],
+      [
+        // Read whole, its 40,000 good members held the event loop for seconds before the bad one was found.
+        `a 12 MB XML document whose last member is not closed (${xmlMembers.toLocaleString("en-US")} members before it)`,
+        "long.xml",
+        () => "<Members>\n" + Array.from({ length: xmlMembers }, (_, i) =>
+          `<Member><CIN>9${String(i).padStart(8, "0")}A</CIN><FIRST_NAME>Given</FIRST_NAME><LAST_NAME>Family${i}</LAST_NAME>` +
+          `<DOB>01/02/1980</DOB><ADDRESS>${i} Main Street</ADDRESS><CITY>Sacramento</CITY><STATE>CA</STATE><ZIP>95814</ZIP></Member>\n`).join("") +
+          "<Member><FIRST_NAME>Given</Member>\n</Members>\n",
+        `Invalid XML format: line ${xmlMembers + 2}: unexpected close tag.`
       ],
       [
         "XML nested a million deep",

@@ -7,7 +7,7 @@ import { readdirSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { decodeXmlText, mifLimits, readCsv, readXlsx, readXml } from "../../../src/Services/Ecm/MifParsers.js"
+import { mifLimits, readCsv, readXlsx, readXml } from "../../../src/Services/Ecm/MifParsers.js"
 import { zipOf } from "../../support/zip.js"
 
 const bytes = (s: string) => new TextEncoder().encode(s)
@@ -82,7 +82,7 @@ describe("hostile files", () => {
     expect(await all(readCsv(bytes("FIRST_NAME,LAST_NAME,DOB" + ",X".repeat(997) + "\na,b,c\n")))).toHaveLength(1)
   })
 
-  it("XML nested deeper than 32 elements is refused before parsing, naming the line", async () => {
+  it("XML nested deeper than 32 elements is refused, naming the line", async () => {
     /** Members > Member > X, then `<a>`s (one per line) to `depth`. */
     const nested = (depth: number) =>
       "<Members><Member><DOB>01-01-2000</DOB><X>\n" + "<a>\n".repeat(depth - 3) + "</a>".repeat(depth - 3) + "</X></Member></Members>"
@@ -90,15 +90,37 @@ describe("hostile files", () => {
     expect(await failure(readXml(bytes(nested(mifLimits.xmlDepth + 1)))))
       .toBe("MalformedFile: Invalid XML format: line 31: elements are nested more than 32 deep")
     // Self-closing elements, comments, CDATA and quoted `>` do not nest.
-    const flat = `<!-- <a><a> --><Members x="<b>">${"<Member><DOB/><![CDATA[<c><c>]]></Member>".repeat(40)}<e/><e/></Members>`
+    const flat = `<!-- <a><a> --><Members x="b>">${"<Member><DOB/><![CDATA[<c><c>]]></Member>".repeat(40)}<e/><e/></Members>`
     expect(await all(readXml(bytes(flat)))).toHaveLength(40)
   })
 })
 
 describe("XML reader", () => {
-  it("decodes the predefined entities and character references only", () => {
-    expect(decodeXmlText("a &amp; b &lt;c&gt; &quot;d&quot; &apos;e&apos; &#233; &#x1F600; &custom; &#0; &#xD800;"))
-      .toBe("a & b <c> \"d\" 'e' é 😀 &custom; &#0; &#xD800;")
+  it("decodes the predefined entities and character references only", async () => {
+    const text = "a &amp; b &lt;c&gt; &quot;d&quot; &apos;e&apos; &#233; &#x1F600; &custom;"
+    const [record] = await all(readXml(bytes(`<Members><Member><FIRST_NAME>${text}</FIRST_NAME></Member></Members>`)))
+    expect(record?.cells.first_name).toBe("a & b <c> \"d\" 'e' é 😀 &custom;")
+    expect(await failure(readXml(bytes("<Members><Member><FIRST_NAME>&#0;</FIRST_NAME></Member></Members>"))))
+      .toBe("MalformedFile: Invalid XML format: line 1: malformed character entity.")
+  })
+
+  it("reads a member's fields: the first element naming a field, trimmed; nested or repeated elements are no value", async () => {
+    const xml = "<Members>\n<Member><CIN>1</CIN><CIN>2</CIN><DOB> 01-01-2000 </DOB><DATE_OF_BIRTH>x</DATE_OF_BIRTH>" +
+      "<LAST_NAME><b>q</b></LAST_NAME><FIRST_NAME/><![CDATA[ignored]]><Member><DOB>inner</DOB></Member></Member>\n</Members>"
+    expect(await all(readXml(bytes(xml)))).toEqual([
+      { line: 1, label: "Member 1", cells: { cin: null, date_of_birth: "01-01-2000", last_name: null, first_name: "" } }
+    ])
+  })
+
+  it("streams: members come in batches as the text is read, and a fault late in the file still refuses it", async () => {
+    const members = (n: number) => Array.from({ length: n }, (_, i) => `<Member><DOB>01-01-2000</DOB><CIN>${i}</CIN></Member>`).join("\n")
+    const batches: Array<number> = []
+    for await (const batch of readXml(bytes(`<Members>${members(25)}</Members>`), 10, 64)) batches.push(batch.length)
+    expect(batches).toEqual([10, 10, 5])
+    expect(await failure(readXml(bytes(`<Members>${members(25)}\n<Member><DOB>x</Member></Members>`), 10, 64)))
+      .toBe("MalformedFile: Invalid XML format: line 26: unexpected close tag.")
+    expect(await failure(readXml(bytes(""))))
+      .toBe("MalformedFile: Invalid XML format: line 1: document must contain a root element.")
   })
 
   it("finds Member elements at any depth, in any case, numbering them", async () => {
