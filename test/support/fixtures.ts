@@ -115,3 +115,4 @@ export const insertAppointment = (appointment: NewAppointment) =>
   }).pipe(Effect.orDie)
 
 export * from "./fixtures/Prescriptions.js"
+export * from "./fixtures/Content.js"
