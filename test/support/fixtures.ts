@@ -117,3 +117,4 @@ export const insertAppointment = (appointment: NewAppointment) =>
 export * from "./fixtures/Prescriptions.js"
 export * from "./fixtures/Content.js"
 export * from "./fixtures/Patients.js"
+export * from "./fixtures/Accounts.js"
