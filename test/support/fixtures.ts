@@ -113,3 +113,8 @@ export const insertAppointment = (appointment: NewAppointment) =>
     } RETURNING id`
     return { id: AppointmentId.make(row!.id), day: clinicDay(appointment.scheduledAt) }
   }).pipe(Effect.orDie)
+
+export * from "./fixtures/Prescriptions.js"
+export * from "./fixtures/Content.js"
+export * from "./fixtures/Patients.js"
+export * from "./fixtures/Accounts.js"

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Fiber, TestClock } from "effect"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
 import { insertUser as insertFixtureUser, type NewUser, password } from "../../support/fixtures.js"
 import { insertPatient } from "../Scheduling/helpers.js"
 
@@ -525,8 +525,8 @@ describe("admin dashboard", () => {
         // The month boundary follows the clock.
         // Two weeks on, the session has idled out: sign in again.
         yield* TestClock.setTime(Date.parse("2030-06-01T00:00:00.000Z"))
-        const june = yield* request("GET", "/v1/admin/users/dashboard", { token: yield* signIn() })
-        expect((june.body as { new_users_this_month: number }).new_users_this_month).toBe(0)
+        const june = yield* (yield* clientAs(yield* signIn())).adminUsers.dashboard()
+        expect(june.new_users_this_month).toBe(0)
       }))
   })
 })

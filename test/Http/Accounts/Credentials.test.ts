@@ -12,23 +12,25 @@ import addFormats from "ajv-formats"
 import { Effect, TestClock } from "effect"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { hashPassword } from "../../../src/Services/Accounts/Passwords.js"
+import type { Role } from "../../../src/Domain/Accounts/User.js"
+import type { NewUser as NewUserRow } from "../../../src/Services/Accounts/UsersRepo.js"
 import { admin, request, signIn, TestApp } from "../../support/app.js"
+import { insertAccount } from "../../support/fixtures.js"
 
 const password = "credential-password-1"
 let passwordHash: string | undefined
 let counter = 0
 
 /** A confirmed, active user of the role, signed in once. */
-const member = (role: string = "parent", extra: Record<string, unknown> = {}) =>
+const member = (role: Role = "parent", extra: Partial<NewUserRow> = {}) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     passwordHash ??= yield* hashPassword(password)
     const email = `member.${++counter}.${Date.now()}@credentials.test`
-    const [row] = yield* sql<{ id: number }>`INSERT INTO users ${sql.insert({
+    const id = yield* insertAccount({
       email, password_hash: passwordHash, first_name: "Kim", last_name: `Member${counter}`, role, confirmed: true,
       phone: "+14155550100", date_of_birth: "1990-04-01", ...extra
-    })} RETURNING id`
-    return { id: row!.id, email, token: yield* signIn(email, password) }
+    })
+    return { id, email, token: yield* signIn(email, password) }
   })
 
 const statusWith = (token: string) => Effect.map(request("GET", "/v1/users", { token }), (r) => r.status)

@@ -9,6 +9,7 @@ import { Effect, TestClock } from "effect"
 import { retryAfterSeconds } from "../../../src/Api/Errors.js"
 import { hashPassword } from "../../../src/Services/Accounts/Passwords.js"
 import { request, type RawResponse, TestApp } from "../../support/app.js"
+import { insertAccount } from "../../support/fixtures.js"
 
 let counter = 0
 const uniqueEmail = (prefix: string) => `${prefix}.${++counter}.${Date.now()}@retry-after.test`
@@ -27,12 +28,11 @@ const freshWindowAt = (offsetSeconds: number) =>
 const password = "retry-after-password-1"
 
 const seededUser = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
   const email = uniqueEmail("seeded")
-  const [row] = yield* sql<{ id: number }>`INSERT INTO users ${sql.insert({
+  const id = yield* insertAccount({
     email, password_hash: yield* hashPassword(password), first_name: "Ray", last_name: "Retry", role: "parent", confirmed: true
-  })} RETURNING id`
-  return { id: row!.id, email }
+  })
+  return { id, email }
 })
 
 const signInAs = (email: string, pass: string) => request("POST", "/v1/users/sign_in", { body: { user: { email, password: pass } } })

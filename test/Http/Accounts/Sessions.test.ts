@@ -13,22 +13,21 @@ import { Sessions, sessionCutoffs, touchInterval } from "../../../src/Services/A
 import { sweepExpiredSessions } from "../../../src/Services/Accounts/SessionTasks.js"
 import { Jobs } from "../../../src/Services/Jobs.js"
 import { hashToken } from "../../../src/Services/Tokens.js"
+import type { Role } from "../../../src/Domain/Accounts/User.js"
 import { request, signIn, TestApp } from "../../support/app.js"
+import { insertAccount } from "../../support/fixtures.js"
 
 const password = "session-password-1"
 let passwordHash: string | undefined
 let counter = 0
 
 /** A confirmed, active user of the role, signed in once. */
-const member = (role: string = "parent") =>
+const member = (role: Role = "parent") =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     passwordHash ??= yield* hashPassword(password)
     const email = `member.${++counter}.${Date.now()}@sessions.test`
-    const [row] = yield* sql<{ id: number }>`INSERT INTO users ${sql.insert({
-      email, password_hash: passwordHash, first_name: "Sam", last_name: "Member", role, confirmed: true
-    })} RETURNING id`
-    return { id: row!.id, email, token: yield* signIn(email, password) }
+    const id = yield* insertAccount({ email, password_hash: passwordHash, first_name: "Sam", last_name: "Member", role, confirmed: true })
+    return { id, email, token: yield* signIn(email, password) }
   })
 
 /** Status of an authenticated call that changes nothing. */

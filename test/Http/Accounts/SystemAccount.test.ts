@@ -11,7 +11,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { migrationsDir, pgClientLayer, runMigrations } from "../../../src/Layers/Database.js"
 import { UsersRepo } from "../../../src/Services/Accounts/UsersRepo.js"
-import { admin, request, signIn, TestApp } from "../../support/app.js"
+import { admin, clientAs, request, signIn, TestApp } from "../../support/app.js"
+import { seedDatabaseBeforeSystemAccount } from "../../support/fixtures.js"
 import { freshDatabase } from "../../support/database.js"
 
 const systemEmail = "system@care-coordination.invalid"
@@ -52,11 +53,12 @@ layer(TestApp())("system account", (it) => {
         const response = yield* request(method, url, { token, body: method === "PUT" ? { user: { active: true } } : undefined })
         expect(response.status, `${method} ${url}`).toBe(404)
       }
-      const listed = yield* request("GET", "/v1/admin/clinic/users?search=care-coordination.invalid", { token })
-      expect((listed.body as { users: Array<unknown> }).users).toEqual([])
-      const dashboard = yield* request("GET", "/v1/admin/users/dashboard", { token })
+      const client = yield* clientAs(token)
+      const listed = yield* client.adminUsers.list({ urlParams: { search: "care-coordination.invalid" } })
+      expect(listed.users).toEqual([])
+      const dashboard = yield* client.adminUsers.dashboard()
       const [live] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM users WHERE deleted_at IS NULL AND NOT system`
-      expect((dashboard.body as { total_users: number }).total_users).toBe(live!.count)
+      expect(dashboard.total_users).toBe(live!.count)
       // The database itself refuses to make it an account that could sign in.
       for (const change of [sql`UPDATE users SET deleted_at = NULL WHERE system`, sql`UPDATE users SET status = 'active' WHERE system`,
         sql`UPDATE users SET password_hash = 'scrypt$x' WHERE system`]) {
@@ -84,11 +86,7 @@ describe("upgrade from the system user of id 2147483647", () => {
         yield* copy((n) => n < 31)
         yield* migrate
         // A database in use: an admin, a case load whose outreach coordinator slot holds the old id, an audit entry.
-        yield* sql`INSERT INTO users (email, password_hash, first_name, last_name, role, status, confirmed)
-          VALUES ('boss@upgrade.test', 'x', 'Boss', 'Admin', 'admin', 'active', true)`
-        const [patient] = yield* sql<{ id: number }>`INSERT INTO patients (first_name, last_name) VALUES ('Up', 'Graded') RETURNING id`
-        yield* sql`INSERT INTO case_loads (patient_id, olcm_user_id) VALUES (${patient!.id}, 2147483647)`
-        yield* sql`INSERT INTO audit_events (actor_id, action, target_type, target_id) VALUES (2147483647, 'ecm_sms.receive', 'sms_message', 1)`
+        const patient = yield* seedDatabaseBeforeSystemAccount
 
         yield* copy(() => true)
         yield* migrate
@@ -96,7 +94,7 @@ describe("upgrade from the system user of id 2147483647", () => {
         expect(system).toMatchObject({ email: systemEmail, status: "inactive", deleted: true, password_hash: "!" })
         expect(system!.id).toBeLessThan(2147483647)
         expect(yield* sql`SELECT 1 FROM users WHERE id = 2147483647`).toEqual([])
-        expect(yield* sql`SELECT olcm_user_id FROM case_loads WHERE patient_id = ${patient!.id}`).toEqual([{ olcm_user_id: system!.id }])
+        expect(yield* sql`SELECT olcm_user_id FROM case_loads WHERE patient_id = ${patient}`).toEqual([{ olcm_user_id: system!.id }])
         expect(yield* sql`SELECT actor_id FROM audit_events WHERE action = 'ecm_sms.receive'`).toEqual([{ actor_id: 2147483647 }])
       }).pipe(Effect.provide(pgClientLayer(Redacted.make(url), 2)))
     }))

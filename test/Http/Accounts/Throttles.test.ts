@@ -10,7 +10,7 @@ import { Clock, Effect, TestClock } from "effect"
 import { addressLimitDefaults } from "../../../src/Layers/Config.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
 import { request, type RawResponse, signIn, TestApp } from "../../support/app.js"
-import { insertUser, password } from "../../support/fixtures.js"
+import { insertSignInThrottle, insertUser, password } from "../../support/fixtures.js"
 
 let counter = 0
 const uniqueEmail = (prefix: string) => `${prefix}.${++counter}.${Date.now()}@example.test`
@@ -123,11 +123,9 @@ layer(TestApp())("sign-in: atomic attempts, per-account back-off, per-address li
   it.effect("the delay doubles up to 15 minutes, never more", () =>
     Effect.gen(function*() {
       const user = yield* seededUser
-      const sql = yield* SqlClient.SqlClient
       // 20 failures so far for this email, the last one just now: far past the cap.
       const now = new Date(yield* TestClock.currentTimeMillis)
-      yield* sql`INSERT INTO sign_in_throttles (email_hash, attempts, not_before, last_attempt_at)
-        SELECT sha256(convert_to(${user.email}, 'UTF8')), 20, ${new Date(now.getTime() + 15 * 60_000)}, ${now}`
+      yield* insertSignInThrottle({ email: user.email, attempts: 20, notBefore: new Date(now.getTime() + 15 * 60_000), lastAttemptAt: now })
       yield* nextHour
       expect((yield* signInAs(user.email, "wrong-password")).status).toBe(401)
       expect(yield* signInAs(user.email, user.password))

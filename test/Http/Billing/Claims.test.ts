@@ -2,11 +2,12 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
+import type { UpdateClaimRequest } from "../../../src/Api/Billing/Claims.js"
 import { ClaimId } from "../../../src/Domain/Ids.js"
 import { clientAs, request, TestApp } from "../../support/app.js"
 import { auditActions } from "../Providers/helpers.js"
 import {
-  adminToken, billingSettings, claimBody, claimsPath, createClaim, createPlan, insertAppointment, insertPatient, providerWithNpi, setup
+  adminToken, billingSettings, claimBody, claimOf, claimsPath, createClaim, createPlan, insertAppointment, insertPatient, newClaim, providerWithNpi, setup
 } from "./helpers.js"
 
 const claimKeys = [
@@ -15,6 +16,7 @@ const claimKeys = [
   "provider_id", "service_date", "status", "submission_date", "updated_at"
 ]
 type ClaimBody = { claim: Record<string, unknown> & { id: number; status: string } }
+type UpdateClaim = UpdateClaimRequest["claim"]
 
 const put = (token: string, id: number, claim: Record<string, unknown>) => request("PUT", `${claimsPath}/${id}`, { token, body: { claim } })
 const claimCount = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM claims`).pipe(
@@ -54,25 +56,29 @@ layer(TestApp())("claims", (it) => {
       expect(yield* auditActions("claim", claim.id)).toEqual(["claim.create"])
       // Claim numbers come from a sequence: the next one differs.
       const other = yield* setup(token)
-      const second = yield* createClaim(token, claimBody(other))
-      expect((second.body as ClaimBody).claim.claim_number).not.toBe(claim.claim_number)
+      const second = yield* client.claims.create({ payload: { claim: claimOf(other) } })
+      expect(second.claim.claim_number).toMatch(/^CLM\d{8}$/)
+      expect(second.claim.claim_number).not.toBe(claim.claim_number)
     }))
 
   it.effect("diagnosis codes come back as sent, with or without the dot; rows stored without it get it back after the third character", () =>
     Effect.gen(function*() {
       const token = yield* adminToken
       const s = yield* setup(token)
-      const created = yield* createClaim(token, claimBody(s, { diagnosis_codes: ["F32.9", "Z6372", "s72.001a", "R69"] }))
-      expect(created.status, JSON.stringify(created.body)).toBe(201)
-      const id = (created.body as ClaimBody).claim.id
-      expect((created.body as ClaimBody).claim.diagnosis_codes).toEqual(["F32.9", "Z6372", "S72.001A", "R69"])
+      const client = yield* clientAs(token)
+      const [created, response] = yield* client.claims.create({
+        payload: { claim: claimOf(s, { diagnosis_codes: ["F32.9", "Z6372", "s72.001a", "R69"] }) }, withResponse: true
+      })
+      expect(response.status).toBe(201)
+      const id = created.claim.id
+      expect(created.claim.diagnosis_codes).toEqual(["F32.9", "Z6372", "S72.001A", "R69"])
       // A row as the service stored it before codes kept their dot, then the migration that restores it.
       const sql = yield* SqlClient.SqlClient
       yield* sql`UPDATE claims SET diagnosis_codes = '{F329,Z6372,S72001A,R69,F41.1}' WHERE id = ${id}`.pipe(Effect.orDie)
       const migration = yield* Effect.promise(() => readFile(new URL("../../../sql/0029_diagnosis_codes_with_dot.sql", import.meta.url), "utf8"))
       yield* sql.unsafe(migration).pipe(Effect.orDie)
-      const shown = yield* request("GET", `${claimsPath}/${id}`, { token })
-      expect((shown.body as ClaimBody).claim.diagnosis_codes).toEqual(["F32.9", "Z63.72", "S72.001A", "R69", "F41.1"])
+      const shown = yield* client.claims.show({ path: { id } })
+      expect(shown.claim.diagnosis_codes).toEqual(["F32.9", "Z63.72", "S72.001A", "R69", "F41.1"])
     }))
 
   it.effect("the create rules answer 422 field → messages and create nothing", () =>
@@ -129,14 +135,15 @@ layer(TestApp())("claims", (it) => {
     Effect.gen(function*() {
       const token = yield* adminToken
       const s = yield* setup(token)
-      const id = ((yield* createClaim(token, claimBody(s))).body as ClaimBody).claim.id
+      const { id } = yield* newClaim(token, s)
+      const client = yield* clientAs(token)
+      const update = (claim: UpdateClaim) => client.claims.update({ path: { id }, payload: { claim } }).pipe(Effect.map((r) => r.claim))
       expect(yield* put(token, id, { status: "paid" })).toMatchObject({ status: 422, body: { errors: { status: ["can't change from draft to paid"] } } })
       expect(yield* put(token, id, { status: "submitted" })).toMatchObject({
         status: 422, body: { errors: { status: ["can only become submitted through EDI generation"] } }
       })
       const edited = yield* put(token, id, { amount: 99.99, diagnosis_codes: ["F33.1"], status: "ready" })
-      expect(edited.status).toBe(200)
-      expect((edited.body as ClaimBody).claim).toMatchObject({ amount: 99.99, diagnosis_codes: ["F33.1"], status: "ready" })
+      expect(edited).toMatchObject({ status: 200, body: { claim: { amount: 99.99, diagnosis_codes: ["F33.1"], status: "ready" } } })
       expect(yield* put(token, id, { amount: 0 })).toMatchObject({ status: 422, body: { errors: { amount: ["must be greater than 0"] } } })
       expect((yield* put(token, id, { status: "draft" })).status).toBe(200)
       expect((yield* put(token, id, { status: "ready" })).status).toBe(200)
@@ -147,24 +154,23 @@ layer(TestApp())("claims", (it) => {
         status: 422, body: { errors: { status: ["is submitted: only draft, ready and rejected claims can be edited"] } }
       })
       // The same code written without its dot is not an edit, and the claim keeps it as it was sent.
-      const respelt = yield* put(token, id, { diagnosis_codes: ["f331"] })
-      expect(respelt.status, JSON.stringify(respelt.body)).toBe(200)
-      expect((respelt.body as ClaimBody).claim.diagnosis_codes).toEqual(["F33.1"])
+      const respelt = yield* update({ diagnosis_codes: ["f331"] })
+      expect(respelt.diagnosis_codes).toEqual(["F33.1"])
       // Sending the unchanged fields with a move is not an edit.
       expect((yield* put(token, id, { ...claimBody(s, { amount: 99.99, diagnosis_codes: ["F33.1"] }), status: "pending" })).status).toBe(200)
       expect(yield* put(token, id, { status: "rejected" })).toMatchObject({ status: 422, body: { errors: { denial_reason: ["can't be blank"] } } })
       expect((yield* put(token, id, { status: "rejected", denial_reason: "Subscriber id invalid" })).status).toBe(200)
-      const fixed = yield* put(token, id, { amount: 120, status: "ready" })
-      expect((fixed.body as ClaimBody).claim).toMatchObject({ amount: 120, status: "ready", denial_reason: "Subscriber id invalid" })
+      const fixed = yield* update({ amount: 120, status: "ready" })
+      expect(fixed).toMatchObject({ amount: 120, status: "ready", denial_reason: "Subscriber id invalid" })
       const again = yield* request("POST", `${claimsPath}/generate_edi`, { token, body: { claim_ids: [id] } })
       expect(again.status).toBe(201)
       expect((yield* put(token, id, { status: "approved" })).body).toEqual({ errors: { status: ["can't change from submitted to approved"] } })
       expect((yield* put(token, id, { status: "pending" })).status).toBe(200)
       expect((yield* put(token, id, { status: "approved" })).status).toBe(200)
       expect(yield* put(token, id, { status: "paid" })).toMatchObject({ status: 422, body: { errors: { payment_amount: ["can't be blank"] } } })
-      const paid = yield* put(token, id, { status: "paid", payment_amount: 100.25 })
-      expect((paid.body as ClaimBody).claim).toMatchObject({ status: "paid", payment_amount: 100.25 })
-      expect((paid.body as ClaimBody).claim.payment_date).toMatch(/^\d{4}-\d{2}-\d{2}$/)
+      const paid = yield* update({ status: "paid", payment_amount: 100.25 })
+      expect(paid).toMatchObject({ status: "paid", payment_amount: 100.25 })
+      expect(paid.payment_date).toMatch(/^\d{4}-\d{2}-\d{2}$/)
       expect((yield* put(token, id, { status: "denied", denial_reason: "x" })).body).toEqual({ errors: { status: ["can't change from paid to denied"] } })
       expect(yield* request("DELETE", `${claimsPath}/${id}`, { token })).toMatchObject({
         status: 422, body: { errors: { status: ["is paid: only draft claims can be deleted"] } }
@@ -176,7 +182,7 @@ layer(TestApp())("claims", (it) => {
     Effect.gen(function*() {
       const token = yield* adminToken
       const s = yield* setup(token)
-      const id = ((yield* createClaim(token, claimBody(s))).body as ClaimBody).claim.id
+      const { id } = yield* newClaim(token, s)
       expect((yield* request("DELETE", `${claimsPath}/${id}`, { token })).status).toBe(204)
       expect((yield* request("GET", `${claimsPath}/${id}`, { token })).status).toBe(404)
       expect((yield* request("DELETE", `${claimsPath}/${id}`, { token })).body).toEqual({ errors: "Claim not found" })
@@ -194,8 +200,8 @@ layer(TestApp())("claims", (it) => {
       for (const amount of amounts) {
         const s = yield* setup(token, { planId })
         const appointment = yield* insertAppointment(s.patientId, provider.id, { daysAgo: 5 })
-        const created = yield* createClaim(token, claimBody({ ...s, providerId: provider.id, appointmentId: appointment.id, day: appointment.day }, { amount }))
-        ids.push((created.body as ClaimBody).claim.id)
+        const created = yield* newClaim(token, { ...s, providerId: provider.id, appointmentId: appointment.id, day: appointment.day }, { amount })
+        ids.push(created.id)
       }
       const filtered = yield* request("POST", `${claimsPath}/filter_claims`, {
         token, body: { page_size: 1, sort_by: "amount", sort_dir: "asc", filters: { insurance_plan_id: planId, provider_name: "zebrafinch", status: "draft" } }
@@ -207,20 +213,25 @@ layer(TestApp())("claims", (it) => {
       expect(body.total_amount).toBe(600.6)
       const none = yield* request("POST", `${claimsPath}/filter_claims`, { token, body: { filters: { insurance_plan_id: planId, status: "paid" } } })
       expect(none.body).toMatchObject({ claims: [], total_amount: 0 })
-      const byDate = yield* request("POST", `${claimsPath}/filter_claims`, {
-        token, body: { filters: { insurance_plan_id: planId, appointment_type: "therapy", date: { start_date: "2000-01-01", end_date: "2000-12-31" } } }
+      const client = yield* clientAs(token)
+      const byDate = yield* client.claims.filter({
+        payload: { filters: { insurance_plan_id: planId, appointment_type: "therapy", date: { start_date: "2000-01-01", end_date: "2000-12-31" } } }
       })
-      expect((byDate.body as { claims: Array<unknown> }).claims).toEqual([])
-      const search = yield* request("POST", `${claimsPath}/filter_claims`, { token, body: { search: "zebrafinch", filters: { appointment_id: null } } })
-      expect((search.body as { claims: Array<{ id: number }> }).claims.map((c) => c.id).sort()).toEqual([...ids].sort())
+      expect(byDate.claims).toEqual([])
+      const search = yield* client.claims.filter({ payload: { search: "zebrafinch", filters: { appointment_id: null } } })
+      expect(search.claims.map((c) => c.id).sort()).toEqual([...ids].sort())
       const filters = yield* request("GET", `${claimsPath}/filters`, { token })
       expect(filters.body).toMatchObject({
         statuses: ["draft", "ready", "submitted", "pending", "approved", "paid", "denied", "rejected"],
         cpt_codes: ["90834", "90837", "90791", "90792", "90847", "90853"],
         places_of_service: ["11", "02", "10"]
       })
-      expect((filters.body as { insurance_plans: Array<unknown> }).insurance_plans).toContainEqual({ id: planId, name: "Filter Plan" })
-      expect((filters.body as { providers: Array<unknown> }).providers).toContainEqual({ id: provider.id, first_name: "Filter", last_name: "Zebrafinch" })
+      expect(filters.body).toMatchObject({
+        insurance_plans: expect.arrayContaining([{ id: planId, name: "Filter Plan" }]),
+        providers: expect.arrayContaining([{ id: provider.id, first_name: "Filter", last_name: "Zebrafinch" }])
+      })
+      const typedFilters = yield* client.claims.filters()
+      expect(typedFilters.insurance_plans).toContainEqual({ id: planId, name: "Filter Plan" })
       const bad = yield* request("POST", `${claimsPath}/filter_claims`, { token, body: { filters: { status: "lost", insurance_plan_id: "x" } } })
       expect(bad).toMatchObject({ status: 422, body: { errors: { status: ["is not included in the list"], insurance_plan_id: ["is not a number"] } } })
     }))
@@ -231,9 +242,9 @@ layer(TestApp({ billing: billingSettings({ extraCptCodes: ["H0004"] }) }))("conf
     Effect.gen(function*() {
       const token = yield* adminToken
       const s = yield* setup(token)
-      const created = yield* createClaim(token, claimBody(s, { cpt_code: "h0004" }))
-      expect(created.status).toBe(201)
-      expect((created.body as ClaimBody).claim.cpt_code).toBe("H0004")
+      const [created, response] = yield* (yield* clientAs(token)).claims.create({ payload: { claim: claimOf(s, { cpt_code: "h0004" }) }, withResponse: true })
+      expect(response.status).toBe(201)
+      expect(created.claim.cpt_code).toBe("H0004")
       expect((yield* request("GET", `${claimsPath}/filters`, { token })).body).toMatchObject({ cpt_codes: expect.arrayContaining(["90837", "H0004"]) })
     }))
 })

@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { InsurancePlanId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
 import { adminToken, createPlan, insertPatient, insertUser, password, setCoverage } from "./helpers.js"
 
 const plans = "/v1/admin/clinic/insurance_plans"
@@ -19,8 +20,12 @@ layer(TestApp())("insurance plans and coverage", (it) => {
       expect((yield* request("GET", `${plans}/${plan.id}`, { token })).body).toEqual({ insurance_plan: plan })
       const listed = yield* request("GET", `${plans}?search=medi-cal`, { token })
       expect((listed.body as { insurance_plans: Array<unknown> }).insurance_plans).toEqual([plan])
-      const updated = yield* request("PUT", `${plans}/${plan.id}`, { token, body: { insurance_plan: { active: false, claim_filing_indicator: "HM" } } })
-      expect((updated.body as PlanBody).insurance_plan).toMatchObject({ active: false, claim_filing_indicator: "HM", name: "Medi-Cal Plus" })
+      const client = yield* clientAs(token)
+      const id = InsurancePlanId.make(plan.id)
+      expect((yield* client.insurancePlans.list({ urlParams: { search: "medi-cal" } })).insurance_plans.map((p) => p.id)).toEqual([id])
+      expect((yield* client.insurancePlans.show({ path: { id } })).insurance_plan).toMatchObject({ id, name: "Medi-Cal Plus", payer_id: "610442" })
+      const updated = yield* client.insurancePlans.update({ path: { id }, payload: { insurance_plan: { active: false, claim_filing_indicator: "HM" } } })
+      expect(updated.insurance_plan).toMatchObject({ active: false, claim_filing_indicator: "HM", name: "Medi-Cal Plus" })
       expect((yield* request("GET", `${plans}/999999`, { token })).body).toEqual({ errors: "Insurance plan not found" })
       const bad = yield* request("POST", plans, { token, body: { insurance_plan: { name: " ", claim_filing_indicator: "XX" } } })
       expect(bad).toMatchObject({
@@ -37,11 +42,12 @@ layer(TestApp())("insurance plans and coverage", (it) => {
       expect((yield* request("GET", `/v1/clinic/patients/${patientId}/coverage`, { token })).body).toEqual({ errors: "Coverage not found" })
       const self = yield* setCoverage(token, patientId, { insurance_plan_id: planId, member_id: " XYZ1 ", group_number: "G1" })
       expect(self.status).toBe(200)
-      expect((self.body as { coverage: object }).coverage).toMatchObject({
+      expect(self.body).toMatchObject({ coverage: {
         patient_id: patientId, member_id: "XYZ1", group_number: "G1", relationship: "self",
         insurance_plan: { id: planId, name: "Blue Plan", claim_filing_indicator: "BL" },
         subscriber: { first_name: "Ana", last_name: "Lopez", date_of_birth: "1990-02-03", gender: "F", address: "12 Oak Ave", city: "Davis", state: "CA", zip: "95616" }
-      })
+      } })
+      expect((yield* (yield* clientAs(token)).coverage.show({ path: { patient_id: patientId } })).coverage).toMatchObject({ member_id: "XYZ1", relationship: "self" })
       expect((yield* request("GET", `/v1/clinic/patients/${patientId}/coverage`, { token })).body).toEqual(self.body)
 
       // A child linked to a parent's account: the guardian comes from the account when not named.
@@ -49,9 +55,11 @@ layer(TestApp())("insurance plans and coverage", (it) => {
       const child = yield* insertPatient({ userId: parentId, first: "Robin", last: "Vale", dateOfBirth: "2015-06-01" })
       const noBirthDate = yield* setCoverage(token, child, { insurance_plan_id: planId, member_id: "C1", relationship: "child" })
       expect(noBirthDate).toMatchObject({ status: 422, body: { errors: { "subscriber.date_of_birth": ["can't be blank"] } } })
-      const guardian = yield* setCoverage(token, child, { insurance_plan_id: planId, member_id: "C1", relationship: "child", subscriber: { date_of_birth: "1985-09-09", gender: "F" } })
-      expect(guardian.status, JSON.stringify(guardian.body)).toBe(200)
-      expect((guardian.body as { coverage: object }).coverage).toMatchObject({
+      const guardian = yield* (yield* clientAs(token)).coverage.update({
+        path: { patient_id: child },
+        payload: { coverage: { insurance_plan_id: planId, member_id: "C1", relationship: "child", subscriber: { date_of_birth: "1985-09-09", gender: "F" } } }
+      })
+      expect(guardian.coverage).toMatchObject({
         relationship: "child", subscriber: { first_name: "Morgan", last_name: "Vale", date_of_birth: "1985-09-09", gender: "F", address: null }
       })
       const unlinked = yield* insertPatient()
@@ -73,8 +81,10 @@ layer(TestApp())("insurance plans and coverage", (it) => {
       const parentToken = yield* signIn(yield* userEmail(parentId), password)
       const own = yield* insertPatient({ userId: parentId })
       const other = yield* insertPatient()
-      expect((yield* setCoverage(parentToken, own, { insurance_plan_id: planId, member_id: "OWN1" })).status).toBe(200)
-      expect((yield* request("GET", `/v1/clinic/patients/${own}/coverage`, { token: parentToken })).status).toBe(200)
+      const parent = yield* clientAs(parentToken)
+      expect((yield* parent.coverage.update({ path: { patient_id: own }, payload: { coverage: { insurance_plan_id: planId, member_id: "OWN1" } } })).coverage.member_id)
+        .toBe("OWN1")
+      expect((yield* parent.coverage.show({ path: { patient_id: own } })).coverage.patient_id).toBe(own)
       expect((yield* request("GET", `/v1/clinic/patients/${other}/coverage`, { token: parentToken })).body).toEqual({ errors: "Patient not found" })
       expect((yield* setCoverage(parentToken, other, { insurance_plan_id: planId, member_id: "X" })).body).toEqual({ errors: "Patient not found" })
       expect((yield* request("GET", `/v1/clinic/patients/${other}/coverage`, { token })).body).toEqual({ errors: "Coverage not found" })

@@ -1,8 +1,10 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
-import { request, TestApp } from "../../support/app.js"
-import { adminToken, billingSettings, claimBody, claimsPath, createClaim, setup } from "./helpers.js"
+import { ClaimDocumentId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
+import * as billing from "./helpers.js"
+import { adminToken, billingSettings, claimsPath, setup } from "./helpers.js"
 
 const pdf = Buffer.from("%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n")
 const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52])
@@ -11,11 +13,7 @@ type DocumentBody = { document: Record<string, unknown> & { id: number; url: str
 
 const documentKeys = ["claim_id", "content_type", "created_at", "id", "kind", "name", "size", "updated_at", "url"]
 
-const newClaim = (token: string) =>
-  Effect.gen(function*() {
-    const created = yield* createClaim(token, claimBody(yield* setup(token)))
-    return (created.body as { claim: { id: number } }).claim.id
-  })
+const newClaim = (token: string) => Effect.flatMap(setup(token), (s) => billing.newClaim(token, s)).pipe(Effect.map((claim) => claim.id))
 
 layer(TestApp({ billing: billingSettings({ maxDocumentBytes: 1024 }) }))("claim documents", (it) => {
   it.effect("upload, list, show, rename, replace and delete; files through the ObjectStore with 30-minute links", () =>
@@ -36,12 +34,17 @@ layer(TestApp({ billing: billingSettings({ maxDocumentBytes: 1024 }) }))("claim 
 
       expect((yield* request("GET", base, { token })).body).toEqual({ documents: [document] })
       expect((yield* request("GET", `${base}/${document.id}`, { token })).body).toEqual({ document })
-      const renamed = yield* request("PUT", `${base}/${document.id}`, { token, body: { document: { name: "EOB.png", kind: "eob", file: uri("image/png", png) } } })
-      expect(renamed.status).toBe(200)
-      expect((renamed.body as DocumentBody).document).toMatchObject({ name: "EOB.png", kind: "eob", content_type: "image/png", size: png.length })
+      const client = yield* clientAs(token)
+      const documentId = ClaimDocumentId.make(document.id)
+      expect((yield* client.claims.listDocuments({ path: { claim_id: claimId } })).documents.map((d) => d.id)).toEqual([documentId])
+      expect((yield* client.claims.showDocument({ path: { claim_id: claimId, id: documentId } })).document).toMatchObject({ name: "Superbill Jan.pdf" })
+      const renamed = yield* client.claims.updateDocument({
+        path: { claim_id: claimId, id: documentId }, payload: { document: { name: "EOB.png", kind: "eob", file: uri("image/png", png) } }
+      })
+      expect(renamed.document).toMatchObject({ name: "EOB.png", kind: "eob", content_type: "image/png", size: png.length })
       // The replaced file is gone; the new one is stored.
       expect((yield* store.objects).has(key[1]!)).toBe(false)
-      const newKey = /^memory:\/\/(.+)\?/.exec((renamed.body as DocumentBody).document.url)![1]!
+      const newKey = /^memory:\/\/(.+)\?/.exec(renamed.document.url)![1]!
       expect((yield* store.objects).has(newKey)).toBe(true)
 
       // Another claim's path does not reach it.

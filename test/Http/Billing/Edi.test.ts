@@ -10,9 +10,10 @@ import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
 import { MemoryPush } from "../../../src/Layers/MemoryPush.js"
+import type { ClaimId } from "../../../src/Domain/Ids.js"
 import { ObjectStore } from "../../../src/Services/ObjectStore.js"
-import { request, TestApp, testConfig } from "../../support/app.js"
-import { adminToken, claimsPath, readyClaim, setup } from "./helpers.js"
+import { clientAs, request, TestApp, testConfig } from "../../support/app.js"
+import { adminToken, claimsPath, newClaim, readyClaim, setup } from "./helpers.js"
 
 type Batch = { batch_id: string; batch_name: string | null; file_url: string; claim_count: number; total_amount: number; generated_at: string }
 const generate = (token: string, body: Record<string, unknown>) => request("POST", `${claimsPath}/generate_edi`, { token, body })
@@ -79,7 +80,7 @@ layer(TestApp())("generate_edi", (it) => {
       expect(independent.filter((s) => s.name === "HL" && s["3"] === "23")).toHaveLength(check.counts.patients)
 
       for (const id of [a, c]) {
-        const claim = ((yield* request("GET", `${claimsPath}/${id}`, { token })).body as { claim: Record<string, unknown> }).claim
+        const { claim } = yield* (yield* clientAs(token)).claims.show({ path: { id } })
         expect(claim).toMatchObject({ status: "submitted", edi_batch_id: batch.batch_id })
         expect(claim.submission_date).toMatch(/^\d{4}-\d{2}-\d{2}$/)
       }
@@ -90,10 +91,7 @@ layer(TestApp())("generate_edi", (it) => {
       const token = yield* adminToken
       const ok = yield* readyClaim(token, yield* setup(token))
       const draftSetup = yield* setup(token)
-      const created = yield* request("POST", claimsPath, {
-        token, body: { claim: { patient_id: draftSetup.patientId, provider_id: draftSetup.providerId, appointment_id: draftSetup.appointmentId, cpt_code: "90834", diagnosis_codes: ["F41.1"], service_date: draftSetup.day, amount: 90 } }
-      })
-      const draft = (created.body as { claim: { id: number } }).claim.id
+      const draft = (yield* newClaim(token, draftSetup, { cpt_code: "90834", diagnosis_codes: ["F41.1"], amount: 90 })).id
       const uncovered = yield* setup(token)
       const sql = yield* SqlClient.SqlClient
       const noCoverage = yield* readyClaim(token, uncovered)
@@ -138,7 +136,7 @@ layer(TestApp())("generate_edi", (it) => {
       yield* sql`UPDATE patients SET first_name = '美', last_name = '王' WHERE id = ${s.patientId}`.pipe(Effect.orDie)
       const response = yield* generate(token, { claim_ids: [id] })
       expect(response.status).toBe(422)
-      const claimNumber = ((yield* request("GET", `${claimsPath}/${id}`, { token })).body as { claim: { claim_number: string } }).claim.claim_number
+      const claimNumber = (yield* (yield* clientAs(token)).claims.show({ path: { id } })).claim.claim_number
       expect(response.body).toEqual({ errors: { claim_ids: [`claim ${claimNumber}: the patient's name has no Latin letters an 837P can carry`] } })
       expect(yield* statuses([id])).toEqual(["ready"])
     }))
@@ -147,9 +145,10 @@ layer(TestApp())("generate_edi", (it) => {
     Effect.gen(function*() {
       const token = yield* adminToken
       const ids = yield* Effect.forEach([1, 2, 3, 4], () => Effect.flatMap(setup(token), (s) => readyClaim(token, s)))
-      const [first, second] = yield* Effect.all([generate(token, { claim_ids: [ids[0]] }), generate(token, { claim_ids: [ids[1]] })], { concurrency: 2 })
-      expect([first!.status, second!.status]).toEqual([201, 201])
-      const [b1, b2] = [first!.body as Batch, second!.body as Batch]
+      const client = yield* clientAs(token)
+      const batchOf = (id: ClaimId) => client.claims.generateEdi({ payload: { claim_ids: [id] }, withResponse: true })
+      const [[b1, first], [b2, second]] = yield* Effect.all([batchOf(ids[0]!), batchOf(ids[1]!)], { concurrency: 2 })
+      expect([first.status, second.status]).toEqual([201, 201])
       expect(b1.batch_id).not.toBe(b2.batch_id)
       const isa13 = (text: string) => parseInterchange(text)!.segments[0]![13]
       const [f1, f2] = [yield* fileOf(b1.batch_id), yield* fileOf(b2.batch_id)]

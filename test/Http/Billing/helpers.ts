@@ -1,10 +1,13 @@
 /** Providers with NPIs, patients with addresses, completed appointments, plans and coverage for the claim tests. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import type { CreateClaimRequest } from "../../../src/Api/Billing/Claims.js"
+import type { CreateInsurancePlanRequest } from "../../../src/Api/Billing/Insurance.js"
+import type { AppointmentId, InsurancePlanId, PatientId, ProviderId } from "../../../src/Domain/Ids.js"
 import { npiCheckDigit } from "../../../src/Domain/Providers/Npi.js"
 import type { BillingSettings } from "../../../src/Services/AppConfig.js"
 import type { AppointmentStatus } from "../../../src/Domain/Scheduling/Scheduling.js"
-import { request } from "../../support/app.js"
+import { clientAs, request } from "../../support/app.js"
 import * as fixtures from "../../support/fixtures.js"
 import { makeProvider } from "../Providers/helpers.js"
 
@@ -60,14 +63,15 @@ export const insertAppointment = (patientId: number, providerId: number, options
   return fixtures.insertAppointment({ patientId, providerId, scheduledAt, status: options.status ?? "completed" })
 }
 
-export const createPlan = (token: string, plan: Record<string, unknown> = {}) =>
+/** An insurance plan made through the typed client (commercial, a unique name and payer id); its id. */
+export const createPlan = (token: string, plan: Partial<CreateInsurancePlanRequest["insurance_plan"]> = {}) =>
   Effect.gen(function*() {
-    const response = yield* request("POST", "/v1/admin/clinic/insurance_plans", {
-      token, body: { insurance_plan: { name: `Plan ${++counter}`, payer_id: `P${counter}`, claim_filing_indicator: "CI", ...plan } }
+    const client = yield* clientAs(token)
+    const created = yield* client.insurancePlans.create({
+      payload: { insurance_plan: { name: `Plan ${++counter}`, payer_id: `P${counter}`, claim_filing_indicator: "CI", ...plan } }
     })
-    if (response.status !== 201) return yield* Effect.dieMessage(`plan: ${response.status} ${JSON.stringify(response.body)}`)
-    return (response.body as { insurance_plan: { id: number } }).insurance_plan.id
-  })
+    return created.insurance_plan.id
+  }).pipe(Effect.orDie)
 
 export const setCoverage = (token: string, patientId: number, coverage: Record<string, unknown>) =>
   request("PUT", `/v1/clinic/patients/${patientId}/coverage`, { token, body: { coverage } })
@@ -77,15 +81,15 @@ export const claimsPath = "/v1/admin/clinic/claims"
 export const createClaim = (token: string, claim: Record<string, unknown>) => request("POST", claimsPath, { token, body: { claim } })
 
 export interface ClaimSetup {
-  readonly patientId: number
-  readonly providerId: number
-  readonly appointmentId: number
+  readonly patientId: PatientId
+  readonly providerId: ProviderId
+  readonly appointmentId: AppointmentId
   readonly day: string
-  readonly planId: number
+  readonly planId: InsurancePlanId
 }
 
 /** A patient with coverage, a provider with an NPI and a completed appointment between them. */
-export const setup = (token: string, options: { planId?: number; guardian?: boolean; userId?: number | null } = {}) =>
+export const setup = (token: string, options: { planId?: InsurancePlanId; guardian?: boolean; userId?: number | null } = {}) =>
   Effect.gen(function*() {
     const provider = yield* providerWithNpi(token)
     const patientId = yield* insertPatient({ userId: options.userId ?? null, ...(options.guardian === true ? { dateOfBirth: "2015-06-01" } : {}) })
@@ -110,13 +114,32 @@ export const claimBody = (s: ClaimSetup, extra: Record<string, unknown> = {}) =>
   ...extra
 })
 
-/** A claim in `ready`; its id. */
-export const readyClaim = (token: string, s: ClaimSetup, extra: Record<string, unknown> = {}) =>
+export type NewClaim = CreateClaimRequest["claim"]
+
+/** The claim of a setup for the typed client: 90837, F32.9, 150 unless `extra` says otherwise. */
+export const claimOf = (s: ClaimSetup, extra: Partial<NewClaim> = {}): NewClaim => ({
+  patient_id: s.patientId,
+  provider_id: s.providerId,
+  appointment_id: s.appointmentId,
+  cpt_code: "90837",
+  diagnosis_codes: ["F32.9"],
+  service_date: s.day,
+  amount: 150,
+  ...extra
+})
+
+/** A draft claim made through the typed client. */
+export const newClaim = (token: string, s: ClaimSetup, extra: Partial<NewClaim> = {}) =>
   Effect.gen(function*() {
-    const created = yield* createClaim(token, claimBody(s, extra))
-    if (created.status !== 201) return yield* Effect.dieMessage(`claim: ${created.status} ${JSON.stringify(created.body)}`)
-    const id = (created.body as { claim: { id: number } }).claim.id
-    const ready = yield* request("PUT", `${claimsPath}/${id}`, { token, body: { claim: { status: "ready" } } })
-    if (ready.status !== 200) return yield* Effect.dieMessage(`ready: ${ready.status} ${JSON.stringify(ready.body)}`)
+    const client = yield* clientAs(token)
+    return (yield* client.claims.create({ payload: { claim: claimOf(s, extra) } })).claim
+  }).pipe(Effect.orDie)
+
+/** A claim in `ready`; its id. */
+export const readyClaim = (token: string, s: ClaimSetup, extra: Partial<NewClaim> = {}) =>
+  Effect.gen(function*() {
+    const { id } = yield* newClaim(token, s, extra)
+    const client = yield* clientAs(token)
+    yield* client.claims.update({ path: { id }, payload: { claim: { status: "ready" } } })
     return id
-  })
+  }).pipe(Effect.orDie)

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
 import { insertAppointment } from "../Billing/helpers.js"
 import { password } from "../Providers/helpers.js"
 import {
@@ -25,7 +25,9 @@ layer(TestApp())("collaborator assessments", (it) => {
       const { ownerParent, patientId, primary } = yield* cast
       yield* forgetThrottles
       const collaborator = yield* createCollaborator(ownerParent.token, { patient_ids: [patientId], email: "teacher.flow@school.test" })
-      const issued = yield* issueToken(ownerParent.token, collaborator.id, patientId, "social_skills", true)
+      const issuedResponse = yield* request("GET", tokenPath(collaborator.id, patientId, "social_skills", true), { token: ownerParent.token })
+      expect(issuedResponse.status).toBe(200)
+      const issued = issuedResponse.body as { token: string; expires_at: string; assessment_url: string }
       expect(Object.keys(issued).sort()).toEqual(["assessment_url", "expires_at", "token"])
       expect(issued.assessment_url).toBe(`http://localhost/v1/collaborator_assessments/form?token=${issued.token}`)
       expect(Date.parse(issued.expires_at) - Date.now()).toBeGreaterThan(167 * 3_600_000)
@@ -41,6 +43,7 @@ layer(TestApp())("collaborator assessments", (it) => {
       expect(mail.text).toContain("Robin")
       expect(mail.text).not.toContain("Child")
 
+      // Opening the form is audited once: the raw request is the only one.
       const form = yield* request("GET", formPath(token))
       expect(form.status).toBe(200)
       const formBody = form.body as { assessment: Record<string, unknown>; questions: Array<{ id: string; options: Array<{ label: string }> }> }
@@ -102,7 +105,8 @@ layer(TestApp())("collaborator assessments", (it) => {
       const ownerAdmin = yield* signIn()
       const expired = yield* request("GET", `${submitPath}?collaborator_id=${collaborator.id}&status=expired`, { token: owner.token })
       expect(expired.body).toMatchObject({ collaborator_assessments: [{ status: "expired" }] })
-      const id = (expired.body as { collaborator_assessments: Array<{ id: number }> }).collaborator_assessments[0]!.id
+      const expiredList = yield* (yield* clientAs(owner.token)).collaboratorAssessments.list({ urlParams: { collaborator_id: collaborator.id, status: "expired" } })
+      const id = expiredList.collaborator_assessments[0]!.id
       expect(yield* auditActions("collaborator_assessment", id)).toContain("collaborator_assessment.expired")
 
       // Suspension revokes the open link (401) and cancels the pending assessment; a new one is refused.
@@ -186,8 +190,8 @@ layer(TestApp())("collaborator assessments", (it) => {
       const byProvider = yield* request("POST", submitPath, { token: primary.token, body: body() })
       expect(byProvider.status).toBe(201)
       expect(yield* submit(token, goodSocial)).toMatchObject({ status: 401 })
-      const listed = yield* request("GET", `${submitPath}?patient_id=${patientId}`, { token: ownerParent.token })
-      expect((listed.body as { collaborator_assessments: Array<{ id: number }> }).collaborator_assessments.map((a) => a.id)).toEqual([assessmentOf(byProvider.body).id])
+      const listed = yield* (yield* clientAs(ownerParent.token)).collaboratorAssessments.list({ urlParams: { patient_id: patientId } })
+      expect(listed.collaborator_assessments.map((a) => a.id)).toEqual([assessmentOf(byProvider.body).id])
       // Without a pending one: a new completed assessment.
       expect((yield* request("POST", submitPath, { token: admin, body: body() })).status).toBe(201)
       expect((yield* request("POST", submitPath, { token: ownerParent.token, body: body() })).status).toBe(201)

@@ -1,6 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, TestApp } from "../../support/app.js"
+import { CollaboratorId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import { insertAppointment } from "../Billing/helpers.js"
 import { signedIn } from "../Patients/helpers.js"
 import { auditActions, cast, collaboratorBody, createCollaborator, forbiddenBody, insertPatient, issueToken } from "./helpers.js"
@@ -27,12 +28,16 @@ layer(TestApp())("collaborators", (it) => {
       })
       expect((yield* request("GET", `${path}/${collaborator.id}`, { token })).body).toEqual({ collaborator })
 
-      const updated = yield* request("PUT", `${path}/${collaborator.id}`, { token, body: { collaborator: { title: "Lead teacher", phone: null, status: "active" } } })
-      expect(updated.status).toBe(200)
-      expect((updated.body as Body).collaborator).toMatchObject({ title: "Lead teacher", phone: null, status: "active", email: "j.rivera@school.test" })
+      const client = yield* clientAs(token)
+      const id = CollaboratorId.make(collaborator.id)
+      const updated = yield* client.collaborators.update({ path: { id }, payload: { collaborator: { title: "Lead teacher", phone: null, status: "active" } } })
+      expect(updated.collaborator).toMatchObject({ title: "Lead teacher", phone: null, status: "active", email: "j.rivera@school.test" })
 
       const listed = yield* request("GET", `${path}?type=school&status=active&organization=lincoln&patient_id=${patientId}`, { token })
-      expect(listed.body).toEqual({ collaborators: [(updated.body as Body).collaborator], pagination: { current_page: 1, total_pages: 1, total_count: 1, per_page: 25 } })
+      const changed = { ...collaborator, title: "Lead teacher", phone: null, status: "active", updated_at: updated.collaborator.updated_at.toISOString() }
+      expect(listed.body).toEqual({ collaborators: [changed], pagination: { current_page: 1, total_pages: 1, total_count: 1, per_page: 25 } })
+      const filtered = yield* client.collaborators.list({ urlParams: { type: "school", status: "active", organization: "lincoln", patient_id: patientId } })
+      expect(filtered.collaborators.map((c) => c.id)).toEqual([id])
       expect((yield* request("GET", `${path}?type=physician`, { token })).body).toMatchObject({ collaborators: [], pagination: { total_count: 0 } })
       expect((yield* request("GET", `${path}?organization=%25`, { token })).body).toMatchObject({ collaborators: [] })
 
@@ -99,7 +104,8 @@ layer(TestApp())("collaborators", (it) => {
       expect(yield* status(ownerParent.token, "GET", byStaff.id)).toBe(403)
 
       // Lists: the readable ones.
-      const ids = (token: string) => Effect.map(request("GET", path, { token }), (r) => (r.body as { collaborators: Array<{ id: number }> }).collaborators.map((c) => c.id))
+      const ids = (token: string) =>
+        Effect.flatMap(clientAs(token), (client) => client.collaborators.list({ urlParams: {} })).pipe(Effect.map((list) => list.collaborators.map((c) => c.id)))
       expect(yield* ids(ownerParent.token)).toEqual([byParent.id])
       expect(yield* ids(primary.token)).toEqual([byParent.id])
       expect(yield* ids(staffOwner.token)).toEqual([byStaff.id])
@@ -133,12 +139,13 @@ layer(TestApp())("collaborators", (it) => {
       const second = yield* insertPatient({ userId: ownerParent.id })
       const foreign = yield* insertPatient({ userId: otherParent.id })
       const collaborator = yield* createCollaborator(ownerParent.token, { patient_ids: [patientId] })
-      const byAdmin = yield* request("PUT", `${path}/${collaborator.id}`, { token: admin, body: { collaborator: { patient_ids: [patientId, foreign] } } })
-      expect((byAdmin.body as Body).collaborator.patient_ids).toEqual([patientId, foreign].sort((a, b) => a - b))
-      const mine = yield* request("PUT", `${path}/${collaborator.id}`, { token: ownerParent.token, body: { collaborator: { patient_ids: [second] } } })
-      expect((mine.body as Body).collaborator.patient_ids).toEqual([second])
-      const all = yield* request("GET", `${path}/${collaborator.id}`, { token: admin })
-      expect((all.body as Body).collaborator.patient_ids).toEqual([second, foreign].sort((a, b) => a - b))
+      const asAdmin = yield* clientAs(admin)
+      const byAdmin = yield* asAdmin.collaborators.update({ path: { id: collaborator.id }, payload: { collaborator: { patient_ids: [patientId, foreign] } } })
+      expect(byAdmin.collaborator.patient_ids).toEqual([patientId, foreign].sort((a, b) => a - b))
+      const mine = yield* (yield* clientAs(ownerParent.token)).collaborators.update({ path: { id: collaborator.id }, payload: { collaborator: { patient_ids: [second] } } })
+      expect(mine.collaborator.patient_ids).toEqual([second])
+      const all = yield* asAdmin.collaborators.show({ path: { id: collaborator.id } })
+      expect(all.collaborator.patient_ids).toEqual([second, foreign].sort((a, b) => a - b))
     }))
 
   it.effect("status machine: pending → active | declined; active ⇄ inactive; suspended and back by admins only", () =>

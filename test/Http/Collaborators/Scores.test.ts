@@ -1,7 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
-import { request, TestApp } from "../../support/app.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import { auditActions, cast, createCollaborator, runMailJobs } from "./helpers.js"
 
 const scales = {
@@ -60,14 +60,14 @@ layer(TestApp())("collaborator assessment scores", (it) => {
     Effect.gen(function*() {
       const { admin, ownerParent, patientId } = yield* cast
       const collaborator = yield* createCollaborator(ownerParent.token, { patient_ids: [patientId] })
+      const client = yield* clientAs(admin)
       for (const [type, total, interpretation] of edges) {
-        const response = yield* request("POST", submitPath, {
-          token: admin,
-          body: { collaborator_assessment: { collaborator_id: collaborator.id, patient_id: patientId, assessment_type: type, responses: answersFor(type, total) } }
+        const [created, response] = yield* client.collaboratorAssessments.create({
+          payload: { collaborator_assessment: { collaborator_id: collaborator.id, patient_id: patientId, assessment_type: type, responses: answersFor(type, total) } },
+          withResponse: true
         })
-        expect(response.status, `${type} ${total}: ${JSON.stringify(response.body)}`).toBe(201)
-        expect((response.body as { collaborator_assessment: object }).collaborator_assessment, `${type} ${total}`)
-          .toMatchObject({ total_score: total, interpretation })
+        expect(response.status, `${type} ${total}`).toBe(201)
+        expect(created.collaborator_assessment, `${type} ${total}`).toMatchObject({ total_score: total, interpretation })
       }
     }))
 
@@ -89,14 +89,23 @@ layer(TestApp())("collaborator assessment scores", (it) => {
       expect((yield* report({ incident_type: "fire" })).body).toEqual({ errors: { "responses[2].answer": ["is not included in the list"] } })
       expect((yield* report({ location: " " })).body).toEqual({ errors: { "responses[1].answer": ["can't be blank"] } })
 
-      const calm = yield* report({})
-      expect((calm.body as { collaborator_assessment: object }).collaborator_assessment).toMatchObject({ status: "completed", total_score: null, interpretation: null })
-      const calmId = (calm.body as { collaborator_assessment: { id: number } }).collaborator_assessment.id
-      const selfHarm = yield* report({ incident_type: "self_harm" })
-      const injured = yield* report({ injuries: "yes" })
+      const client = yield* clientAs(admin)
+      const reported = (fields: Record<string, string>) =>
+        client.collaboratorAssessments.create({
+          payload: { collaborator_assessment: {
+            collaborator_id: collaborator.id, patient_id: patientId, assessment_type: "incident_report",
+            responses: Object.entries({ date: "2026-01-05", location: "Playground", incident_type: "aggression", description: "Pushed a classmate", injuries: "no", action_taken: "Talked it through", ...fields })
+              .map(([question_id, answer]) => ({ question_id, answer }))
+          } }
+        }).pipe(Effect.map((r) => r.collaborator_assessment))
+      const calm = yield* reported({})
+      expect(calm).toMatchObject({ status: "completed", total_score: null, interpretation: null })
+      const calmId = calm.id
+      const selfHarm = yield* reported({ incident_type: "self_harm" })
+      const injured = yield* reported({ injuries: "yes" })
       yield* runMailJobs
       const alerts = (yield* (yield* MemoryMailer).sent).filter((m) => m.to.includes(primary.email))
-      const ids = [selfHarm, injured].map((r) => (r.body as { collaborator_assessment: { id: number } }).collaborator_assessment.id)
+      const ids: Array<number> = [selfHarm.id, injured.id]
       expect(alerts.map((m) => m.text.match(/collaborator_assessments\/(\d+)/)?.[1]).map(Number).sort()).toEqual(ids.sort())
       for (const mail of alerts) {
         expect(mail.text).not.toMatch(/Playground|Pushed|Robin|self_harm/)

@@ -6,7 +6,11 @@ import { runDueJobs } from "../../../src/Layers/Jobs.js"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { AssessmentJobs } from "../../../src/Services/Collaborators/AssessmentJobs.js"
 import { incidentAlertTask, sendAssessmentLinkTask } from "../../../src/Services/Collaborators/AssessmentTasks.js"
-import { request, signIn } from "../../support/app.js"
+import type { CreateCollaboratorRequest } from "../../../src/Api/Collaborators/Collaborators.js"
+import type { AssessmentType } from "../../../src/Domain/Collaborators/Collaborator.js"
+import type { CollaboratorId, PatientId } from "../../../src/Domain/Ids.js"
+import { clientAs, signIn } from "../../support/app.js"
+import * as fixtures from "../../support/fixtures.js"
 import { adminToken, insertUser, makeProvider, password } from "../Providers/helpers.js"
 
 export { adminToken, auditActions } from "../Providers/helpers.js"
@@ -25,14 +29,15 @@ export const person = (role: "parent" | "provider" = "parent") =>
     return { id: provider.userId, email, token: yield* signIn(email, password), providerId: provider.id as number | undefined }
   })
 
+/** A child named Robin (the mails must name no one but the first name), born 2015-06-01. */
 export const insertPatient = (options: { userId?: number | null; providerId?: number | null; first?: string } = {}) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<{ id: number }>`INSERT INTO patients (first_name, last_name, date_of_birth, user_id, provider_id)
-      VALUES (${options.first ?? "Robin"}, ${`Child${++counter}`}, '2015-06-01', ${options.userId ?? null}, ${options.providerId ?? null})
-      RETURNING id`
-    return row!.id
-  }).pipe(Effect.orDie)
+  fixtures.insertPatient({
+    first_name: options.first ?? "Robin",
+    last_name: `Child${++counter}`,
+    date_of_birth: "2015-06-01",
+    user_id: options.userId ?? null,
+    provider_id: options.providerId ?? null
+  })
 
 export type Person = Effect.Effect.Success<ReturnType<typeof person>>
 
@@ -51,6 +56,9 @@ export const cast = Effect.gen(function*() {
   return { admin, ownerParent, otherParent, primary, otherProvider, staffOwner, patientId }
 })
 
+type NewCollaborator = CreateCollaboratorRequest["collaborator"]
+
+/** A teacher at Lincoln Elementary with a unique email, changed by `extra` (which a raw request may make invalid). */
 export const collaboratorBody = (extra: Record<string, unknown> = {}) => ({
   first_name: "Jordan",
   last_name: "Rivera",
@@ -60,22 +68,27 @@ export const collaboratorBody = (extra: Record<string, unknown> = {}) => ({
   ...extra
 })
 
-export const createCollaborator = (token: string, extra: Record<string, unknown> = {}) =>
+/** A collaborator added through the typed client. */
+export const createCollaborator = (token: string, extra: Partial<NewCollaborator> = {}) =>
   Effect.gen(function*() {
-    const response = yield* request("POST", "/v1/collaborators", { token, body: { collaborator: collaboratorBody(extra) } })
-    if (response.status !== 201) return yield* Effect.dieMessage(`collaborator: ${response.status} ${JSON.stringify(response.body)}`)
-    return (response.body as { collaborator: { id: number } & Record<string, unknown> }).collaborator
-  })
+    const client = yield* clientAs(token)
+    const collaborator: NewCollaborator = {
+      first_name: "Jordan", last_name: "Rivera", email: `teacher${++counter}@school.test`, organization: "Lincoln Elementary", type: "school", ...extra
+    }
+    return (yield* client.collaborators.create({ payload: { collaborator } })).collaborator
+  }).pipe(Effect.orDie)
 
 export const tokenPath = (collaboratorId: number, patientId: number, type: string, send = false) =>
   `/v1/collaborator_assessments/token?collaborator_id=${collaboratorId}&patient_id=${patientId}&assessment_type=${type}${send ? "&send=true" : ""}`
 
-export const issueToken = (token: string, collaboratorId: number, patientId: number, type: string, send = false) =>
+/** An assessment link issued through the typed client. */
+export const issueToken = (token: string, collaboratorId: CollaboratorId, patientId: PatientId, type: AssessmentType, send = false) =>
   Effect.gen(function*() {
-    const response = yield* request("GET", tokenPath(collaboratorId, patientId, type, send), { token })
-    if (response.status !== 200) return yield* Effect.dieMessage(`token: ${response.status} ${JSON.stringify(response.body)}`)
-    return response.body as { token: string; expires_at: string; assessment_url: string }
-  })
+    const client = yield* clientAs(token)
+    return yield* client.collaboratorAssessments.token({
+      urlParams: { collaborator_id: collaboratorId, patient_id: patientId, assessment_type: type, ...(send ? { send } : {}) }
+    })
+  }).pipe(Effect.orDie)
 
 /** Runs the queued link and alert mails. */
 export const runMailJobs = runDueJobs([sendAssessmentLinkTask, incidentAlertTask]).pipe(

@@ -1,7 +1,8 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { canMove, type UserPieceStatus } from "../../../src/Domain/Content/Content.js"
-import { request, TestApp } from "../../support/app.js"
+import { PatientId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import { newPatient } from "../Patients/helpers.js"
 import { adminToken, assign, family, idOf, importBundle, piece, pieceIds, signedIn, tag, updatePiece } from "./helpers.js"
 
@@ -172,7 +173,7 @@ layer(TestApp({ contentDemo: false }))("user pieces and user collections", (it) 
       const { staff, parent, patient } = yield* family()
       const other = yield* family()
       const token = yield* adminToken
-      const collections = (yield* request("GET", "/v1/content/collections", { token })).body as { collections: Array<{ id: number; title: string }> }
+      const collections = yield* (yield* clientAs(token)).contentLibrary.collections({ urlParams: {} })
       const set = collections.collections.find((c) => c.title === "A set")!.id
       const empty = collections.collections.find((c) => c.title === "Nothing published")!.id
 
@@ -209,9 +210,8 @@ layer(TestApp({ contentDemo: false }))("user pieces and user collections", (it) 
         token: parent.token, body: { user_collection: { due_date: "2999-03-01", notes: "Moved" } }
       })
       expect(moved.body).toMatchObject({ user_collection: { due_date: "2999-03-01", notes: "Moved" } })
-      const pieces = (yield* request("GET", `/v1/content/user_pieces?patient_id=${patient}`, { token: parent.token })).body as {
-        user_pieces: Array<{ id: number; due_date: string | null; status: string }>
-      }
+      const parentClient = yield* clientAs(parent.token)
+      const pieces = yield* parentClient.userPieces.list({ urlParams: { patient_id: PatientId.make(patient) } })
       expect(pieces.user_pieces.filter((p) => p.status !== "completed").map((p) => p.due_date)).toEqual(["2999-03-01", "2999-03-01"])
       expect(pieces.user_pieces.find((p) => p.status === "completed")?.due_date).toBe("2999-02-01")
       const pastDue = yield* request("PUT", `/v1/content/user_collections/${id}`, { token: parent.token, body: { user_collection: { due_date: "2001-01-01" } } })
@@ -227,8 +227,8 @@ layer(TestApp({ contentDemo: false }))("user pieces and user collections", (it) 
       expect(badStatus.body).toEqual({ errors: { status: ["is not included in the list"] } })
 
       // All skipped: skipped. A collection with nothing published, or unknown, cannot be assigned.
-      const again = yield* request("POST", "/v1/content/user_collections", { token: parent.token, body: { user_collection: { content_collection_id: set } } })
-      const againId = (again.body as { user_collection: { id: number } }).user_collection.id
+      const again = yield* parentClient.userCollections.create({ payload: { user_collection: { content_collection_id: set } } })
+      const againId = again.user_collection.id
       const allSkipped = yield* request("PUT", `/v1/content/user_collections/${againId}`, { token: parent.token, body: { user_collection: { status: "skipped" } } })
       expect(allSkipped.body).toMatchObject({ user_collection: { status: "skipped", completed_at: null, progress: { completed: 0, skipped: 3, total: 3 } } })
       expect((yield* list("?status=skipped")).body).toMatchObject({ user_collections: [{ id: againId }] })

@@ -1,7 +1,8 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
-import { request, TestApp } from "../../support/app.js"
+import { ContentPieceId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import { adminToken, assign, family, importBundle, piece, signedIn, tag } from "./helpers.js"
 
 const pdf = Buffer.from("%PDF-1.4\n1 0 obj\n<</Type/Catalog>>\nendobj\ntrailer\n<</Root 1 0 R>>\n%%EOF\n")
@@ -13,16 +14,17 @@ layer(TestApp())("content library (demo loaded at start-up)", (it) => {
       const { parent } = yield* family()
       const tags = yield* request("GET", "/v1/content/tags?page_size=100", { token: parent.token })
       expect(tags.status).toBe(200)
-      const tagBody = tags.body as { tags: Array<{ id: number; name: string; category: string }>; pagination: unknown }
+      const library = (yield* clientAs(parent.token)).contentLibrary
+      const tagBody = yield* library.tags({ urlParams: { page_size: 100 } })
       expect(tagBody.tags.length).toBeGreaterThanOrEqual(12)
       expect(tagBody.tags.map((t) => t.name)).toEqual(expect.arrayContaining(["anxiety", "depression", "adhd", "behavior", "sleep"]))
-      const conditions = yield* request("GET", "/v1/content/tags?category=condition", { token: parent.token })
-      expect((conditions.body as { tags: Array<{ category: string }> }).tags.every((t) => t.category === "condition")).toBe(true)
+      const conditions = yield* library.tags({ urlParams: { category: "condition" } })
+      expect(conditions.tags.length).toBeGreaterThan(0)
+      expect(conditions.tags.every((t) => t.category === "condition")).toBe(true)
 
       const collections = yield* request("GET", "/v1/content/collections", { token: parent.token })
       expect(collections.body).toMatchObject({ pagination: { total_count: 4, per_page: 25, current_page: 1, total_pages: 1 } })
-      const teen = yield* request("GET", "/v1/content/collections?age_group=teen", { token: parent.token })
-      const teenTitles = (teen.body as { collections: Array<{ title: string; age_group: string }> }).collections
+      const teenTitles = (yield* library.collections({ urlParams: { age_group: "teen" } })).collections
       expect(teenTitles.map((c) => c.age_group).sort()).toEqual(["all", "all", "teen"])
       const sleep = tagBody.tags.find((t) => t.name === "sleep")!
       const bySleep = yield* request("GET", `/v1/content/collections?tag_id=${sleep.id}`, { token: parent.token })
@@ -30,14 +32,14 @@ layer(TestApp())("content library (demo loaded at start-up)", (it) => {
 
       const pieces = yield* request("GET", "/v1/content/pieces", { token: parent.token })
       expect(pieces.body).toMatchObject({ pagination: { total_count: 32, per_page: 25, total_pages: 2 } })
-      const page2 = yield* request("GET", "/v1/content/pieces?page=2", { token: parent.token })
-      expect((page2.body as { pieces: Array<unknown> }).pieces).toHaveLength(7)
-      const quizzes = yield* request("GET", "/v1/content/pieces?content_type=quiz&page_size=50", { token: parent.token })
-      const quizList = (quizzes.body as { pieces: Array<{ content_type: string }> }).pieces
+      const page2 = yield* library.pieces({ urlParams: { page: 2 } })
+      expect(page2.pieces).toHaveLength(7)
+      const quizList = (yield* library.pieces({ urlParams: { content_type: "quiz", page_size: 50 } })).pieces
       expect(quizList.length).toBeGreaterThan(0)
       expect(quizList.every((p) => p.content_type === "quiz")).toBe(true)
-      const sleepPieces = yield* request("GET", `/v1/content/pieces?tag_id=${sleep.id}&page_size=50`, { token: parent.token })
-      expect((sleepPieces.body as { pieces: Array<{ tags: Array<{ name: string }> }> }).pieces.every((p) => p.tags.some((t) => t.name === "sleep"))).toBe(true)
+      const sleepPieces = yield* library.pieces({ urlParams: { tag_id: sleep.id, page_size: 50 } })
+      expect(sleepPieces.pieces.length).toBeGreaterThan(0)
+      expect(sleepPieces.pieces.every((p) => p.tags.some((t) => t.name === "sleep"))).toBe(true)
 
       for (const url of ["/v1/content/pieces?content_type=podcast", "/v1/content/collections?age_group=baby"]) {
         const bad = yield* request("GET", url, { token: parent.token })
@@ -82,10 +84,12 @@ layer(TestApp({ contentDemo: false }))("content import, export and files", (it) 
         id: expect.any(Number), name: "anxiety", display_name: "Anxiety", category: "condition", description: null,
         color: "#4A90D9", created_at: expect.any(String)
       })
-      const collection = (yield* request("GET", "/v1/content/collections", { token })).body as { collections: Array<{ id: number }> }
+      const library = (yield* clientAs(token)).contentLibrary
+      const collection = yield* library.collections({ urlParams: {} })
       expect(collection.collections[0]).toMatchObject({ title: "Calm", piece_count: 2, estimated_duration: 30, age_group: "child" })
-      const ordered = yield* request("GET", `/v1/content/pieces?collection_id=${collection.collections[0]!.id}`, { token })
-      expect((ordered.body as { pieces: Array<{ title: string }> }).pieces.map((p) => p.title)).toEqual(["Title of b-second", "Title of a-first"])
+      const calm = collection.collections[0]!.id
+      const ordered = yield* library.pieces({ urlParams: { collection_id: calm } })
+      expect(ordered.pieces.map((p) => p.title)).toEqual(["Title of b-second", "Title of a-first"])
       const newest = yield* request("GET", "/v1/content/pieces", { token })
       const listed = (newest.body as { pieces: Array<Record<string, unknown>> }).pieces
       expect(listed.map((p) => p.title)).toEqual(["Title of a-first", "Title of b-second"])
@@ -96,19 +100,21 @@ layer(TestApp({ contentDemo: false }))("content import, export and files", (it) 
       })
       const shown = yield* request("GET", `/v1/content/pieces/${listed[0]!.id}`, { token })
       expect(shown.body).toEqual({ piece: listed[0] })
+      const typedPiece = yield* library.piece({ path: { id: ContentPieceId.make(listed[0]!.id as number) } })
+      expect(typedPiece.piece).toMatchObject({ title: "Title of a-first", content_type: "article", difficulty_level: "advanced" })
 
       const exported = yield* request("GET", "/v1/admin/content/export", { token })
       expect(exported.status).toBe(200)
-      const body = exported.body as { pieces: Array<{ slug: string; published: boolean }> }
-      expect(body.pieces.map((p) => [p.slug, p.published])).toEqual([["b-second", true], ["a-first", true], ["hidden", false]])
+      const typedExport = yield* (yield* clientAs(token)).adminContent.export()
+      expect(typedExport.pieces.map((p) => [p.slug, p.published])).toEqual([["b-second", true], ["a-first", true], ["hidden", false]])
       const roundTrip = yield* importBundle(exported.body as Record<string, unknown>)
       expect(roundTrip).toMatchObject({ unchanged: { tags: 2, collections: 1, pieces: 3 }, updated: { tags: 0, collections: 0, pieces: 0 } })
 
       // Reordering is an update.
       const reordered = yield* importBundle({ ...bundle, pieces: [bundle.pieces[1], bundle.pieces[0], bundle.pieces[2]] })
       expect(reordered).toMatchObject({ updated: { pieces: 2 }, unchanged: { pieces: 1 } })
-      const reorderedList = yield* request("GET", `/v1/content/pieces?collection_id=${collection.collections[0]!.id}`, { token })
-      expect((reorderedList.body as { pieces: Array<{ title: string }> }).pieces.map((p) => p.title)).toEqual(["Title of a-first", "Title of b-second"])
+      const reorderedList = yield* library.pieces({ urlParams: { collection_id: calm } })
+      expect(reorderedList.pieces.map((p) => p.title)).toEqual(["Title of a-first", "Title of b-second"])
     }))
 
   it.effect("errors by path, all or nothing; missing pieces are deleted, assigned ones unpublished", () =>
@@ -161,25 +167,26 @@ layer(TestApp({ contentDemo: false }))("content import, export and files", (it) 
         }
       })
       // Nothing changed.
-      const before = yield* request("GET", "/v1/content/pieces", { token })
-      expect((before.body as { pieces: Array<unknown> }).pieces).toHaveLength(3)
+      const library = (yield* clientAs(token)).contentLibrary
+      const before = yield* library.pieces({ urlParams: {} })
+      expect(before.pieces).toHaveLength(3)
 
       const { parent } = yield* family()
-      const assignedId = ((before.body as { pieces: Array<{ id: number; url: string }> }).pieces.find((p) => p.url.endsWith("/assigned")))!.id
+      const assignedId = before.pieces.find((p) => p.url?.endsWith("/assigned"))!.id
       expect((yield* assign(parent.token, { content_piece_id: assignedId })).status).toBe(201)
       const result = yield* importBundle({ tags: [], pieces: [piece("keep")] })
       expect(result).toMatchObject({
         unchanged: { pieces: 1 }, updated: { pieces: 1 }, deleted: { tags: 1, pieces: 1 }
       })
-      const after = yield* request("GET", "/v1/content/pieces", { token })
-      expect((after.body as { pieces: Array<{ url: string }> }).pieces.map((p) => p.url)).toEqual(["https://content.test/keep"])
+      const after = yield* library.pieces({ urlParams: {} })
+      expect(after.pieces.map((p) => p.url)).toEqual(["https://content.test/keep"])
       const hidden = yield* request("GET", `/v1/content/pieces/${assignedId}`, { token: parent.token })
       expect(hidden.status).toBe(404)
       expect(hidden.body).toEqual({ errors: "Content piece not found" })
       // The assignment survives the unpublishing.
       const mine = yield* request("GET", "/v1/content/user_pieces", { token: parent.token })
       expect(mine.body).toMatchObject({ user_pieces: [{ content_piece_id: assignedId }] })
-      const exported = (yield* request("GET", "/v1/admin/content/export", { token })).body as { pieces: Array<{ slug: string; published: boolean }> }
+      const exported = yield* (yield* clientAs(token)).adminContent.export()
       expect(exported.pieces.map((p) => [p.slug, p.published])).toEqual([["keep", true], ["assigned", false]])
       expect((yield* request("GET", "/v1/content/pieces/999999", { token })).body).toEqual({ errors: "Content piece not found" })
     }))
@@ -187,11 +194,11 @@ layer(TestApp({ contentDemo: false }))("content import, export and files", (it) 
   it.effect("files: type sniffed from the bytes, stored, named by file_key, served through a signed link", () =>
     Effect.gen(function*() {
       const token = yield* adminToken
-      const uploaded = yield* request("POST", "/v1/admin/content/files", {
-        token, body: { file: dataUri("application/octet-stream", pdf), filename: "worksheet.pdf" }
+      const [uploaded, uploadResponse] = yield* (yield* clientAs(token)).adminContent.uploadFile({
+        payload: { file: dataUri("application/octet-stream", pdf), filename: "worksheet.pdf" }, withResponse: true
       })
-      expect(uploaded.status).toBe(201)
-      const key = (uploaded.body as { object_key: string }).object_key
+      expect(uploadResponse.status).toBe(201)
+      const key = uploaded.object_key
       expect(key).toMatch(/^content\/files\/[0-9a-f-]+\.pdf$/)
       const objects = yield* (yield* MemoryObjectStore).objects
       expect(objects.get(key)?.contentType).toBe("application/pdf")
@@ -207,12 +214,12 @@ layer(TestApp({ contentDemo: false }))("content import, export and files", (it) 
       expect(refused.status).toBe(403)
 
       yield* importBundle({ pieces: [piece("stored", { url: null, file_key: key, thumbnail_file_key: key, content_type: "worksheet" })] })
-      const listed = yield* request("GET", "/v1/content/pieces", { token: parent.token })
-      const stored1 = (listed.body as { pieces: Array<{ url: string; thumbnail_url: string }> }).pieces[0]!
+      const listed = yield* (yield* clientAs(parent.token)).contentLibrary.pieces({ urlParams: {} })
+      const stored1 = listed.pieces[0]!
       expect(stored1.url).not.toContain("content.test")
       expect(stored1.url).toMatch(new RegExp(`^memory://${key}\\?expires=\\d+$`))
       expect(stored1.thumbnail_url).toBe(stored1.url)
-      const exported = (yield* request("GET", "/v1/admin/content/export", { token })).body as { pieces: Array<Record<string, unknown>> }
+      const exported = yield* (yield* clientAs(token)).adminContent.export()
       expect(exported.pieces[0]).toMatchObject({ slug: "stored", url: null, file_key: key })
     }))
 })

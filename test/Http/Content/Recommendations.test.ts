@@ -1,8 +1,10 @@
-import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import type { ContentType } from "../../../src/Domain/Content/Content.js"
+import { PatientId } from "../../../src/Domain/Ids.js"
 import { Recommendations, refreshContentStats } from "../../../src/Services/Content/Recommendations.js"
-import { request, TestApp } from "../../support/app.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
+import { insertQuestionnaireResponse } from "../../support/fixtures.js"
 import { assign, family, idOf, importBundle, piece, pieceIds, tag, updatePiece } from "./helpers.js"
 
 /** The hand-built library: ids follow this order (one import), so equal scores fall back to the lowest id. */
@@ -21,19 +23,18 @@ const pieces = [
 const bundle = { tags: ["anxiety", "sleep", "adhd", "behavior", "depression"].map((slug) => tag(slug)), pieces }
 
 interface Recommended {
-  readonly id: number
-  readonly url: string
-  readonly score: number
-  readonly reasons: ReadonlyArray<string>
+  readonly url: string | null
 }
 
-const recommend = (token: string, query = "") =>
+/** The recommendations through the typed client. */
+const recommend = (token: string, query: { patient_id?: number; limit?: number; content_type?: ContentType } = {}) =>
   Effect.gen(function*() {
-    const response = yield* request("GET", `/v1/recommendations/content_pieces${query}`, { token })
-    if (response.status !== 200) return yield* Effect.dieMessage(`recommendations: ${response.status} ${JSON.stringify(response.body)}`)
-    return (response.body as { content_pieces: Array<Recommended> }).content_pieces
-  })
-const slugs = (list: ReadonlyArray<Recommended>) => list.map((p) => p.url.replace("https://content.test/", ""))
+    const client = yield* clientAs(token)
+    const { patient_id, ...rest } = query
+    const list = yield* client.recommendations.contentPieces({ urlParams: { ...rest, ...(patient_id === undefined ? {} : { patient_id: PatientId.make(patient_id) }) } })
+    return list.content_pieces
+  }).pipe(Effect.orDie)
+const slugs = (list: ReadonlyArray<Recommended>) => list.map((p) => p.url?.replace("https://content.test/", ""))
 
 /** A user piece for the patient, moved to completed (with a rating) or skipped. */
 const history = (token: string, patientId: number, pieceId: number, change: Record<string, unknown>) =>
@@ -51,7 +52,10 @@ layer(TestApp({ contentDemo: false }))("recommendations", (it) => {
       const child = yield* family("2016-01-01")
 
       // Cold start: nobody has completed anything. Fit (+0.5) for beginner and intermediate, then the lowest id.
-      const cold = yield* recommend(child.parent.token)
+      const coldResponse = yield* request("GET", "/v1/recommendations/content_pieces", { token: child.parent.token })
+      expect(coldResponse.status).toBe(200)
+      const cold = (coldResponse.body as { content_pieces: Array<Recommended> }).content_pieces
+      expect(slugs(yield* recommend(child.parent.token))).toEqual(slugs(cold))
       expect(slugs(cold)).toEqual(["calm-video", "sleep-story", "focus-game", "untagged", "behavior-chart", "mixed", "sleep-tips", "advanced-anxiety"])
       expect(cold[0]).toMatchObject({ score: 0.5, reasons: ["beginner level", "for age group child"] })
       expect(cold[2]).toMatchObject({ score: 0.5, reasons: ["intermediate level"] })
@@ -91,9 +95,9 @@ layer(TestApp({ contentDemo: false }))("recommendations", (it) => {
       expect(demoted.map((p) => p.score)).toEqual([3, 1.5, 0.5, 0.5, -5.5])
 
       // Limit, type and the parent rule.
-      expect(slugs(yield* recommend(child.parent.token, "?limit=2"))).toEqual(["advanced-anxiety", "behavior-chart"])
-      expect(slugs(yield* recommend(child.parent.token, "?limit=500"))).toHaveLength(5)
-      expect(slugs(yield* recommend(child.parent.token, `?patient_id=${child.patient}&content_type=article`))).toEqual(["advanced-anxiety"])
+      expect(slugs(yield* recommend(child.parent.token, { limit: 2 }))).toEqual(["advanced-anxiety", "behavior-chart"])
+      expect(slugs(yield* recommend(child.parent.token, { limit: 500 }))).toHaveLength(5)
+      expect(slugs(yield* recommend(child.parent.token, { patient_id: child.patient, content_type: "article" }))).toEqual(["advanced-anxiety"])
       const zero = yield* request("GET", "/v1/recommendations/content_pieces?limit=0", { token: child.parent.token })
       expect(zero.status).toBe(422)
       expect(zero.body).toEqual({ errors: { limit: ["must be greater than 0"] } })
@@ -105,7 +109,7 @@ layer(TestApp({ contentDemo: false }))("recommendations", (it) => {
       expect(foreign.body).toEqual({ errors: "Patient not found" })
       const unnamed = yield* request("GET", "/v1/recommendations/content_pieces", { token: child.staff.token })
       expect(unnamed.body).toEqual({ errors: { patient_id: ["can't be blank"] } })
-      const byStaff = yield* recommend(child.staff.token, `?patient_id=${child.patient}`)
+      const byStaff = yield* recommend(child.staff.token, { patient_id: child.patient })
       expect(slugs(byStaff)).toEqual(slugs(demoted))
 
       // A teen gets the teen piece; a later import makes a newer piece win a tie over lower ids.
@@ -119,15 +123,11 @@ layer(TestApp({ contentDemo: false }))("recommendations", (it) => {
 
   it.effect("questionnaire signals: the latest completed response of each instrument within 180 days, weighed by the rules", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
       const recommendations = yield* Recommendations
       yield* recommendations.refreshStats
       const child = yield* family("2016-01-01")
       const respond = (slug: string, daysAgo: number, score: number | null, subscales: Record<string, number> = {}, flags: Array<string> = []) =>
-        sql`INSERT INTO questionnaire_responses (questionnaire_id, questionnaire_version, patient_id, status, score, subscales, flags, completed_at)
-          SELECT id, version, ${child.patient}, 'completed', ${score}, ${JSON.stringify(subscales)}::jsonb, ${flags}::text[],
-            now() - make_interval(days => ${daysAgo})
-          FROM questionnaires WHERE slug = ${slug} AND active`
+        insertQuestionnaireResponse({ patientId: child.patient, slug, status: "completed", score, subscales, flags, daysAgo })
       yield* respond("gad7", 20, 3)
       yield* respond("gad7", 10, 12)
       yield* respond("psc17", 5, 12, { internalizing: 2, attention: 8, externalizing: 2 })
@@ -136,8 +136,7 @@ layer(TestApp({ contentDemo: false }))("recommendations", (it) => {
       // A self-harm flag adds nothing; the score is below every rule.
       yield* respond("phq9", 3, 4, {}, ["self_harm"])
       // Not completed: ignored.
-      yield* sql`INSERT INTO questionnaire_responses (questionnaire_id, questionnaire_version, patient_id, status, score)
-        SELECT id, version, ${child.patient}, 'in_progress', 27 FROM questionnaires WHERE slug = 'phq9' AND active`
+      yield* insertQuestionnaireResponse({ patientId: child.patient, slug: "phq9", status: "in_progress", score: 27 })
 
       const list = yield* recommend(child.parent.token)
       expect(slugs(list)).toEqual([

@@ -1,6 +1,6 @@
 /** Families, staff and a hand-built library for the content tests, made through the Api. */
 import { Effect } from "effect"
-import { request } from "../../support/app.js"
+import { clientAs, request } from "../../support/app.js"
 import { adminToken, newPatient, signedIn } from "../Patients/helpers.js"
 
 export { adminToken, newPatient, signedIn }
@@ -37,11 +37,10 @@ export const importBundle = (bundle: Record<string, unknown>, query = "") =>
 
 /** Slug → id of every piece (published or not), read from the export order and the list. */
 export const pieceIds = Effect.gen(function*() {
-  const token = yield* adminToken
-  const listed = yield* request("GET", "/v1/content/pieces?page_size=100", { token })
-  const pieces = (listed.body as { pieces: Array<{ id: number; url: string }> }).pieces
-  return new Map(pieces.map((p) => [p.url.replace("https://content.test/", ""), p.id]))
-})
+  const client = yield* clientAs(yield* adminToken)
+  const listed = yield* client.contentLibrary.pieces({ urlParams: { page_size: 100 } })
+  return new Map(listed.pieces.map((p) => [p.url?.replace("https://content.test/", ""), p.id]))
+}).pipe(Effect.orDie)
 
 export const assign = (token: string, userPiece: Record<string, unknown>) =>
   request("POST", "/v1/content/user_pieces", { token, body: { user_piece: userPiece } })

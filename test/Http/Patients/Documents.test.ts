@@ -10,7 +10,7 @@ import { MemoryPush } from "../../../src/Layers/MemoryPush.js"
 import { SigningSecretLive } from "../../../src/Layers/SigningSecret.js"
 import { maxDocumentBytes } from "../../../src/Domain/Patients/Records.js"
 import { documentMessages, parseDocument } from "../../../src/Services/Patients/PatientDocuments.js"
-import { request, TestApp, testConfig } from "../../support/app.js"
+import { clientAs, request, TestApp, testConfig } from "../../support/app.js"
 import { auditActions } from "../Providers/helpers.js"
 import { iso, newPatient, patientNotFound, signedIn, staffRequired } from "./helpers.js"
 
@@ -141,8 +141,8 @@ layer(DiskApp)("patient documents, disk store", (it) => {
       const { staff, patient } = yield* family
       const uploaded = yield* upload(staff.token, patient, "summary.txt", dataUri("text/plain", "Discharge summary ✓"))
       expect(uploaded.status).toBe(201)
-      const listed = yield* request("GET", `/v1/clinic/patients/${patient}/documents`, { token: staff.token })
-      const url = new URL((listed.body as { documents: Array<{ url: string }> }).documents[0]!.url)
+      const listed = yield* (yield* clientAs(staff.token)).patientDocuments.list({ path: { patient_id: patient }, urlParams: {} })
+      const url = new URL(listed.documents[0]!.url)
       expect(url.pathname).toMatch(/^\/objects\/patients\/\d+\/documents\/[0-9a-f]{32}$/)
       const downloaded = yield* request("GET", url.pathname + url.search)
       expect(downloaded.status).toBe(200)

@@ -7,11 +7,16 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { PatientId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
+import {
+  insertAppointment, insertCaseLoad, insertFirstPieceAssignment, insertPatientDocument, insertQuestionnaireResponse, insertTreatmentPlan
+} from "../../support/fixtures.js"
 import { insertUser, makeProvider, password } from "../Providers/helpers.js"
 import { newPatient, patientNotFound, signedIn } from "./helpers.js"
 
 let n = 0
+const daysFromNow = (days: number) => new Date(Date.now() + days * 86_400_000)
 
 /** A provider (or supervisor) profile with a signed-in user. */
 const clinician = (admin: string, role: "provider" | "supervisor" = "provider") =>
@@ -31,22 +36,20 @@ const world = Effect.gen(function*() {
   const parent = yield* insertUser({ role: "parent", email: `parent${++n}.${Date.now()}@least.test` })
   const patientA = yield* newPatient(admin, { provider_id: a.id })
   const patientB = yield* newPatient(admin, { provider_id: b.id, user_id: parent })
-  const [document] = yield* sql<{ id: number }>`INSERT INTO patient_documents (patient_id, name, content_type, size, object_key, clinical)
-    VALUES (${patientB}, 'assessment.txt', 'text/plain', 1, ${`least/${++n}/clinical`}, true) RETURNING id`
-  const [card] = yield* sql<{ id: number }>`INSERT INTO patient_documents (patient_id, name, content_type, size, object_key, clinical)
-    VALUES (${patientB}, 'insurance-card.txt', 'text/plain', 1, ${`least/${++n}/card`}, false) RETURNING id`
-  const [appointment] = yield* sql<{ id: number }>`INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes)
-    VALUES (${patientB}, ${b.id}, now() + interval '3 days', 50) RETURNING id`
-  const [response] = yield* sql<{ id: number }>`INSERT INTO questionnaire_responses (questionnaire_id, questionnaire_version, patient_id, status, answers)
-    SELECT q.id, q.version, ${patientB}, 'in_progress', '{}'::jsonb FROM questionnaires q WHERE q.slug = 'gad7' AND q.active RETURNING id`
-  const [plan] = yield* sql<{ id: number }>`INSERT INTO treatment_plans (patient_id, title, status) VALUES (${patientB}, 'Plan', 'active') RETURNING id`
-  const [piece] = yield* sql<{ id: number }>`INSERT INTO content_user_pieces (content_piece_id, user_id, patient_id, assigned_at)
-    SELECT min(id), ${parent}, ${patientB}, now() FROM content_pieces RETURNING id`
+  const document = yield* insertPatientDocument({ patientId: patientB, name: "assessment.txt", clinical: true })
+  const card = yield* insertPatientDocument({ patientId: patientB, name: "insurance-card.txt", clinical: false })
+  const appointment = yield* insertAppointment({ patientId: patientB, providerId: b.id, scheduledAt: daysFromNow(3), minutes: 50, status: "scheduled" })
+  const response = yield* insertQuestionnaireResponse({ patientId: patientB, slug: "gad7", status: "in_progress" })
+  const plan = yield* insertTreatmentPlan({ patientId: patientB, title: "Plan", status: "active" })
+  const piece = yield* insertFirstPieceAssignment({ userId: parent, patientId: patientB })
   return {
-    admin, a, b, supervisor, parent, patientA, patientB, document: document!.id, card: card!.id, appointment: appointment!.id,
-    response: response!.id, plan: plan!.id, piece: piece?.id
+    admin, a, b, supervisor, parent, patientA, patientB, document, card, appointment: appointment.id, response, plan, piece
   }
 })
+
+/** A scheduled 50-minute visit `days` from now (negative: past). */
+const visit = (patientId: number, providerId: number, days: number) =>
+  insertAppointment({ patientId, providerId, scheduledAt: daysFromNow(days), minutes: 50, status: "scheduled" })
 
 const get = (token: string, path: string, headers: Record<string, string> = {}) => request("GET", path, { token, headers })
 
@@ -56,6 +59,7 @@ layer(TestApp())("least privilege for health data", (it) => {
       const sql = yield* SqlClient.SqlClient
       const w = yield* world
       const token = w.a.token
+      const client = yield* clientAs(token)
       const p = w.patientB
       // A's own patient, and B on theirs: the control.
       expect((yield* get(token, `/v1/clinic/patients/${w.patientA}`)).status).toBe(200)
@@ -78,11 +82,11 @@ layer(TestApp())("least privilege for health data", (it) => {
       expect((yield* get(token, `/v1/clinic/patients/treatment_plans/${w.plan}`)).status).toBe(404)
       if (w.piece !== undefined) {
         expect((yield* request("PUT", `/v1/content/user_pieces/${w.piece}`, { token, body: { user_piece: { notes: "x" } } })).status).toBe(404)
-        const listed = yield* get(token, "/v1/content/user_pieces")
-        expect((listed.body as { user_pieces: Array<{ id: number }> }).user_pieces.map((u) => u.id)).not.toContain(w.piece)
+        const listed = yield* client.userPieces.list({ urlParams: {} })
+        expect(listed.user_pieces.map((u) => u.id)).not.toContain(w.piece)
       }
-      const listed = yield* get(token, "/v1/clinic/patients?page_size=100")
-      expect((listed.body as { patients: Array<{ id: number }> }).patients.map((x) => x.id)).toEqual([w.patientA])
+      const listed = yield* client.clinicPatients.list({ urlParams: { page_size: 100 } })
+      expect(listed.patients.map((x) => x.id)).toEqual([w.patientA])
       const [kept] = yield* sql<{ first_name: string; documents: number }>`SELECT first_name,
         (SELECT count(*)::int FROM patient_documents WHERE patient_id = ${p}) AS documents FROM patients WHERE id = ${p}`
       expect(kept).toEqual({ first_name: "Pat", documents: 2 })
@@ -90,22 +94,19 @@ layer(TestApp())("least privilege for health data", (it) => {
 
   it.effect("an appointment (past or within 90 days) or a case-load role grants access; a later appointment does not", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
       const w = yield* world
       const other = yield* newPatient(w.admin)
       const path = `/v1/clinic/patients/${other}`
-      yield* sql`INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes)
-        VALUES (${other}, ${w.a.id}, now() + interval '120 days', 50)`
+      yield* visit(other, w.a.id, 120)
       expect((yield* get(w.a.token, path)).status).toBe(404)
-      yield* sql`INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes)
-        VALUES (${other}, ${w.a.id}, now() - interval '200 days', 50)`
+      yield* visit(other, w.a.id, -200)
       expect((yield* get(w.a.token, path)).status).toBe(200)
       // A case-load role: B as the iLCM, then as the ECM provider of another patient.
       expect((yield* get(w.b.token, path)).status).toBe(404)
-      yield* sql`INSERT INTO case_loads (patient_id, ilcm_user_id) VALUES (${other}, ${w.b.userId})`
+      yield* insertCaseLoad({ patientId: other, ilcmUserId: w.b.userId })
       expect((yield* get(w.b.token, path)).status).toBe(200)
       const third = yield* newPatient(w.admin)
-      yield* sql`INSERT INTO case_loads (patient_id, provider_id) VALUES (${third}, ${w.b.id})`
+      yield* insertCaseLoad({ patientId: third, providerId: w.b.id })
       expect((yield* get(w.b.token, `/v1/clinic/patients/${third}/medication_history`)).status).toBe(200)
     }))
 
@@ -127,8 +128,8 @@ layer(TestApp())("least privilege for health data", (it) => {
         expect((yield* get(token, `/v1/clinic/patients/appointments?patient_id=${p}`)).status).toBe(200)
         expect((yield* get(token, `/v1/clinic/patients/appointments/${w.appointment}`)).status).toBe(200)
         expect((yield* get(token, `/v1/clinic/patients/${p}/coverage`)).body).toEqual({ errors: "Coverage not found" })
-        const documents = yield* get(token, `/v1/clinic/patients/${p}/documents`)
-        expect((documents.body as { documents: Array<{ id: number }> }).documents.map((d) => d.id)).toEqual([w.card])
+        const documents = yield* (yield* clientAs(token)).patientDocuments.list({ path: { patient_id: PatientId.make(p) }, urlParams: {} })
+        expect(documents.documents.map((d) => d.id)).toEqual([w.card])
         expect((yield* request("DELETE", `/v1/clinic/patients/${p}/documents/${w.document}`, { token })).status).toBe(404)
         // Clinical content, with a reason or not.
         for (const headers of [{}, { "X-Access-Reason": "front desk asked" }]) {
@@ -145,8 +146,8 @@ layer(TestApp())("least privilege for health data", (it) => {
       }
       // Admins see everything.
       expect((yield* get(w.admin, `/v1/clinic/patients/${w.patientB}/medication_history`)).status).toBe(200)
-      const all = yield* get(w.admin, `/v1/clinic/patients/${w.patientB}/documents`)
-      expect((all.body as { documents: Array<unknown> }).documents).toHaveLength(2)
+      const all = yield* (yield* clientAs(w.admin)).patientDocuments.list({ path: { patient_id: PatientId.make(w.patientB) }, urlParams: {} })
+      expect(all.documents).toHaveLength(2)
     }))
 
   it.effect("break-glass: a reason opens the patient, is audited and listed to admins; a blank one does not", () =>

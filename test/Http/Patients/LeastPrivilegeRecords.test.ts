@@ -7,7 +7,9 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { PatientId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
+import { insertAppointment } from "../../support/fixtures.js"
 import { makeProvider, password } from "../Providers/helpers.js"
 import { newPatient, patientNotFound, signedIn } from "./helpers.js"
 
@@ -35,13 +37,13 @@ const world = Effect.gen(function*() {
   const colleague = yield* clinician(admin)
   const outsider = yield* clinician(admin)
   const patient = yield* newPatient(admin, { provider_id: primary.id })
-  yield* sql`INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes)
-    VALUES (${patient}, ${colleague.id}, now() - interval '10 days', 50)`
-  const created = yield* request("POST", "/v1/collaborators", {
-    token: admin,
-    body: { collaborator: { first_name: "Jo", last_name: "Teach", email: `teach${++n}@school.test`, organization: "School", type: "school", patient_ids: [patient] } }
+  yield* insertAppointment({
+    patientId: patient, providerId: colleague.id, scheduledAt: new Date(Date.now() - 10 * 86_400_000), minutes: 50, status: "scheduled"
   })
-  const collaborator = (created.body as { collaborator: { id: number } }).collaborator.id
+  const created = yield* (yield* clientAs(admin)).collaborators.create({
+    payload: { collaborator: { first_name: "Jo", last_name: "Teach", email: `teach${++n}@school.test`, organization: "School", type: "school", patient_ids: [PatientId.make(patient)] } }
+  })
+  const collaborator = created.collaborator.id
   const issued = yield* request("GET", `/v1/collaborator_assessments/token?collaborator_id=${collaborator}&patient_id=${patient}&assessment_type=social_skills`, { token: admin })
   expect(issued.status).toBe(200)
   const [assessment] = yield* sql<{ id: number }>`SELECT id FROM collaborator_assessments WHERE collaborator_id = ${collaborator}`
@@ -94,9 +96,11 @@ layer(TestApp())("least privilege: collaborators, videos, notes, prescriptions",
       expect(refused).toMatchObject({ status: 422, body: { errors: { patient_ids: ["must exist"] } } })
       const unknown = yield* request("POST", "/v1/collaborators", { token: w.outsider.token, body: body([2_000_000_000]) })
       expect(unknown.body).toEqual(refused.body)
-      const own = yield* request("POST", "/v1/collaborators", { token: w.outsider.token, body: body([]) })
+      const [{ collaborator: { id: ownId } }, own] = yield* (yield* clientAs(w.outsider.token)).collaborators.create({
+        payload: { collaborator: { first_name: "Al", last_name: "Coach", email: `coach${++n}@club.test`, organization: "Club", type: "other", patient_ids: [] } },
+        withResponse: true
+      })
       expect(own.status).toBe(201)
-      const ownId = (own.body as { collaborator: { id: number } }).collaborator.id
       const put = yield* request("PUT", `/v1/collaborators/${ownId}`, { token: w.outsider.token, body: { collaborator: { patient_ids: [w.patient] } } })
       expect(put).toMatchObject({ status: 422, body: { errors: { patient_ids: ["must exist"] } } })
       const [links] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM collaborator_patients WHERE patient_id = ${w.patient}`

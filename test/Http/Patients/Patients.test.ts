@@ -1,8 +1,7 @@
-import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request } from "../../support/app.js"
-import { TestApp } from "../../support/app.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
+import { insertManyPatients } from "../../support/fixtures.js"
 import { importMif, membersCsv, dataUri } from "../Ecm/support.js"
 import { auditActions } from "../Providers/helpers.js"
 import {
@@ -135,17 +134,19 @@ layer(TestApp())("clinic patient list", (it) => {
       yield* newPatient(staff.token, { first_name: "bob", last_name: "baker", date_of_birth: "2011-03-03" })
       for (let i = 0; i < 24; i++) yield* newPatient(staff.token, { first_name: `Filler${String(i).padStart(2, "0")}`, last_name: "Zz" })
 
-      const first = yield* request("GET", "/v1/clinic/patients", { token: staff.token })
+      const patients = (yield* clientAs(staff.token)).clinicPatients
+      const names = (list: { readonly patients: ReadonlyArray<{ readonly first_name: string; readonly last_name: string }> }) =>
+        list.patients.map((p) => `${p.first_name} ${p.last_name}`)
+      const [body, first] = yield* patients.list({ urlParams: {}, withResponse: true })
       expect(first.status).toBe(200)
-      const body = first.body as { patients: Array<unknown>; pagination: unknown }
       expect(body.pagination).toEqual({ current_page: 1, total_pages: 2, total_count: 27, per_page: 25 })
       expect(body.patients).toHaveLength(25)
       // Default order: last name, then first name, any case.
-      expect(namesOf(first.body).slice(0, 3)).toEqual(["Zoe Adams", "bob baker", "Ann Young"])
-      const second = yield* request("GET", "/v1/clinic/patients?page=2&page_size=25", { token: staff.token })
-      expect((second.body as { patients: Array<unknown> }).patients).toHaveLength(2)
+      expect(names(body).slice(0, 3)).toEqual(["Zoe Adams", "bob baker", "Ann Young"])
+      const second = yield* patients.list({ urlParams: { page: 2, page_size: 25 } })
+      expect(second.patients).toHaveLength(2)
       const clamped = yield* request("GET", "/v1/clinic/patients?page_size=1000", { token: staff.token })
-      expect((clamped.body as { pagination: { per_page: number } }).pagination.per_page).toBe(100)
+      expect(clamped.body).toMatchObject({ pagination: { per_page: 100 } })
 
       const byBirth = yield* request("GET", "/v1/clinic/patients?sort_by=date_of_birth&sort_dir=desc&page_size=3", { token: staff.token })
       // Equal dates: the id breaks the tie, in the same direction.
@@ -171,9 +172,9 @@ layer(TestApp())("clinic patient list", (it) => {
         ["ADAMS", ["Zoe Adams"]], ["zoe ad", ["Zoe Adams"]], ["mem-777", ["Zoe Adams"]], ["555-0134", ["Zoe Adams"]],
         ["(415) 555", ["Zoe Adams"]], ["4155550134", ["Zoe Adams"]], ["baker", ["bob baker"]], ["%", []], ["nobody", []]
       ] as const) {
-        const found = yield* request("GET", `/v1/clinic/patients?search=${encodeURIComponent(search)}`, { token: staff.token })
-        expect(namesOf(found.body), search).toEqual(expected)
-        expect((found.body as { pagination: { total_count: number } }).pagination.total_count).toBe(expected.length)
+        const found = yield* patients.list({ urlParams: { search } })
+        expect(names(found), search).toEqual(expected)
+        expect(found.pagination.total_count).toBe(expected.length)
       }
     }))
 
@@ -188,10 +189,12 @@ layer(TestApp())("clinic patient list", (it) => {
       yield* newPatient(staff.token, { first_name: "Cy", last_name: "Rfilter" })
       const filter = (body: Record<string, unknown>) => request("POST", "/v1/clinic/patients/filter_patients", { token: staff.token, body })
       expect(namesOf((yield* filter({ search: "rfilter" })).body)).toEqual(["Ana Rfilter", "Ben Rfilter", "Cy Rfilter"])
-      const byName = yield* filter({ search: "rfilter", filters: { provider_name: "rosa riv" } })
-      expect(byName.status).toBe(200)
-      expect(namesOf(byName.body)).toEqual(["Ana Rfilter"])
-      expect((byName.body as { pagination: unknown }).pagination).toEqual({ current_page: 1, total_pages: 1, total_count: 1, per_page: 25 })
+      const [byName, byNameResponse] = yield* (yield* clientAs(staff.token)).clinicPatients.filter({
+        payload: { search: "rfilter", filters: { provider_name: "rosa riv" } }, withResponse: true
+      })
+      expect(byNameResponse.status).toBe(200)
+      expect(byName.patients.map((p) => `${p.first_name} ${p.last_name}`)).toEqual(["Ana Rfilter"])
+      expect(byName.pagination).toEqual({ current_page: 1, total_pages: 1, total_count: 1, per_page: 25 })
       expect(namesOf((yield* filter({ filters: { provider_name: "Kern" } })).body)).toEqual(["Ben Rfilter"])
       expect(namesOf((yield* filter({ filters: { provider_id: rivera } })).body)).toEqual(["Ana Rfilter"])
       expect(namesOf((yield* filter({ search: "rfilter", filters: { status: "inactive" } })).body)).toEqual(["Ben Rfilter"])
@@ -229,9 +232,7 @@ layer(TestApp())("clinic patient list", (it) => {
   it.effect("a search matching thousands counts and pages them all (past the few-matches plan), sorted the same", () =>
     Effect.gen(function*() {
       const staff = yield* signedIn("support")
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`INSERT INTO patients (first_name, last_name, date_of_birth)
-        SELECT 'Bulk' || lpad(g::text, 5, '0'), 'Manyrows', date '2000-01-01' + g FROM generate_series(1, 5003) g`
+      yield* insertManyPatients(5003, "Manyrows")
       const last = yield* request("GET", "/v1/clinic/patients?search=manyrows&sort_by=first_name&sort_dir=DESC&page=2&page_size=2", { token: staff.token })
       expect(last.body).toMatchObject({ pagination: { total_count: 5003, total_pages: 2502, current_page: 2, per_page: 2 } })
       expect(namesOf(last.body)).toEqual(["Bulk05001 Manyrows", "Bulk05000 Manyrows"])

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
-import { request, TestApp } from "../../support/app.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import { auditActions } from "../Providers/helpers.js"
 import { adminToken, iso, newPatient, patientNotFound, provider, signedIn, staffRequired } from "./helpers.js"
 
@@ -36,10 +36,11 @@ layer(TestApp({ clinicSupportEmail: "help@clinic.test" }))("help requests", (it)
       // The message is health information: it stays in the API.
       expect(sent[0]!.text).not.toContain("Thursday")
 
-      const byStaff = yield* request("POST", "/v1/clinic/patients/help_requests", {
-        token: staff.token, body: { help_request: { patient_id: patient, subject: "Forms", message: "Sent by phone" } }
+      const [byStaff, byStaffResponse] = yield* (yield* clientAs(staff.token)).helpRequests.create({
+        payload: { help_request: { patient_id: patient, subject: "Forms", message: "Sent by phone" } }, withResponse: true
       })
-      expect(byStaff.status).toBe(201)
+      expect(byStaffResponse.status).toBe(201)
+      expect(byStaff.help_request).toMatchObject({ patient_id: patient, subject: "Forms", status: "open" })
       const listed = yield* request("GET", "/v1/clinic/patients/help_requests", { token: parent.token })
       expect(listed.status).toBe(200)
       expect(listed.body).toMatchObject({
@@ -112,11 +113,9 @@ layer(TestApp())("treatment plans", (it) => {
         created_at: expect.stringMatching(iso), updated_at: expect.stringMatching(iso)
       })
       const id = plan.id as number
-      const second = yield* request("POST", "/v1/clinic/patients/treatment_plans", {
-        token: staff.token, body: { treatment_plan: { patient_id: patient, title: "Sleep" } }
-      })
-      const secondId = (second.body as { treatment_plan: { id: number } }).treatment_plan.id
-      expect((second.body as { treatment_plan: unknown }).treatment_plan).toMatchObject({
+      const second = yield* (yield* clientAs(staff.token)).treatmentPlans.create({ payload: { treatment_plan: { patient_id: patient, title: "Sleep" } } })
+      const secondId = second.treatment_plan.id
+      expect(second.treatment_plan).toMatchObject({
         provider_id: null, diagnosis_codes: [], goals: [], interventions: [], start_date: null, end_date: null, status: "draft"
       })
 
@@ -155,8 +154,8 @@ layer(TestApp())("treatment plans", (it) => {
     Effect.gen(function*() {
       const { staff, patient } = yield* family
       const other = yield* family
-      const created = yield* request("POST", "/v1/clinic/patients/treatment_plans", { token: staff.token, body: { treatment_plan: { patient_id: patient, title: "Mine" } } })
-      const id = (created.body as { treatment_plan: { id: number } }).treatment_plan.id
+      const created = yield* (yield* clientAs(staff.token)).treatmentPlans.create({ payload: { treatment_plan: { patient_id: patient, title: "Mine" } } })
+      const id = created.treatment_plan.id
       for (const [method, url, body] of [
         ["GET", `/v1/clinic/patients/treatment_plans/${id}`, undefined],
         ["PUT", `/v1/clinic/patients/treatment_plans/${id}`, { treatment_plan: { title: "Stolen" } }]
@@ -229,9 +228,11 @@ layer(TestApp())("waitlist spots", (it) => {
     Effect.gen(function*() {
       const { staff, parent, patient } = yield* family
       const other = yield* family
-      const created = yield* request("POST", `/v1/clinic/patients/${patient}/spot`, { token: parent.token, body: { spot: { program: "iop" } } })
-      expect(created.status).toBe(201)
-      const id = (created.body as { spot: { id: number } }).spot.id
+      const [created, createdResponse] = yield* (yield* clientAs(parent.token)).spots.create({
+        path: { patient_id: patient }, payload: { spot: { program: "iop" } }, withResponse: true
+      })
+      expect(createdResponse.status).toBe(201)
+      const id = created.spot.id
       const patch = (token: string, body: Record<string, unknown>, onPatient = patient, spotId = id) =>
         request("PATCH", `/v1/clinic/patients/${onPatient}/spot/${spotId}`, { token, body: { spot: body } })
       const early = yield* patch(parent.token, { status: "accepted" })

@@ -1,6 +1,7 @@
 /** Families, staff and patients for the clinic patient tests, made the way the clinic makes them. */
 import { Effect } from "effect"
 import type { Role } from "../../../src/Domain/Accounts/User.js"
+import { PatientId } from "../../../src/Domain/Ids.js"
 import { request, signIn } from "../../support/app.js"
 import { insertUser, makeProvider, password } from "../Providers/helpers.js"
 
@@ -28,7 +29,7 @@ export const newPatient = (token: string, patient: Record<string, unknown> = {})
   Effect.gen(function*() {
     const created = yield* createPatient(token, { first_name: "Pat", last_name: `Ient${++counter}`, ...patient })
     if (created.status !== 201) return yield* Effect.dieMessage(`patient create failed: ${created.status} ${JSON.stringify(created.body)}`)
-    return (created.body as { patient: { id: number } }).patient.id
+    return PatientId.make((created.body as { patient: { id: number } }).patient.id)
   })
 
 export const patientOf = (body: unknown) => (body as { patient: Record<string, unknown> }).patient

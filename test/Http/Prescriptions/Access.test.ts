@@ -2,9 +2,10 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, TestApp } from "../../support/app.js"
+import type { PatientId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import {
-  adminToken, body, create, insertPatient, medicationId, prescriber, type PrescriptionBody, prescriptionsPath, put, signedIn, written
+  adminToken, body, create, insertPatient, medicationId, prescriber, prescriptionFor, prescriptionsPath, put, signedIn, written
 } from "./helpers.js"
 
 const refusal = { errors: "You are not authorized to perform this action." }
@@ -23,13 +24,15 @@ layer(TestApp())("prescription access", (it) => {
       const child = yield* insertPatient({ userId: parent.id, providerId: writer.id })
       const stranger = yield* insertPatient({ userId: otherParent.id, providerId: other.id })
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
-      const id = yield* written(writer.token, body(child, sertraline))
-      const strangersId = yield* written(other.token, body(stranger, sertraline))
+      const id = yield* written(writer.token, prescriptionFor(child, sertraline))
+      const strangersId = yield* written(other.token, prescriptionFor(stranger, sertraline))
       const show = (token: string, target = id) => request("GET", `${prescriptionsPath}/${target}`, { token })
-      const listIds = (token: string, query = "") =>
-        request("GET", `${prescriptionsPath}${query}`, { token }).pipe(
-          Effect.map((r) => (r.body as { prescriptions?: Array<{ id: number }> }).prescriptions?.map((p) => p.id))
-        )
+      const listIds = (token: string, urlParams: { patient_id?: PatientId } = {}) =>
+        Effect.gen(function*() {
+          const client = yield* clientAs(token)
+          const list = yield* client.prescriptions.list({ urlParams })
+          return list.prescriptions.map((p) => p.id)
+        })
 
       // Reading.
       expect((yield* show(admin)).status).toBe(200)
@@ -46,7 +49,7 @@ layer(TestApp())("prescription access", (it) => {
       expect(yield* show(parent.token, strangersId)).toMatchObject({ status: 404, body: { errors: "Prescription not found" } })
 
       // Lists hold only what the caller may read.
-      expect(yield* listIds(admin, `?patient_id=${child}`)).toEqual([id])
+      expect(yield* listIds(admin, { patient_id: child })).toEqual([id])
       expect(yield* listIds(writer.token)).toEqual([id])
       expect(yield* listIds(supervisor.token)).toEqual([id])
       expect(yield* listIds(other.token)).toEqual([strangersId])
@@ -73,8 +76,8 @@ layer(TestApp())("prescription access", (it) => {
       expect(yield* put(writer.token, id, { provider_id: other.id })).toMatchObject({
         status: 422, body: { errors: { provider_id: ["can only be changed by an admin"] } }
       })
-      const moved = yield* put(admin, id, { provider_id: other.id })
-      expect((moved.body as PrescriptionBody).prescription.provider_id).toBe(other.id)
+      const moved = yield* (yield* clientAs(admin)).prescriptions.update({ path: { id }, payload: { prescription: { provider_id: other.id } } })
+      expect(moved.prescription.provider_id).toBe(other.id)
       // Now the other provider writes it and the first one no longer reads it.
       expect((yield* put(other.token, id, { dosage: "25 mg" })).status).toBe(200)
       expect(yield* show(writer.token)).toMatchObject({ status: 403, body: refusal })

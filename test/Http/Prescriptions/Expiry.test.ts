@@ -8,13 +8,15 @@ import { calendarDayIn } from "../../../src/Domain/Time.js"
 import { AppConfig } from "../../../src/Services/AppConfig.js"
 import { Jobs } from "../../../src/Services/Jobs.js"
 import { expirePrescriptions } from "../../../src/Services/Prescriptions/PrescriptionTasks.js"
-import { request, TestApp } from "../../support/app.js"
-import { adminToken, auditActions, body, historyRows, insertPatient, medicationId, prescriber, prescriptionsPath, put, written } from "./helpers.js"
+import type { PrescriptionId } from "../../../src/Domain/Ids.js"
+import { clientAs, TestApp } from "../../support/app.js"
+import { insertEndedPrescriptions } from "../../support/fixtures.js"
+import { adminToken, auditActions, historyRows, insertPatient, medicationId, prescriber, prescriptionFor, put, written } from "./helpers.js"
 
 const dayMs = 86_400_000
 
-const statusOf = (token: string, id: number) =>
-  request("GET", `${prescriptionsPath}/${id}`, { token }).pipe(Effect.map((r) => (r.body as { prescription: { status: string } }).prescription.status))
+const statusOf = (token: string, id: PrescriptionId) =>
+  Effect.flatMap(clientAs(token), (client) => client.prescriptions.show({ path: { id } })).pipe(Effect.map((r) => r.prescription.status))
 
 layer(TestApp())("prescription expiry job", (it) => {
   it.effect("expires active prescriptions whose end date has passed (clinic day), through the queue, and only once", () =>
@@ -28,13 +30,13 @@ layer(TestApp())("prescription expiry job", (it) => {
       const zone = (yield* AppConfig).clinicTimeZone
       const today = calendarDayIn(now, zone)
       const yesterday = calendarDayIn(now - dayMs, zone)
-      const make = (end: string) => written(doctor.token, body(patientId, sertraline, { start_date: "2025-01-01", end_date: end, prescription_date: "2025-01-01" }))
+      const make = (end: string) => written(doctor.token, prescriptionFor(patientId, sertraline, { start_date: "2025-01-01", end_date: end, prescription_date: "2025-01-01" }))
       const past = yield* make(yesterday)
       const endsToday = yield* make(today)
       const future = yield* make("2999-01-01")
       const held = yield* make("2025-02-01")
-      yield* put(doctor.token, held, { status: "on_hold" })
-      const noEnd = yield* written(doctor.token, body(patientId, sertraline))
+      yield* (yield* clientAs(doctor.token)).prescriptions.update({ path: { id: held }, payload: { prescription: { status: "on_hold" } } })
+      const noEnd = yield* written(doctor.token, prescriptionFor(patientId, sertraline))
 
       const jobs = yield* Jobs
       yield* jobs.enqueue(expirePrescriptions, {})
@@ -64,10 +66,8 @@ layer(TestApp())("prescription expiry job", (it) => {
       const doctor = yield* prescriber(admin)
       const patientId = yield* insertPatient({ providerId: doctor.id })
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
+      yield* insertEndedPrescriptions({ patientId, providerId: doctor.id, medicationId: sertraline, count: 1203 })
       const sql = yield* SqlClient.SqlClient
-      yield* sql`INSERT INTO prescriptions (patient_id, provider_id, medication_id, dosage, frequency, quantity, prescription_date, start_date, end_date)
-        SELECT ${patientId}, ${doctor.id}, ${sertraline}, '50 mg', 'once daily', 30, '2025-01-01', '2025-01-01', '2025-02-01'
-        FROM generate_series(1, 1203)`
       const jobs = yield* Jobs
       yield* jobs.enqueue(expirePrescriptions, {})
       yield* runDueJobs([expirePrescriptions])

@@ -1,9 +1,9 @@
 /** A patient's medication history (general §4.2): grouped by medication, newest first, with dosage and status changes. */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, TestApp } from "../../support/app.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import { insertAppointment } from "../Billing/helpers.js"
-import { adminToken, body, insertPatient, medicationId, prescriber, put, signedIn, written } from "./helpers.js"
+import { adminToken, insertPatient, medicationId, prescriber, prescriptionFor, put, signedIn, written } from "./helpers.js"
 
 interface HistoryBody {
   patient_id: number
@@ -28,11 +28,11 @@ layer(TestApp())("medication history", (it) => {
       yield* insertAppointment(patientId, doctor.id)
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
       const guanfacine = yield* medicationId("Guanfacine ER 1 mg tablet")
-      const first = yield* written(doctor.token, body(patientId, sertraline, { prescription_date: "2025-06-01" }))
+      const first = yield* written(doctor.token, prescriptionFor(patientId, sertraline, { prescription_date: "2025-06-01" }))
       yield* put(doctor.token, first, { dosage: "75 mg" })
       yield* put(doctor.token, first, { status: "discontinued" })
-      const second = yield* written(doctor.token, body(patientId, sertraline, { prescription_date: "2025-09-01", dosage: "100 mg" }))
-      const third = yield* written(doctor.token, body(patientId, guanfacine, { prescription_date: "2025-12-01", dosage: "1 mg", frequency: "at bedtime" }))
+      const second = yield* written(doctor.token, prescriptionFor(patientId, sertraline, { prescription_date: "2025-09-01", dosage: "100 mg" }))
+      const third = yield* written(doctor.token, prescriptionFor(patientId, guanfacine, { prescription_date: "2025-12-01", dosage: "1 mg", frequency: "at bedtime" }))
       yield* put(doctor.token, third, { status: "on_hold" })
 
       const path = `/v1/clinic/patients/${patientId}/medication_history`
@@ -61,7 +61,7 @@ layer(TestApp())("medication history", (it) => {
         id: third, status: "on_hold", prescription_date: "2025-12-01", frequency: "at bedtime", provider: { id: doctor.id }
       })
       // Paged by medication.
-      const page2 = (yield* request("GET", `${path}?page=2&page_size=1`, { token: admin })).body as HistoryBody
+      const page2 = yield* (yield* clientAs(admin)).medicationHistory.show({ path: { id: patientId }, urlParams: { page: 2, page_size: 1 } })
       expect(page2.medications.map((m) => m.medication.id)).toEqual([sertraline])
       expect(page2.pagination).toEqual({ current_page: 2, total_pages: 2, total_count: 2, per_page: 1 })
       // Staff see it; another family's parent and unknown patients get 404.

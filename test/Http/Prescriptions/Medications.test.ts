@@ -2,8 +2,9 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, TestApp } from "../../support/app.js"
-import { adminToken, auditActions, body, create, insertPatient, prescriber, signedIn } from "./helpers.js"
+import { MedicationId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
+import { adminToken, auditActions, body, create, insertPatient, prescriber, prescriptionFor, signedIn, written } from "./helpers.js"
 
 const medicationKeys = ["active", "brand_names", "created_at", "dosage_form", "generic_name", "id", "name", "rxnorm_cui", "strength", "updated_at"]
 type MedicationListBody = { medications: Array<Record<string, unknown> & { id: number; name: string }>; pagination: Record<string, number> }
@@ -38,15 +39,18 @@ layer(TestApp())("medications", (it) => {
       ])
       expect(Object.keys(byBrand.medications[0]!).sort()).toEqual(medicationKeys)
       expect(byBrand.medications[0]).toMatchObject({ generic_name: "sertraline", brand_names: ["Zoloft"], rxnorm_cui: "36437", active: true })
-      const byGeneric = (yield* request("GET", "/v1/medications?search=LISDEXAMFETAMINE", { token: doctor.token })).body as MedicationListBody
+      const client = yield* clientAs(doctor.token)
+      const byGeneric = yield* client.medications.list({ urlParams: { search: "LISDEXAMFETAMINE" } })
       expect(byGeneric.medications).toHaveLength(3)
-      const page = (yield* request("GET", "/v1/medications?page=2&page_size=10", { token: doctor.token })).body as MedicationListBody
+      expect(byGeneric.medications.every((m) => m.generic_name === "lisdexamfetamine")).toBe(true)
+      const page = yield* client.medications.list({ urlParams: { page: 2, page_size: 10 } })
       expect(page.medications).toHaveLength(10)
       expect(page.pagination).toMatchObject({ current_page: 2, per_page: 10 })
       expect((yield* request("GET", "/v1/medications", { token: doctor.token })).body).toMatchObject({ pagination: { per_page: 25 } })
       expect((yield* request("GET", "/v1/medications?search=%25", { token: doctor.token })).body).toMatchObject({ medications: [] })
       const id = byBrand.medications[0]!.id
       expect(yield* request("GET", `/v1/medications/${id}`, { token: doctor.token })).toMatchObject({ status: 200, body: { medication: byBrand.medications[0] } })
+      expect((yield* client.medications.show({ path: { id: MedicationId.make(id) } })).medication).toMatchObject({ id, name: "Sertraline 100 mg tablet" })
       expect(yield* request("GET", "/v1/medications/999999", { token: doctor.token })).toMatchObject({ status: 404, body: { errors: "Medication not found" } })
       const parent = yield* signedIn("parent")
       expect(yield* request("GET", "/v1/medications", { token: parent.token })).toMatchObject({ status: 403, body: { errors: "Staff access required" } })
@@ -57,10 +61,11 @@ layer(TestApp())("medications", (it) => {
       const admin = yield* adminToken
       const doctor = yield* prescriber(admin)
       const medication = { name: "Viloxazine ER 100 mg capsule", generic_name: "viloxazine", brand_names: ["Qelbree", " Qelbree "], strength: "100 mg", dosage_form: "extended-release capsule" }
-      const created = yield* request("POST", "/v1/admin/clinic/medications", { token: admin, body: { medication } })
-      expect(created.status, JSON.stringify(created.body)).toBe(201)
-      const id = (created.body as { medication: { id: number } }).medication.id
-      expect(created.body).toMatchObject({ medication: { ...medication, brand_names: ["Qelbree"], rxnorm_cui: null, active: true } })
+      const adminClient = yield* clientAs(admin)
+      const [created, response] = yield* adminClient.adminMedications.create({ payload: { medication }, withResponse: true })
+      expect(response.status).toBe(201)
+      const id = created.medication.id
+      expect(created.medication).toMatchObject({ ...medication, brand_names: ["Qelbree"], rxnorm_cui: null, active: true })
       expect(yield* request("POST", "/v1/admin/clinic/medications", { token: admin, body: { medication: { ...medication, name: "Again", generic_name: "Viloxazine" } } }))
         .toMatchObject({ status: 422, body: { errors: { name: ["has already been taken"] } } })
       expect(yield* request("POST", "/v1/admin/clinic/medications", { token: admin, body: { medication: { ...medication, rxnorm_cui: "12a" } } }))
@@ -68,13 +73,13 @@ layer(TestApp())("medications", (it) => {
       expect(yield* request("POST", "/v1/admin/clinic/medications", { token: doctor.token, body: { medication } }))
         .toMatchObject({ status: 403, body: { errors: "Admin access required" } })
       const patientId = yield* insertPatient({ providerId: doctor.id })
-      expect((yield* create(doctor.token, body(patientId, id))).status).toBe(201)
-      const retired = yield* request("PUT", `/v1/admin/clinic/medications/${id}`, { token: admin, body: { medication: { active: false } } })
-      expect(retired.body).toMatchObject({ medication: { id, active: false, name: medication.name } })
+      expect(yield* written(doctor.token, prescriptionFor(patientId, id))).toBeGreaterThan(0)
+      const retired = yield* adminClient.adminMedications.update({ path: { id }, payload: { medication: { active: false } } })
+      expect(retired.medication).toMatchObject({ id, active: false, name: medication.name })
       expect(yield* create(doctor.token, body(patientId, id))).toMatchObject({ status: 422, body: { errors: { medication_id: ["must be active"] } } })
       expect((yield* request("GET", "/v1/medications?search=viloxazine", { token: doctor.token })).body).toMatchObject({ medications: [] })
-      expect(((yield* request("GET", "/v1/medications?search=viloxazine&include_inactive=true", { token: admin })).body as MedicationListBody).medications)
-        .toHaveLength(1)
+      expect((yield* adminClient.medications.list({ urlParams: { search: "viloxazine", include_inactive: "true" } })).medications.map((m) => m.id))
+        .toEqual([id])
       expect((yield* request("GET", `/v1/medications/${id}`, { token: doctor.token })).status).toBe(200)
       expect(yield* request("PUT", "/v1/admin/clinic/medications/999999", { token: admin, body: { medication: { active: false } } }))
         .toMatchObject({ status: 404, body: { errors: "Medication not found" } })

@@ -1,9 +1,13 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, TestApp } from "../../support/app.js"
+import type { PrescriptionStatus } from "../../../src/Domain/Prescriptions/Prescription.js"
+import { PrescriptionId, ProviderId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
+import { insertAppointment } from "../../support/fixtures.js"
 import {
-  adminToken, auditActions, body, create, historyRows, insertPatient, medicationId, prescriber, type PrescriptionBody, prescriptionsPath, put, written
+  adminToken, auditActions, body, create, historyRows, insertPatient, medicationId, prescriber, prescriptionFor, type PrescriptionBody,
+  prescriptionsPath, put, written
 } from "./helpers.js"
 
 const prescriptionKeys = [
@@ -41,10 +45,16 @@ layer(TestApp())("prescriptions", (it) => {
       expect(Object.keys(prescription.medication as object).sort()).toEqual(["brand_names", "dosage_form", "generic_name", "id", "name", "strength"])
       const shown = yield* request("GET", `${prescriptionsPath}/${prescription.id}`, { token: doctor.token })
       expect(shown).toMatchObject({ status: 200, body: { prescription } })
+      const id = PrescriptionId.make(prescription.id)
+      const typed = yield* (yield* clientAs(doctor.token)).prescriptions.show({ path: { id } })
+      expect(typed.prescription).toMatchObject({ id, patient_id: patientId, provider_id: doctor.id, status: "active", refills_remaining: 2 })
       const listed = yield* request("GET", `${prescriptionsPath}?patient_id=${patientId}&provider_id=${doctor.id}&status=active&medication_name=zolo`, { token: admin })
       expect(listed.body).toEqual({ prescriptions: [prescription], pagination: { current_page: 1, total_pages: 1, total_count: 1, per_page: 25 } })
-      for (const query of ["status=on_hold", "medication_name=fluox", `provider_id=${doctor.id + 1000}`]) {
-        expect((yield* request("GET", `${prescriptionsPath}?patient_id=${patientId}&${query}`, { token: admin })).body).toMatchObject({ prescriptions: [] })
+      const adminClient = yield* clientAs(admin)
+      const filtered = yield* adminClient.prescriptions.list({ urlParams: { patient_id: patientId, provider_id: doctor.id, status: "active", medication_name: "zolo" } })
+      expect(filtered.prescriptions.map((p) => p.id)).toEqual([id])
+      for (const query of [{ status: "on_hold" }, { medication_name: "fluox" }, { provider_id: ProviderId.make(doctor.id + 1000) }] as const) {
+        expect((yield* adminClient.prescriptions.list({ urlParams: { patient_id: patientId, ...query } })).prescriptions).toEqual([])
       }
       const missing = yield* request("GET", `${prescriptionsPath}/999999`, { token: admin })
       expect(missing).toEqual(expect.objectContaining({ status: 404, body: { errors: "Prescription not found" } }))
@@ -90,7 +100,7 @@ layer(TestApp())("prescriptions", (it) => {
       yield* refused({}, { provider_id: ["can't be blank"] }, admin)
       const unlicensed = yield* prescriber(admin, { license: null })
       // A care relationship (an appointment), so only the licence is in question.
-      yield* sql`INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes) VALUES (${patientId}, ${unlicensed.id}, now() - interval '1 day', 50)`
+      yield* insertAppointment({ patientId, providerId: unlicensed.id, scheduledAt: new Date(Date.now() - 86_400_000), minutes: 50, status: "scheduled" })
       yield* refused({}, { provider_id: ["must be an active provider with a license number"] }, unlicensed.token)
       yield* refused({ provider_id: unlicensed.id }, { provider_id: ["must be an active provider with a license number"] }, admin)
       yield* sql`UPDATE providers SET active = false WHERE id = ${doctor.id}`
@@ -98,12 +108,16 @@ layer(TestApp())("prescriptions", (it) => {
       yield* sql`UPDATE providers SET active = true WHERE id = ${doctor.id}`
       expect(yield* prescriptionCount).toBe(before)
       // Free-text frequency and instructions are kept as written (trimmed); blank instructions are null.
-      const free = yield* create(doctor.token, body(patientId, sertraline, { frequency: " every 6 hours ", instructions: " " }))
-      expect((free.body as PrescriptionBody).prescription).toMatchObject({ frequency: "every 6 hours", instructions: null, refills: 0, refills_remaining: 0 })
+      const free = yield* (yield* clientAs(doctor.token)).prescriptions.create({
+        payload: { prescription: prescriptionFor(patientId, sertraline, { frequency: " every 6 hours ", instructions: " " }) }
+      })
+      expect(free.prescription).toMatchObject({ frequency: "every 6 hours", instructions: null, refills: 0, refills_remaining: 0 })
       // An admin writes one for a provider.
-      const byAdmin = yield* create(admin, body(patientId, sertraline, { provider_id: doctor.id }))
-      expect(byAdmin.status).toBe(201)
-      expect((byAdmin.body as PrescriptionBody).prescription.provider_id).toBe(doctor.id)
+      const [byAdmin, byAdminResponse] = yield* (yield* clientAs(admin)).prescriptions.create({
+        payload: { prescription: prescriptionFor(patientId, sertraline, { provider_id: doctor.id }) }, withResponse: true
+      })
+      expect(byAdminResponse.status).toBe(201)
+      expect(byAdmin.prescription.provider_id).toBe(doctor.id)
     }))
 
   it.effect("the status machine: moves, final states, expired only by the job; edits only while active or on hold", () =>
@@ -112,14 +126,17 @@ layer(TestApp())("prescriptions", (it) => {
       const doctor = yield* prescriber(admin)
       const patientId = yield* insertPatient({ providerId: doctor.id })
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
-      const id = yield* written(doctor.token, body(patientId, sertraline))
+      const id = yield* written(doctor.token, prescriptionFor(patientId, sertraline))
       const move = (status: string) => put(doctor.token, id, { status })
-      expect((yield* move("on_hold")).body).toMatchObject({ prescription: { status: "on_hold" } })
+      const client = yield* clientAs(doctor.token)
+      const moved = (status: PrescriptionStatus) => client.prescriptions.update({ path: { id }, payload: { prescription: { status } } })
+      expect((yield* moved("on_hold")).prescription.status).toBe("on_hold")
       expect(yield* move("completed")).toMatchObject({ status: 422, body: { errors: { status: ["can't change from on_hold to completed"] } } })
-      expect((yield* put(doctor.token, id, { dosage: "75 mg" })).body).toMatchObject({ prescription: { dosage: "75 mg", status: "on_hold" } })
-      expect((yield* move("active")).body).toMatchObject({ prescription: { status: "active" } })
+      expect((yield* client.prescriptions.update({ path: { id }, payload: { prescription: { dosage: "75 mg" } } })).prescription)
+        .toMatchObject({ dosage: "75 mg", status: "on_hold" })
+      expect((yield* moved("active")).prescription.status).toBe("active")
       expect(yield* move("expired")).toMatchObject({ status: 422, body: { errors: { status: ["can only become expired when the end date has passed"] } } })
-      expect((yield* move("discontinued")).body).toMatchObject({ prescription: { status: "discontinued" } })
+      expect((yield* moved("discontinued")).prescription.status).toBe("discontinued")
       for (const to of ["active", "on_hold", "completed", "cancelled"]) {
         expect(yield* move(to)).toMatchObject({ status: 422, body: { errors: { status: [`can't change from discontinued to ${to}`] } } })
       }
@@ -136,8 +153,9 @@ layer(TestApp())("prescriptions", (it) => {
         "prescription.active", "prescription.update", "prescription.discontinued"
       ])
       // completed is final too.
-      const other = yield* written(doctor.token, body(patientId, sertraline))
-      expect((yield* put(doctor.token, other, { status: "completed" })).status).toBe(200)
+      const other = yield* written(doctor.token, prescriptionFor(patientId, sertraline))
+      expect((yield* client.prescriptions.update({ path: { id: other }, payload: { prescription: { status: "completed" } } })).prescription.status)
+        .toBe("completed")
       expect(yield* put(doctor.token, other, { status: "active" })).toMatchObject({ status: 422 })
     }))
 
@@ -147,11 +165,11 @@ layer(TestApp())("prescriptions", (it) => {
       const doctor = yield* prescriber(admin)
       const patientId = yield* insertPatient({ providerId: doctor.id })
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
-      const id = yield* written(doctor.token, body(patientId, sertraline))
+      const id = yield* written(doctor.token, prescriptionFor(patientId, sertraline))
       const deleted = yield* request("DELETE", `${prescriptionsPath}/${id}`, { token: doctor.token })
       expect(deleted.status).toBe(204)
       expect(deleted.body).toBeUndefined()
-      expect((yield* request("GET", `${prescriptionsPath}/${id}`, { token: doctor.token })).body).toMatchObject({ prescription: { id, status: "cancelled" } })
+      expect((yield* (yield* clientAs(doctor.token)).prescriptions.show({ path: { id } })).prescription).toMatchObject({ id, status: "cancelled" })
       expect(yield* request("DELETE", `${prescriptionsPath}/${id}`, { token: doctor.token })).toMatchObject({
         status: 422, body: { errors: { status: ["is cancelled: only an active prescription can be cancelled"] } }
       })
@@ -166,9 +184,10 @@ layer(TestApp())("prescriptions", (it) => {
       const doctor = yield* prescriber(admin)
       const patientId = yield* insertPatient({ providerId: doctor.id })
       const sertraline = yield* medicationId("Sertraline 50 mg tablet")
-      const id = yield* written(doctor.token, body(patientId, sertraline, { refills: 3 }))
+      const id = yield* written(doctor.token, prescriptionFor(patientId, sertraline, { refills: 3 }))
       const refill = request("POST", `${prescriptionsPath}/${id}/refill`, { token: doctor.token })
-      expect((yield* refill).body).toMatchObject({ prescription: { refills: 3, refills_remaining: 2 } })
+      const client = yield* clientAs(doctor.token)
+      expect((yield* client.prescriptions.refill({ path: { id } })).prescription).toMatchObject({ refills: 3, refills_remaining: 2 })
       // Raising refills raises what remains by as much; lowering it never takes it below 0.
       expect((yield* put(doctor.token, id, { refills: 5 })).body).toMatchObject({ prescription: { refills: 5, refills_remaining: 4 } })
       expect((yield* put(doctor.token, id, { refills: 0 })).body).toMatchObject({ prescription: { refills: 0, refills_remaining: 0 } })
@@ -189,7 +208,7 @@ layer(TestApp())("prescriptions", (it) => {
       const admin = yield* adminToken
       const doctor = yield* prescriber(admin)
       const patientId = yield* insertPatient({ providerId: doctor.id })
-      const id = yield* written(doctor.token, body(patientId, yield* medicationId("Sertraline 50 mg tablet")))
+      const id = yield* written(doctor.token, prescriptionFor(patientId, yield* medicationId("Sertraline 50 mg tablet")))
       const sql = yield* SqlClient.SqlClient
       const update = yield* Effect.flip(sql`UPDATE prescription_history SET dosage = 'x' WHERE prescription_id = ${id}`)
       expect(String(update.cause)).toContain("append-only")

@@ -1,7 +1,9 @@
 /** Prescribers, supervisors, parents and patients for the prescription tests. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { request, signIn } from "../../support/app.js"
+import type { CreatePrescriptionRequest } from "../../../src/Api/Prescriptions/Prescriptions.js"
+import { MedicationId, type PatientId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, signIn } from "../../support/app.js"
 import { insertPatient as insertBillingPatient } from "../Billing/helpers.js"
 import { insertUser, makeProvider, password } from "../Providers/helpers.js"
 
@@ -49,9 +51,23 @@ export const medicationId = (name: string) =>
     const sql = yield* SqlClient.SqlClient
     const [row] = yield* sql<{ id: number }>`SELECT id FROM medications WHERE name = ${name}`.pipe(Effect.orDie)
     if (row === undefined) return yield* Effect.dieMessage(`no medication ${name}`)
-    return row.id
+    return MedicationId.make(row.id)
   })
 
+export type NewPrescription = CreatePrescriptionRequest["prescription"]
+
+/** A valid prescription for the typed client: once daily, 30 of them, dated 2026-01-05 unless `extra` says otherwise. */
+export const prescriptionFor = (patientId: PatientId, medication: MedicationId, extra: Partial<NewPrescription> = {}): NewPrescription => ({
+  patient_id: patientId,
+  medication_id: medication,
+  dosage: "50 mg",
+  frequency: "once daily",
+  quantity: 30,
+  prescription_date: "2026-01-05",
+  ...extra
+})
+
+/** The same as a raw body, which `extra` may make invalid. */
 export const body = (patientId: number, medication: number, extra: Record<string, unknown> = {}) => ({
   patient_id: patientId,
   medication_id: medication,
@@ -68,13 +84,13 @@ export const put = (token: string, id: number, prescription: Record<string, unkn
 
 export type PrescriptionBody = { prescription: Record<string, unknown> & { id: number; status: string; refills_remaining: number } }
 
-/** A prescription written by `token`; its id. */
-export const written = (token: string, prescription: Record<string, unknown>) =>
+/** A prescription written by `token` through the typed client; its id. */
+export const written = (token: string, prescription: NewPrescription) =>
   Effect.gen(function*() {
-    const response = yield* create(token, prescription)
-    if (response.status !== 201) return yield* Effect.dieMessage(`prescription: ${response.status} ${JSON.stringify(response.body)}`)
-    return (response.body as PrescriptionBody).prescription.id
-  })
+    const client = yield* clientAs(token)
+    const created = yield* client.prescriptions.create({ payload: { prescription } })
+    return created.prescription.id
+  }).pipe(Effect.orDie)
 
 export const historyRows = (prescriptionId: number) =>
   Effect.gen(function*() {

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
-import { request, TestApp } from "../../support/app.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import { adminToken, auditActions, insertUser, makeProvider, put } from "./helpers.js"
 
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -97,16 +97,18 @@ layer(TestApp())("provider invites", (it) => {
       expect(taken.status).toBe(422)
       expect(taken.body).toEqual({ errors: { email: ["has already been taken"] } })
 
-      const first = yield* invite(admin, { email: "twice@invites.test", first_name: "First", last_name: "Try", role: "provider" })
+      const client = yield* clientAs(admin)
+      const { invite: a } = yield* client.providerInvites.create({ payload: { invite: { email: "twice@invites.test", first_name: "First", last_name: "Try", role: "provider" } } })
       const firstToken = yield* mailedToken("twice@invites.test")
       yield* TestClock.adjust("20 minutes")
-      const second = yield* invite(admin, { email: "Twice@invites.test", first_name: "Second", last_name: "Try", role: "supervisor" })
+      const [{ invite: b }, second] = yield* client.providerInvites.create({
+        payload: { invite: { email: "Twice@invites.test", first_name: "Second", last_name: "Try", role: "supervisor" } }, withResponse: true
+      })
       expect(second.status).toBe(201)
       const secondToken = yield* mailedToken("twice@invites.test")
       expect(secondToken).not.toBe(firstToken)
-      const [a, b] = [(first.body as { invite: { id: number; created_at: string } }).invite, (second.body as { invite: { id: number; created_at: string; role: string } }).invite]
       expect(b.id).toBe(a.id)
-      expect(Date.parse(b.created_at) - Date.parse(a.created_at)).toBe(20 * 60 * 1000)
+      expect(b.created_at.getTime() - a.created_at.getTime()).toBe(20 * 60 * 1000)
       expect(b.role).toBe("supervisor")
       expect(yield* validate(firstToken)).toMatchObject({ status: 404, body: notFoundBody })
       expect(yield* accept({ token: firstToken, password: "a good passphrase" })).toMatchObject({ status: 404, body: notFoundBody })
@@ -116,8 +118,8 @@ layer(TestApp())("provider invites", (it) => {
       expect(accepted.body).toMatchObject({ user: { role: "supervisor", first_name: "Second" } })
       expect(yield* auditActions("provider_invite", a.id)).toEqual(["provider_invite.create", "provider_invite.replace", "provider_invite.accept"])
       // A supervisor invitee's profile holds the role: listed as a supervisor.
-      const supervisors = yield* request("GET", "/v1/admin/clinic/supervisors?page_size=100", { token: admin })
-      expect((supervisors.body as { supervisors: Array<{ email: string }> }).supervisors.map((s) => s.email)).toContain("twice@invites.test")
+      const supervisors = yield* client.supervisors.list({ urlParams: { page_size: 100 } })
+      expect(supervisors.supervisors.map((s) => s.email)).toContain("twice@invites.test")
     }))
 
   it.effect("an invite expires after 7 days: validate and accept answer 404", () =>

@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { ProviderId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
 import { adminToken, auditActions, insertUser, makeProvider, password, providerIdOf, providerOf, put } from "./helpers.js"
 
 const providerKeys = [
@@ -47,14 +48,14 @@ layer(TestApp())("admin providers", (it) => {
       })
       // Through the self-service endpoint an admin changes roles too: the profile follows.
       yield* request("PUT", `/v1/users/${userId}`, { token, body: { user: { role: "supervisor" } } })
-      expect(providerOf((yield* request("GET", `/v1/admin/clinic/providers/${id}`, { token })).body))
-        .toMatchObject({ roles: ["provider", "supervisor"], active: true })
+      const client = yield* clientAs(token)
+      const profile = client.providers.show({ path: { id: ProviderId.make(id) } }).pipe(Effect.map((r) => r.provider))
+      expect(yield* profile).toMatchObject({ roles: ["provider", "supervisor"], active: true })
       yield* request("PUT", `/v1/admin/clinic/users/${userId}`, { token, body: { user: { role: "billing" } } })
-      expect(providerOf((yield* request("GET", `/v1/admin/clinic/providers/${id}`, { token })).body)).toMatchObject({ active: false })
+      expect(yield* profile).toMatchObject({ active: false })
       yield* request("PUT", `/v1/admin/clinic/users/${userId}`, { token, body: { user: { role: "provider" } } })
       expect(yield* providerIdOf(userId)).toBe(id)
-      expect(providerOf((yield* request("GET", `/v1/admin/clinic/providers/${id}`, { token })).body))
-        .toMatchObject({ roles: ["provider", "supervisor"], active: true })
+      expect(yield* profile).toMatchObject({ roles: ["provider", "supervisor"], active: true })
       // Repeating the same role changes nothing and audits nothing more.
       yield* request("PUT", `/v1/admin/clinic/users/${userId}`, { token, body: { user: { role: "provider", first_name: "Dana" } } })
       expect(yield* auditActions("provider", id)).toEqual(["provider.create", "provider.update", "provider.deactivate", "provider.reactivate"])
@@ -86,18 +87,21 @@ layer(TestApp())("admin providers", (it) => {
       for (let i = 0; i < 27; i++) {
         made.push(yield* makeProvider(token, "provider", { first_name: "Lister", last_name: `Zz${String(i).padStart(2, "0")}`, email: `lister${i}@list.providers.test` }))
       }
-      yield* put(token, made[3]!.id, { specialty: "marriage_family_therapy", license_number: "LIC-QX-77", npi: "1234567893" })
-      const page = yield* request("GET", "/v1/admin/clinic/providers?search=list.providers.test", { token })
+      const client = yield* clientAs(token)
+      yield* client.providers.update({
+        path: { id: made[3]!.id }, payload: { provider: { specialty: "marriage_family_therapy", license_number: "LIC-QX-77", npi: "1234567893" } }
+      })
+      const [body, page] = yield* client.providers.list({ urlParams: { search: "list.providers.test" }, withResponse: true })
       expect(page.status).toBe(200)
-      const body = page.body as { providers: Array<{ id: number; last_name: string }>; pagination: unknown }
       expect(body.pagination).toEqual({ current_page: 1, total_pages: 2, total_count: 27, per_page: 25 })
       expect(body.providers.map((p) => p.last_name).slice(0, 3)).toEqual(["Zz00", "Zz01", "Zz02"])
       for (const search of ["family_ther", "lic-qx", "456789", "Zz03", "lister3@"]) {
-        const found = yield* request("GET", `/v1/admin/clinic/providers?search=${encodeURIComponent(search)}`, { token })
-        expect((found.body as { providers: Array<{ id: number }> }).providers.map((p) => p.id), search).toEqual([made[3]!.id])
+        const found = yield* client.providers.list({ urlParams: { search } })
+        expect(found.providers.map((p) => p.id), search).toEqual([made[3]!.id])
       }
+      // Lower-case sort_dir, as a query string may spell it.
       const sorted = yield* request("GET", "/v1/admin/clinic/providers?search=list.providers&sort_by=last_name&sort_dir=desc&page_size=2", { token })
-      expect((sorted.body as { providers: Array<{ last_name: string }> }).providers.map((p) => p.last_name)).toEqual(["Zz26", "Zz25"])
+      expect(sorted.body).toMatchObject({ providers: [{ last_name: "Zz26" }, { last_name: "Zz25" }] })
       const badSort = yield* request("GET", "/v1/admin/clinic/providers?sort_by=password_hash", { token })
       expect(badSort.status).toBe(422)
       expect(badSort.body).toEqual({ errors: { sort_by: ["is not included in the list"] } })
@@ -106,8 +110,8 @@ layer(TestApp())("admin providers", (it) => {
       })
       expect(filtered.status).toBe(200)
       expect(filtered.body).toMatchObject({ providers: [{ id: made[3]!.id }], pagination: { total_count: 1, per_page: 5 } })
-      const topLevel = yield* request("POST", "/v1/admin/clinic/providers/filter_providers", { token, body: { search: "Zz26", filters: { search: "Zz25" } } })
-      expect((topLevel.body as { providers: Array<{ last_name: string }> }).providers.map((p) => p.last_name)).toEqual(["Zz26"])
+      const topLevel = yield* client.providers.filter({ payload: { search: "Zz26", filters: { search: "Zz25" } } })
+      expect(topLevel.providers.map((p) => p.last_name)).toEqual(["Zz26"])
     }))
 
   it.effect("updates roles, specialty, license and NPI; refuses bad roles, NPIs and taken NPIs with nothing changed", () =>
@@ -155,8 +159,10 @@ layer(TestApp())("admin providers", (it) => {
       expect(refused.status).toBe(422)
       expect(refused.body).toEqual({ errors: { active: ["can't be true while the user's role is not provider or supervisor"] } })
       const { id: other } = yield* makeProvider(token)
-      expect(providerOf((yield* put(token, other, { active: false })).body)).toMatchObject({ active: false })
-      expect(providerOf((yield* put(token, other, { active: true })).body)).toMatchObject({ active: true })
+      const client = yield* clientAs(token)
+      const setActive = (active: boolean) => client.providers.update({ path: { id: other }, payload: { provider: { active } } })
+      expect((yield* setActive(false)).provider).toMatchObject({ active: false })
+      expect((yield* setActive(true)).provider).toMatchObject({ active: true })
     }))
 
   it.effect("supervisor rules: must exist, hold the role, be active, not be the provider, not close a cycle; has_supervisor", () =>
