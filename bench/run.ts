@@ -35,9 +35,10 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
+import { SourceMap } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
 import pg from "pg"
 import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
@@ -235,9 +236,15 @@ const machineTicks = (): { busy: number; total: number } | undefined => {
 // ---------------------------------------------------------------------------------------------
 // Profile summary
 
+interface CallFrame {
+  readonly functionName: string
+  readonly url: string
+  readonly lineNumber: number
+  readonly columnNumber: number
+}
 interface ProfileNode {
   readonly id: number
-  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+  readonly callFrame: CallFrame
   readonly children?: ReadonlyArray<number>
 }
 interface CpuProfile {
@@ -268,18 +275,44 @@ const frameOwner = (url: string, functionName: string) => {
  * Inclusive buckets for areas that do not call back into the rest of the app (so their inclusive
  * time is their own cost). A sample counts in each bucket one of its stack frames falls in.
  */
-const categories: ReadonlyArray<readonly [string, (frame: ProfileNode["callFrame"]) => boolean]> = [
-  ["effect Schema decode/encode/validate (ParseResult, Schema)", (f) => /effect\/dist\/esm\/(ParseResult|Schema|SchemaAST)\.js/.test(f.url)],
+const categories: ReadonlyArray<readonly [string, (frame: CallFrame) => boolean]> = [
+  // effect's modules as Node loads them (dist/esm/*.js) or as the bundle's source map names them (src/*.ts).
+  ["effect Schema decode/encode/validate (ParseResult, Schema)", (f) => /effect\/(dist\/esm|src)\/(ParseResult|Schema|SchemaAST)\.[jt]s/.test(f.url)],
   // Not tracer.js `context`: the native tracer's `context: (f) => f()` wraps the whole run loop.
   ["effect span creation (tracer, stack capture)", (f) =>
-    (/effect\/dist\/esm\/internal\/tracer\.js/.test(f.url) && f.functionName !== "context") ||
+    (/effect\/(dist\/esm|src)\/internal\/tracer\.[jt]s/.test(f.url) && f.functionName !== "context") ||
     /^(unsafeMakeSpan|addSpanStackTrace)$/.test(f.functionName)],
   ["pg driver (protocol, rows, pool hand-off incl. its socket writes)", (f) => /node_modules\/pg(-pool|-protocol)?\//.test(f.url)],
   ["garbage collector", (f) => f.functionName === "(garbage collector)"]
 ]
 
+/**
+ * The production build is a bundle: its frames are named by the source map beside each chunk
+ * (`dist/main.js.map`, which carries the packages' own maps through), so owners and areas read as
+ * they would unbundled (`node_modules/effect/src/internal/fiberRuntime.ts`, `src/Layers/…`).
+ */
+const sourceMapped = (): ((frame: CallFrame) => CallFrame) => {
+  const maps = new Map<string, SourceMap | undefined>()
+  const mapOf = (url: string) => {
+    if (!maps.has(url)) {
+      const file = url.startsWith("file://") ? fileURLToPath(url) : undefined
+      maps.set(url, file !== undefined && existsSync(`${file}.map`) ? new SourceMap(JSON.parse(readFileSync(`${file}.map`, "utf8"))) : undefined)
+    }
+    return maps.get(url)
+  }
+  return (frame) => {
+    const map = frame.url === "" ? undefined : mapOf(frame.url)
+    const entry = map?.findEntry(frame.lineNumber, frame.columnNumber) as Partial<{ originalSource: string; originalLine: number }> | undefined
+    if (entry?.originalSource === undefined || entry.originalLine === undefined) return frame
+    const source = pathToFileURL(path.resolve(path.dirname(fileURLToPath(frame.url)), entry.originalSource)).href
+    return { ...frame, url: source, lineNumber: entry.originalLine }
+  }
+}
+
 const summarizeProfile = (file: string, windows: ReadonlyArray<Window>, requests: number, top = 20) => {
-  const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile
+  const raw = JSON.parse(readFileSync(file, "utf8")) as CpuProfile
+  const remap = sourceMapped()
+  const profile: CpuProfile = { ...raw, nodes: raw.nodes.map((node) => ({ ...node, callFrame: remap(node.callFrame) })) }
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const parent = new Map<number, number>()
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)

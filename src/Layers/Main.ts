@@ -5,8 +5,8 @@
  * services, job tasks and schedules (`Http/<Area>/index.ts`); this file lists the areas and the
  * platform layers.
  */
-import { Headers, HttpApiBuilder, HttpServer } from "@effect/platform"
-import { Effect, Function, Layer } from "effect"
+import { Etag, FileSystem, Headers, HttpApiBuilder, HttpPlatform, type HttpRouter, HttpServer, Path } from "@effect/platform"
+import { Context, Effect, Function, Layer, Scope } from "effect"
 import { Api } from "../Api/Api.js"
 import { Access } from "../Services/Access/Access.js"
 import { AppConfig } from "../Services/AppConfig.js"
@@ -53,17 +53,37 @@ const SharedServicesLive = Layer.mergeAll(AuditLog.Default, Access.Default, Auth
 export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(areas.handlers), Layer.provide(SecurityLive))
 
 /**
+ * What a request fiber starts with: the services the server's layer needs and the ones the
+ * platform may use while answering (`HttpRouter.DefaultServices`). Handlers bring the services
+ * they were built with (the builder merges them in), and routes and middleware take theirs when
+ * they are built, so nothing else is read from a request's context. Every `provideService`,
+ * scope and span on the way copies that context: with all of the app's services in it, that
+ * was most of a bodiless request's cost.
+ */
+const requestContext = (context: Context.Context<HttpServer.HttpServer | Scope.Scope | HttpRouter.HttpRouter.DefaultServices>) =>
+  Context.pick(HttpServer.HttpServer, Scope.Scope, HttpPlatform.HttpPlatform, Etag.Generator, FileSystem.FileSystem, Path.Path)(context)
+
+/**
  * Around every request, outermost first: span, access log and in-flight count; CORS (whose
  * preflight answers before any route). The headers every response carries are added as it is sent.
+ * `HttpApiBuilder.serve`, with request fibers started from `requestContext`.
  */
 const serveLive = Layer.unwrapEffect(Effect.gen(function*() {
   const config = yield* AppConfig
   const tracker = yield* currentTracker
   const https = config.publicBaseUrl.startsWith("https:")
-  return HttpApiBuilder.serve(Function.flow(
+  const middleware = Function.flow(
     corsFor(config),
     observeRequests({ trustedProxies: config.trustedProxies, tracker })
-  )).pipe(withResponseHeaders({ https, draining: () => tracker.draining }))
+  )
+  return Layer.scopedDiscard(Effect.gen(function*() {
+    const app = yield* HttpApiBuilder.httpApp
+    const server = yield* HttpServer.HttpServer
+    yield* Effect.mapInputContext(server.serve(app, middleware), requestContext)
+  })).pipe(
+    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]),
+    withResponseHeaders({ https, draining: () => tracker.draining })
+  )
 }))
 
 /** The HTTP app on the given server layer (the real one, or `NodeHttpServer.layerTest`). */

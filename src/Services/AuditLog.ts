@@ -3,7 +3,7 @@
  * here. Entries hold ids and action names only, plus the request's trace id.
  */
 import { Clock, Effect, Option } from "effect"
-import { AuditLogRepo, type AuditEventRow } from "./AuditLogRepo.js"
+import { type AuditEntryOfWrite, AuditLogRepo, type AuditEventRow } from "./AuditLogRepo.js"
 
 export interface AuditEntry {
   /** Who did it; null for the system or an anonymous caller. */
@@ -48,7 +48,19 @@ export class AuditLog extends Effect.Service<AuditLog>()("app/AuditLog", {
 
     const recent = (limit: number) => repo.recent(limit)
 
-    return { record, recordMany, recent } as const
+    /**
+     * The row `record` would write for `entry`, for a repository that appends it within its own
+     * statement (`auditInsertOf`), the target being the row that statement writes.
+     */
+    const rowFor = (entry: Omit<AuditEntry, "targetId">): Effect.Effect<AuditEntryOfWrite> =>
+      Effect.gen(function*() {
+        const traceId = yield* currentTraceId
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const { target_id: _, ...row } = rowOf({ ...entry, targetId: null }, traceId, now)
+        return row
+      })
+
+    return { record, recordMany, recent, rowFor } as const
   }),
   dependencies: [AuditLogRepo.Default]
 }) {}

@@ -1,5 +1,5 @@
 /** The only SQL on `audit_events` (ARCHITECTURE "Persistence"): append and read back, nothing else. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { orDefect, prepared } from "./Repository.js"
 
@@ -21,6 +21,19 @@ export const RecentActivity = Schema.Struct({
   timestamp: Schema.DateFromSelf
 })
 export type RecentActivity = typeof RecentActivity.Type
+
+/** An entry of a write whose target is the row that write makes (`auditInsertOf`). */
+export const AuditEntryOfWrite = AuditEventRow.omit("target_id")
+export type AuditEntryOfWrite = typeof AuditEntryOfWrite.Type
+
+/**
+ * The append of one entry as a statement of its own (a `WITH` part of another repository's write,
+ * so a change, its entry and the read back are one round trip), its target given as SQL: the id
+ * the write's `RETURNING` names.
+ */
+export const auditInsertOf = (sql: SqlClient.SqlClient, row: AuditEntryOfWrite, targetId: Statement.Fragment) =>
+  sql`INSERT INTO audit_events (actor_id, action, target_type, target_id, trace_id, created_at)
+    VALUES (${row.actor_id}, ${row.action}, ${row.target_type}, ${targetId}, ${row.trace_id}, ${row.created_at})`
 
 export class AuditLogRepo extends Effect.Service<AuditLogRepo>()("app/AuditLogRepo", {
   effect: Effect.gen(function*() {

@@ -149,9 +149,8 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
       Effect.gen(function*() {
         if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
         const values = yield* columnsOf(input)
-        const id = yield* patients.insert(values)
-        yield* audit.record({ actorId: viewer.id, action: "patient.create", targetType: "patient", targetId: id })
-        return yield* load(id)
+        const entry = yield* audit.rowFor({ actorId: viewer.id, action: "patient.create", targetType: "patient" })
+        return toPatient(yield* patients.insertAudited(values, entry))
       }).pipe(Effect.withSpan("ClinicPatients.create"))
 
     const update = (viewer: Viewer, id: number, changes: PatientChanges) =>

@@ -14,6 +14,7 @@ import { Effect, Schema } from "effect"
 import { invalid, type ValidationFailed } from "../../Api/Errors.js"
 import { PatientSortColumn } from "../../Domain/Patients/Patient.js"
 import { PatientId, ProviderId, UserId } from "../../Domain/Ids.js"
+import { AuditEntryOfWrite, auditInsertOf } from "../AuditLogRepo.js"
 import { blankToNull, orDefect, prepared } from "../Repository.js"
 import { isForeignKeyViolation, isUniqueViolation } from "../SqlErrors.js"
 import { likePattern, patientSearchText } from "../SqlSearch.js"
@@ -205,7 +206,8 @@ const writeErrors = (error: unknown): Effect.Effect<never, ValidationFailed> =>
 const clinicColumns = `p.id, p.first_name, p.last_name, to_char(p.date_of_birth, 'YYYY-MM-DD') AS date_of_birth, p.gender,
       p.phone, p.email, p.address, p.city, p.state, p.zip, p.language, p.member_id, p.active, p.user_id, p.provider_id,
       pu.first_name AS provider_first_name, pu.last_name AS provider_last_name, p.created_at, p.updated_at`
-const clinicFrom = `patients p LEFT JOIN providers pr ON pr.id = p.provider_id LEFT JOIN users pu ON pu.id = pr.user_id`
+const clinicJoins = `LEFT JOIN providers pr ON pr.id = p.provider_id LEFT JOIN users pu ON pu.id = pr.user_id`
+const clinicFrom = `patients p ${clinicJoins}`
 
 const ecmColumns = `p.id, p.first_name, p.last_name, to_char(p.date_of_birth, 'YYYY-MM-DD') AS date_of_birth,
       e.id AS e_id, e.member_id AS e_member_id, e.cin AS e_cin, e.ecm_service_auth_id AS e_ecm_service_auth_id,
@@ -334,6 +336,20 @@ export class PatientsRepo extends Effect.Service<PatientsRepo>()("app/PatientsRe
       execute: (values) => sql`INSERT INTO patients ${sql.insert(values)} RETURNING id`
     })
 
+    /**
+     * Insert, audit entry and read back in one statement (one round trip, one transaction). Its text
+     * follows the columns given, so it stays unnamed.
+     */
+    const joins = sql.literal(clinicJoins)
+    const insertAuditedOne = SqlSchema.single({
+      Request: Schema.Struct({ values: PatientValues, audit: AuditEntryOfWrite }),
+      Result: ClinicPatientRow,
+      execute: ({ audit, values }) =>
+        sql`WITH p AS (INSERT INTO patients ${sql.insert(values)} RETURNING *),
+            audited AS (${auditInsertOf(sql, audit, sql`(SELECT id FROM p)`)})
+          SELECT ${columns} FROM p ${joins}`
+    })
+
     const updateOne = SqlSchema.void({
       Request: Schema.Struct({ id: Schema.Number, values: PatientValues, at: Schema.DateFromSelf }),
       execute: ({ at, id, values }) => sql`UPDATE patients SET ${sql.update(values)}, updated_at = ${at} WHERE id = ${id}`
@@ -411,6 +427,9 @@ export class PatientsRepo extends Effect.Service<PatientsRepo>()("app/PatientsRe
       /** A new patient's id. */
       insert: (values: PatientValues) =>
         insertOne(values).pipe(Effect.map((row) => row.id), Effect.catchTag("SqlError", writeErrors), orDefect),
+      /** A new patient as the clinic sees it, its audit entry (`audit`, for this patient) written with it. */
+      insertAudited: (values: PatientValues, audit: AuditEntryOfWrite) =>
+        insertAuditedOne({ values, audit }).pipe(Effect.catchTag("SqlError", writeErrors), orDefect),
       /** Writes the given columns (at least one), `updated_at` from the clock. */
       update: (id: number, values: PatientValues) =>
         Effect.flatMap(now, (at) => updateOne({ id, values, at })).pipe(Effect.catchTag("SqlError", writeErrors), orDefect),
