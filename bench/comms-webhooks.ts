@@ -26,8 +26,8 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import pg from "pg"
 import twilio from "twilio"
-import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
 import { freePort } from "../src/Layers/FreePort.js"
+import { benchDatabase } from "./support.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const { values: flags } = parseArgs({
@@ -86,19 +86,7 @@ const signedForm = (pathAndQuery: string, params: Record<string, string>) => ({
 
 const main = async () => {
   const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-comms-"))
-  let serverUrl = process.env.DATABASE_URL
-  let stopEmbedded: (() => Promise<void>) | undefined
-  if (!serverUrl) {
-    const server = await startEmbeddedPostgres({ dataDir: path.join(tmp, "pg"), persistent: false })
-    serverUrl = server.url
-    stopEmbedded = server.stop
-  }
-  const database = `cc_bench_comms_${randomBytes(4).toString("hex")}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${database}`)
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
+  const database = await benchDatabase("comms", tmp)
   const standIn = await startStandIn()
   let app: ChildProcess | undefined
   try {
@@ -106,7 +94,7 @@ const main = async () => {
     app = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       cwd: root,
       env: {
-        ...process.env, DATABASE_URL: url.toString(), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn",
+        ...process.env, DATABASE_URL: database.url, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn",
         DATA_DIR: path.join(tmp, "data"), BOOTSTRAP_ADMIN_EMAIL: "bench@example.test", BOOTSTRAP_ADMIN_PASSWORD: "bench-password-1",
         OTEL_EXPORTER_OTLP_ENDPOINT: "", PUBLIC_BASE_URL: publicBaseUrl, TWILIO_ACCOUNT_SID: "AC11111111111111111111111111111111",
         TWILIO_AUTH_TOKEN: authToken, TWILIO_FROM_NUMBER: "+15550001111", TWILIO_API_BASE_URL: standIn.url
@@ -123,7 +111,7 @@ const main = async () => {
     })
     const { token, user } = (await signIn.json()) as { token: string; user: { id: number } }
 
-    const client = new pg.Client({ connectionString: url.toString() })
+    const client = new pg.Client({ connectionString: database.url })
     await client.connect()
     await client.query(`INSERT INTO patients (first_name, last_name, phone)
       SELECT 'Bench', 'Member ' || i, '+1415555' || lpad(i::text, 4, '0') FROM generate_series(0, 999) i`)
@@ -183,9 +171,7 @@ const main = async () => {
       await exited
     }
     standIn.server.close()
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-    await admin.end()
-    await stopEmbedded?.()
+    await database.release()
     await fs.rm(tmp, { recursive: true, force: true })
   }
 }

@@ -16,7 +16,8 @@
  * ```
  * The order always ends with the row's unique key in the same direction, so equal sort values
  * never make a row appear on two pages or on none. A list whose count carries more than a count
- * (claims' Σ amount) names the extra columns in `totals`. List statements are never prepared
+ * (claims' Σ amount) names the extra columns in `totals`; one whose joins only add columns counts
+ * its base table (`countFrom`). List statements are never prepared
  * (ARCHITECTURE "Persistence"). A list whose statement shape is tuned and benchmarked in a way the
  * builder does not express (collaborators' readable set) keeps its own statements, returns the
  * same `{ rows, pagination }` through `paginationOf`, and says why where it is written.
@@ -48,6 +49,12 @@ export interface ListSpec<A, I, K extends string, T extends Schema.Struct.Fields
   readonly select: Statement.Fragment
   /** The FROM clause (tables and joins) that `select`, the filters, the scope and the sort read. */
   readonly from: Statement.Fragment
+  /**
+   * The count's FROM when `from`'s joins only add columns to a page's rows, never a row more or less
+   * (a non-null foreign key's join, a left join on a key): counting the base table alone skips them
+   * on every match. The scope and filters must read only these tables.
+   */
+  readonly countFrom?: Statement.Fragment | undefined
   /** Decodes each row of the page. */
   readonly row: Schema.Schema<A, I, never>
   /** The rows the viewer may see (src/Services/Access/Scopes.ts); ANDed first. */
@@ -108,7 +115,7 @@ export const makeListPage = Effect.map(SqlClient.SqlClient, (sql) => {
       Result: Schema.Struct({ ...Count, ...spec.totals?.fields }),
       execute: () =>
         sql`SELECT count(*)::int AS count${spec.totals === undefined ? sql`` : sql`, ${spec.totals.select}`}
-          FROM ${spec.from} WHERE ${condition}`
+          FROM ${spec.countFrom ?? spec.from} WHERE ${condition}`
     })(undefined)
     return orDefect(Effect.map(
       Effect.all([rows, counted], { concurrency: spec.concurrent === true ? 2 : 1 }),

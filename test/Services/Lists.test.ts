@@ -169,6 +169,27 @@ describe("makeListPage", () => {
         expect(result.pagination.total_count).toBe(4)
       }))
 
+    it.effect("countFrom: the count reads its own FROM, the page the joined one", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const listPage = yield* makeListPage
+        yield* sql`CREATE TABLE owners (id int PRIMARY KEY, name text NOT NULL)`
+        yield* sql`INSERT INTO owners VALUES (1, 'one')`
+        // Owner 2 has no row, so the inner join drops its items: a real list's joins never do, but
+        // here it tells which FROM each statement read.
+        const result = yield* listPage({
+          select: sql`i.id, o.name, i.score::text AS score`,
+          from: sql`items i JOIN owners o ON o.id = i.owner`,
+          countFrom: sql`items i`,
+          row: ItemRow,
+          filters: [sql`i.score = ${10}`],
+          sort: { columns: { id: sql`i.id` }, by: "id", dir: "ASC", id: sql`i.id` }
+        }, pageRequest({}, 25))
+        expect(result.rows).toEqual([{ id: 1, name: "one", score: 10 }, { id: 6, name: "one", score: 10 }])
+        expect(result.pagination.total_count).toBe(3)
+        yield* sql`DROP TABLE owners`
+      }))
+
     it.effect("a row that does not decode is a defect, not a failure", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

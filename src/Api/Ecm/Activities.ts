@@ -6,7 +6,8 @@ import { maxId } from "../../Domain/Ids.js"
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { BoundedArray, BoundedString, Email, IdParam, RequiredString } from "../Schemas.js"
 import { EcmStaffAuthentication } from "../Security.js"
 
@@ -201,12 +202,14 @@ export class CreatedActivity extends Schema.Class<CreatedActivity>("CreatedActiv
 
 export class CreatedActivityResponse extends Schema.Class<CreatedActivityResponse>("CreatedActivityResponse")({ activity: CreatedActivity }) {}
 
-export const ActivityListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  activity_type: Schema.optional(ActivityType),
-  assigned_to_id: Schema.optional(IdParam.annotations({ description: "Activities assigned to this user" })),
-  status: Schema.optional(ActivityStatus)
-}).annotations(reportAllErrors)
+export const ActivityListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    activity_type: Schema.optional(ActivityType),
+    assigned_to_id: Schema.optional(IdParam.annotations({ description: "Activities assigned to this user" })),
+    status: Schema.optional(ActivityStatus)
+  }
+})
 
 const PatientPath = Schema.Struct({ patient_id: IdParam })
 const ActivityPath = Schema.Struct({ patient_id: IdParam, id: IdParam })

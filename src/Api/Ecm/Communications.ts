@@ -11,7 +11,8 @@ import { IsoTimestamp } from "../../Domain/Time.js"
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { EcmForbidden, EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
-import { PerPageQuery, Pagination } from "../Pagination.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { BoundedString, IdParam, RequiredString } from "../Schemas.js"
 import { EcmAdminAuthentication, EcmStaffAuthentication } from "../Security.js"
 
@@ -151,7 +152,7 @@ export const unmatchedPageSize = 25
 export class EcmCommunicationsAdminApi extends HttpApiGroup.make("ecmCommunicationsAdmin")
   .add(
     HttpApiEndpoint.get("unmatchedSms", "/admin/clinic/ecm/communications/unmatched_sms")
-      .setUrlParams(Schema.Struct(PerPageQuery).annotations(reportAllErrors))
+      .setUrlParams(listQuery({ size: "per_page" }))
       .addSuccess(UnmatchedSmsList)
       .annotateContext(operationDocs({
         summary: "List inbound SMS from unknown numbers",

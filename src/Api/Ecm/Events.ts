@@ -5,7 +5,8 @@ import { ActivityStatus, ActivityType, EventStatus, EventType } from "../../Doma
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { Access, groupDocs, operationDocs } from "../Docs.js"
 import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
-import { Pagination, PerPageQuery } from "../Pagination.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { IdParam, IsoDate } from "../Schemas.js"
 import { EcmStaffAuthentication } from "../Security.js"
 
@@ -65,12 +66,14 @@ export class EventCounts extends Schema.Class<EventCounts>("EventCounts")({
   counts: EventCountsSummary
 }) {}
 
-export const EventListQuery = Schema.Struct({
-  ...PerPageQuery,
-  event_type: Schema.optional(EventType),
-  start_date: Schema.optional(IsoDate.annotations({ description: "Events on or after this day (UTC)" })),
-  end_date: Schema.optional(IsoDate.annotations({ description: "Events on or before this day (UTC)" }))
-}).annotations(reportAllErrors)
+export const EventListQuery = listQuery({
+  size: "per_page",
+  fields: {
+    event_type: Schema.optional(EventType),
+    start_date: Schema.optional(IsoDate.annotations({ description: "Events on or after this day (UTC)" })),
+    end_date: Schema.optional(IsoDate.annotations({ description: "Events on or before this day (UTC)" }))
+  }
+})
 
 /**
  * Both dates are required (§4.2), but a missing one must be the spec's single message

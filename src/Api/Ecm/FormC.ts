@@ -6,7 +6,8 @@ import { IsoTimestamp } from "../../Domain/Time.js"
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
-import { Pagination, PerPageQuery } from "../Pagination.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { IdParam } from "../Schemas.js"
 import { EcmAdminAuthentication, EcmStaffAuthentication } from "../Security.js"
 
@@ -114,10 +115,10 @@ export class AdminFormCSubmissionResponse extends Schema.Class<AdminFormCSubmiss
   form_c_submission: AdminFormCSubmission
 }) {}
 
-export const AdminFormCListQuery = Schema.Struct({
-  ...PerPageQuery,
-  patient_id: Schema.optional(IdParam.annotations({ description: "Only this patient's submissions" }))
-}).annotations(reportAllErrors)
+export const AdminFormCListQuery = listQuery({
+  size: "per_page",
+  fields: { patient_id: Schema.optional(IdParam.annotations({ description: "Only this patient's submissions" })) }
+})
 
 const spec44 = "ECM §4.4, §2.5"
 

@@ -6,9 +6,10 @@ import { LeadCareManagerRole, maxBulkAssignments } from "../../Domain/Ecm/LeadCa
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
-import { Pagination, PerPageQuery } from "../Pagination.js"
-import { BoundedArray, IdParam, Search } from "../Schemas.js"
+import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
+import { BoundedArray, IdParam } from "../Schemas.js"
 import { EcmAdminAuthentication } from "../Security.js"
 
 /** An id in a JSON body: an integer PostgreSQL's `integer` holds. */
@@ -120,11 +121,11 @@ export class LeadCareManagerList extends Schema.Class<LeadCareManagerList>("Lead
   pagination: Pagination
 }) {}
 
-export const LeadCareManagerListQuery = Schema.Struct({
-  ...PerPageQuery,
-  search: Schema.optional(Search.annotations({ description: "Part of the name, any case" })),
-  role: Schema.optional(LeadCareManagerRole.annotations({ description: "Only users holding this role on some case load" }))
-}).annotations(reportAllErrors)
+export const LeadCareManagerListQuery = listQuery({
+  size: "per_page",
+  search: "Part of the name, any case",
+  fields: { role: Schema.optional(LeadCareManagerRole.annotations({ description: "Only users holding this role on some case load" })) }
+})
 
 /** Bulk bodies: 1,000 assignments of three 10-digit ids each, with room for whitespace. */
 export const bulkBodyBytes = 256 * 1024

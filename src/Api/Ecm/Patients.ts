@@ -1,10 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { IsoDate, IsoTimestamp } from "../../Domain/Time.js"
-import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
-import { Pagination, PerPageQuery } from "../Pagination.js"
+import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { Access, groupDocs, operationDocs } from "../Docs.js"
-import { BoundedString, IdParam, Search } from "../Schemas.js"
+import { BoundedString, IdParam } from "../Schemas.js"
 import { EcmAdminAuthentication } from "../Security.js"
 
 const Text = Schema.NullOr(Schema.String)
@@ -94,12 +95,14 @@ export class EcmPatient extends Schema.Class<EcmPatient>("EcmPatient")({
 
 export class EcmPatientResponse extends Schema.Class<EcmPatientResponse>("EcmPatientResponse")({ patient: EcmPatient }) {}
 
-export const EcmPatientListQuery = Schema.Struct({
-  ...PerPageQuery,
-  search: Schema.optional(Search.annotations({ description: "Part of the name or of the member id, any case" })),
-  status: Schema.optional(BoundedString(100).annotations({ description: "Member record status of the latest eligibility record" })),
-  provider_id: Schema.optional(IdParam.annotations({ description: "Provider of the patient's case load" }))
-}).annotations(reportAllErrors)
+export const EcmPatientListQuery = listQuery({
+  size: "per_page",
+  search: "Part of the name or of the member id, any case",
+  fields: {
+    status: Schema.optional(BoundedString(100).annotations({ description: "Member record status of the latest eligibility record" })),
+    provider_id: Schema.optional(IdParam.annotations({ description: "Provider of the patient's case load" }))
+  }
+})
 
 /** Admin ECM patients: the members imported from MIF files. */
 export class EcmPatientsApi extends HttpApiGroup.make("ecmPatients")

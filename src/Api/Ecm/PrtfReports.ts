@@ -4,8 +4,9 @@ import { Schema } from "effect"
 import { npiPattern } from "../../Domain/Ecm/PrtfReport.js"
 import { IsoDate, IsoTimestamp } from "../../Domain/Time.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
-import { maxPageSize, Pagination, PerPageQuery } from "../Pagination.js"
+import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
+import { listQuery } from "../Lists.js"
+import { maxPageSize, Pagination } from "../Pagination.js"
 import { BoundedString, IdParam } from "../Schemas.js"
 import { EcmAdminAuthentication } from "../Security.js"
 
@@ -105,7 +106,7 @@ export class EcmPrtfReportsApi extends HttpApiGroup.make("ecmPrtfReports")
   )
   .add(
     HttpApiEndpoint.get("list", "/admin/clinic/ecm/prtf_reports")
-      .setUrlParams(Schema.Struct(PerPageQuery).annotations(reportAllErrors))
+      .setUrlParams(listQuery({ size: "per_page" }))
       .addSuccess(PrtfReportList)
       .annotateContext(operationDocs({
         summary: "List PRTF reports",

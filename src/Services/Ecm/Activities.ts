@@ -9,7 +9,6 @@ import { Clock, Effect } from "effect"
 import { type ActivityFields, CreatedActivity } from "../../Api/Ecm/Activities.js"
 import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"
-import { paginationOf } from "../../Api/Pagination.js"
 import { missingFieldMessages, statusMoveRefusal } from "../../Domain/Ecm/Activity.js"
 import { AuditLog } from "../AuditLog.js"
 import { Mailer } from "../Mailer.js"
@@ -243,9 +242,9 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
     const list = (patientId: number, criteria: ActivityCriteria, page: PageRequest) =>
       Effect.gen(function*() {
         yield* requirePatient(patientId)
-        const { items, totalCount } = yield* repo.list(patientId, criteria, page)
-        yield* Effect.annotateCurrentSpan({ "activities.count": items.length, "activities.total_count": totalCount })
-        return { activities: items, pagination: paginationOf(page, totalCount) }
+        const { pagination, rows } = yield* repo.list(patientId, criteria, page)
+        yield* Effect.annotateCurrentSpan({ "activities.count": rows.length, "activities.total_count": pagination.total_count })
+        return { activities: rows, pagination }
       }).pipe(Effect.withSpan("Activities.list", { attributes: { "patient.id": patientId } }))
 
     return { create, update, remove, comment, show, list } as const

@@ -4,7 +4,7 @@
  * only. Rows are decoded with schemas; SQL errors are defects here (`orDefect`): the service checks
  * everything a client can get wrong first.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import {
   ActivityDetail,
@@ -15,6 +15,7 @@ import {
 } from "../../Api/Ecm/Activities.js"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { ActivityStatus, ActivityType, EventStatus, EventType } from "../../Domain/Ecm/Activity.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect, textArray } from "../Repository.js"
 
 const NullText = Schema.NullOr(Schema.String)
@@ -58,8 +59,6 @@ export const ActivityCriteria = Schema.Struct({
   status: Schema.optional(ActivityStatus)
 })
 export type ActivityCriteria = typeof ActivityCriteria.Type
-
-const ListQuery = Schema.Struct({ patientId: Schema.Int, criteria: ActivityCriteria })
 
 /** The list representation's columns (§2.2). */
 const ListRow = Schema.Struct({
@@ -123,6 +122,7 @@ const listItemOf = (row: ListRow) => ActivityListItem.make(row, true)
 export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmActivitiesRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
 
     const listColumns = sql`a.id, a.activity_type, a.status, a.message, a.subject, a.body, a.occurred_at, a.patient_id,
       p.first_name || ' ' || p.last_name AS patient_name,
@@ -136,34 +136,26 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("app/EcmAct
       LEFT JOIN users pb ON pb.id = a.performed_by_id
       JOIN users asg ON asg.id = a.assigned_to_id`
 
-    const whereOf = (patientId: number, criteria: ActivityCriteria): Statement.Fragment => {
-      const clauses: Array<Statement.Fragment> = [sql`a.patient_id = ${patientId}`]
-      if (criteria.activityType !== undefined) clauses.push(sql`a.activity_type = ${criteria.activityType}`)
-      if (criteria.assignedToId !== undefined) clauses.push(sql`a.assigned_to_id = ${criteria.assignedToId}`)
-      if (criteria.status !== undefined) clauses.push(sql`a.status = ${criteria.status}`)
-      return sql.and(clauses)
-    }
+    const newestFirst = { occurred_at: sql`a.occurred_at` }
 
-    const pageRows = SqlSchema.findAll({
-      Request: Schema.Struct({ ...ListQuery.fields, limit: Schema.Int, offset: Schema.Int }),
-      Result: ListRow,
-      execute: ({ criteria, limit, offset, patientId }) =>
-        sql`SELECT ${listColumns} FROM ${listFrom} WHERE ${whereOf(patientId, criteria)}
-          ORDER BY a.occurred_at DESC, a.id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const count = SqlSchema.single({
-      Request: ListQuery,
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: ({ criteria, patientId }) => sql`SELECT count(*)::int AS count FROM ecm_activities a WHERE ${whereOf(patientId, criteria)}`
-    })
-
+    /** A page of the patient's activities, newest `occurred_at` first. */
     const list = (patientId: number, criteria: ActivityCriteria, page: PageRequest) =>
-      Effect.gen(function*() {
-        const rows = yield* pageRows({ patientId, criteria, limit: page.perPage, offset: page.offset })
-        const counted = yield* count({ patientId, criteria })
-        return { items: rows.map(listItemOf), totalCount: counted.count }
-      }).pipe(orDefect)
+      Effect.map(
+        listPage({
+          select: listColumns,
+          from: listFrom,
+          countFrom: sql`ecm_activities a`,
+          row: ListRow,
+          filters: [
+            sql`a.patient_id = ${patientId}`,
+            criteria.activityType !== undefined && sql`a.activity_type = ${criteria.activityType}`,
+            criteria.assignedToId !== undefined && sql`a.assigned_to_id = ${criteria.assignedToId}`,
+            criteria.status !== undefined && sql`a.status = ${criteria.status}`
+          ],
+          sort: { columns: newestFirst, by: "occurred_at", dir: "DESC", id: sql`a.id` }
+        }, page),
+        ({ pagination, rows }) => ({ rows: rows.map(listItemOf), pagination })
+      )
 
     const patientExists = (patientId: number) =>
       Effect.map(sql`SELECT 1 FROM patients WHERE id = ${patientId}`, (rows) => rows.length > 0).pipe(orDefect)

@@ -6,9 +6,11 @@
  * same statement (one round trip), so that statement names `audit_events` too; the locks and
  * look-ups of the patients and users named stay here until those tables have repositories.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { LeadCareManagerRole } from "../../Domain/Ecm/LeadCareManagers.js"
+import { type ListFilter, makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 import { likePattern } from "../SqlSearch.js"
 
@@ -92,6 +94,7 @@ const json = (value: unknown): string => JSON.stringify(value)
 export class CaseLoadsRepo extends Effect.Service<CaseLoadsRepo>()("app/EcmCaseLoadsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
 
     const lockPatients = SqlSchema.findAll({
       Request: Ids,
@@ -204,30 +207,17 @@ export class CaseLoadsRepo extends Effect.Service<CaseLoadsRepo>()("app/EcmCaseL
           count(*) FILTER (WHERE c.olcm_user_id = u.id)::int AS olcm,
           count(*) FILTER (WHERE c.ilcm_user_id = u.id)::int AS ilcm
         FROM case_loads c WHERE c.olcm_user_id = u.id OR c.ilcm_user_id = u.id) n`
-    const managersWhere = (criteria: ManagerCriteria): Statement.Fragment => {
-      const clauses: Array<Statement.Fragment> = [
-        sql`((u.role <> 'parent' AND u.status = 'active' AND u.deleted_at IS NULL) OR n.patients > 0)`
-      ]
+    const managersFilters = (criteria: ManagerCriteria): Array<ListFilter> => {
       const search = criteria.search?.trim() ?? ""
-      if (search !== "") clauses.push(sql`(u.first_name || ' ' || u.last_name) ILIKE ${likePattern(search)} ESCAPE '\\'`)
-      if (criteria.role === "olcm") clauses.push(sql`n.olcm > 0`)
-      if (criteria.role === "ilcm") clauses.push(sql`n.ilcm > 0`)
-      return sql.and(clauses)
+      return [
+        sql`((u.role <> 'parent' AND u.status = 'active' AND u.deleted_at IS NULL) OR n.patients > 0)`,
+        search !== "" && sql`(u.first_name || ' ' || u.last_name) ILIKE ${likePattern(search)} ESCAPE '\\'`,
+        criteria.role === "olcm" && sql`n.olcm > 0`,
+        criteria.role === "ilcm" && sql`n.ilcm > 0`
+      ]
     }
-
-    const managersPage = SqlSchema.findAll({
-      Request: Schema.Struct({ criteria: ManagerCriteria, limit: Schema.Int, offset: Schema.Int }),
-      Result: ManagerRow,
-      execute: ({ criteria, limit, offset }) =>
-        sql`SELECT u.id, u.first_name, u.last_name, u.email, n.patients, n.olcm, n.ilcm FROM ${managersFrom} WHERE ${managersWhere(criteria)}
-          ORDER BY lower(u.last_name), lower(u.first_name), u.id LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const managersCount = SqlSchema.single({
-      Request: ManagerCriteria,
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: (criteria) => sql`SELECT count(*)::int AS count FROM ${managersFrom} WHERE ${managersWhere(criteria)}`
-    })
+    // One fixed order, ascending: last name, then first name, any case.
+    const byName = { name: sql`lower(u.last_name), lower(u.first_name)` }
 
     return {
       /** Locks the patients of `ids` that exist against deletion (in id order); their ids. */
@@ -254,10 +244,15 @@ export class CaseLoadsRepo extends Effect.Service<CaseLoadsRepo>()("app/EcmCaseL
           olcm: Option.match(row, { onNone: () => null, onSome: (r) => r.olcm_user_id }),
           ilcm: Option.match(row, { onNone: () => null, onSome: (r) => r.ilcm_user_id })
         })),
-      /** A page of lead care managers, by last name then first name. */
-      managersPage: (criteria: ManagerCriteria, limit: number, offset: number) => orDefect(managersPage({ criteria, limit, offset })),
-      /** How many lead care managers match. */
-      managersCount: (criteria: ManagerCriteria) => Effect.map(orDefect(managersCount(criteria)), (row) => row.count)
+      /** A page of lead care managers, by last name then first name, with the count of all that match. */
+      managers: (criteria: ManagerCriteria, request: PageRequest) =>
+        listPage({
+          select: sql`u.id, u.first_name, u.last_name, u.email, n.patients, n.olcm, n.ilcm`,
+          from: managersFrom,
+          row: ManagerRow,
+          filters: managersFilters(criteria),
+          sort: { columns: byName, by: "name", dir: "ASC", id: sql`u.id` }
+        }, request)
     } as const
   })
 }) {}

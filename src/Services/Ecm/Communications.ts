@@ -13,7 +13,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { CallResponse, SmsResponse } from "../../Api/Ecm/Communications.js"
 import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { smsMoves, smsSegments, smsSucceeded, callMoves, callSucceeded } from "../../Domain/Ecm/Communication.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { AppConfig } from "../AppConfig.js"
@@ -197,7 +197,7 @@ export class Communications extends Effect.Service<Communications>()("app/EcmCom
       }).pipe(Effect.withSpan("Communications.placeCall", { attributes: { "patient.id": patientId } }))
 
     const unmatchedSms = (page: PageRequest) =>
-      Effect.map(repo.unmatchedSms(page), ({ items, totalCount }) => ({ sms: items, pagination: paginationOf(page, totalCount) }))
+      Effect.map(repo.unmatchedSms(page), ({ pagination, rows }) => ({ sms: rows, pagination }))
         .pipe(Effect.withSpan("Communications.unmatchedSms"))
 
     return { sendSms, placeCall, completeSms, completeCall, unmatchedSms } as const

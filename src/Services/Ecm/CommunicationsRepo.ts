@@ -10,6 +10,7 @@ import { CallRecord, CommunicationActivity, SmsRecord, UnmatchedSms } from "../.
 import type { PageRequest } from "../../Api/Pagination.js"
 import { ActivityStatus, type ActivityType } from "../../Domain/Ecm/Activity.js"
 import { CallStatus, Direction, SmsStatus } from "../../Domain/Ecm/Communication.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 import { ActivitiesRepo, type ActivityValues, StoredActivity } from "./ActivitiesRepo.js"
 import { EventGenerator } from "./EventGenerator.js"
@@ -154,6 +155,7 @@ export interface CommunicationActivityValues {
 export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("app/EcmCommunicationsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const activities = yield* ActivitiesRepo
     const events = yield* EventGenerator
 
@@ -445,26 +447,18 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
         (rows) => rows.length > 0
       ).pipe(orDefect)
 
-    const unmatchedPage = SqlSchema.findAll({
-      Request: Schema.Struct({ limit: Schema.Int, offset: Schema.Int }),
-      Result: SmsRow,
-      execute: ({ limit, offset }) =>
-        sql`SELECT * FROM sms_messages WHERE patient_id IS NULL
-          ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const unmatchedCount = SqlSchema.single({
-      Request: Schema.Void,
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: () => sql`SELECT count(*)::int AS count FROM sms_messages WHERE patient_id IS NULL`
-    })
-
+    /** Inbound messages no patient's phone matched, newest first, in the §4.3 representation. */
     const unmatchedSms = (page: PageRequest) =>
-      Effect.gen(function*() {
-        const rows = yield* unmatchedPage({ limit: page.perPage, offset: page.offset })
-        const counted = yield* unmatchedCount(undefined)
-        return {
-          items: rows.map((row) =>
+      Effect.map(
+        listPage({
+          select: sql`*`,
+          from: sql`sms_messages`,
+          row: SmsRow,
+          filters: [sql`patient_id IS NULL`],
+          sort: { columns: { created_at: sql`created_at` }, by: "created_at", dir: "DESC", id: sql`id` }
+        }, page),
+        ({ pagination, rows }) => ({
+          rows: rows.map((row) =>
             UnmatchedSms.make({
               id: row.id,
               telephony_sid: row.telephony_sid,
@@ -476,9 +470,9 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
               created_at: row.created_at
             }, true)
           ),
-          totalCount: counted.count
-        }
-      }).pipe(orDefect)
+          pagination
+        })
+      )
 
     return {
       systemUserId, patientPhone, patientByPhone, leadCareManagerOf, userPhone, isOptedOut, optOut, optIn,

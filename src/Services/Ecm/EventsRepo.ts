@@ -98,6 +98,8 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("app/EcmEventsRepo"
       execute: (patientId) => sql`SELECT first_name || ' ' || last_name AS name FROM patients WHERE id = ${patientId}`
     })
 
+    // Not the list kit: the page, the count and the patient's name run side by side on three
+    // connections (Events.list), the shape bench/ecm-events.ts measures.
     const page = SqlSchema.findAll({
       Request: PageOfEvents,
       Result: EventRow,

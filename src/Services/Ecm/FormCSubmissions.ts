@@ -16,7 +16,7 @@ import {
   FormCSubmissionResponse
 } from "../../Api/Ecm/FormC.js"
 import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { formDataProblems, memberIdProblem } from "../../Domain/Ecm/FormC.js"
 import { AuditLog } from "../AuditLog.js"
 import { makeTransaction } from "../Repository.js"
@@ -89,8 +89,7 @@ export class FormCSubmissions extends Effect.Service<FormCSubmissions>()("app/Fo
 
     const list = (patientId: number | undefined, request: PageRequest) =>
       Effect.gen(function*() {
-        const rows = yield* repo.page(patientId, request.perPage, request.offset)
-        const count = yield* repo.count(patientId)
+        const { pagination, rows } = yield* repo.list(patientId, request)
         return AdminFormCList.make({
           form_c_submissions: rows.map((r) =>
             AdminFormCListItem.make({
@@ -101,7 +100,7 @@ export class FormCSubmissions extends Effect.Service<FormCSubmissions>()("app/Fo
               user_name: r.user_name,
               created_at: r.created_at
             }, true)),
-          pagination: paginationOf(request, count)
+          pagination
         }, true)
       }).pipe(Effect.withSpan("FormCSubmissions.list"))
 

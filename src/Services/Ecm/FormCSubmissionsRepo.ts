@@ -5,6 +5,8 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import type { PageRequest } from "../../Api/Pagination.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -41,17 +43,17 @@ export type SubmissionListRow = typeof SubmissionListRow.Type
 const NewSubmission = Schema.Struct({ patientId: Schema.Int, actorId: Schema.Int, formData: JsonObject, at: Schema.DateFromSelf })
 export type NewSubmission = typeof NewSubmission.Type
 
-const PatientFilter = Schema.Struct({ patientId: Schema.optional(Schema.Int) })
-const PageOfSubmissions = Schema.Struct({ patientId: Schema.optional(Schema.Int), limit: Schema.Int, offset: Schema.Int })
 
 export class FormCSubmissionsRepo extends Effect.Service<FormCSubmissionsRepo>()("app/FormCSubmissionsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
 
     const detailColumns = sql`s.id, s.patient_id, s.user_id, s.form_data, s.created_at, s.updated_at,
       u.first_name || ' ' || u.last_name AS user_name, p.first_name || ' ' || p.last_name AS patient_name`
     const detailFrom = sql`form_c_submissions s JOIN users u ON u.id = s.user_id JOIN patients p ON p.id = s.patient_id`
     const patientClause = (patientId: number | undefined) => patientId === undefined ? sql`TRUE` : sql`s.patient_id = ${patientId}`
+    const newestFirst = { created_at: sql`s.created_at` }
 
     const memberIdOf = SqlSchema.findOne({
       Request: Schema.Int,
@@ -83,22 +85,6 @@ export class FormCSubmissionsRepo extends Effect.Service<FormCSubmissionsRepo>()
       execute: ({ id, patientId }) => sql`SELECT ${detailColumns} FROM ${detailFrom} WHERE s.id = ${id} AND ${patientClause(patientId)}`
     })
 
-    const page = SqlSchema.findAll({
-      Request: PageOfSubmissions,
-      Result: SubmissionListRow,
-      execute: ({ limit, offset, patientId }) =>
-        sql`SELECT s.id, s.patient_id, s.user_id, s.created_at,
-            u.first_name || ' ' || u.last_name AS user_name, p.first_name || ' ' || p.last_name AS patient_name
-          FROM ${detailFrom} WHERE ${patientClause(patientId)}
-          ORDER BY s.created_at DESC, s.id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const count = SqlSchema.single({
-      Request: PatientFilter,
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: ({ patientId }) => sql`SELECT count(*)::int AS count FROM form_c_submissions s WHERE ${patientClause(patientId)}`
-    })
-
     // One index probe per patient on form_c_submissions_patient_idx.
     const latest = SqlSchema.findAll({
       Request: Schema.Array(Schema.Int),
@@ -121,9 +107,16 @@ export class FormCSubmissionsRepo extends Effect.Service<FormCSubmissionsRepo>()
       /** A submission with its names; of `patientId` when given. */
       detail: (id: number, patientId?: number) => orDefect(detail({ id, patientId })),
       /** A page of every submission (or one patient's), newest first. */
-      page: (patientId: number | undefined, limit: number, offset: number) => orDefect(page({ patientId, limit, offset })),
-      /** How many submissions there are (of one patient, when given). */
-      count: (patientId: number | undefined) => Effect.map(orDefect(count({ patientId })), (row) => row.count),
+      list: (patientId: number | undefined, request: PageRequest) =>
+        listPage({
+          select: sql`s.id, s.patient_id, s.user_id, s.created_at,
+            u.first_name || ' ' || u.last_name AS user_name, p.first_name || ' ' || p.last_name AS patient_name`,
+          from: detailFrom,
+          countFrom: sql`form_c_submissions s`,
+          row: SubmissionListRow,
+          filters: [patientId !== undefined && sql`s.patient_id = ${patientId}`],
+          sort: { columns: newestFirst, by: "created_at", dir: "DESC", id: sql`s.id` }
+        }, request),
       /** The latest submission time of each of `patientIds` that has one. */
       latestSubmittedAt: (patientIds: ReadonlyArray<number>) => orDefect(latest(patientIds))
     } as const

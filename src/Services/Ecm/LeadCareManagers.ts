@@ -22,7 +22,7 @@ import {
   PatientLeadCareManagersResponse
 } from "../../Api/Ecm/LeadCareManagers.js"
 import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import {
   type Assignment,
   assignmentProblems,
@@ -212,8 +212,7 @@ export class LeadCareManagers extends Effect.Service<LeadCareManagers>()("app/Le
      */
     const list = (criteria: LeadCareManagerCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const rows = yield* caseLoads.managersPage(criteria, request.perPage, request.offset)
-        const count = yield* caseLoads.managersCount(criteria)
+        const { pagination, rows } = yield* caseLoads.managers(criteria, request)
         yield* Effect.annotateCurrentSpan({ "lead_care_managers.count": rows.length })
         return LeadCareManagerList.make({
           lead_care_managers: rows.map((r) =>
@@ -226,7 +225,7 @@ export class LeadCareManagers extends Effect.Service<LeadCareManagers>()("app/Le
               olcm_assignments_count: r.olcm,
               ilcm_assignments_count: r.ilcm
             }, true)),
-          pagination: paginationOf(request, count)
+          pagination
         }, true)
       }).pipe(Effect.withSpan("LeadCareManagers.list"))
 

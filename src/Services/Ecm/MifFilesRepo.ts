@@ -143,6 +143,7 @@ export class MifFilesRepo extends Effect.Service<MifFilesRepo>()("app/MifFilesRe
       execute: (id) => sql`SELECT ${sql.literal(columns)} FROM mif_files WHERE id = ${id}`
     })
 
+    // Not the list kit: the page's count is the file's `records_imported`, read with the file.
     const eligibility = SqlSchema.findAll({
       Request: Schema.Struct({ mifFileId: Schema.Int, limit: Schema.Int, offset: Schema.Int }),
       Result: EligibilityRow,

@@ -8,7 +8,7 @@ import { Effect, Option, Stream } from "effect"
 import type { GeneratePrtfRequest } from "../../Api/Ecm/PrtfReports.js"
 import { CreatedPrtfReport, PrtfReport, PrtfReportDetail, PrtfReportList } from "../../Api/Ecm/PrtfReports.js"
 import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { type Cell, prtfColumns, prtfFilename, reportPhone } from "../../Domain/Ecm/PrtfReport.js"
 import { AuditLog } from "../AuditLog.js"
 import { ObjectStore } from "../ObjectStore.js"
@@ -92,11 +92,10 @@ export class PrtfReports extends Effect.Service<PrtfReports>()("app/EcmPrtfRepor
 
     const list = (request: PageRequest) =>
       Effect.gen(function*() {
-        const page = yield* reports.page(request.perPage, request.offset)
-        const count = yield* reports.count
-        const listed = yield* Effect.forEach(page, (row) =>
+        const { pagination, rows } = yield* reports.list(request)
+        const listed = yield* Effect.forEach(rows, (row) =>
           Effect.map(store.signedUrl(row.object_key, prtfUrlLifetime), (file_url) => PrtfReport.make({ ...fieldsOf(row), file_url }, true)))
-        return PrtfReportList.make({ prtf_reports: listed, pagination: paginationOf(request, count) }, true)
+        return PrtfReportList.make({ prtf_reports: listed, pagination }, true)
       }).pipe(Effect.withSpan("PrtfReports.list"))
 
     const show = (id: number) =>

@@ -5,6 +5,8 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import type { PageRequest } from "../../Api/Pagination.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 
 const NullText = Schema.NullOr(Schema.String)
@@ -54,6 +56,7 @@ const reportColumns = `r.id, r.filename, to_char(r.start_date, 'YYYY-MM-DD') AS 
 export class PrtfReportsRepo extends Effect.Service<PrtfReportsRepo>()("app/EcmPrtfReportsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const columns = sql.literal(reportColumns)
 
     const providerHeader = SqlSchema.single({
@@ -87,21 +90,6 @@ export class PrtfReportsRepo extends Effect.Service<PrtfReportsRepo>()("app/EcmP
           SELECT ${columns} FROM r LEFT JOIN users u ON u.id = r.created_by_id`
     })
 
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ limit: Schema.Int, offset: Schema.Int }),
-      Result: ReportRow,
-      execute: ({ limit, offset }) =>
-        sql`SELECT ${columns} FROM prtf_reports r
-          LEFT JOIN users u ON u.id = r.created_by_id
-          ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const count = SqlSchema.single({
-      Request: Schema.Void,
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: () => sql`SELECT count(*)::int AS count FROM prtf_reports`
-    })
-
     const find = SqlSchema.findOne({
       Request: Schema.Int,
       Result: ReportRow,
@@ -116,9 +104,14 @@ export class PrtfReportsRepo extends Effect.Service<PrtfReportsRepo>()("app/EcmP
       /** Records a generated report under a drawn id. */
       insert: (report: NewReport) => orDefect(insert(report)),
       /** A page of reports, newest first. */
-      page: (limit: number, offset: number) => orDefect(page({ limit, offset })),
-      /** How many reports there are. */
-      count: Effect.map(orDefect(count(undefined)), (row) => row.count),
+      list: (request: PageRequest) =>
+        listPage({
+          select: columns,
+          from: sql`prtf_reports r LEFT JOIN users u ON u.id = r.created_by_id`,
+          countFrom: sql`prtf_reports r`,
+          row: ReportRow,
+          sort: { columns: { created_at: sql`r.created_at` }, by: "created_at", dir: "DESC", id: sql`r.id` }
+        }, request),
       /** The report, if it exists. */
       find: (id: number): Effect.Effect<Option.Option<ReportRow>> => orDefect(find(id))
     } as const
