@@ -113,3 +113,4 @@ export const insertAppointment = (appointment: NewAppointment) =>
     } RETURNING id`
     return { id: AppointmentId.make(row!.id), day: clinicDay(appointment.scheduledAt) }
   }).pipe(Effect.orDie)
+export * from "./fixtures/Questionnaires.js"
