@@ -114,3 +114,4 @@ export const insertAppointment = (appointment: NewAppointment) =>
     return { id: AppointmentId.make(row!.id), day: clinicDay(appointment.scheduledAt) }
   }).pipe(Effect.orDie)
 export * from "./fixtures/Questionnaires.js"
+export * from "./fixtures/Reports.js"
