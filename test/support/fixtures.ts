@@ -115,3 +115,4 @@ export const insertAppointment = (appointment: NewAppointment) =>
   }).pipe(Effect.orDie)
 export * from "./fixtures/Questionnaires.js"
 export * from "./fixtures/Reports.js"
+export * from "./fixtures/Scheduling.js"
