@@ -116,3 +116,4 @@ export const insertAppointment = (appointment: NewAppointment) =>
 export * from "./fixtures/Questionnaires.js"
 export * from "./fixtures/Reports.js"
 export * from "./fixtures/Scheduling.js"
+export * from "./fixtures/EcmExchange.js"
