@@ -113,8 +113,11 @@ export const insertAppointment = (appointment: NewAppointment) =>
     } RETURNING id`
     return { id: AppointmentId.make(row!.id), day: clinicDay(appointment.scheduledAt) }
   }).pipe(Effect.orDie)
-
-export * from "./fixtures/Prescriptions.js"
-export * from "./fixtures/Content.js"
-export * from "./fixtures/Patients.js"
 export * from "./fixtures/Accounts.js"
+export * from "./fixtures/Content.js"
+export * from "./fixtures/EcmExchange.js"
+export * from "./fixtures/Patients.js"
+export * from "./fixtures/Prescriptions.js"
+export * from "./fixtures/Questionnaires.js"
+export * from "./fixtures/Reports.js"
+export * from "./fixtures/Scheduling.js"

@@ -1,7 +1,7 @@
 /** Each MIF import names the plan that sent it, or takes the one plan that lists its records' NPIs. */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { signIn, TestApp } from "../../support/app.js"
+import { clientAs, signIn, TestApp } from "../../support/app.js"
 import { dataUri, importMif, membersCsv, query } from "../Ecm/support.js"
 import { createPlan } from "./exchangeSupport.js"
 
@@ -19,16 +19,17 @@ layer(TestApp())("MIF imports and health plans", (it) => {
       const beta = yield* createPlan(token, { name: "Beta", mcp_id: "B", provider_npis: ["1234567901"] })
       yield* createPlan(token, { name: "Gamma", mcp_id: "G", provider_npis: ["1234567901"] })
 
-      const named = yield* importMif(token, { file: file("N1", "1234567893"), health_plan_id: beta.id })
-      expect(named.status, JSON.stringify(named.body)).toBe(200)
-      expect(yield* planOf((named.body as { mif_file_id: number }).mif_file_id)).toBe(beta.id)
+      const client = yield* clientAs(token)
+      const [named, response] = yield* client.ecmMifs.import({ payload: { mif: { file: file("N1", "1234567893"), health_plan_id: beta.id } }, withResponse: true })
+      expect(response.status).toBe(200)
+      expect(yield* planOf(named.mif_file_id)).toBe(beta.id)
 
-      const byNpi = yield* importMif(token, { file: file("N2", "1234567893") })
-      expect(yield* planOf((byNpi.body as { mif_file_id: number }).mif_file_id)).toBe(alpha.id)
+      const byNpi = yield* client.ecmMifs.import({ payload: { mif: { file: file("N2", "1234567893") } } })
+      expect(yield* planOf(byNpi.mif_file_id)).toBe(alpha.id)
 
       // Two plans list the NPI: the file names no plan, and none is guessed.
-      const shared = yield* importMif(token, { file: file("N3", "1234567901") })
-      expect(yield* planOf((shared.body as { mif_file_id: number }).mif_file_id)).toBeNull()
+      const shared = yield* client.ecmMifs.import({ payload: { mif: { file: file("N3", "1234567901") } } })
+      expect(yield* planOf(shared.mif_file_id)).toBeNull()
 
       const before = yield* query<{ n: number }>(`SELECT count(*)::int AS n FROM mif_files`)
       const unknown = yield* importMif(token, { file: file("N4", "1234567893"), health_plan_id: 999999 })

@@ -10,6 +10,7 @@ import { otfStandard, rtfStandard } from "../../../src/Domain/EcmExchange/Files.
 import { request, signIn, TestApp } from "../../support/app.js"
 import { insertEvent, insertStatus } from "../Ecm/prtfSupport.js"
 import { query } from "../Ecm/support.js"
+import { insertCaseLoad, insertFormCSubmissions, insertInboundSms } from "../../support/fixtures.js"
 import { insertUser } from "../Ecm/users.js"
 import { createPlan, fileBytes, generated, insertPlanMember, parseFile, parseXlsx } from "./exchangeSupport.js"
 
@@ -39,15 +40,12 @@ const world = Effect.gen(function*() {
   yield* insertStatus(ana, "new_member", "2025-12-01", null, "mif")
   yield* insertStatus(ana, "outreach_in_progress", "2026-01-05")
   yield* insertStatus(ana, "enrolled", "2026-02-01", "Consented")
-  yield* query(`INSERT INTO case_loads (patient_id, provider_npi, provider_name, olcm_user_id, ilcm_user_id) VALUES ($1, $2, 'Good Care', $3, $4)`,
-    ana, npi, staff.id, ilcm.id)
-  yield* query(`INSERT INTO form_c_submissions (patient_id, user_id, form_data, created_at) VALUES ($1, $2, '{}', '2026-02-10T15:00:00Z'),
-    ($1, $2, '{}', '2026-03-15T10:00:00Z'), ($1, $2, '{}', '2026-04-01T10:00:00Z')`, ana, staff.id)
+  yield* insertCaseLoad({ patientId: ana, npi, providerName: "Good Care", olcmUserId: staff.id, ilcmUserId: ilcm.id })
+  yield* insertFormCSubmissions(ana, staff.id, ["2026-02-10T15:00:00Z", "2026-03-15T10:00:00Z", "2026-04-01T10:00:00Z"])
   const event = (type: string, status: string, at: string, duration: number | null = null) => insertEvent(ana, staff.id, type, status, at, duration)
   yield* event("sms", "attempted", "2025-12-31T23:59:59Z") // before the period
   yield* event("sms", "attempted", "2026-01-06T09:00:00Z") // outreach; answered by text the next day
-  yield* query(`INSERT INTO sms_messages (patient_id, direction, to_number, from_number, body, status, created_at)
-    VALUES ($1, 'inbound', '+15105550000', '+15105550101', 'yes', 'received', '2026-01-07T08:00:00Z')`, ana)
+  yield* insertInboundSms({ patientId: ana, from: "+15105550101", to: "+15105550000", body: "yes", at: "2026-01-07T08:00:00Z" })
   yield* event("call", "complete", "2026-01-10T10:00:00Z", 0) // outreach: not connected
   yield* event("appointment", "complete", "2026-01-20T10:00:00Z", 45) // in-person outreach (not enrolled yet)
   yield* event("call", "complete", "2026-02-05T10:00:00Z", 15) // telephonic encounter

@@ -5,16 +5,20 @@ import Papa from "papaparse"
 import { runDueJobs } from "../../../src/Layers/Jobs.js"
 import { ExchangeGenerator } from "../../../src/Services/EcmExchange/ExchangeGenerator.js"
 import { generateExchangeTask } from "../../../src/Services/EcmExchange/ExchangeTasks.js"
-import { request } from "../../support/app.js"
+import type { CreateHealthPlanRequest } from "../../../src/Api/EcmExchange/HealthPlans.js"
+import { clientAs } from "../../support/app.js"
 import { download, insertMember, type MemberSpec } from "../Ecm/prtfSupport.js"
 import { query } from "../Ecm/support.js"
 
 export const runExchangeJobs = runDueJobs([generateExchangeTask]).pipe(Effect.provide(ExchangeGenerator.Default))
 
-export const createPlan = (token: string, body: Record<string, unknown>) =>
-  Effect.map(request("POST", "/v1/admin/clinic/ecm/health_plans", { token, body }), (r) => {
-    expect(r.status, JSON.stringify(r.body)).toBe(201)
-    return (r.body as { health_plan: { id: number } }).health_plan
+/** A plan made through the typed client (a 201); the plan as decoded. */
+export const createPlan = (token: string, body: Omit<CreateHealthPlanRequest, "provider_npis"> & { readonly provider_npis?: ReadonlyArray<string> }) =>
+  Effect.gen(function*() {
+    const client = yield* clientAs(token)
+    const [created, response] = yield* client.ecmHealthPlans.create({ payload: body as CreateHealthPlanRequest, withResponse: true })
+    expect(response.status).toBe(201)
+    return created.health_plan
   })
 
 /** A member whose eligibility record came in a MIF file of the plan; the record's address and phone as given. */
@@ -29,28 +33,16 @@ export const insertPlanMember = (planId: number, spec: MemberSpec, mif: { addres
     return id
   })
 
-export interface ReportBody {
-  readonly id: number
-  readonly status: string
-  readonly progress_percentage: number
-  readonly row_count: number | null
-  readonly filename: string | null
-  readonly file_url: string | null
-  readonly failure_reason: string | null
-  readonly profile: Record<string, unknown>
-}
-
-/** Asks for a report, runs the queue, and answers the completed report. */
-export const generated = (token: string, kind: "rtf" | "otf", body: Record<string, unknown>) =>
+/** Asks for a report through the typed client (a 202), runs the queue, and answers the completed report. */
+export const generated = (token: string, kind: "rtf" | "otf", body: { health_plan_id: number; start_date: string; end_date: string }) =>
   Effect.gen(function*() {
-    const created = yield* request("POST", `/v1/admin/clinic/ecm/${kind}_reports`, { token, body })
-    expect(created.status, JSON.stringify(created.body)).toBe(202)
-    const queued = (created.body as { report: ReportBody }).report
-    expect(queued).toMatchObject({ status: "queued", progress_percentage: 0, file_url: null, filename: null })
+    const client = yield* clientAs(token)
+    const reports = kind === "rtf" ? client.ecmRtfReports : client.ecmOtfReports
+    const [created, response] = yield* reports.create({ payload: body, withResponse: true })
+    expect(response.status).toBe(202)
+    expect(created.report).toMatchObject({ status: "queued", progress_percentage: 0, file_url: null, filename: null })
     yield* runExchangeJobs
-    const shown = yield* request("GET", `/v1/admin/clinic/ecm/${kind}_reports/${queued.id}`, { token })
-    expect(shown.status).toBe(200)
-    const report = (shown.body as { report: ReportBody }).report
+    const { report } = yield* reports.show({ path: { id: created.report.id } })
     expect(report.status, JSON.stringify(report)).toBe("completed")
     expect(report.progress_percentage).toBe(100)
     return report

@@ -6,12 +6,20 @@ import { runDueJobs } from "../../../src/Layers/Jobs.js"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { QuestionnaireMail } from "../../../src/Services/Questionnaires/QuestionnaireMail.js"
 import { questionnaireInviteTask } from "../../../src/Services/Questionnaires/Tasks.js"
-import { request, TestApp } from "../../support/app.js"
+import { PatientId, QuestionnaireId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import { iso } from "../Patients/helpers.js"
 import { allAnswered, family, instrument } from "./helpers.js"
 
 const invite = (token: string, body: Record<string, unknown>) =>
   request("POST", "/v1/questionnaire_invites", { token, body: { questionnaire_invite: body } })
+
+/** An invite through the typed client; the invite as decoded. */
+const inviteTyped = (token: string, body: { questionnaire_id: number; patient_id: number; email: string; due_date?: string }) =>
+  Effect.flatMap(clientAs(token), (client) =>
+    client.questionnaireInvites.create({
+      payload: { questionnaire_invite: { ...body, questionnaire_id: QuestionnaireId.make(body.questionnaire_id), patient_id: PatientId.make(body.patient_id) } }
+    })).pipe(Effect.map((created) => created.questionnaire_invite))
 
 /** Runs the mail jobs and reads the token of the last link mailed to `email`. */
 const tokenMailedTo = (email: string) =>
@@ -67,8 +75,8 @@ layer(TestApp({ publicBaseUrl: "https://api.clinic.test", clinicTimeZone: "Ameri
       expect(yield* status()).toBe("completed")
       expect(yield* respond(token, allAnswered(gad7, () => 1))).toMatchObject(notFound)
       expect(yield* form(token)).toMatchObject(notFound)
-      const shown = yield* request("GET", `/v1/clinic/patients/questionnaires/${receipt.id}`, { token: staff.token })
-      expect(shown.body).toMatchObject({ questionnaire_response: { patient_id: patient, status: "submitted", score: 7, severity: "mild", submitted_at: expect.stringMatching(iso) } })
+      const shown = yield* (yield* clientAs(staff.token)).questionnaireResponses.show({ path: { id: receipt.id } })
+      expect(shown).toMatchObject({ questionnaire_response: { patient_id: patient, status: "submitted", score: 7, severity: "mild", submitted_at: expect.any(Date) } })
       expect(yield* form("not-a-token")).toMatchObject(notFound)
     }))
 
@@ -77,8 +85,8 @@ layer(TestApp({ publicBaseUrl: "https://api.clinic.test", clinicTimeZone: "Ameri
       const a = yield* family()
       const b = yield* family()
       const phq9 = yield* instrument(a.parent.token, "phq9")
-      const own = yield* invite(a.parent.token, { questionnaire_id: phq9.id, patient_id: a.patient, email: "teen@example.test" })
-      expect(own.status).toBe(201)
+      const own = yield* inviteTyped(a.parent.token, { questionnaire_id: phq9.id, patient_id: a.patient, email: "teen@example.test" })
+      expect(own).toMatchObject({ questionnaire_id: phq9.id, patient_id: a.patient, status: "sent" })
       const others = yield* invite(a.parent.token, { questionnaire_id: phq9.id, patient_id: b.patient, email: "teen@example.test" })
       expect(others).toMatchObject({ status: 404, body: { errors: "Patient not found" } })
       const past = yield* invite(a.staff.token, { questionnaire_id: phq9.id, patient_id: a.patient, email: "x@example.test", due_date: "2020-01-01" })
@@ -97,8 +105,7 @@ layer(TestApp({ publicBaseUrl: "https://api.clinic.test", clinicTimeZone: "Ameri
       const phq9 = yield* instrument(staff.token, "phq9")
       const now = new Date(yield* TestClock.currentTimeMillis)
       const due = new Date(now.getTime() + 3 * 86_400_000).toLocaleDateString("en-CA", { timeZone: "America/Los_Angeles" })
-      const created = yield* invite(staff.token, { questionnaire_id: phq9.id, patient_id: patient, email: "due@example.test", due_date: due })
-      const body = (created.body as { questionnaire_invite: { expires_at: string; due_date: string } }).questionnaire_invite
+      const body = yield* inviteTyped(staff.token, { questionnaire_id: phq9.id, patient_id: patient, email: "due@example.test", due_date: due })
       expect(body.due_date).toBe(due)
       const expires = new Date(body.expires_at)
       expect(expires.toLocaleString("en-US", { timeZone: "America/Los_Angeles", hourCycle: "h23" })).toMatch(/, 00:00:00$/)
@@ -109,9 +116,9 @@ layer(TestApp({ publicBaseUrl: "https://api.clinic.test", clinicTimeZone: "Ameri
     Effect.gen(function*() {
       const { staff, patient } = yield* family()
       const phq9 = yield* instrument(staff.token, "phq9")
-      yield* invite(staff.token, { questionnaire_id: phq9.id, patient_id: patient, email: "first@example.test" })
+      yield* inviteTyped(staff.token, { questionnaire_id: phq9.id, patient_id: patient, email: "first@example.test" })
       const first = yield* tokenMailedTo("first@example.test")
-      yield* invite(staff.token, { questionnaire_id: phq9.id, patient_id: patient, email: "second@example.test" })
+      yield* inviteTyped(staff.token, { questionnaire_id: phq9.id, patient_id: patient, email: "second@example.test" })
       const second = yield* tokenMailedTo("second@example.test")
       expect(yield* form(first.token)).toMatchObject(notFound)
       const sql = yield* SqlClient.SqlClient
@@ -128,7 +135,7 @@ layer(TestApp({ publicBaseUrl: "https://api.clinic.test", clinicTimeZone: "Ameri
     Effect.gen(function*() {
       const { staff, patient } = yield* family()
       const gad7 = yield* instrument(staff.token, "gad7")
-      yield* invite(staff.token, { questionnaire_id: gad7.id, patient_id: patient, email: "late@example.test" })
+      yield* inviteTyped(staff.token, { questionnaire_id: gad7.id, patient_id: patient, email: "late@example.test" })
       const { token } = yield* tokenMailedTo("late@example.test")
       yield* TestClock.adjust(Duration.days(14))
       expect(yield* form(token)).toMatchObject(notFound)

@@ -9,7 +9,8 @@ import { questionnaireAlertTask } from "../../../src/Services/Questionnaires/Tas
 import { readdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Catalogue, seedsDir } from "../../../src/Services/Questionnaires/Catalogue.js"
-import { request, tempDir, TestApp } from "../../support/app.js"
+import { PatientId, QuestionId, QuestionnaireId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, tempDir, TestApp } from "../../support/app.js"
 import { adminToken, iso, signedIn } from "../Patients/helpers.js"
 import { makeProvider, auditActions } from "../Providers/helpers.js"
 import { allAnswered, auditCount, family, instrument, responseOf } from "./helpers.js"
@@ -18,6 +19,32 @@ const post = (token: string, body: Record<string, unknown>) =>
   request("POST", "/v1/questionnaire_responses", { token, body: { questionnaire_response: body } })
 const put = (token: string, id: number, body: Record<string, unknown>) =>
   request("PUT", `/v1/questionnaire_responses/${id}`, { token, body: { questionnaire_response: body } })
+
+type Answer = { readonly question_id: number; readonly answer: string | null }
+const answers = (responses: ReadonlyArray<Answer>) => responses.map((r) => ({ question_id: QuestionId.make(r.question_id), answer: r.answer }))
+
+/** A response started through the typed client; the response as decoded. */
+const start = (token: string, body: { questionnaire_id: number; patient_id: number; responses: ReadonlyArray<Answer> }) =>
+  Effect.flatMap(clientAs(token), (client) =>
+    client.questionnaireResponses.create({
+      payload: {
+        questionnaire_response: {
+          questionnaire_id: QuestionnaireId.make(body.questionnaire_id), patient_id: PatientId.make(body.patient_id), responses: answers(body.responses)
+        }
+      }
+    })).pipe(Effect.map((created) => created.questionnaire_response))
+
+/** A response updated through the typed client; the response as decoded. */
+const update = (
+  token: string,
+  id: number,
+  body: { responses?: ReadonlyArray<Answer>; status?: "submitted" | "reviewed"; review_notes?: string }
+) =>
+  Effect.flatMap(clientAs(token), (client) =>
+    client.questionnaireResponses.update({
+      path: { id },
+      payload: { questionnaire_response: { ...body, responses: body.responses === undefined ? undefined : answers(body.responses) } }
+    })).pipe(Effect.map((updated) => updated.questionnaire_response))
 
 layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test", publicBaseUrl: "https://api.clinic.test" }))("questionnaires", (it) => {
   it.effect("the catalogue: seeded instruments with attribution, filters, pagination, 404", () =>
@@ -40,15 +67,18 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test", publicBaseUrl: "https:
         options: ["Not at all", "Several days", "More than half the days", "Nearly every day"]
       })
       expect(phq9.questions[9]).toMatchObject({ key: "phq9_10", required: false })
-      const teens = yield* request("GET", "/v1/questionnaires?age_group=teen&category=screening", { token: parent.token })
-      expect((teens.body as { questionnaires: Array<{ slug: string }> }).questionnaires.map((q) => q.slug)).toEqual(["phqa"])
-      const inactive = yield* request("GET", "/v1/questionnaires?active=false", { token: parent.token })
-      expect((inactive.body as { questionnaires: Array<unknown> }).questionnaires).toEqual([])
+      const client = yield* clientAs(parent.token)
+      const teens = yield* client.questionnaires.list({ urlParams: { age_group: "teen", category: "screening" } })
+      expect(teens.questionnaires.map((q) => q.slug)).toEqual(["phqa"])
+      const inactive = yield* client.questionnaires.list({ urlParams: { active: false } })
+      expect(inactive.questionnaires).toEqual([])
       const paged = yield* request("GET", "/v1/questionnaires?page_size=3&page=2", { token: parent.token })
       expect(paged.body).toMatchObject({ pagination: { current_page: 2, total_pages: 2, total_count: 4, per_page: 3 } })
       const shown = yield* request("GET", `/v1/questionnaires/${phq9.id}`, { token: parent.token })
       expect(shown.status).toBe(200)
-      expect((shown.body as { questionnaire: unknown }).questionnaire).toEqual(phq9)
+      expect(shown.body).toEqual({ questionnaire: phq9 })
+      const typed = yield* client.questionnaires.show({ path: { id: QuestionnaireId.make(phq9.id) } })
+      expect(typed.questionnaire).toMatchObject({ id: phq9.id, slug: "phq9", version: 1, questions: phq9.questions })
       const missing = yield* request("GET", "/v1/questionnaires/999999", { token: parent.token })
       expect(missing).toMatchObject({ status: 404, body: { errors: "Questionnaire not found" } })
       const bad = yield* request("GET", "/v1/questionnaires?category=astrology", { token: parent.token })
@@ -68,25 +98,25 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test", publicBaseUrl: "https:
         reviewed_at: null, completed_at: null, submitted_at: null, crisis_resources: null,
         created_at: expect.stringMatching(iso), updated_at: expect.stringMatching(iso)
       })
-      const some = yield* put(parent.token, empty.id, { responses: [{ question_id: phq9.key("phq9_1").id, answer: "Nearly every day" }] })
-      expect(responseOf(some.body)).toMatchObject({
+      const some = yield* update(parent.token, empty.id, { responses: [{ question_id: phq9.key("phq9_1").id, answer: "Nearly every day" }] })
+      expect(some).toMatchObject({
         status: "in_progress", score: null,
         responses: [{ question_id: phq9.key("phq9_1").id, question_text: "Little interest or pleasure in doing things", answer: "Nearly every day", score: 3 }]
       })
       // All nine: 3 + 8 × 1 = 11, moderate.
       const rest = allAnswered(phq9, () => 1).filter((r) => r.question_id !== phq9.key("phq9_1").id && r.question_id !== phq9.key("phq9_9").id)
-      const nearly = yield* put(parent.token, empty.id, { responses: rest })
-      expect(responseOf(nearly.body)).toMatchObject({ status: "in_progress", score: null })
+      const nearly = yield* update(parent.token, empty.id, { responses: rest })
+      expect(nearly).toMatchObject({ status: "in_progress", score: null })
       const done = yield* put(parent.token, empty.id, { responses: [{ question_id: phq9.key("phq9_9").id, answer: "Not at all" }, { question_id: phq9.key("phq9_10").id, answer: "Very difficult" }] })
       expect(responseOf(done.body)).toMatchObject({ status: "completed", score: 10, severity: "moderate", flags: [], completed_at: expect.stringMatching(iso) })
       expect(responseOf(done.body).responses.at(-1)).toMatchObject({ answer: "Very difficult", score: null })
       // Clearing one reverts to in_progress, answering again completes again.
-      const cleared = yield* put(parent.token, empty.id, { responses: [{ question_id: phq9.key("phq9_2").id, answer: null }] })
-      expect(responseOf(cleared.body)).toMatchObject({ status: "in_progress", score: null, severity: null, completed_at: null })
+      const cleared = yield* update(parent.token, empty.id, { responses: [{ question_id: phq9.key("phq9_2").id, answer: null }] })
+      expect(cleared).toMatchObject({ status: "in_progress", score: null, severity: null, completed_at: null })
       const early = yield* put(parent.token, empty.id, { status: "submitted" })
       expect(early).toMatchObject({ status: 422, body: { errors: { status: ["cannot change from in_progress to submitted"] } } })
-      const submitted = yield* put(parent.token, empty.id, { responses: [{ question_id: phq9.key("phq9_2").id, answer: "Not at all" }], status: "submitted" })
-      expect(responseOf(submitted.body)).toMatchObject({ status: "submitted", score: 9, severity: "mild", submitted_at: expect.stringMatching(iso) })
+      const submitted = yield* update(parent.token, empty.id, { responses: [{ question_id: phq9.key("phq9_2").id, answer: "Not at all" }], status: "submitted" })
+      expect(submitted).toMatchObject({ status: "submitted", score: 9, severity: "mild", submitted_at: expect.any(Date) })
       const frozen = yield* put(parent.token, empty.id, { responses: [{ question_id: phq9.key("phq9_2").id, answer: null }] })
       expect(frozen).toMatchObject({ status: 422, body: { errors: { status: ["cannot change from submitted to in_progress"] } } })
       // A parent may not review; staff may, once; reviewed is final.
@@ -94,8 +124,8 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test", publicBaseUrl: "https:
       expect(parentReview).toMatchObject({ status: 403, body: { errors: "You are not authorized to perform this action." } })
       const parentNotes = yield* put(parent.token, empty.id, { review_notes: "fine" })
       expect(parentNotes.status).toBe(403)
-      const reviewed = yield* put(staff.token, empty.id, { status: "reviewed", review_notes: "Discussed at visit" })
-      expect(responseOf(reviewed.body)).toMatchObject({ status: "reviewed", reviewed_by_id: staff.id, reviewed_at: expect.stringMatching(iso), review_notes: "Discussed at visit" })
+      const reviewed = yield* update(staff.token, empty.id, { status: "reviewed", review_notes: "Discussed at visit" })
+      expect(reviewed).toMatchObject({ status: "reviewed", reviewed_by_id: staff.id, reviewed_at: expect.any(Date), review_notes: "Discussed at visit" })
       const back = yield* put(staff.token, empty.id, { status: "submitted" })
       expect(back).toMatchObject({ status: 422, body: { errors: { status: ["cannot change from reviewed to submitted"] } } })
       expect(yield* auditActions("questionnaire_response", empty.id)).toEqual([
@@ -141,8 +171,8 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test", publicBaseUrl: "https:
       const a = yield* family()
       const b = yield* family()
       const gad7 = yield* instrument(a.parent.token, "gad7")
-      const mine = responseOf((yield* post(a.parent.token, { questionnaire_id: gad7.id, patient_id: a.patient, responses: [] })).body)
-      const theirs = responseOf((yield* post(b.parent.token, { questionnaire_id: gad7.id, patient_id: b.patient, responses: allAnswered(gad7, () => 2) })).body)
+      const mine = yield* start(a.parent.token, { questionnaire_id: gad7.id, patient_id: a.patient, responses: [] })
+      const theirs = yield* start(b.parent.token, { questionnaire_id: gad7.id, patient_id: b.patient, responses: allAnswered(gad7, () => 2) })
       expect(theirs).toMatchObject({ status: "completed", score: 14, severity: "moderate" })
       const refusals = [
         yield* post(a.parent.token, { questionnaire_id: gad7.id, patient_id: b.patient, responses: [] }),
@@ -153,16 +183,17 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test", publicBaseUrl: "https:
         yield* request("GET", `/v1/clinic/patients/questionnaires/${theirs.id}`, { token: a.parent.token }),
         yield* put(a.parent.token, theirs.id, { status: "submitted" })
       ]) expect(refused).toMatchObject({ status: 404, body: { errors: "Questionnaire response not found" } })
-      const own = yield* request("GET", "/v1/clinic/patients/questionnaires", { token: a.parent.token })
-      expect(own.body).toMatchObject({ questionnaire_responses: [{ id: mine.id }], pagination: { total_count: 1 } })
-      const shown = yield* request("GET", `/v1/clinic/patients/questionnaires/${mine.id}`, { token: a.parent.token })
-      expect(responseOf(shown.body).id).toBe(mine.id)
+      const asParent = yield* clientAs(a.parent.token)
+      const own = yield* asParent.questionnaireResponses.list({ urlParams: {} })
+      expect(own).toMatchObject({ questionnaire_responses: [{ id: mine.id }], pagination: { total_count: 1 } })
+      const shown = yield* asParent.questionnaireResponses.show({ path: { id: mine.id } })
+      expect(shown.questionnaire_response.id).toBe(mine.id)
       // Staff see both; filters; newest first.
       const byStaff = yield* request("GET", `/v1/clinic/patients/questionnaires?questionnaire_id=${gad7.id}&status=completed&patient_id=${b.patient}`, { token: a.staff.token })
       expect(byStaff.body).toMatchObject({ questionnaire_responses: [{ id: theirs.id }], pagination: { total_count: 1 } })
-      const second = responseOf((yield* post(a.staff.token, { questionnaire_id: gad7.id, patient_id: a.patient, responses: [] })).body)
-      const newest = yield* request("GET", `/v1/clinic/patients/questionnaires?patient_id=${a.patient}`, { token: a.staff.token })
-      expect((newest.body as { questionnaire_responses: Array<{ id: number }> }).questionnaire_responses.map((r) => r.id)).toEqual([second.id, mine.id])
+      const second = yield* start(a.staff.token, { questionnaire_id: gad7.id, patient_id: a.patient, responses: [] })
+      const newest = yield* (yield* clientAs(a.staff.token)).questionnaireResponses.list({ urlParams: { patient_id: PatientId.make(a.patient) } })
+      expect(newest.questionnaire_responses.map((r) => r.id)).toEqual([second.id, mine.id])
     }))
 
   it.effect("a self-harm answer alerts once, mid-form: row, audit, one mail (link only) to the primary provider; review acknowledges", () =>
@@ -173,18 +204,18 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test", publicBaseUrl: "https:
       const phq9 = yield* instrument(parent.token, "phq9")
       const mailer = yield* MemoryMailer
       yield* mailer.clear
-      const created = responseOf((yield* post(parent.token, {
+      const created = yield* start(parent.token, {
         questionnaire_id: phq9.id, patient_id: patient, responses: [{ question_id: phq9.key("phq9_9").id, answer: "Several days" }]
-      })).body)
+      })
       expect(created).toMatchObject({ status: "in_progress", score: null, flags: ["self_harm"] })
       expect(created.crisis_resources).toEqual([
         { name: "988 Suicide & Crisis Lifeline", contact: "Call or text 988", url: "https://988lifeline.org" },
         { name: "Emergency services", contact: "Call 911", url: null }
       ])
       // Saved again with the same and then another answer: still one alert.
-      yield* put(parent.token, created.id, { responses: [{ question_id: phq9.key("phq9_9").id, answer: "Nearly every day" }] })
-      const cleared = yield* put(parent.token, created.id, { responses: [{ question_id: phq9.key("phq9_9").id, answer: "Not at all" }] })
-      expect(responseOf(cleared.body).flags).toEqual(["self_harm"])
+      yield* update(parent.token, created.id, { responses: [{ question_id: phq9.key("phq9_9").id, answer: "Nearly every day" }] })
+      const cleared = yield* update(parent.token, created.id, { responses: [{ question_id: phq9.key("phq9_9").id, answer: "Not at all" }] })
+      expect(cleared.flags).toEqual(["self_harm"])
       const sql = yield* SqlClient.SqlClient
       const alerts = yield* sql<{ id: number; patient_id: number; acknowledged_at: Date | null }>`SELECT id, patient_id, acknowledged_at FROM questionnaire_alerts WHERE questionnaire_response_id = ${created.id}`
       expect(alerts).toHaveLength(1)
@@ -202,8 +233,8 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test", publicBaseUrl: "https:
       expect((yield* mailer.sent).filter((m) => m.subject === "Questionnaire safety alert")).toHaveLength(1)
 
       // Completed and reviewed: the alert is acknowledged.
-      yield* put(parent.token, created.id, { responses: allAnswered(phq9, () => 0) })
-      yield* put(staff.token, created.id, { status: "reviewed" })
+      yield* update(parent.token, created.id, { responses: allAnswered(phq9, () => 0) })
+      yield* update(staff.token, created.id, { status: "reviewed" })
       const [acknowledged] = yield* sql<{ acknowledged_by_id: number | null }>`SELECT acknowledged_by_id FROM questionnaire_alerts WHERE id = ${alerts[0]!.id}`
       expect(acknowledged!.acknowledged_by_id).toBe(staff.id)
     }))
@@ -214,16 +245,16 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test", publicBaseUrl: "https:
       const phqa = yield* instrument(parent.token, "phqa")
       const mailer = yield* MemoryMailer
       yield* mailer.clear
-      const created = responseOf((yield* post(parent.token, {
+      const created = yield* start(parent.token, {
         questionnaire_id: phqa.id, patient_id: patient, responses: [{ question_id: phqa.key("phqa_suicide_attempt_ever").id, answer: "Yes" }]
-      })).body)
+      })
       expect(created.flags).toEqual(["self_harm"])
       yield* runDueJobs([questionnaireAlertTask]).pipe(Effect.provide(QuestionnaireMail.Default))
       const sent = (yield* mailer.sent).filter((m) => m.subject === "Questionnaire safety alert")
       expect(sent.map((m) => m.to)).toEqual([["alerts@clinic.test"]])
-      const calm = responseOf((yield* post(parent.token, {
+      const calm = yield* start(parent.token, {
         questionnaire_id: phqa.id, patient_id: patient, responses: [{ question_id: phqa.key("phqa_sad_past_year").id, answer: "Yes" }]
-      })).body)
+      })
       expect(calm).toMatchObject({ flags: [], crisis_resources: null })
     }))
 
@@ -232,12 +263,12 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test", publicBaseUrl: "https:
       const { staff, patient } = yield* family()
       const other = yield* signedIn("admin")
       const psc17 = yield* instrument(staff.token, "psc17")
-      const answers = psc17.questions.slice(3).map((q) => ({ question_id: q.id, answer: "Often" }))
-      const created = responseOf((yield* post(other.token, { questionnaire_id: psc17.id, patient_id: patient, responses: answers })).body)
+      const often = psc17.questions.slice(3).map((q) => ({ question_id: q.id, answer: "Often" }))
+      const created = yield* start(other.token, { questionnaire_id: psc17.id, patient_id: patient, responses: often })
       expect(created).toMatchObject({ status: "completed", score: 28, severity: "positive", subscales: { internalizing: expect.any(Number), attention: expect.any(Number), externalizing: expect.any(Number) } })
       expect(created.flags).toContain("positive")
-      const invalid = yield* put(other.token, created.id, { responses: [{ question_id: psc17.questions[4]!.id, answer: null }] })
-      expect(responseOf(invalid.body)).toMatchObject({ status: "in_progress", score: null, severity: "invalid" })
+      const invalid = yield* update(other.token, created.id, { responses: [{ question_id: psc17.questions[4]!.id, answer: null }] })
+      expect(invalid).toMatchObject({ status: "in_progress", score: null, severity: "invalid" })
 
       // An edited seed file becomes version 2; version 1 stays for the responses that answered it.
       const dir = yield* tempDir
@@ -257,7 +288,7 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test", publicBaseUrl: "https:
       expect(old.body).toMatchObject({ questionnaire: { version: 1, active: false } })
       const stale = yield* post(staff.token, { questionnaire_id: psc17.id, patient_id: patient, responses: [] })
       expect(stale).toMatchObject({ status: 422, body: { errors: { questionnaire_id: ["must exist"] } } })
-      const kept = yield* put(staff.token, created.id, { responses: [{ question_id: psc17.questions[4]!.id, answer: "Never" }] })
-      expect(responseOf(kept.body)).toMatchObject({ questionnaire_id: psc17.id, questionnaire_version: 1, status: "completed" })
+      const kept = yield* update(staff.token, created.id, { responses: [{ question_id: psc17.questions[4]!.id, answer: "Never" }] })
+      expect(kept).toMatchObject({ questionnaire_id: psc17.id, questionnaire_version: 1, status: "completed" })
     }))
 })

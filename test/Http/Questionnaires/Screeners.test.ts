@@ -6,17 +6,33 @@ import { runDueJobs } from "../../../src/Layers/Jobs.js"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { QuestionnaireMail } from "../../../src/Services/Questionnaires/QuestionnaireMail.js"
 import { purgeScreenersTask, questionnaireAlertTask, screenerResultTask } from "../../../src/Services/Questionnaires/Tasks.js"
-import { request, TestApp } from "../../support/app.js"
-import { allAnswered, type QuestionnaireView } from "./helpers.js"
+import { QuestionId, QuestionnaireId } from "../../../src/Domain/Ids.js"
+import type { TargetAudience } from "../../../src/Domain/Questionnaires/Questionnaire.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
+import { insertScreener } from "../../support/fixtures.js"
+import { allAnswered } from "./helpers.js"
 
 const screener = (body: Record<string, unknown>) =>
   request("POST", "/v1/marketing_questionnaires", { body: { marketing_questionnaire: body } })
 
-const publicList = (query = "") =>
-  Effect.map(request("GET", `/v1/marketing_questionnaires${query}`), (r) => r.body as { marketing_questionnaires: Array<QuestionnaireView> })
+const publicList = (urlParams: { readonly target_audience?: TargetAudience; readonly page_size?: number } = {}) =>
+  Effect.flatMap(clientAs(), (client) => client.marketingQuestionnaires.list({ urlParams }))
+
+/** A screener taken through the typed client: the answers as the public form sends them. */
+const takeScreener = (body: { questionnaire_id: number; email: string; responses: ReadonlyArray<{ question_id: number; answer: string }> }) =>
+  Effect.flatMap(clientAs(), (client) =>
+    client.marketingQuestionnaires.create({
+      payload: {
+        marketing_questionnaire: {
+          questionnaire_id: QuestionnaireId.make(body.questionnaire_id),
+          email: body.email,
+          responses: body.responses.map((r) => ({ question_id: QuestionId.make(r.question_id), answer: r.answer }))
+        }
+      }
+    }))
 
 const bySlug = (slug: string) =>
-  Effect.map(publicList("?page_size=100"), (list) => {
+  Effect.map(publicList({ page_size: 100 }), (list) => {
     const q = list.marketing_questionnaires.find((m) => m.slug === slug)!
     return { ...q, key: (k: string) => q.questions.find((x) => x.key === k)! }
   })
@@ -29,7 +45,7 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test" }))("public screeners",
     Effect.gen(function*() {
       const all = yield* publicList()
       expect(all.marketing_questionnaires.map((q) => q.slug).sort()).toEqual(["gad7", "phq9", "phqa", "psc17"])
-      const parents = yield* publicList("?target_audience=parents")
+      const parents = yield* publicList({ target_audience: "parents" })
       expect(parents.marketing_questionnaires.map((q) => q.slug)).toEqual(["psc17"])
       const gad7 = yield* bySlug("gad7")
       const created = yield* screener({ questionnaire_id: gad7.id, email: "curious@example.test", responses: allAnswered(gad7, () => 2), website: "" })
@@ -49,8 +65,8 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test" }))("public screeners",
       const invalid = yield* screener({ questionnaire_id: psc17.id, email: "parent@example.test", responses: fourBlank })
       expect(invalid.body).toMatchObject({ marketing_questionnaire: { score: null, severity: "invalid", subscales: {} } })
       const threeBlank = psc17.questions.slice(3).map((q) => ({ question_id: q.id, answer: "Sometimes" }))
-      const valid = yield* screener({ questionnaire_id: psc17.id, email: "parent2@example.test", responses: threeBlank })
-      expect(valid.body).toMatchObject({ marketing_questionnaire: { score: 14, severity: "positive", subscales: { internalizing: 4, attention: 3, externalizing: 7 } } })
+      const valid = yield* takeScreener({ questionnaire_id: psc17.id, email: "parent2@example.test", responses: threeBlank })
+      expect(valid.marketing_questionnaire).toMatchObject({ score: 14, severity: "positive", subscales: { internalizing: 4, attention: 3, externalizing: 7 } })
     }))
 
   it.effect("honeypot, unknown questionnaire and bad answers are 422", () =>
@@ -83,10 +99,10 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test" }))("public screeners",
     Effect.gen(function*() {
       yield* TestClock.adjust(Duration.days(1))
       const phq9 = yield* bySlug("phq9")
-      const created = yield* screener({
+      const created = yield* takeScreener({
         questionnaire_id: phq9.id, email: "someone@example.test", responses: [{ question_id: phq9.key("phq9_9").id, answer: "More than half the days" }]
       })
-      const result = (created.body as { marketing_questionnaire: { id: number; crisis_resources: Array<unknown> | null; score: number | null } }).marketing_questionnaire
+      const result = created.marketing_questionnaire
       expect(result.score).toBeNull()
       expect(result.crisis_resources).toHaveLength(2)
       yield* runMail([questionnaireAlertTask])
@@ -105,14 +121,12 @@ layer(TestApp({ clinicalAlertEmail: "alerts@clinic.test" }))("public screeners",
       const sql = yield* SqlClient.SqlClient
       const [q] = yield* sql<{ id: number }>`SELECT id FROM questionnaires WHERE slug = 'gad7'`
       const now = yield* TestClock.currentTimeMillis
-      const [old] = yield* sql<{ id: number }>`INSERT INTO marketing_questionnaires (questionnaire_id, email, created_at)
-        VALUES (${q!.id}, 'old@example.test', ${new Date(now - 181 * 86_400_000)}) RETURNING id`
-      const [recent] = yield* sql<{ id: number }>`INSERT INTO marketing_questionnaires (questionnaire_id, email, created_at)
-        VALUES (${q!.id}, 'recent@example.test', ${new Date(now - 179 * 86_400_000)}) RETURNING id`
+      const old = yield* insertScreener({ questionnaireId: q!.id, email: "old@example.test", at: new Date(now - 181 * 86_400_000) })
+      const recent = yield* insertScreener({ questionnaireId: q!.id, email: "recent@example.test", at: new Date(now - 179 * 86_400_000) })
       const purged = yield* Effect.flatMap(QuestionnaireMail, (mail) => mail.purgeScreeners).pipe(Effect.provide(QuestionnaireMail.Default))
       expect(purged).toBe(1)
-      const left = yield* sql<{ id: number }>`SELECT id FROM marketing_questionnaires WHERE id IN (${old!.id}, ${recent!.id})`
-      expect(left.map((r) => r.id)).toEqual([recent!.id])
+      const left = yield* sql<{ id: number }>`SELECT id FROM marketing_questionnaires WHERE id IN (${old}, ${recent})`
+      expect(left.map((r) => r.id)).toEqual([recent])
       // The scheduled task runs the same purge.
       expect(purgeScreenersTask.name).toBe("questionnaires.purge_screeners")
     }))

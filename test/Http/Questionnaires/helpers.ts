@@ -1,7 +1,8 @@
 /** Instruments, families and answers for the questionnaire tests. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { request } from "../../support/app.js"
+import { QuestionId } from "../../../src/Domain/Ids.js"
+import { clientAs } from "../../support/app.js"
 import { newPatient, signedIn } from "../Patients/helpers.js"
 
 export interface QuestionView {
@@ -23,8 +24,8 @@ export interface QuestionnaireView {
 /** The active version of an instrument, as the catalogue shows it. */
 export const instrument = (token: string, slug: string) =>
   Effect.gen(function*() {
-    const listed = yield* request("GET", "/v1/questionnaires?page_size=100&active=true", { token })
-    const found = (listed.body as { questionnaires: Array<QuestionnaireView> }).questionnaires.find((q) => q.slug === slug)
+    const listed = yield* (yield* clientAs(token)).questionnaires.list({ urlParams: { page_size: 100, active: true } })
+    const found = listed.questionnaires.find((q) => q.slug === slug)
     if (found === undefined) return yield* Effect.dieMessage(`no ${slug}`)
     const key = (k: string) => found.questions.find((q) => q.key === k)!
     return { ...found, key }
@@ -33,7 +34,7 @@ export const instrument = (token: string, slug: string) =>
 /** Every scored question of a PHQ-style instrument answered with the option at `index` (0 = Not at all). */
 export const allAnswered = (q: QuestionnaireView, index: (question: QuestionView, i: number) => number, keyPrefix = q.slug + "_") =>
   q.questions.filter((question) => /^\w+_\d+$/.test(question.key) && question.key.startsWith(keyPrefix) && question.required)
-    .map((question, i) => ({ question_id: question.id, answer: question.options[index(question, i)]! }))
+    .map((question, i) => ({ question_id: QuestionId.make(question.id), answer: question.options[index(question, i)]! }))
 
 /**
  * A family: staff who see every patient (an admin: providers see only the patients of their care

@@ -15,7 +15,10 @@ import { ObjectStore } from "../../../src/Services/ObjectStore.js"
 import { privateTempDir } from "../../../src/Services/PrivateTemp.js"
 import { failureReasons, ReportGenerator } from "../../../src/Services/Reports/ReportGenerator.js"
 import { expireReportsTask, generateReportTask } from "../../../src/Services/Reports/ReportTasks.js"
-import { request, signIn, TestApp } from "../../support/app.js"
+import type { AppointmentsReportRequest } from "../../../src/Api/Reports/Reports.js"
+import { ProviderId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
+import { insertCompletedVisits } from "../../support/fixtures.js"
 import {
   adminToken, auditActions, insertAppointment, insertClaim, insertPatient, insertSlot, parseCsv, pdfText, providerIn, pst, readXlsx,
   reportsPath
@@ -72,23 +75,21 @@ const metrics = (token: string, query: string) => request("GET", `${reportsPath}
 
 const runJobs = runDueJobs([generateReportTask, expireReportsTask]).pipe(Effect.provide(ReportGenerator.Default))
 
-interface Queued { readonly report_id: string; readonly status: string; readonly summary?: Record<string, number> }
-interface State {
-  readonly report_id: string
-  readonly status: string
-  readonly progress_percentage: number
-  readonly generated_at: string | null
-  readonly estimated_completion: string | null
-  readonly download_url: string | null
-  readonly expires_at: string | null
-  readonly failure_reason: string | null
-}
-
 const requestAppointments = (token: string, params: Record<string, unknown>) =>
   request("POST", `${reportsPath}/providers/appointments_with_rates`, { token, body: { report_params: params } })
 
-const statusOf = (token: string, id: string) =>
-  Effect.map(request("GET", `${reportsPath}/${id}/status`, { token }), (r) => ({ status: r.status, body: r.body as State }))
+type ReportParams = Omit<AppointmentsReportRequest["report_params"], "provider_ids"> & { readonly provider_ids?: ReadonlyArray<number> }
+
+/** A report asked for through the typed client: the decoded answer and the response (its status). */
+const queueAppointments = (token: string, params: ReportParams) =>
+  Effect.flatMap(clientAs(token), (client) =>
+    client.reports.appointmentsWithRates({
+      payload: { report_params: { ...params, provider_ids: params.provider_ids?.map((id) => ProviderId.make(id)) } },
+      withResponse: true
+    }))
+
+/** A report's state as the typed client decodes it. */
+const statusOf = (token: string, id: string) => Effect.flatMap(clientAs(token), (client) => client.reports.status({ path: { report_id: id } }))
 
 /** The stored file of a completed report. */
 const fileOf = (id: string) =>
@@ -101,15 +102,15 @@ const fileOf = (id: string) =>
   })
 
 /** Requests a report, runs the queue, and answers its stored file (asserting completion). */
-const generated = (token: string, params: Record<string, unknown>) =>
+const generated = (token: string, params: ReportParams) =>
   Effect.gen(function*() {
-    const created = yield* requestAppointments(token, params)
-    expect(created.status).toBe(202)
-    const id = (created.body as Queued).report_id
+    const [queued, response] = yield* queueAppointments(token, params)
+    expect(response.status).toBe(202)
+    const id = queued.report_id
     yield* runJobs
     const state = yield* statusOf(token, id)
-    expect(state.body.status).toBe("completed")
-    return { id, file: yield* fileOf(id), queued: created.body as Queued }
+    expect(state.status).toBe("completed")
+    return { id, file: yield* fileOf(id), queued }
   })
 
 const week = { start_date: "2026-02-02", end_date: "2026-02-08" }
@@ -164,16 +165,14 @@ layer(TestApp())("admin reports", (it) => {
         total_revenue: 0, average_session_duration: 60, provider_utilization: 0.1667
       })
       expect(body.daily_breakdown).toHaveLength(7)
-      const nobody = yield* metrics(token, "?week_start=2026-02-02&department=Nowhere")
-      expect((nobody.body as { metrics: { total_appointments: number } }).metrics.total_appointments).toBe(0)
+      const nobody = yield* (yield* clientAs(token)).reports.weeklyMetrics({ urlParams: { week_start: "2026-02-02", department: "Nowhere" } })
+      expect(nobody.metrics.total_appointments).toBe(0)
     }))
 
   it.effect("weekly metrics default to the current week, Monday to Sunday; bad ranges and unknown providers are 422", () =>
     Effect.gen(function*() {
       const { token } = yield* setUp
-      const current = yield* metrics(token, "")
-      expect(current.status).toBe(200)
-      const body = current.body as { week_start: string; week_end: string; daily_breakdown: Array<{ date: string }> }
+      const body = yield* (yield* clientAs(token)).reports.weeklyMetrics({ urlParams: {} })
       expect(new Date(`${body.week_start}T12:00:00Z`).getUTCDay()).toBe(1)
       expect(body.daily_breakdown.map((d) => d.date)[6]).toBe(body.week_end)
       expect(yield* metrics(token, "?week_start=2026-02-09&week_end=2026-02-02")).toMatchObject({
@@ -190,7 +189,7 @@ layer(TestApp())("admin reports", (it) => {
       const { avery, token } = yield* setUp
       const created = yield* requestAppointments(token, week)
       expect(created.status).toBe(202)
-      const body = created.body as Queued & Record<string, unknown>
+      const body = created.body as { report_id: string }
       expect(Object.keys(body).sort()).toEqual(["download_url", "generated_at", "report_id", "status", "summary"])
       expect(body.report_id).toMatch(/^[A-Za-z0-9_-]{43}$/)
       expect(body).toMatchObject({
@@ -209,10 +208,10 @@ layer(TestApp())("admin reports", (it) => {
         status: 422, body: { errors: { provider_ids: ["must exist"] } }
       })
       expect((yield* requestAppointments(token, { ...week, format: "docx" })).status).toBe(422)
+      expect((yield* request("GET", `${reportsPath}/${body.report_id}/status`, { token })).status).toBe(200)
       const state = yield* statusOf(token, body.report_id)
-      expect(state.status).toBe(200)
-      expect(state.body).toMatchObject({ status: "queued", progress_percentage: 0, download_url: null, generated_at: null, failure_reason: null })
-      expect(state.body.estimated_completion).not.toBeNull()
+      expect(state).toMatchObject({ status: "queued", progress_percentage: 0, download_url: null, generated_at: null, failure_reason: null })
+      expect(state.estimated_completion).not.toBeNull()
       // Not ready: 409; unknown: 404.
       expect(yield* request("GET", `${reportsPath}/${body.report_id}/download`, { token })).toMatchObject({
         status: 409, body: { errors: "Report is not ready yet" }
@@ -237,9 +236,9 @@ layer(TestApp())("admin reports", (it) => {
       expect(sunday[3]).toBe(String(blair))
       expect(sunday[4]).toBe("'=Blair Stone")
       const state = yield* statusOf(token, id)
-      expect(state.body).toMatchObject({ status: "completed", progress_percentage: 100, failure_reason: null })
-      expect(state.body.download_url).toBe(`http://localhost/v1/admin/clinic/reports/${id}/download`)
-      expect(Date.parse(state.body.expires_at!) - Date.parse(state.body.generated_at!)).toBe(30 * dayMs)
+      expect(state).toMatchObject({ status: "completed", progress_percentage: 100, failure_reason: null })
+      expect(state.download_url).toBe(`http://localhost/v1/admin/clinic/reports/${id}/download`)
+      expect(state.expires_at!.getTime() - state.generated_at!.getTime()).toBe(30 * dayMs)
       const download = yield* request("GET", `${reportsPath}/${id}/download`, { token })
       expect(download.status).toBe(302)
       expect(download.headers.location).toMatch(/^memory:\/\/reports\/\d+-[0-9a-f]{16}\/provider_appointments_2026-02-02_2026-02-08\.csv\?expires=\d+$/)
@@ -310,11 +309,12 @@ layer(TestApp())("admin reports", (it) => {
   it.effect("follow-up schedule: patients seen in the range, next appointment or days since the last visit", () =>
     Effect.gen(function*() {
       const { avery, token } = yield* setUp
-      const created = yield* request("POST", `${reportsPath}/patients/follow_up_schedules`, {
-        token, body: { report_params: { ...week, provider_ids: [avery], patient_status: "active" } }
+      const [created, response] = yield* (yield* clientAs(token)).reports.followUpSchedules({
+        payload: { report_params: { ...week, provider_ids: [ProviderId.make(avery)], patient_status: "active" } },
+        withResponse: true
       })
-      expect(created.status).toBe(202)
-      const id = (created.body as Queued).report_id
+      expect(response.status).toBe(202)
+      const id = created.report_id
       yield* runJobs
       const rows = parseCsv(new TextDecoder().decode((yield* fileOf(id)).body))
       expect(rows[0]).toEqual(["Patient ID", "Patient", "Status", "Visits", "Last visit", "Days since", "Provider", "Next appointment",
@@ -332,16 +332,14 @@ layer(TestApp())("admin reports", (it) => {
       const { avery, patients, token } = yield* setUp
       const sql = yield* SqlClient.SqlClient
       // 300 appointments in June 2025, one a day at staggered hours.
-      yield* sql`INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes, status, appointment_type)
-        SELECT ${patients[1]!}, ${avery}, timestamptz '2025-06-01 16:00Z' + make_interval(mins => 90 * n), 30, 'completed', 'therapy'
-        FROM generate_series(0, 299) n`.pipe(Effect.orDie)
+      yield* insertCompletedVisits({ patientId: patients[1]!, providerId: avery, first: new Date("2025-06-01T16:00:00Z"), everyMinutes: 90, count: 300 })
       yield* sql`CREATE TABLE report_progress_log (status text, written int, total int)`.pipe(Effect.orDie)
       yield* sql.unsafe(`CREATE FUNCTION log_report_progress() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN INSERT INTO report_progress_log VALUES (NEW.status, NEW.rows_written, NEW.rows_total); RETURN NEW; END $$`).pipe(Effect.orDie)
       yield* sql`CREATE TRIGGER report_progress AFTER UPDATE ON reports FOR EACH ROW EXECUTE FUNCTION log_report_progress()`.pipe(Effect.orDie)
-      const created = yield* requestAppointments(token, { start_date: "2025-06-01", end_date: "2025-06-30", provider_ids: [avery] })
-      const id = (created.body as Queued).report_id
-      expect((created.body as Queued).summary!.total_appointments).toBe(300)
+      const [created] = yield* queueAppointments(token, { start_date: "2025-06-01", end_date: "2025-06-30", provider_ids: [avery] })
+      const id = created.report_id
+      expect(created.summary.total_appointments).toBe(300)
       yield* runJobs
       const log = yield* sql<{ status: string; written: number; total: number | null }>`SELECT * FROM report_progress_log`.pipe(Effect.orDie)
       yield* sql`DROP TRIGGER report_progress ON reports`.pipe(Effect.orDie)
@@ -353,23 +351,23 @@ layer(TestApp())("admin reports", (it) => {
         { status: "generating", written: 256, total: 300 },
         { status: "completed", written: 300, total: 300 }
       ])
-      expect((yield* statusOf(token, id)).body.progress_percentage).toBe(100)
+      expect((yield* statusOf(token, id)).progress_percentage).toBe(100)
     }))
 
   it.effect("a report with no rows shows 0 % while generating and 100 % only once completed", () =>
     Effect.gen(function*() {
       const { token } = yield* setUp
       const sql = yield* SqlClient.SqlClient
-      const created = yield* requestAppointments(token, { start_date: "2024-01-01", end_date: "2024-01-07" })
-      const id = (created.body as Queued).report_id
-      expect((created.body as Queued).summary!.total_appointments).toBe(0)
+      const [created] = yield* queueAppointments(token, { start_date: "2024-01-01", end_date: "2024-01-07" })
+      const id = created.report_id
+      expect(created.summary.total_appointments).toBe(0)
       // The state the generator records once it has counted no rows to write (see the progress log above).
       yield* sql`UPDATE reports SET status = 'generating', started_at = now(), rows_written = 0, rows_total = 0
         WHERE report_id = ${id}`.pipe(Effect.orDie)
-      expect((yield* statusOf(token, id)).body).toMatchObject({ status: "generating", progress_percentage: 0 })
+      expect(yield* statusOf(token, id)).toMatchObject({ status: "generating", progress_percentage: 0 })
       // The generator takes a `generating` report over (a crashed run's) and completes it.
       yield* runJobs
-      expect((yield* statusOf(token, id)).body).toMatchObject({ status: "completed", progress_percentage: 100 })
+      expect(yield* statusOf(token, id)).toMatchObject({ status: "completed", progress_percentage: 100 })
     }))
 
   it.effect("a failure midway leaves no file and no temporary file, and marks the report failed with the reason", () =>
@@ -381,15 +379,15 @@ layer(TestApp())("admin reports", (it) => {
         BEGIN RAISE EXCEPTION 'database went away'; END $$`).pipe(Effect.orDie)
       yield* sql`CREATE TRIGGER report_fails BEFORE UPDATE ON reports FOR EACH ROW
         WHEN (NEW.status = 'generating' AND NEW.rows_written > 0) EXECUTE FUNCTION fail_report_progress()`.pipe(Effect.orDie)
-      const created = yield* requestAppointments(token, { start_date: "2025-06-01", end_date: "2025-06-30", provider_ids: [avery], format: "excel" })
-      const id = (created.body as Queued).report_id
+      const [created] = yield* queueAppointments(token, { start_date: "2025-06-01", end_date: "2025-06-30", provider_ids: [avery], format: "excel" })
+      const id = created.report_id
       const [row] = yield* sql<{ id: number }>`SELECT id FROM reports WHERE report_id = ${id}`.pipe(Effect.orDie)
       const before = yield* Effect.flatMap(MemoryObjectStore, (m) => m.objects)
       yield* runJobs
       yield* sql`DROP TRIGGER report_fails ON reports`.pipe(Effect.orDie)
       const state = yield* statusOf(token, id)
-      expect(state.body).toMatchObject({ status: "failed", download_url: null, estimated_completion: null, failure_reason: failureReasons.write })
-      expect(state.body.progress_percentage).toBe(0)
+      expect(state).toMatchObject({ status: "failed", download_url: null, estimated_completion: null, failure_reason: failureReasons.write })
+      expect(state.progress_percentage).toBe(0)
       const after = yield* Effect.flatMap(MemoryObjectStore, (m) => m.objects)
       expect([...after.keys()].filter((key) => key.startsWith(`reports/${row!.id}-`))).toEqual([])
       expect(after.size).toBe(before.size)

@@ -1,5 +1,4 @@
 /** A hand-built clinic week and bulk appointments for the report tests; files read back in each format. */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import Papa from "papaparse"
 import type { AppointmentStatus, AppointmentType } from "../../../src/Domain/Scheduling/Scheduling.js"
@@ -8,45 +7,18 @@ import * as fixtures from "../../support/fixtures.js"
 import { makeProvider } from "../Providers/helpers.js"
 
 export { adminToken, auditActions } from "../Providers/helpers.js"
+export { insertClaim, insertSlot } from "../../support/fixtures.js"
 
 export const reportsPath = "/v1/admin/clinic/reports"
 
 /** A wall-clock time in Los Angeles in February 2026 (PST, UTC−8). */
 export const pst = (day: string, time: string) => new Date(`${day}T${time}:00-08:00`)
 
-let counter = 0
-
 export const insertPatient = (first: string, last: string, active = true) =>
   fixtures.insertPatient({ first_name: first, last_name: last, date_of_birth: "2012-04-05", active })
 
 export const insertAppointment = (patientId: number, providerId: number, at: Date, minutes: number, status: AppointmentStatus, type: AppointmentType = "therapy") =>
   Effect.map(fixtures.insertAppointment({ patientId, providerId, scheduledAt: at, minutes, status, type }), (a) => a.id)
-
-export const insertSlot = (providerId: number, start: Date, end: Date) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`INSERT INTO available_slots (provider_id, start_time, end_time) VALUES (${providerId}, ${start}, ${end})`).pipe(Effect.orDie)
-
-/** A claim of the appointment; paid ones (and any past `ready`) sit in an EDI batch, as the schema wants. */
-export const insertClaim = (
-  appointment: { id: number; patientId: number; providerId: number; day: string },
-  amount: number,
-  status: "draft" | "submitted" | "paid" | "denied",
-  payment: number | null = null
-) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    let batch: number | null = null
-    if (status !== "draft") {
-      const n = ++counter
-      const [row] = yield* sql<{ id: number }>`INSERT INTO edi_batches (batch_id, interchange_control_number, object_key, claim_count, total_amount)
-        VALUES (${`EDI${String(900000000 + n)}`}, ${900000000 + n}, ${`edi/test-${n}.x12`}, 1, ${amount}) RETURNING id`
-      batch = row!.id
-    }
-    yield* sql`INSERT INTO claims (patient_id, provider_id, appointment_id, cpt_code, diagnosis_codes, service_date, amount, status,
-        payment_amount, payment_date, edi_batch_id)
-      VALUES (${appointment.patientId}, ${appointment.providerId}, ${appointment.id}, '90837', ARRAY['F329'], ${appointment.day}::date,
-        ${amount}, ${status}, ${payment}, ${payment === null ? null : appointment.day}::date, ${batch})`
-  }).pipe(Effect.orDie)
 
 /** A provider (made by the admin) with a department set through the provider update. */
 export const providerIn = (token: string, department: string, name: { first_name: string; last_name: string }) =>

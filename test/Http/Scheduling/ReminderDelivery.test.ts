@@ -16,7 +16,8 @@ import { ReminderSender } from "../../../src/Services/Scheduling/ReminderSender.
 import { request, TestAppWith } from "../../support/app.js"
 import { twilioStandIn, type TwilioStandIn } from "../../Layers/twilioStandIn.js"
 import { hookPath, postHook, publicBaseUrl, twilioSettings } from "../Ecm/communicationSupport.js"
-import { adminToken, bookSlot, createSlot, hoursFromNow, makeProvider } from "./helpers.js"
+import { insertPatient } from "../../support/fixtures.js"
+import { adminToken, bookSlot, makeProvider, slotAt } from "./helpers.js"
 
 const minuteMs = 60_000
 
@@ -36,15 +37,13 @@ let phones = 200
 
 /** A patient reachable by phone only, booked 30 hours ahead with a provider named Avery Quinn. */
 const bookedPatient = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
   const token = yield* adminToken
   const provider = yield* makeProvider(token, "provider", { first_name: "Avery", last_name: "Quinn" })
   const phone = `+1415555${String(++phones).padStart(4, "0")}`
-  const [patient] = yield* sql<{ id: number }>`INSERT INTO patients (first_name, last_name, date_of_birth, phone)
-    VALUES ('Robin', 'Vale', '2015-06-01', ${phone}) RETURNING id`.pipe(Effect.orDie)
+  const patientId = yield* insertPatient({ first_name: "Robin", last_name: "Vale", date_of_birth: "2015-06-01", phone })
   const base = yield* Clock.currentTimeMillis
-  const slot = yield* createSlot(token, { provider_id: provider.id, start_time: hoursFromNow(30, base), end_time: hoursFromNow(31, base) })
-  const { appointmentId } = yield* bookSlot(token, (slot.body as { available_slot: { id: number } }).available_slot.id, patient!.id)
+  const slot = yield* slotAt(token, provider.id, 30, 1, base)
+  const { appointmentId } = yield* bookSlot(token, slot, patientId)
   return { token, phone, appointmentId }
 })
 

@@ -15,6 +15,7 @@ import { ReminderSender } from "../../../src/Services/Scheduling/ReminderSender.
 import { sendReminderTask } from "../../../src/Services/Scheduling/ReminderTasks.js"
 import { reminderReasons } from "../../../src/Services/Scheduling/RemindersRepo.js"
 import { request, signIn, TestApp } from "../../support/app.js"
+import { insertPatient, insertSmsOptOut } from "../../support/fixtures.js"
 import { adminToken, bookSlot, createSlot, hoursFromNow, insertUser, makeProvider, password } from "./helpers.js"
 
 const path = "/v1/clinic/notifications/appointment_reminders"
@@ -54,15 +55,15 @@ const family = (options: { phone?: string | null; email?: string | null; languag
     const email = options.email === undefined ? `family${++emailCounter}.${Date.now()}@reminders.test` : options.email
     // Without the patient's own contact the parent's account is used: keep the account's out of the way.
     yield* sql`UPDATE users SET phone = NULL WHERE id = ${parentId}`
-    const [patient] = yield* sql<{ id: number }>`INSERT INTO patients (first_name, last_name, date_of_birth, user_id, phone, email, language)
-      VALUES ('Robin', 'Vale', '2015-06-01', ${parentId}, ${phone}, ${email}, ${options.language ?? "en"})
-      RETURNING id`
-    // The number answered STOP (the communications issue records it in sms_opt_outs).
-    if (options.optedOut === true && phone !== null) yield* sql`INSERT INTO sms_opt_outs (phone_number) VALUES (${phone})`
     // Unlinked: no parent account, so no account email or device to fall back on.
-    if (options.linked === false) yield* sql`UPDATE patients SET user_id = NULL WHERE id = ${patient!.id}`
+    const patientId = yield* insertPatient({
+      first_name: "Robin", last_name: "Vale", date_of_birth: "2015-06-01", user_id: options.linked === false ? null : parentId, phone, email,
+      language: options.language ?? "en"
+    })
+    // The number answered STOP (the communications issue records it in sms_opt_outs).
+    if (options.optedOut === true && phone !== null) yield* insertSmsOptOut(phone)
     const parentEmail = (yield* sql<{ email: string }>`SELECT email FROM users WHERE id = ${parentId}`)[0]!.email
-    return { token, parentToken, parentId, provider, patientId: patient!.id, phone, email, signInParent: signIn(parentEmail, password) }
+    return { token, parentToken, parentId, provider, patientId, phone, email, signInParent: signIn(parentEmail, password) }
   }).pipe(Effect.orDie)
 
 type Family = Effect.Effect.Success<ReturnType<typeof family>>
@@ -430,7 +431,7 @@ layer(TestApp())("appointment reminders", (it) => {
       const later = yield* family()
       const other = yield* appointmentIn(later, 30)
       const [, laterSms] = yield* listOf(later.token, other.id)
-      yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO sms_opt_outs (phone_number) VALUES (${later.phone})`).pipe(Effect.orDie)
+      yield* insertSmsOptOut(later.phone!)
       yield* advanceAndRun(29 * hourMs)
       expect(yield* smsTo(later.phone)).toHaveLength(0)
       expect(yield* smsTo(out.phone)).toHaveLength(0)

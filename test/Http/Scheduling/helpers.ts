@@ -1,6 +1,7 @@
 /** Providers, patients and slots for the scheduling tests. */
 import { Effect } from "effect"
-import { request } from "../../support/app.js"
+import { AvailableSlotId, PatientId, ProviderId } from "../../../src/Domain/Ids.js"
+import { clientAs, request } from "../../support/app.js"
 import * as fixtures from "../../support/fixtures.js"
 import { insertUser, makeProvider } from "../Providers/helpers.js"
 
@@ -21,22 +22,29 @@ export const hoursFromNow = (hours: number, base = Date.now()) =>
 export const createSlot = (token: string, slot: Record<string, unknown>) =>
   request("POST", "/v1/admin/clinic/availability/available_slots", { token, body: { available_slot: slot } })
 
-/** A one-hour slot `hours` from now; its id. */
-export const slotAt = (token: string, providerId: number, hours: number, length = 1) =>
+/** A slot of `length` hours `hours` from now (or from `base`), made through the typed client; its id. */
+export const slotAt = (token: string, providerId: number, hours: number, length = 1, base = Date.now()) =>
   Effect.gen(function*() {
-    const response = yield* createSlot(token, { provider_id: providerId, start_time: hoursFromNow(hours), end_time: hoursFromNow(hours + length) })
-    if (response.status !== 201) return yield* Effect.dieMessage(`slot: ${response.status} ${JSON.stringify(response.body)}`)
-    return (response.body as { available_slot: { id: number } }).available_slot.id
+    const client = yield* clientAs(token)
+    const created = yield* client.availability.createSlot({
+      payload: {
+        available_slot: { provider_id: ProviderId.make(providerId), start_time: new Date(hoursFromNow(hours, base)), end_time: new Date(hoursFromNow(hours + length, base)) }
+      }
+    })
+    return created.available_slot.id
   })
 
 export const book = (token: string, slotId: number, patientId: number, extra: Record<string, unknown> = {}) =>
   request("POST", "/v1/admin/clinic/availability/books", { token, body: { book: { available_slot_id: slotId, patient_id: patientId, ...extra } } })
 
-/** Books a slot; the book and appointment ids. */
+/** Books a slot through the typed client; the book and appointment ids. */
 export const bookSlot = (token: string, slotId: number, patientId: number) =>
   Effect.gen(function*() {
-    const response = yield* book(token, slotId, patientId)
-    if (response.status !== 201) return yield* Effect.dieMessage(`book: ${response.status} ${JSON.stringify(response.body)}`)
-    const created = (response.body as { book: { id: number; appointment_id: number } }).book
-    return { bookId: created.id, appointmentId: created.appointment_id }
+    const client = yield* clientAs(token)
+    const created = yield* client.availability.createBook({
+      payload: { book: { available_slot_id: AvailableSlotId.make(slotId), patient_id: PatientId.make(patientId) } }
+    })
+    const appointmentId = created.book.appointment_id
+    if (appointmentId === null) return yield* Effect.dieMessage(`book ${created.book.id}: no appointment`)
+    return { bookId: created.book.id, appointmentId }
   })
