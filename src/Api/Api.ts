@@ -7,6 +7,7 @@ import { AdminUsersApi } from "./Accounts/AdminUsers.js"
 import { smallBodyBytes } from "./BodyLimit.js"
 import { declareAccessReason } from "./Docs.js"
 import { InternalServerError, PayloadTooLarge, ServiceUnavailable } from "./Errors.js"
+import { withRequestMessages } from "./RequestMessages.js"
 import { UsersApi } from "./Accounts/Users.js"
 import { ProviderInvitesApi } from "./Providers/Invites.js"
 import { ProvidersApi } from "./Providers/Providers.js"
@@ -143,7 +144,8 @@ const declareRetryAfter = (spec: Record<string, any>): Record<string, any> => {
   return spec
 }
 
-export class Api extends HttpApi.make("care-coordination-api")
+/** Every request node carries its 422 message (./RequestMessages.ts). */
+export class Api extends withRequestMessages(HttpApi.make("care-coordination-api")
   .add(UsersApi)
   .add(AdminUsersApi)
   .add(ProvidersApi)
@@ -232,5 +234,5 @@ export class Api extends HttpApi.make("care-coordination-api")
     // Relative: the document describes the server that serves it, wherever that is deployed.
     servers: [{ url: "/", description: "This server" }],
     transform: (spec) => declareAccessReason(declareRetryAfter(allowUnknownRequestFields(dropDefaultDecodeError(spec))))
-  }))
+  })))
 {}

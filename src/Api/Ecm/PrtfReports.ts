@@ -15,7 +15,9 @@ const isIsoDate = Schema.is(IsoDate)
 /** §4.7 asks for YYYY-MM-DD: the message says so; an empty one is blank, like a missing one. */
 const ReportDate = (description: string) =>
   Schema.String.pipe(
-    Schema.filter((s) => (s.trim() === "" ? "can't be blank" : isIsoDate(s) || "is invalid (use YYYY-MM-DD)")),
+    Schema.filter((s) => s.trim() !== "" && isIsoDate(s), {
+      message: (issue) => (String(issue.actual).trim() === "" ? "can't be blank" : "is invalid (use YYYY-MM-DD)")
+    }),
     Schema.annotations({ description, jsonSchema: { type: "string", format: "date", maxLength: 10 } })
   )
 

@@ -20,7 +20,9 @@ const isIsoDate = Schema.is(IsoDate)
 /** A day of the period: the message says how to write it; an empty one is blank, like a missing one. */
 const PeriodDate = (description: string) =>
   Schema.String.pipe(
-    Schema.filter((s) => (s.trim() === "" ? "can't be blank" : isIsoDate(s) || "is invalid (use YYYY-MM-DD)")),
+    Schema.filter((s) => s.trim() !== "" && isIsoDate(s), {
+      message: (issue) => (String(issue.actual).trim() === "" ? "can't be blank" : "is invalid (use YYYY-MM-DD)")
+    }),
     Schema.annotations({ description, jsonSchema: { type: "string", format: "date", maxLength: 10 } })
   )
 

@@ -15,6 +15,10 @@
  * - This module turns what the platform fails with (decoding failures, unreadable JSON, unknown
  *   routes) into the area's shape, sends the errors that carry a wait with `Retry-After`, and
  *   turns every defect into a 500 (or a 503 when a dependency is down).
+ * - A decoding failure's messages come from the request schemas and the issues' tags only: every
+ *   node of an endpoint's path, query, headers and body carries a `message` annotation (its own,
+ *   or the default of its kind that src/Api/RequestMessages.ts adds to the whole Api), a missing
+ *   field is "can't be blank" and an unexpected one "is not allowed". Nothing reads Effect's text.
  * - Bodies refused before decoding (too large, wrong media type, not UTF-8, nested too deeply) are
  *   answered by the body checks (./RequestBody.ts), through `errorResponse` here.
  */
@@ -34,26 +38,29 @@ import {
   validationFailure
 } from "../../Api/Errors.js"
 import { Api } from "../../Api/Api.js"
+import { requestMessages } from "../../Api/RequestMessages.js"
 import { ObjectStoreUnavailable } from "../../Services/ObjectStore.js"
 import { isDatabaseUnavailable } from "../Database.js"
 import { apiRoutes } from "./ApiRoutes.js"
 
 type ArrayIssue = HttpApiError.HttpApiDecodeError["issues"][number]
 
-/** Rails-style wording for one schema issue. Messages our schemas annotate are already human. */
+/**
+ * The message of one decoding issue: a missing or unexpected field by its tag, anything else by the
+ * message annotation the request schema carries (src/Api/RequestMessages.ts).
+ */
 export const humanMessage = (issue: Pick<ArrayIssue, "_tag" | "message">): string => {
-  const text = issue.message
-  if (issue._tag === "Missing" || /actual (?:null|undefined|"")$/.test(text)) return "can't be blank"
-  if (issue._tag === "Unexpected") return "is not allowed"
-  if (!/^Expected |Unable to decode|is forbidden|^Expected$/.test(text) && !text.includes("\n") && text.length <= 80) {
-    return text
+  switch (issue._tag) {
+    case "Missing":
+      return requestMessages.blank
+    case "Unexpected":
+      return requestMessages.notAllowed
+    // Only an effectful schema run synchronously fails so; none of the Api's does.
+    case "Forbidden":
+      return requestMessages.invalid
+    default:
+      return issue.message
   }
-  if (/Unable to decode .* into a number|Expected (?:number|an integer|Int|a finite number)/.test(text)) return "is not a number"
-  if (/^Expected "[^"]*"(?: \| "[^"]*")*, actual/.test(text)) return "is not included in the list"
-  if (/^Expected (?:boolean|true|false)/.test(text)) return "must be true or false"
-  if (/^Expected (?:ReadonlyArray|Array)/.test(text)) return "must be a list"
-  if (/^Expected \{/.test(text)) return "must be an object"
-  return "is invalid"
 }
 
 /** `["user","email"]` -> "email"; `["slots",0,"start_time"]` -> "slots[0].start_time". */
