@@ -22,7 +22,7 @@
  * builder does not express (collaborators' readable set) keeps its own statements, returns the
  * same `{ rows, pagination }` through `paginationOf`, and says why where it is written.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlSchema, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { type PageRequest, type Pagination, paginationOf } from "../Api/Pagination.js"
 import { orDefect } from "./Repository.js"
@@ -31,8 +31,11 @@ export type SortDirection = "ASC" | "DESC"
 
 /** How a list is ordered: the API's sort names to SQL expressions, the chosen one, and the tie-breaker. */
 export interface ListSort<K extends string> {
-  /** Every sortable column by the name the API uses (`sort_by`); a fixed order has one entry. */
-  readonly columns: Readonly<Record<K, Statement.Fragment>>
+  /**
+   * Every sortable column by the name the API uses (`sort_by`); a fixed order has one entry. A name
+   * may stand for several expressions in turn (by name: last, then first), each ordered in `dir`.
+   */
+  readonly columns: Readonly<Record<K, Statement.Fragment | ReadonlyArray<Statement.Fragment>>>
   readonly by: K
   readonly dir: SortDirection
   /** The row's unique key (`c.id`): ordered last, in `dir` too, so pages are stable. */
@@ -91,11 +94,13 @@ export const makeListPage = Effect.map(SqlClient.SqlClient, (sql) => {
 
   const orderBy = <K extends string>(sort: ListSort<K>) => {
     const dir = sort.dir === "DESC" ? sql`DESC` : sql`ASC`
-    const column = sort.columns[sort.by]
+    const column: Statement.Fragment | ReadonlyArray<Statement.Fragment> | undefined = sort.columns[sort.by]
     // A name outside the map is a bug in the caller (the Api's column list and the map disagree).
     if (column === undefined) throw new Error(`No sort column ${JSON.stringify(sort.by)}`)
     const nulls = sort.nulls === undefined ? sql`` : sort.nulls === "LAST" ? sql` NULLS LAST` : sql` NULLS FIRST`
-    return column === sort.id ? sql`${column} ${dir}${nulls}` : sql`${column} ${dir}${nulls}, ${sort.id} ${dir}`
+    const keys = Statement.isFragment(column) ? [column] : column
+    const ordered = sql.csv(keys.map((key) => sql`${key} ${dir}${nulls}`))
+    return keys.length === 1 && keys[0] === sort.id ? ordered : sql`${ordered}, ${sort.id} ${dir}`
   }
 
   return <A, I, K extends string, T extends Schema.Struct.Fields = {}>(

@@ -4,9 +4,9 @@ import { IsoTimestamp } from "../../Domain/Time.js"
 import { Role, User, UserStatus } from "../../Domain/Accounts/User.js"
 import { UserIdFromText } from "../../Domain/Ids.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { BodyPageNumber, BodyPageSize } from "../Lists.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { NotFound, ValidationFailed } from "../Errors.js"
+import { BodyPageNumber, BodyPageSize, dateRange, listQuery, nameFilter } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { BoundedArray, Email, IsoDate, Name, Phone, Search, SortDir } from "../Schemas.js"
 import { AdminAuthentication } from "../Security.js"
 
@@ -31,13 +31,9 @@ export class AdminUserList extends Schema.Class<AdminUserList>("AdminUserList")(
   pagination: Pagination
 }) {}
 
-export const AdminUserListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  sort_by: Schema.optional(UserSortColumn),
-  sort_dir: Schema.optional(SortDir),
-  search: Schema.optional(Search)
-}).annotations(reportAllErrors)
+export const AdminUserListQuery = listQuery({ size: "page_size", sortBy: UserSortColumn, search: true })
 
+// Declared by hand: its filters come before the page fields, an order listBodyFields does not write.
 export class UserFilterRequest extends Schema.Class<UserFilterRequest>("UserFilterRequest")({
   search: Schema.optional(Schema.NullOr(Search)),
   sort_by: Schema.optional(UserSortColumn),
@@ -45,11 +41,8 @@ export class UserFilterRequest extends Schema.Class<UserFilterRequest>("UserFilt
   filters: Schema.optional(Schema.Struct({
     active: Schema.optional(Schema.NullOr(Schema.Boolean)),
     roles: Schema.optional(BoundedArray(Role, Role.literals.length)),
-    date: Schema.optional(Schema.Struct({
-      start_date: Schema.optional(Schema.NullOr(IsoDate)),
-      end_date: Schema.optional(Schema.NullOr(IsoDate))
-    })),
-    patient_name: Schema.optional(Schema.NullOr(Search))
+    date: dateRange(),
+    patient_name: nameFilter()
   })),
   page: Schema.optional(BodyPageNumber.annotations({ title: "Page" })),
   page_size: Schema.optional(BodyPageSize.annotations({ title: "Page size" }))
@@ -126,7 +119,7 @@ export class AdminUsersApi extends HttpApiGroup.make("adminUsers")
   )
   .add(
     HttpApiEndpoint.get("archived", "/admin/clinic/users/archived")
-      .setUrlParams(Schema.Struct(PageSizeQuery).annotations(reportAllErrors))
+      .setUrlParams(listQuery({ size: "page_size" }))
       .addSuccess(AdminUserList)
       .annotateContext(operationDocs({
         summary: "List archived users",

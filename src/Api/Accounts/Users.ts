@@ -4,7 +4,8 @@ import { UserId, UserIdFromText } from "../../Domain/Ids.js"
 import { Role, User, UserSummary } from "../../Domain/Accounts/User.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { Forbidden, NotFound, reportAllErrors, TooManyRequests, Unauthorized, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import {
   BooleanFromQuery, BoundedString, Email, EmailLookup, IsoDate, IssuedToken, Language, maxLengths, Message, Name, Password,
   PasswordAttempt, Phone, RequiredString
@@ -185,7 +186,7 @@ export class UsersApi extends HttpApiGroup.make("users")
   )
   .add(
     HttpApiEndpoint.get("list", "/users")
-      .setUrlParams(Schema.Struct(PageSizeQuery).annotations(reportAllErrors))
+      .setUrlParams(listQuery({ size: "page_size" }))
       .addSuccess(UserList)
       .middleware(Authentication)
       .annotateContext(operationDocs({

@@ -5,8 +5,9 @@ import { PatientIdFromText } from "../../Domain/Ids.js"
 import { documentContentTypes, maxDocumentBytes, PatientDocument } from "../../Domain/Patients/Records.js"
 import { carriesFiles } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { Forbidden, NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { Forbidden, NotFound, ValidationFailed } from "../Errors.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { IdParam, RequiredString } from "../Schemas.js"
 import { Authentication } from "../Security.js"
 import { staffWriteAccess } from "./Patients.js"
@@ -45,7 +46,7 @@ export class PatientDocumentsApi extends HttpApiGroup.make("patientDocuments")
   .add(
     HttpApiEndpoint.get("list", "/clinic/patients/:patient_id/documents")
       .setPath(patientPath)
-      .setUrlParams(Schema.Struct(PageSizeQuery).annotations(reportAllErrors))
+      .setUrlParams(listQuery({ size: "page_size" }))
       .addSuccess(DocumentList)
       .annotateContext(operationDocs({
         summary: "A patient's documents",

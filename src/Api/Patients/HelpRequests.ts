@@ -5,8 +5,9 @@ import { PatientId, PatientIdFromText } from "../../Domain/Ids.js"
 import { HelpRequest } from "../../Domain/Patients/Records.js"
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { NotFound, ValidationFailed } from "../Errors.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { RequiredString } from "../Schemas.js"
 import { Authentication } from "../Security.js"
 
@@ -15,10 +16,10 @@ export const helpRequestMaxLengths = { subject: 200, message: 5000 } as const
 /** How records under a patient name their patient when the path does not. */
 export const patientIdDescription = "The patient; a parent with exactly one linked patient may leave it out"
 
-export const PatientScopedQuery = Schema.Struct({
-  ...PageSizeQuery,
-  patient_id: Schema.optional(PatientIdFromText.annotations({ description: patientIdDescription }))
-}).annotations(reportAllErrors)
+export const PatientScopedQuery = listQuery({
+  size: "page_size",
+  fields: { patient_id: Schema.optional(PatientIdFromText.annotations({ description: patientIdDescription })) }
+})
 
 export class CreateHelpRequestRequest extends Schema.Class<CreateHelpRequestRequest>("CreateHelpRequestRequest")({
   help_request: Schema.Struct({

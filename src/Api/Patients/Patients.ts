@@ -4,10 +4,10 @@ import { Schema } from "effect"
 import { PatientIdFromText, ProviderId, UserId } from "../../Domain/Ids.js"
 import { ClinicPatient, PatientSortColumn, patientStatuses } from "../../Domain/Patients/Patient.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { Forbidden, NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { BodyPageNumber, BodyPageSize } from "../Lists.js"
-import { maxPageSize, PageSizeQuery, Pagination } from "../Pagination.js"
-import { BoundedString, Email, IsoDate, Language, Name, Phone, Search, SortDir } from "../Schemas.js"
+import { Forbidden, NotFound, ValidationFailed } from "../Errors.js"
+import { listBodyFields, listQuery, nameFilter } from "../Lists.js"
+import { maxPageSize, Pagination } from "../Pagination.js"
+import { BoundedString, Email, IsoDate, Language, Name, Phone } from "../Schemas.js"
 import { Authentication } from "../Security.js"
 
 /** Default page size of the clinic patient list (general §8) and of the records under a patient. */
@@ -69,28 +69,28 @@ export class PatientList extends Schema.Class<PatientList>("PatientList")({
 
 const searchDescription = "Matches first and last name (and the two together), member id, and the digits of the phone number"
 
-export const PatientListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  sort_by: Schema.optional(PatientSortColumn.annotations({ description: "Default: last name, then first name" })),
-  sort_dir: Schema.optional(SortDir),
-  search: Schema.optional(Search.annotations({ description: searchDescription }))
-}).annotations(reportAllErrors)
+export const PatientListQuery = listQuery({
+  size: "page_size",
+  sortBy: PatientSortColumn.annotations({ description: "Default: last name, then first name" }),
+  search: searchDescription
+})
 
 const PatientStatus = Schema.Literal(...patientStatuses)
 
 export class PatientFilterRequest extends Schema.Class<PatientFilterRequest>("PatientFilterRequest")({
-  search: Schema.optional(Schema.NullOr(Search.annotations({ description: searchDescription }))),
-  sort_by: Schema.optional(PatientSortColumn),
-  sort_dir: Schema.optional(SortDir),
-  page: Schema.optional(BodyPageNumber),
-  page_size: Schema.optional(BodyPageSize),
-  filters: Schema.optional(Schema.Struct({
-    provider_name: Schema.optional(Schema.NullOr(BoundedString(patientMaxLengths.providerName).annotations({
-      description: "Patients whose primary provider's name (first, last, or both) contains this text"
-    }))),
-    provider_id: Schema.optional(Schema.NullOr(ProviderId).annotations({ description: "Patients of this primary provider" })),
-    status: Schema.optional(Schema.NullOr(PatientStatus).annotations({ description: "active or inactive patients" }))
-  }))
+  ...listBodyFields({
+    size: "page_size",
+    search: searchDescription,
+    sortBy: PatientSortColumn,
+    filters: Schema.Struct({
+      provider_name: nameFilter({
+        description: "Patients whose primary provider's name (first, last, or both) contains this text",
+        maxLength: patientMaxLengths.providerName
+      }),
+      provider_id: Schema.optional(Schema.NullOr(ProviderId).annotations({ description: "Patients of this primary provider" })),
+      status: Schema.optional(Schema.NullOr(PatientStatus).annotations({ description: "active or inactive patients" }))
+    })
+  })
 }, requestBody({ search: "lopez", sort_by: "last_name", sort_dir: "ASC", page: 1, page_size: 25, filters: { provider_name: "Rivera", status: "active" } })) {}
 
 export class ProviderOption extends Schema.Class<ProviderOption>("ProviderOption")({

@@ -4,8 +4,9 @@ import { Schema } from "effect"
 import { PatientIdFromText } from "../../Domain/Ids.js"
 import { Spot, SpotStatus } from "../../Domain/Patients/Records.js"
 import { groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { Conflict, Forbidden, NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { Conflict, Forbidden, NotFound, ValidationFailed } from "../Errors.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { BoundedString, IdParam, RequiredString } from "../Schemas.js"
 import { Authentication } from "../Security.js"
 
@@ -41,7 +42,7 @@ export class SpotsApi extends HttpApiGroup.make("spots")
   .add(
     HttpApiEndpoint.get("list", "/clinic/patients/:patient_id/spot")
       .setPath(patientPath)
-      .setUrlParams(Schema.Struct(PageSizeQuery).annotations(reportAllErrors))
+      .setUrlParams(listQuery({ size: "page_size" }))
       .addSuccess(SpotList)
       .annotateContext(operationDocs({
         summary: "A patient's waitlist spots",

@@ -11,8 +11,9 @@ import {
   MedicationId, MedicationIdFromText, PatientId, PatientIdFromText, PrescriptionIdFromText, ProviderId, ProviderIdFromText
 } from "../../Domain/Ids.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { Forbidden, NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { Forbidden, NotFound, ValidationFailed } from "../Errors.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { BoundedArray, BoundedString, IsoDate, RequiredString, Search } from "../Schemas.js"
 import { AdminAuthentication, Authentication, StaffAuthentication } from "../Security.js"
 
@@ -110,13 +111,15 @@ export class UpdatePrescriptionRequest extends Schema.Class<UpdatePrescriptionRe
   { prescription: { frequency: "twice daily", quantity: 60, refills: 3 } }
 )) {}
 
-const PrescriptionListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  patient_id: Schema.optional(PatientIdFromText),
-  provider_id: Schema.optional(ProviderIdFromText),
-  status: Schema.optional(PrescriptionStatus),
-  medication_name: Schema.optional(Search.annotations({ description: "Part of the medication's name, generic name or a brand name" }))
-}).annotations(reportAllErrors)
+const PrescriptionListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    patient_id: Schema.optional(PatientIdFromText),
+    provider_id: Schema.optional(ProviderIdFromText),
+    status: Schema.optional(PrescriptionStatus),
+    medication_name: Schema.optional(Search.annotations({ description: "Part of the medication's name, generic name or a brand name" }))
+  }
+})
 
 export class PrescriptionList extends Schema.Class<PrescriptionList>("PrescriptionList")({
   prescriptions: Schema.Array(Prescription),
@@ -125,7 +128,7 @@ export class PrescriptionList extends Schema.Class<PrescriptionList>("Prescripti
 
 export class PrescriptionResponse extends Schema.Class<PrescriptionResponse>("PrescriptionResponse")({ prescription: Prescription }) {}
 
-const HistoryQuery = Schema.Struct({ ...PageSizeQuery }).annotations(reportAllErrors)
+const HistoryQuery = listQuery({ size: "page_size" })
 
 export class MedicationHistory extends Schema.Class<MedicationHistory>("MedicationHistory")({
   patient_id: PatientId,
@@ -133,14 +136,16 @@ export class MedicationHistory extends Schema.Class<MedicationHistory>("Medicati
   pagination: Pagination.annotations({ description: "Counts medications (groups), not prescriptions" })
 }) {}
 
-const MedicationListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  search: Schema.optional(Search.annotations({ description: "Part of the name, generic name or a brand name" })),
-  include_inactive: Schema.optional(Schema.Literal("true", "false").annotations({
-    message: () => "is not included in the list",
-    description: "Admins may list retired medications too (default false)"
-  }))
-}).annotations(reportAllErrors)
+const MedicationListQuery = listQuery({
+  size: "page_size",
+  search: "Part of the name, generic name or a brand name",
+  fields: {
+    include_inactive: Schema.optional(Schema.Literal("true", "false").annotations({
+      message: () => "is not included in the list",
+      description: "Admins may list retired medications too (default false)"
+    }))
+  }
+})
 
 export class MedicationList extends Schema.Class<MedicationList>("MedicationList")({
   medications: Schema.Array(Medication),

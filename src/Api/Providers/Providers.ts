@@ -6,10 +6,10 @@ import { commonSpecialties, Provider, providerRoles } from "../../Domain/Provide
 import { isValidNpi } from "../../Domain/Providers/Npi.js"
 import { ProviderId } from "../../Domain/Ids.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { NotFound, reportAllErrors, ValidationFailed } from "../Errors.js"
-import { BodyPageNumber, BodyPageSize } from "../Lists.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
-import { BoundedArray, BoundedString, Search, SortDir } from "../Schemas.js"
+import { NotFound, ValidationFailed } from "../Errors.js"
+import { listBodyFields, listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
+import { BoundedArray, BoundedString, Search } from "../Schemas.js"
 import { AdminAuthentication } from "../Security.js"
 
 /** Default page size of the provider and supervisor lists (as clinic patients in §8). */
@@ -58,22 +58,21 @@ export class ProviderList extends Schema.Class<ProviderList>("ProviderList")({
 
 export class ProviderResponse extends Schema.Class<ProviderResponse>("ProviderResponse")({ provider: Provider }) {}
 
-export const ProviderListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  sort_by: Schema.optional(ProviderSortColumn),
-  sort_dir: Schema.optional(SortDir),
-  search: Schema.optional(Search.annotations({ description: "Matches names, email, specialty, license number and NPI" }))
-}).annotations(reportAllErrors)
+export const ProviderListQuery = listQuery({
+  size: "page_size",
+  sortBy: ProviderSortColumn,
+  search: "Matches names, email, specialty, license number and NPI"
+})
 
 export class ProviderFilterRequest extends Schema.Class<ProviderFilterRequest>("ProviderFilterRequest")({
-  search: Schema.optional(Schema.NullOr(Search)),
-  sort_by: Schema.optional(ProviderSortColumn),
-  sort_dir: Schema.optional(SortDir),
-  page: Schema.optional(BodyPageNumber),
-  page_size: Schema.optional(BodyPageSize),
-  filters: Schema.optional(Schema.Struct({
-    search: Schema.optional(Schema.NullOr(Search.annotations({ description: "Used when the top-level search is absent" })))
-  }).annotations({ description: "Only the search query is honoured (general §4.9); other keys are ignored" }))
+  ...listBodyFields({
+    size: "page_size",
+    search: true,
+    sortBy: ProviderSortColumn,
+    filters: Schema.Struct({
+      search: Schema.optional(Schema.NullOr(Search.annotations({ description: "Used when the top-level search is absent" })))
+    }).annotations({ description: "Only the search query is honoured (general §4.9); other keys are ignored" })
+  })
 }, requestBody({ search: "psychiatry", sort_by: "last_name", sort_dir: "ASC", page: 1, page_size: 25 })) {}
 
 export class UpdateProviderRequest extends Schema.Class<UpdateProviderRequest>("UpdateProviderRequest")({

@@ -3,8 +3,9 @@ import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { Supervisor } from "../../Domain/Providers/Provider.js"
 import { Access, groupDocs, operationDocs } from "../Docs.js"
-import { reportAllErrors, ValidationFailed } from "../Errors.js"
-import { PageSizeQuery, Pagination } from "../Pagination.js"
+import { ValidationFailed } from "../Errors.js"
+import { listQuery } from "../Lists.js"
+import { Pagination } from "../Pagination.js"
 import { BooleanFromQuery, BoundedString } from "../Schemas.js"
 import { AdminAuthentication } from "../Security.js"
 import { providerMaxLengths, providersPageSize } from "./Providers.js"
@@ -14,11 +15,13 @@ export class SupervisorList extends Schema.Class<SupervisorList>("SupervisorList
   pagination: Pagination
 }) {}
 
-export const SupervisorListQuery = Schema.Struct({
-  ...PageSizeQuery,
-  active: Schema.optional(BooleanFromQuery.annotations({ description: "true: active profiles only; false: inactive only" })),
-  specialty: Schema.optional(BoundedString(providerMaxLengths.specialty).annotations({ description: "Exact specialty, e.g. child_psychiatry" }))
-}).annotations(reportAllErrors)
+export const SupervisorListQuery = listQuery({
+  size: "page_size",
+  fields: {
+    active: Schema.optional(BooleanFromQuery.annotations({ description: "true: active profiles only; false: inactive only" })),
+    specialty: Schema.optional(BoundedString(providerMaxLengths.specialty).annotations({ description: "Exact specialty, e.g. child_psychiatry" }))
+  }
+})
 
 /** Admin supervisors (general §4.15). */
 export class SupervisorsApi extends HttpApiGroup.make("supervisors")

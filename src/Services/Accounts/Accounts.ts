@@ -6,6 +6,7 @@ import { Duration, Effect, Either, Option } from "effect"
 import {
   forbidden, invalid, invalidField, messages, notFound, tooManyRequests, unauthorized
 } from "../../Api/Errors.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import type { Caller } from "../../Api/Security.js"
 import type { RegisterRequest, UpdateUserRequest } from "../../Api/Accounts/Users.js"
 import { normalizePhone } from "../../Domain/Phone.js"
@@ -315,11 +316,11 @@ export class Accounts extends Effect.Service<Accounts>()("app/Accounts", {
      * Staff see every user; a parent sees only themself. Support and billing see others as
      * summaries (names and roles, no contact details or date of birth).
      */
-    const list = (caller: Caller, page: { readonly offset: number; readonly perPage: number }) =>
+    const list = (caller: Caller, page: PageRequest) =>
       Effect.gen(function*() {
-        const { rows, total } = yield* users.visiblePage(caller, page.perPage, page.offset)
+        const { pagination, rows } = yield* users.visibleList(caller, page)
         const shown = rows.map((row) => seesContactDetails(caller, row.id) ? toUser(row) : toUserSummary(row))
-        return { users: shown, total }
+        return { users: shown, pagination }
       }).pipe(Effect.withSpan("Accounts.list"))
 
     /**

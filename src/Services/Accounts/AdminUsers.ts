@@ -11,7 +11,7 @@ import {
   UserFilterOptions
 } from "../../Api/Accounts/AdminUsers.js"
 import { invalidField, notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { normalizePhone } from "../../Domain/Phone.js"
 import { Role, UserStatus } from "../../Domain/Accounts/User.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
@@ -93,9 +93,9 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
         if (criteria.createdFrom && criteria.createdTo && criteria.createdFrom > criteria.createdTo) {
           return yield* Effect.fail(invalidField("date", rejectionMessages.dateRange))
         }
-        const { rows, total } = yield* users.adminPage(criteria, request.perPage, request.offset)
-        yield* Effect.annotateCurrentSpan({ "users.count": rows.length, "users.total_count": total, "page": request.page })
-        return AdminUserList.make({ users: yield* adminViews(rows), pagination: paginationOf(request, total) })
+        const { pagination, rows } = yield* users.adminList(criteria, request)
+        yield* Effect.annotateCurrentSpan({ "users.count": rows.length, "users.total_count": pagination.total_count, "page": request.page })
+        return AdminUserList.make({ users: yield* adminViews(rows), pagination })
       })
 
     const list = (criteria: Omit<UserCriteria, "scope">, request: PageRequest) =>

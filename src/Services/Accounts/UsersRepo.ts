@@ -12,7 +12,9 @@ import { invalidField } from "../../Api/Errors.js"
 import { UserId } from "../../Domain/Ids.js"
 import { normalizeEmail } from "../../Domain/Accounts/Email.js"
 import { Role, User, UserStatus } from "../../Domain/Accounts/User.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { scope } from "../Access/Scopes.js"
+import { makeListPage } from "../Lists.js"
 import { blankToNull, orDefect } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { likePattern, nameMatches } from "../SqlSearch.js"
@@ -179,6 +181,7 @@ const Found = Schema.Struct({ id: Schema.Number })
 export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const columns = sql.literal(userColumns)
 
     /** A taken email becomes its 422; other SQL errors stay for `orDefect`. */
@@ -332,27 +335,17 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
           WHERE id = ${id} AND deleted_at IS NULL RETURNING id`
     })
 
-    const Visible = Schema.Struct({ viewerId: Schema.Number, viewerRole: Role })
-    const visible = (request: typeof Visible.Type) => scope.users(sql, { id: request.viewerId, role: request.viewerRole })
+    const sortColumns = Object.fromEntries(userSortColumns.map((name) => [name, sql.literal(sortSql[name])])) as Record<UserSortColumn, Statement.Fragment>
 
-    const countVisible = SqlSchema.single({
-      Request: Visible,
-      Result: Schema.Struct({ total: Schema.Int }),
-      execute: (request) => sql`SELECT count(*)::int AS total FROM users WHERE ${visible(request)}`
-    })
-
-    const pageVisible = SqlSchema.findAll({
-      Request: Schema.Struct({ ...Visible.fields, limit: Schema.Int, offset: Schema.Int }),
-      Result: UserRow,
-      execute: (request) =>
-        sql`SELECT ${columns} FROM users WHERE ${visible(request)} ORDER BY id LIMIT ${request.limit} OFFSET ${request.offset}`
-    })
-
-    const orderBy = (criteria: UserCriteria) => {
-      const column = sql.literal(sortSql[criteria.sortBy ?? "created_at"])
-      const dir = sql.literal(criteria.sortDir ?? (criteria.sortBy === undefined ? "DESC" : "ASC"))
-      return sql`ORDER BY ${column} ${dir} NULLS LAST, id ${dir}`
-    }
+    /** A page of the users `viewer` may see (Access's `scope.users`), by id. */
+    const visibleList = (viewer: { readonly id: number; readonly role: Role }, page: PageRequest) =>
+      listPage({
+        select: columns,
+        from: sql`users`,
+        row: UserRow,
+        scope: scope.users(sql, viewer),
+        sort: { columns: sortColumns, by: "id", dir: "ASC", id: sortColumns.id }
+      }, page)
 
     const whereOf = (criteria: UserCriteria) => {
       const clauses: Array<Statement.Fragment> = [sql`deleted_at IS NULL`]
@@ -376,20 +369,21 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
       return sql.and(clauses)
     }
 
-    const AdminPage = Schema.Struct({ criteria: UserCriteria, limit: Schema.Int, offset: Schema.Int })
-
-    const adminPage = SqlSchema.findAll({
-      Request: AdminPage,
-      Result: UserRow,
-      execute: ({ criteria, limit, offset }) =>
-        sql`SELECT ${columns} FROM users WHERE ${whereOf(criteria)} ${orderBy(criteria)} LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const adminCount = SqlSchema.single({
-      Request: UserCriteria,
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: (criteria) => sql`SELECT count(*)::int AS count FROM users WHERE ${whereOf(criteria)}`
-    })
+    /** A page of an admin list: newest first unless `sortBy`/`sortDir` say otherwise, users without a value last. */
+    const adminList = (criteria: UserCriteria, page: PageRequest) =>
+      listPage({
+        select: columns,
+        from: sql`users`,
+        row: UserRow,
+        filters: [whereOf(criteria)],
+        sort: {
+          columns: sortColumns,
+          by: criteria.sortBy ?? "created_at",
+          dir: criteria.sortDir ?? (criteria.sortBy === undefined ? "DESC" : "ASC"),
+          id: sortColumns.id,
+          nulls: "LAST"
+        }
+      }, page)
 
     const createdRange = SqlSchema.single({
       Request: Schema.Void,
@@ -475,18 +469,10 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
       /** Erases personal data and credentials of a live user; false when there is none. */
       erase: (id: number, passwordHash: string, name: { readonly firstName: string; readonly lastName: string }) =>
         Effect.flatMap(Time.now, (at) => Effect.map(orDefect(eraseOne({ id, passwordHash, ...name, at })), Option.isSome)),
-      /** The users `viewer` may see (Access's `scope.users`), by id, and how many there are. */
-      visiblePage: (viewer: { readonly id: number; readonly role: Role }, limit: number, offset: number) =>
-        orDefect(Effect.all({
-          total: Effect.map(countVisible({ viewerId: viewer.id, viewerRole: viewer.role }), (row) => row.total),
-          rows: pageVisible({ viewerId: viewer.id, viewerRole: viewer.role, limit, offset })
-        })),
-      /** One page of an admin list and the total count under the same conditions. */
-      adminPage: (criteria: UserCriteria, limit: number, offset: number) =>
-        orDefect(Effect.all({
-          rows: adminPage({ criteria, limit, offset }),
-          total: Effect.map(adminCount(criteria), (row) => row.count)
-        })),
+      /** One page of the users `viewer` may see (Access's `scope.users`), by id, with its pagination. */
+      visibleList,
+      /** One page of an admin list with its pagination (counted under the same conditions). */
+      adminList,
       /** The first and last day (UTC) a live user was created on. */
       createdRange: orDefect(createdRange(undefined)),
       /** Counts of live users; new ones since `monthStart`. */

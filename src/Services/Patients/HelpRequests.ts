@@ -1,7 +1,7 @@
 /** Help requests (general §4.2): a family's questions, emailed to the clinic's support inbox. */
 import { Effect } from "effect"
 import { messages, ServiceUnavailable, unavailableRetryAfterSeconds } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { HelpRequestList, type CreateHelpRequestRequest } from "../../Api/Patients/HelpRequests.js"
 import { HelpRequest } from "../../Domain/Patients/Records.js"
 import { AppConfig } from "../AppConfig.js"
@@ -21,11 +21,8 @@ export class HelpRequests extends Effect.Service<HelpRequests>()("app/HelpReques
     const list = (viewer: Viewer, patientId: number | undefined, request: PageRequest) =>
       Effect.gen(function*() {
         const patient = yield* access.defaultPatientFor(viewer, patientId)
-        const { rows, total } = yield* helpRequests.page(patient, request.perPage, request.offset)
-        return HelpRequestList.make({
-          help_requests: rows.map((r) => HelpRequest.make(r, true)),
-          pagination: paginationOf(request, total)
-        }, true)
+        const { pagination, rows } = yield* helpRequests.list(patient, request)
+        return HelpRequestList.make({ help_requests: rows.map((r) => HelpRequest.make(r, true)), pagination }, true)
       }).pipe(Effect.withSpan("HelpRequests.list"))
 
     /**

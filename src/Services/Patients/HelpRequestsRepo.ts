@@ -4,7 +4,9 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { HelpRequestStatus } from "../../Domain/Patients/Records.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 
 export const HelpRequestRow = Schema.Struct({
@@ -27,20 +29,18 @@ const columns = "id, patient_id, user_id, subject, message, status, created_at, 
 export class HelpRequestsRepo extends Effect.Service<HelpRequestsRepo>()("app/HelpRequestsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const cols = sql.literal(columns)
 
-    const findPage = SqlSchema.findAll({
-      Request: Schema.Struct({ patientId: Schema.Number, limit: Schema.Int, offset: Schema.Int }),
-      Result: HelpRequestRow,
-      execute: ({ limit, offset, patientId }) =>
-        sql`SELECT ${cols} FROM help_requests WHERE patient_id = ${patientId}
-          ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-    const countOf = SqlSchema.single({
-      Request: Schema.Number,
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: (patientId) => sql`SELECT count(*)::int AS count FROM help_requests WHERE patient_id = ${patientId}`
-    })
+    const newestFirst = { created_at: sql`created_at` }
+    const list = (patientId: number, page: PageRequest) =>
+      listPage({
+        select: cols,
+        from: sql`help_requests`,
+        row: HelpRequestRow,
+        filters: [sql`patient_id = ${patientId}`],
+        sort: { columns: newestFirst, by: "created_at", dir: "DESC", id: sql`id` }
+      }, page)
     const insertOne = SqlSchema.single({
       Request: NewHelpRequest,
       Result: HelpRequestRow,
@@ -50,9 +50,8 @@ export class HelpRequestsRepo extends Effect.Service<HelpRequestsRepo>()("app/He
     })
 
     return {
-      /** One page of the patient's help requests, newest first, and their count. */
-      page: (patientId: number, limit: number, offset: number) =>
-        orDefect(Effect.all({ rows: findPage({ patientId, limit, offset }), total: Effect.map(countOf(patientId), (c) => c.count) })),
+      /** One page of the patient's help requests, newest first, with its pagination. */
+      list,
       insert: (request: NewHelpRequest) => orDefect(insertOne(request))
     } as const
   })

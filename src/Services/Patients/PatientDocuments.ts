@@ -6,7 +6,7 @@
 import { Duration, Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { invalidField, notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { DocumentList, type UploadDocumentRequest } from "../../Api/Patients/Documents.js"
 import { documentContentTypes, maxDocumentBytes, PatientDocument } from "../../Domain/Patients/Records.js"
 import { AuditLog } from "../AuditLog.js"
@@ -88,9 +88,9 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
     const list = (viewer: Viewer, patientId: number, request: PageRequest) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
-        const { rows, total } = yield* documents.page(patient, readsClinicalContent(viewer), request.perPage, request.offset)
+        const { pagination, rows } = yield* documents.list(patient, readsClinicalContent(viewer), request)
         const listed = yield* Effect.forEach(rows, toDocument)
-        return DocumentList.make({ documents: listed, pagination: paginationOf(request, total) }, true)
+        return DocumentList.make({ documents: listed, pagination }, true)
       }).pipe(Effect.withSpan("PatientDocuments.list"))
 
     const upload = (viewer: Viewer, patientId: number, input: UploadDocumentRequest["document"]) =>

@@ -4,6 +4,8 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import type { PageRequest } from "../../Api/Pagination.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 
 export const DocumentRow = Schema.Struct({
@@ -36,25 +38,21 @@ const columns = "id, name, content_type, size, clinical, object_key, uploaded_by
 export class PatientDocumentsRepo extends Effect.Service<PatientDocumentsRepo>()("app/PatientDocumentsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const cols = sql.literal(columns)
 
     /** All documents, or (`includeClinical` false) only those not marked clinical. */
     const shown = (includeClinical: boolean) => includeClinical ? sql`TRUE` : sql`NOT clinical`
 
-    const findPage = SqlSchema.findAll({
-      Request: Schema.Struct({ patientId: Schema.Number, includeClinical: Schema.Boolean, limit: Schema.Int, offset: Schema.Int }),
-      Result: DocumentRow,
-      execute: ({ includeClinical, limit, offset, patientId }) =>
-        sql`SELECT ${cols}
-          FROM patient_documents WHERE patient_id = ${patientId} AND ${shown(includeClinical)}
-          ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-    const countOf = SqlSchema.single({
-      Request: Schema.Struct({ patientId: Schema.Number, includeClinical: Schema.Boolean }),
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: ({ includeClinical, patientId }) =>
-        sql`SELECT count(*)::int AS count FROM patient_documents WHERE patient_id = ${patientId} AND ${shown(includeClinical)}`
-    })
+    const newestFirst = { created_at: sql`created_at` }
+    const list = (patientId: number, includeClinical: boolean, page: PageRequest) =>
+      listPage({
+        select: cols,
+        from: sql`patient_documents`,
+        row: DocumentRow,
+        filters: [sql`patient_id = ${patientId}`, shown(includeClinical)],
+        sort: { columns: newestFirst, by: "created_at", dir: "DESC", id: sql`id` }
+      }, page)
     const insertOne = SqlSchema.single({
       Request: NewDocument,
       Result: DocumentRow,
@@ -72,12 +70,8 @@ export class PatientDocumentsRepo extends Effect.Service<PatientDocumentsRepo>()
     })
 
     return {
-      /** One page of the patient's documents (clinical ones only when `includeClinical`), newest first, and their count. */
-      page: (patientId: number, includeClinical: boolean, limit: number, offset: number) =>
-        orDefect(Effect.all({
-          rows: findPage({ patientId, includeClinical, limit, offset }),
-          total: Effect.map(countOf({ patientId, includeClinical }), (c) => c.count)
-        })),
+      /** One page of the patient's documents (clinical ones only when `includeClinical`), newest first, with its pagination. */
+      list,
       insert: (document: NewDocument) => orDefect(insertOne(document)),
       /** The deleted row's object key; none when the patient has no such document (or it is clinical and `includeClinical` is false). */
       delete: (id: number, patientId: number, includeClinical: boolean) => orDefect(deleteOne({ id, patientId, includeClinical }))

@@ -5,7 +5,7 @@
  */
 import { Effect, Option } from "effect"
 import { invalid, notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { type CreateSpotRequest, type SpotChanges, SpotList } from "../../Api/Patients/Spots.js"
 import { canMoveSpot, Spot, type SpotStatus } from "../../Domain/Patients/Records.js"
 import { AuditLog } from "../AuditLog.js"
@@ -31,8 +31,8 @@ export class Spots extends Effect.Service<Spots>()("app/Spots", {
     const list = (viewer: Viewer, patientId: number, request: PageRequest) =>
       Effect.gen(function*() {
         const patient = yield* access.visiblePatient(viewer, patientId)
-        const { rows, total } = yield* spots.page(patient, request.perPage, request.offset)
-        return SpotList.make({ spots: rows.map(toSpot), pagination: paginationOf(request, total) }, true)
+        const { pagination, rows } = yield* spots.list(patient, request)
+        return SpotList.make({ spots: rows.map(toSpot), pagination }, true)
       }).pipe(Effect.withSpan("Spots.list"))
 
     const load = (id: number) => Effect.map(spots.findById(id), toSpot)

@@ -7,7 +7,9 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { conflict, type Conflict } from "../../Api/Errors.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { SpotStatus } from "../../Domain/Patients/Records.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"
@@ -40,11 +42,10 @@ const SpotChange = Schema.Struct({
 })
 export type SpotChange = Omit<typeof SpotChange.Type, "at">
 
-const PatientPage = Schema.Struct({ patientId: Schema.Number, limit: Schema.Int, offset: Schema.Int })
-
 export class SpotsRepo extends Effect.Service<SpotsRepo>()("app/SpotsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
 
     // A waiting spot's position: how many waiting spots of its program were requested before it,
     // itself included (spots_waiting_queue_idx).
@@ -54,18 +55,15 @@ export class SpotsRepo extends Effect.Service<SpotsRepo>()("app/SpotsRepo", {
         WHERE w.status = 'waiting' AND w.program = s.program AND (w.requested_at, w.id) <= (s.requested_at, s.id)
       ) END AS position`
 
-    const findPage = SqlSchema.findAll({
-      Request: PatientPage,
-      Result: SpotRow,
-      execute: ({ limit, offset, patientId }) =>
-        sql`SELECT ${columns} FROM spots s WHERE s.patient_id = ${patientId}
-          ORDER BY s.requested_at DESC, s.id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-    const countOf = SqlSchema.single({
-      Request: Schema.Number,
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: (patientId) => sql`SELECT count(*)::int AS count FROM spots WHERE patient_id = ${patientId}`
-    })
+    const byRequest = { requested_at: sql`s.requested_at` }
+    const list = (patientId: number, page: PageRequest) =>
+      listPage({
+        select: columns,
+        from: sql`spots s`,
+        row: SpotRow,
+        filters: [sql`s.patient_id = ${patientId}`],
+        sort: { columns: byRequest, by: "requested_at", dir: "DESC", id: sql`s.id` }
+      }, page)
     const findById = SqlSchema.single({
       Request: Schema.Number,
       Result: SpotRow,
@@ -96,9 +94,8 @@ export class SpotsRepo extends Effect.Service<SpotsRepo>()("app/SpotsRepo", {
     })
 
     return {
-      /** One page of the patient's spots, newest request first, and their count. */
-      page: (patientId: number, limit: number, offset: number) =>
-        orDefect(Effect.all({ rows: findPage({ patientId, limit, offset }), total: Effect.map(countOf(patientId), (c) => c.count) })),
+      /** One page of the patient's spots, newest request first, with its pagination. */
+      list,
       /** The spot with its position (it must exist). */
       findById: (id: number) => orDefect(findById(id)),
       /** A new waiting spot's id; a second open spot of the patient and program is a 409. */

@@ -4,7 +4,7 @@
  */
 import { Effect, Option } from "effect"
 import { invalid, notFound, type FieldMessages } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import {
   type NewTreatmentPlan,
   type TreatmentPlanChanges,
@@ -35,8 +35,8 @@ export class TreatmentPlans extends Effect.Service<TreatmentPlans>()("app/Treatm
     const list = (viewer: Viewer, patientId: number | undefined, request: PageRequest) =>
       Effect.gen(function*() {
         const patient = yield* access.defaultPatientFor(viewer, patientId, "clinical")
-        const { rows, total } = yield* plans.page(patient, request.perPage, request.offset)
-        return TreatmentPlanList.make({ treatment_plans: rows.map(toPlan), pagination: paginationOf(request, total) }, true)
+        const { pagination, rows } = yield* plans.list(patient, request)
+        return TreatmentPlanList.make({ treatment_plans: rows.map(toPlan), pagination }, true)
       }).pipe(Effect.withSpan("TreatmentPlans.list"))
 
     const last = (viewer: Viewer, patientId: number | undefined) =>

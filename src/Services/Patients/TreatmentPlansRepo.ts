@@ -4,8 +4,10 @@
  * clock.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { GoalStatus, TreatmentPlanStatus } from "../../Domain/Patients/Records.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect, textArray } from "../Repository.js"
 import { now } from "../Time.js"
 
@@ -65,19 +67,23 @@ const columns = `id, patient_id, provider_id, title, diagnosis_codes, goals, int
 export class TreatmentPlansRepo extends Effect.Service<TreatmentPlansRepo>()("app/TreatmentPlansRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const cols = sql.literal(columns)
 
-    const findPage = SqlSchema.findAll({
-      Request: Schema.Struct({ patientId: Schema.Number, limit: Schema.Int, offset: Schema.Int }),
-      Result: TreatmentPlanRow,
-      execute: ({ limit, offset, patientId }) =>
-        sql`SELECT ${cols} FROM treatment_plans WHERE patient_id = ${patientId}
-          ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-    const countOf = SqlSchema.single({
+    const newestFirst = { created_at: sql`created_at` }
+    const list = (patientId: number, page: PageRequest) =>
+      listPage({
+        select: cols,
+        from: sql`treatment_plans`,
+        row: TreatmentPlanRow,
+        filters: [sql`patient_id = ${patientId}`],
+        sort: { columns: newestFirst, by: "created_at", dir: "DESC", id: sql`id` }
+      }, page)
+    const findLast = SqlSchema.findOne({
       Request: Schema.Number,
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: (patientId) => sql`SELECT count(*)::int AS count FROM treatment_plans WHERE patient_id = ${patientId}`
+      Result: TreatmentPlanRow,
+      execute: (patientId) =>
+        sql`SELECT ${cols} FROM treatment_plans WHERE patient_id = ${patientId} ORDER BY created_at DESC, id DESC LIMIT 1`
     })
     const findById = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.Number, lock: Schema.Boolean }),
@@ -117,11 +123,10 @@ export class TreatmentPlansRepo extends Effect.Service<TreatmentPlansRepo>()("ap
     })
 
     return {
-      /** One page of the patient's plans, newest first, and their count. */
-      page: (patientId: number, limit: number, offset: number) =>
-        orDefect(Effect.all({ rows: findPage({ patientId, limit, offset }), total: Effect.map(countOf(patientId), (c) => c.count) })),
+      /** One page of the patient's plans, newest first, with its pagination. */
+      list,
       /** The patient's newest plan. */
-      last: (patientId: number) => Effect.map(orDefect(findPage({ patientId, limit: 1, offset: 0 })), (rows) => rows[0]),
+      last: (patientId: number) => Effect.map(orDefect(findLast(patientId)), Option.getOrUndefined),
       /** The plan, locked `FOR UPDATE` inside a transaction when `lock`. */
       findById: (id: number, lock: boolean) => orDefect(findById({ id, lock })),
       insert: (plan: NewPlan) => orDefect(insertOne(plan)),

@@ -5,7 +5,7 @@
  */
 import { Effect, Option } from "effect"
 import { notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { type CreateMedicationRequest, MedicationList, type UpdateMedicationRequest } from "../../Api/Prescriptions/Prescriptions.js"
 import { AuditLog } from "../AuditLog.js"
 import { MedicationsRepo, toMedication } from "./MedicationsRepo.js"
@@ -19,8 +19,8 @@ export class Medications extends Effect.Service<Medications>()("app/Medications"
 
     const list = (criteria: { readonly search?: string | undefined; readonly includeInactive: boolean }, request: PageRequest) =>
       Effect.gen(function*() {
-        const { rows, total } = yield* medications.page(criteria, request.perPage, request.offset)
-        return MedicationList.make({ medications: rows.map(toMedication), pagination: paginationOf(request, total) })
+        const { pagination, rows } = yield* medications.list(criteria, request)
+        return MedicationList.make({ medications: rows.map(toMedication), pagination })
       }).pipe(Effect.withSpan("Medications.list"))
 
     const findRow = (id: number) =>

@@ -7,7 +7,9 @@ import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { invalidField, type ValidationFailed } from "../../Api/Errors.js"
 import { MedicationId } from "../../Domain/Ids.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { Medication } from "../../Domain/Prescriptions/Prescription.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { likePattern } from "../SqlSearch.js"
@@ -33,8 +35,10 @@ export type MedicationRow = typeof MedicationRow.Type
 export const toMedication = (row: MedicationRow): Medication => Medication.make(row, true)
 
 /** What the catalogue list may be narrowed by. */
-const MedicationCriteria = Schema.Struct({ search: Schema.optional(Text), includeInactive: Schema.Boolean })
-export type MedicationCriteria = typeof MedicationCriteria.Type
+export interface MedicationCriteria {
+  readonly search?: string | undefined
+  readonly includeInactive: boolean
+}
 
 /** A product's fields, trimmed by `Medications`; brand names without duplicates. */
 export const MedicationFields = Schema.Struct({
@@ -64,27 +68,21 @@ export const medicationNameMatches = (sql: SqlClient.SqlClient, text: string): S
 export class MedicationsRepo extends Effect.Service<MedicationsRepo>()("app/MedicationsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const cols = sql.literal(columns)
 
-    const whereOf = (criteria: MedicationCriteria) => {
-      const clauses: Array<Statement.Fragment> = [criteria.includeInactive ? sql`TRUE` : sql`m.active`]
+    const byName = { name: sql`lower(m.name)` }
+    /** A page of the catalogue by name: active medications only unless `includeInactive`. */
+    const list = (criteria: MedicationCriteria, page: PageRequest) => {
       const search = criteria.search?.trim() ?? ""
-      if (search !== "") clauses.push(medicationNameMatches(sql, search))
-      return sql.and(clauses)
+      return listPage({
+        select: cols,
+        from: sql`medications m`,
+        row: MedicationRow,
+        filters: [!criteria.includeInactive && sql`m.active`, search !== "" && medicationNameMatches(sql, search)],
+        sort: { columns: byName, by: "name", dir: "ASC", id: sql`m.id` }
+      }, page)
     }
-
-    const findPage = SqlSchema.findAll({
-      Request: Schema.Struct({ criteria: MedicationCriteria, limit: Schema.Int, offset: Schema.Int }),
-      Result: MedicationRow,
-      execute: ({ criteria, limit, offset }) =>
-        sql`SELECT ${cols} FROM medications m WHERE ${whereOf(criteria)}
-          ORDER BY lower(m.name), m.id LIMIT ${limit} OFFSET ${offset}`
-    })
-    const countMatches = SqlSchema.single({
-      Request: MedicationCriteria,
-      Result: Schema.Struct({ count: Schema.Int }),
-      execute: (criteria) => sql`SELECT count(*)::int AS count FROM medications m WHERE ${whereOf(criteria)}`
-    })
     const findById = SqlSchema.findOne({
       Request: Schema.Number,
       Result: MedicationRow,
@@ -121,9 +119,8 @@ export class MedicationsRepo extends Effect.Service<MedicationsRepo>()("app/Medi
     })
 
     return {
-      /** One page of the catalogue by name, and the count of every match. */
-      page: (criteria: MedicationCriteria, limit: number, offset: number) =>
-        orDefect(Effect.all({ rows: findPage({ criteria, limit, offset }), total: Effect.map(countMatches(criteria), (c) => c.count) })),
+      /** One page of the catalogue by name, with its pagination. */
+      list,
       findById: (id: number) => orDefect(findById(id)),
       insert: (fields: MedicationFields) => insertOne(fields).pipe(Effect.catchTag("SqlError", writeErrors), orDefect),
       /** The changed row; none when it no longer exists. `updated_at` from the clock. */

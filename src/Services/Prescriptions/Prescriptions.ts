@@ -10,7 +10,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { type FieldMessages, type Forbidden, forbidden, invalid, invalidField, messages, notFound, type NotFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import {
   type CreatePrescriptionRequest, MedicationHistory, PrescriptionList, prescriptionMessages, type UpdatePrescriptionRequest
 } from "../../Api/Prescriptions/Prescriptions.js"
@@ -105,9 +105,9 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
         if (isParent(viewer) && criteria.patientId !== undefined) yield* access.visiblePatient(viewer, criteria.patientId)
         const visible = Access.scope.prescriptions(sql, actor)
         if (visible === undefined) return yield* Effect.fail(notAuthorized())
-        const { rows, total } = yield* prescriptions.page(visible, criteria, request.perPage, request.offset)
+        const { pagination, rows } = yield* prescriptions.list(visible, criteria, request)
         yield* Effect.annotateCurrentSpan({ "prescriptions.count": rows.length })
-        return PrescriptionList.make({ prescriptions: rows.map(toPrescription), pagination: paginationOf(request, total) })
+        return PrescriptionList.make({ prescriptions: rows.map(toPrescription), pagination })
       }).pipe(Effect.withSpan("Prescriptions.list", { attributes: { "actor.id": viewer.id } }))
 
     const show = (viewer: Viewer, id: number) =>
@@ -287,7 +287,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
     const history = (viewer: Viewer, patientId: number, request: PageRequest) =>
       Effect.gen(function*() {
         const patient: PatientId = yield* access.visiblePatient(viewer, patientId, "clinical")
-        const { groups, total } = yield* prescriptions.medicationGroups(patient, request.perPage, request.offset)
+        const { pagination, rows: groups } = yield* prescriptions.medicationGroups(patient, request)
         const rows = yield* prescriptions.ofMedications(patient, groups.map((g) => g.medication_id))
         const entries = yield* prescriptionHistory.entriesOf(rows.map((r) => r.id))
         const entriesOf = new Map<number, Array<PrescriptionHistoryEntry>>()
@@ -316,7 +316,7 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
           }, true)
         })
         yield* Effect.annotateCurrentSpan({ "medications.count": medications.length })
-        return MedicationHistory.make({ patient_id: patient, medications, pagination: paginationOf(request, total) })
+        return MedicationHistory.make({ patient_id: patient, medications, pagination })
       }).pipe(
         Effect.withSpan("Prescriptions.history", { attributes: { "patient.id": patientId, "actor.id": viewer.id } })
       )

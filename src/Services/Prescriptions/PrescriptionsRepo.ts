@@ -4,20 +4,19 @@
  * `active → expired`. Rows carry the medication and the people's names; they are decoded with
  * schemas, and SQL errors are defects. `updated_at` comes from the clock.
  */
-import { SqlClient, SqlSchema, Statement } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { MedicationId, PatientId, PrescriptionId, ProviderId, UserId } from "../../Domain/Ids.js"
 import { MedicationSummary, Prescription, PrescriptionStatus } from "../../Domain/Prescriptions/Prescription.js"
 import { PersonName } from "../../Domain/Scheduling/Scheduling.js"
+import type { PageRequest } from "../../Api/Pagination.js"
+import { makeListPage } from "../Lists.js"
 import { orDefect } from "../Repository.js"
 import { now } from "../Time.js"
 import { medicationNameMatches } from "./MedicationsRepo.js"
 
 const Text = Schema.String
 const NullText = Schema.NullOr(Schema.String)
-
-/** A list scope of the access module (`Access.scope.prescriptions`): a SQL condition on `r`, `pa` and `p`. */
-const Scope = Schema.declare(Statement.isFragment)
 
 /** A prescription with its medication and the people's names; dates as `YYYY-MM-DD`. */
 export const PrescriptionRow = Schema.Struct({
@@ -85,15 +84,12 @@ export const toPrescription = (row: PrescriptionRow): Prescription =>
   }, true)
 
 /** What a prescription list may be narrowed by (general §4.8). */
-const PrescriptionCriteria = Schema.Struct({
-  patientId: Schema.optional(Schema.Number),
-  providerId: Schema.optional(Schema.Number),
-  status: Schema.optional(PrescriptionStatus),
-  medicationName: Schema.optional(Text)
-})
-export type PrescriptionCriteria = typeof PrescriptionCriteria.Type
-
-const Listing = Schema.Struct({ scope: Scope, criteria: PrescriptionCriteria })
+export interface PrescriptionCriteria {
+  readonly patientId?: number | undefined
+  readonly providerId?: number | undefined
+  readonly status?: PrescriptionStatus | undefined
+  readonly medicationName?: string | undefined
+}
 
 /** What a prescription says besides its status, checked by `Prescriptions`; dates as `YYYY-MM-DD`. */
 export const Terms = Schema.Struct({
@@ -116,7 +112,6 @@ export type Terms = typeof Terms.Type
 export const MedicationGroupRow = Schema.Struct({ medication_id: MedicationId, first_prescribed: Text, last_prescribed: Text })
 export type MedicationGroupRow = typeof MedicationGroupRow.Type
 
-const Count = Schema.Struct({ count: Schema.Int })
 const Id = Schema.Struct({ id: PrescriptionId })
 
 const columns = `r.id, r.patient_id, r.provider_id, r.medication_id, r.dosage, r.frequency, r.quantity, r.refills,
@@ -135,31 +130,28 @@ export const expiryBatchSize = 500
 export class PrescriptionsRepo extends Effect.Service<PrescriptionsRepo>()("app/PrescriptionsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const cols = sql.literal(columns)
     const tables = sql.literal(from)
 
-    const whereOf = ({ criteria, scope }: typeof Listing.Type) => {
-      const clauses = [scope]
-      if (criteria.patientId !== undefined) clauses.push(sql`r.patient_id = ${criteria.patientId}`)
-      if (criteria.providerId !== undefined) clauses.push(sql`r.provider_id = ${criteria.providerId}`)
-      if (criteria.status !== undefined) clauses.push(sql`r.status = ${criteria.status}`)
+    const newestFirst = { prescription_date: sql`r.prescription_date` }
+    /** A page of the prescriptions in `scope` (`Access.scope.prescriptions`: a condition on `r`, `pa` and `p`), newest first. */
+    const list = (scope: Statement.Fragment, criteria: PrescriptionCriteria, page: PageRequest) => {
       const name = criteria.medicationName?.trim() ?? ""
-      if (name !== "") clauses.push(medicationNameMatches(sql, name))
-      return sql.and(clauses)
+      return listPage({
+        select: cols,
+        from: tables,
+        row: PrescriptionRow,
+        scope,
+        filters: [
+          criteria.patientId !== undefined && sql`r.patient_id = ${criteria.patientId}`,
+          criteria.providerId !== undefined && sql`r.provider_id = ${criteria.providerId}`,
+          criteria.status !== undefined && sql`r.status = ${criteria.status}`,
+          name !== "" && medicationNameMatches(sql, name)
+        ],
+        sort: { columns: newestFirst, by: "prescription_date", dir: "DESC", id: sql`r.id` }
+      }, page)
     }
-
-    const findPage = SqlSchema.findAll({
-      Request: Schema.Struct({ listing: Listing, limit: Schema.Int, offset: Schema.Int }),
-      Result: PrescriptionRow,
-      execute: ({ limit, listing, offset }) =>
-        sql`SELECT ${cols} FROM ${tables} WHERE ${whereOf(listing)}
-          ORDER BY r.prescription_date DESC, r.id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-    const countMatches = SqlSchema.single({
-      Request: Listing,
-      Result: Count,
-      execute: (listing) => sql`SELECT count(*)::int AS count FROM ${tables} WHERE ${whereOf(listing)}`
-    })
     const findById = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.Number, lock: Schema.Boolean }),
       Result: PrescriptionRow,
@@ -208,23 +200,18 @@ export class PrescriptionsRepo extends Effect.Service<PrescriptionsRepo>()("app/
               AND r.status = 'active'
             RETURNING r.id`
     })
-    const PatientPage = Schema.Struct({ patientId: Schema.Number, limit: Schema.Int, offset: Schema.Int })
-    const findGroups = SqlSchema.findAll({
-      Request: PatientPage,
-      Result: MedicationGroupRow,
-      execute: ({ limit, offset, patientId }) =>
-        sql`SELECT medication_id, to_char(min(prescription_date), 'YYYY-MM-DD') AS first_prescribed,
-            to_char(max(prescription_date), 'YYYY-MM-DD') AS last_prescribed
-          FROM prescriptions WHERE patient_id = ${patientId}
-          GROUP BY medication_id ORDER BY max(prescription_date) DESC, max(id) DESC
-          LIMIT ${limit} OFFSET ${offset}`
-    })
-    const countGroups = SqlSchema.single({
-      Request: Schema.Number,
-      Result: Count,
-      execute: (patientId) =>
-        sql`SELECT count(DISTINCT medication_id)::int AS count FROM prescriptions WHERE patient_id = ${patientId}`
-    })
+    // One row per medication; the newest prescription's id (unique) breaks ties of the last date.
+    const lastPrescribed = { last_date: sql`g.last_date` }
+    /** A page of the medications of a patient's prescriptions, most recently prescribed first. */
+    const medicationGroups = (patientId: number, page: PageRequest) =>
+      listPage({
+        select: sql`g.medication_id, to_char(g.first_date, 'YYYY-MM-DD') AS first_prescribed,
+          to_char(g.last_date, 'YYYY-MM-DD') AS last_prescribed`,
+        from: sql`(SELECT medication_id, min(prescription_date) AS first_date, max(prescription_date) AS last_date, max(id) AS last_id
+          FROM prescriptions WHERE patient_id = ${patientId} GROUP BY medication_id) g`,
+        row: MedicationGroupRow,
+        sort: { columns: lastPrescribed, by: "last_date", dir: "DESC", id: sql`g.last_id` }
+      }, page)
     const findOfMedications = SqlSchema.findAll({
       Request: Schema.Struct({ patientId: Schema.Number, medicationIds: Schema.Array(Schema.Number) }),
       Result: PrescriptionRow,
@@ -235,12 +222,8 @@ export class PrescriptionsRepo extends Effect.Service<PrescriptionsRepo>()("app/
     })
 
     return {
-      /** One page of the prescriptions in the access scope, newest first, and the count of every match. */
-      page: (scope: Statement.Fragment, criteria: PrescriptionCriteria, limit: number, offset: number) =>
-        orDefect(Effect.all({
-          rows: findPage({ listing: { scope, criteria }, limit, offset }),
-          total: Effect.map(countMatches({ scope, criteria }), (c) => c.count)
-        })),
+      /** One page of the prescriptions in the access scope, newest first, with its pagination. */
+      list,
       /** The prescription, locked `FOR UPDATE` inside a transaction when `lock`. */
       findById: (id: number, lock = false) => orDefect(findById({ id, lock })),
       insert: (terms: Terms, createdById: number) => Effect.map(orDefect(insertOne({ terms, createdById })), (row) => row.id),
@@ -258,12 +241,8 @@ export class PrescriptionsRepo extends Effect.Service<PrescriptionsRepo>()("app/
        */
       expireBatch: (day: string) =>
         orDefect(Effect.flatMap(now, (at) => expireBatch({ day, at }))).pipe(Effect.map((rows) => rows.map((r) => r.id))),
-      /** The medications of a patient's prescriptions, most recently prescribed first, and their count. */
-      medicationGroups: (patientId: number, limit: number, offset: number) =>
-        orDefect(Effect.all({
-          groups: findGroups({ patientId, limit, offset }),
-          total: Effect.map(countGroups(patientId), (c) => c.count)
-        })),
+      /** One page of the medications of a patient's prescriptions, most recently prescribed first, with its pagination. */
+      medicationGroups,
       /** A patient's prescriptions of these medications, newest first. */
       ofMedications: (patientId: number, medicationIds: ReadonlyArray<number>) =>
         medicationIds.length === 0 ? Effect.succeed([]) : orDefect(findOfMedications({ patientId, medicationIds }))

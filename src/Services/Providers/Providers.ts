@@ -5,7 +5,7 @@
  */
 import { Effect, Option } from "effect"
 import { invalid, notFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { ProviderList, type UpdateProviderRequest } from "../../Api/Providers/Providers.js"
 import { SupervisorList } from "../../Api/Providers/Supervisors.js"
 import { isProfileRole, type ProviderRole, Supervisee, Supervisor } from "../../Domain/Providers/Provider.js"
@@ -50,9 +50,9 @@ export class Providers extends Effect.Service<Providers>()("app/Providers", {
 
     const list = (criteria: ProviderCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const { rows, total } = yield* providers.page(criteria, request.perPage, request.offset)
-        yield* Effect.annotateCurrentSpan({ "providers.count": rows.length, "providers.total_count": total })
-        return ProviderList.make({ providers: rows.map(toProvider), pagination: paginationOf(request, total) })
+        const { pagination, rows } = yield* providers.list(criteria, request)
+        yield* Effect.annotateCurrentSpan({ "providers.count": rows.length, "providers.total_count": pagination.total_count })
+        return ProviderList.make({ providers: rows.map(toProvider), pagination })
       }).pipe(Effect.withSpan("Providers.list"))
 
     const find = (id: number, lock: boolean) =>
@@ -127,9 +127,9 @@ export class Providers extends Effect.Service<Providers>()("app/Providers", {
     /** Providers holding the supervisor role, with their supervisees, by name. */
     const supervisors = (criteria: SupervisorCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const { rows, total } = yield* providers.supervisorsPage(criteria, request.perPage, request.offset)
+        const { pagination, rows } = yield* providers.supervisorsList(criteria, request)
         const supervisees = yield* providers.superviseesOf(rows.map((r) => r.id))
-        yield* Effect.annotateCurrentSpan({ "supervisors.count": rows.length, "supervisors.total_count": total })
+        yield* Effect.annotateCurrentSpan({ "supervisors.count": rows.length, "supervisors.total_count": pagination.total_count })
         return SupervisorList.make({
           supervisors: rows.map((row) => Supervisor.make({
             id: row.id,
@@ -145,7 +145,7 @@ export class Providers extends Effect.Service<Providers>()("app/Providers", {
             created_at: row.created_at,
             updated_at: row.updated_at
           }, true)),
-          pagination: paginationOf(request, total)
+          pagination
         })
       }).pipe(Effect.withSpan("Providers.supervisors"))
 

@@ -6,11 +6,13 @@
  */
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { ProviderSortColumn } from "../../Api/Providers/Providers.js"
+import type { ProviderSortColumn } from "../../Api/Providers/Providers.js"
 import { invalid, type ValidationFailed } from "../../Api/Errors.js"
 import { ProviderId, UserId } from "../../Domain/Ids.js"
 import { Role } from "../../Domain/Accounts/User.js"
 import { Provider, ProviderRole } from "../../Domain/Providers/Provider.js"
+import type { PageRequest } from "../../Api/Pagination.js"
+import { type ListFilter, makeListPage } from "../Lists.js"
 import { blankToNull, orDefect, textArray } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { likePattern } from "../SqlSearch.js"
@@ -65,16 +67,17 @@ export const toProvider = (row: ProviderRow): Provider =>
   }, true)
 
 /** What the provider list may be narrowed and ordered by (general §4.9). */
-const ProviderCriteria = Schema.Struct({
-  search: Schema.optional(NullText),
-  sortBy: Schema.optional(ProviderSortColumn),
-  sortDir: Schema.optional(Schema.Literal("ASC", "DESC"))
-})
-export type ProviderCriteria = typeof ProviderCriteria.Type
+export interface ProviderCriteria {
+  readonly search?: string | null | undefined
+  readonly sortBy?: ProviderSortColumn | undefined
+  readonly sortDir?: "ASC" | "DESC" | undefined
+}
 
 /** What the supervisor list may be narrowed by (general §4.15). */
-const SupervisorCriteria = Schema.Struct({ active: Schema.optional(Schema.Boolean), specialty: Schema.optional(Text) })
-export type SupervisorCriteria = typeof SupervisorCriteria.Type
+export interface SupervisorCriteria {
+  readonly active?: boolean | undefined
+  readonly specialty?: string | undefined
+}
 
 /** The fields of a profile an admin edits, normalised and checked by `Providers`. */
 export const ProfileFields = Schema.Struct({
@@ -94,9 +97,7 @@ export type SuperviseeRow = typeof SuperviseeRow.Type
 
 /** An active provider by name, for filter screens. */
 const ProviderOptionRow = Schema.Struct({ id: Schema.Int, name: Schema.String })
-const Count = Schema.Struct({ count: Schema.Int })
 const Id = Schema.Struct({ id: ProviderId })
-const Page = <A, I>(criteria: Schema.Schema<A, I>) => Schema.Struct({ criteria, limit: Schema.Int, offset: Schema.Int })
 
 const writeErrors = (error: unknown): Effect.Effect<never, ValidationFailed> =>
   isUniqueViolation(error, "providers_npi_key") ? Effect.fail(invalid({ npi: ["has already been taken"] })) : Effect.die(error)
@@ -104,7 +105,9 @@ const writeErrors = (error: unknown): Effect.Effect<never, ValidationFailed> =>
 export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("app/ProvidersRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const listPage = yield* makeListPage
     const columns = sql.literal(providerColumns)
+    const from = sql`providers p JOIN users u ON u.id = p.user_id`
     const live = sql`u.deleted_at IS NULL`
 
     const sortColumns: Record<ProviderSortColumn, Statement.Fragment> = {
@@ -119,49 +122,49 @@ export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("app/Provider
       created_at: sql`p.created_at`,
       updated_at: sql`p.updated_at`
     }
-    const directions = { ASC: sql`ASC`, DESC: sql`DESC` } as const
+    /** The API's sort columns, and the default order: by name (last, then first). */
+    const orders = { ...sortColumns, name: [sql`lower(u.last_name)`, sql`lower(u.first_name)`] }
 
-    const orderBy = (criteria: ProviderCriteria) => {
-      const dir = directions[criteria.sortDir ?? "ASC"]
-      return criteria.sortBy === undefined
-        ? sql`ORDER BY lower(u.last_name) ${dir}, lower(u.first_name) ${dir}, p.id ${dir}`
-        : sql`ORDER BY ${sortColumns[criteria.sortBy]} ${dir} NULLS LAST, p.id ${dir}`
-    }
-
-    const whereOf = (criteria: ProviderCriteria) => {
-      const clauses: Array<Statement.Fragment> = [live]
+    const searchOf = (criteria: ProviderCriteria): ListFilter => {
       const search = blankToNull(criteria.search)
-      if (search !== null) {
-        const pattern = likePattern(search)
-        clauses.push(sql`(u.email ILIKE ${pattern} ESCAPE '\\' OR u.first_name ILIKE ${pattern} ESCAPE '\\'
-            OR u.last_name ILIKE ${pattern} ESCAPE '\\' OR (u.first_name || ' ' || u.last_name) ILIKE ${pattern} ESCAPE '\\'
-            OR p.specialty ILIKE ${pattern} ESCAPE '\\' OR p.license_number ILIKE ${pattern} ESCAPE '\\'
-            OR p.npi ILIKE ${pattern} ESCAPE '\\')`)
-      }
-      return sql.and(clauses)
+      if (search === null) return undefined
+      const pattern = likePattern(search)
+      return sql`(u.email ILIKE ${pattern} ESCAPE '\\' OR u.first_name ILIKE ${pattern} ESCAPE '\\'
+          OR u.last_name ILIKE ${pattern} ESCAPE '\\' OR (u.first_name || ' ' || u.last_name) ILIKE ${pattern} ESCAPE '\\'
+          OR p.specialty ILIKE ${pattern} ESCAPE '\\' OR p.license_number ILIKE ${pattern} ESCAPE '\\'
+          OR p.npi ILIKE ${pattern} ESCAPE '\\')`
     }
 
-    const supervisorsWhere = (criteria: SupervisorCriteria) => {
-      const clauses: Array<Statement.Fragment> = [live, sql`p.roles @> ARRAY['supervisor']::text[]`]
-      if (criteria.active !== undefined) clauses.push(sql`p.active = ${criteria.active}`)
-      if (criteria.specialty !== undefined) clauses.push(sql`p.specialty = ${criteria.specialty.trim()}`)
-      return sql.and(clauses)
-    }
+    /** A page of the profiles of live users: by last and first name unless `sortBy` says otherwise (then without a value last). */
+    const list = (criteria: ProviderCriteria, page: PageRequest) =>
+      listPage({
+        select: columns,
+        from,
+        row: ProviderRow,
+        filters: [live, searchOf(criteria)],
+        sort: {
+          columns: orders,
+          by: criteria.sortBy ?? "name",
+          dir: criteria.sortDir ?? "ASC",
+          id: sortColumns.id,
+          nulls: criteria.sortBy === undefined ? undefined : "LAST"
+        }
+      }, page)
 
-    const findPage = SqlSchema.findAll({
-      Request: Page(ProviderCriteria),
-      Result: ProviderRow,
-      execute: ({ criteria, limit, offset }) =>
-        sql`SELECT ${columns} FROM providers p JOIN users u ON u.id = p.user_id
-          WHERE ${whereOf(criteria)} ${orderBy(criteria)} LIMIT ${limit} OFFSET ${offset}`
-    })
-    const countMatches = SqlSchema.single({
-      Request: ProviderCriteria,
-      Result: Count,
-      execute: (criteria) =>
-        sql`SELECT count(*)::int AS count
-          FROM providers p JOIN users u ON u.id = p.user_id WHERE ${whereOf(criteria)}`
-    })
+    /** A page of live profiles holding the supervisor role, by name. */
+    const supervisorsList = (criteria: SupervisorCriteria, page: PageRequest) =>
+      listPage({
+        select: columns,
+        from,
+        row: ProviderRow,
+        filters: [
+          live,
+          sql`p.roles @> ARRAY['supervisor']::text[]`,
+          criteria.active !== undefined && sql`p.active = ${criteria.active}`,
+          criteria.specialty !== undefined && sql`p.specialty = ${criteria.specialty.trim()}`
+        ],
+        sort: { columns: orders, by: "name", dir: "ASC", id: sortColumns.id }
+      }, page)
     const findById = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.Number, lock: Schema.Boolean }),
       Result: ProviderRow,
@@ -201,21 +204,6 @@ export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("app/Provider
               active = ${f.active},
               updated_at = ${at}
             WHERE id = ${id}`
-    })
-    const findSupervisorsPage = SqlSchema.findAll({
-      Request: Page(SupervisorCriteria),
-      Result: ProviderRow,
-      execute: ({ criteria, limit, offset }) =>
-        sql`SELECT ${columns} FROM providers p JOIN users u ON u.id = p.user_id
-          WHERE ${supervisorsWhere(criteria)} ORDER BY lower(u.last_name), lower(u.first_name), p.id
-          LIMIT ${limit} OFFSET ${offset}`
-    })
-    const countSupervisors = SqlSchema.single({
-      Request: SupervisorCriteria,
-      Result: Count,
-      execute: (criteria) =>
-        sql`SELECT count(*)::int AS count
-          FROM providers p JOIN users u ON u.id = p.user_id WHERE ${supervisorsWhere(criteria)}`
     })
     const findSupervisees = SqlSchema.findAll({
       Request: Schema.Array(Schema.Number),
@@ -294,9 +282,8 @@ export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("app/Provider
     })
 
     return {
-      /** One page of the profiles of live users, and the count of every match. */
-      page: (criteria: ProviderCriteria, limit: number, offset: number) =>
-        orDefect(Effect.all({ rows: findPage({ criteria, limit, offset }), total: Effect.map(countMatches(criteria), (c) => c.count) })),
+      /** One page of the profiles of live users, with its pagination. */
+      list,
       /** A profile of a live user, locked `FOR UPDATE` inside a transaction when `lock`. */
       findById: (id: number, lock = false) => orDefect(findById({ id, lock })),
       /** A transaction-scoped advisory lock: the transactions taking `key` take turns. */
@@ -309,12 +296,8 @@ export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("app/Provider
       /** Writes an admin's edit (a taken NPI is a 422). */
       update: (id: number, fields: ProfileFields) =>
         Effect.flatMap(now, (at) => updateOne({ id, fields, at })).pipe(Effect.catchTag("SqlError", writeErrors), orDefect),
-      /** One page of live profiles holding the supervisor role, by name, and their count. */
-      supervisorsPage: (criteria: SupervisorCriteria, limit: number, offset: number) =>
-        orDefect(Effect.all({
-          rows: findSupervisorsPage({ criteria, limit, offset }),
-          total: Effect.map(countSupervisors(criteria), (c) => c.count)
-        })),
+      /** One page of live profiles holding the supervisor role, by name, with its pagination. */
+      supervisorsList,
       /** The live profiles these supervisors supervise, by name. */
       superviseesOf: (ids: ReadonlyArray<number>) => ids.length === 0 ? Effect.succeed([]) : orDefect(findSupervisees(ids)),
       /**

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option, Redacted } from "effect"
 import { Api } from "../../../Api/Api.js"
-import { pageRequest, paginationOf } from "../../../Api/Pagination.js"
+import { pageRequest } from "../../../Api/Pagination.js"
 import { unauthorized } from "../../../Api/Errors.js"
 import { CurrentUser } from "../../../Api/Security.js"
 import {
@@ -24,9 +24,8 @@ export const HttpUsersLive = HttpApiBuilder.group(Api, "users", (handlers) =>
       .handle("signOut", ({ urlParams }) => Effect.flatMap(CurrentUser, (caller) => accounts.signOut(caller, urlParams.all === true)))
       .handle("list", ({ urlParams }) =>
         Effect.gen(function*() {
-          const page = pageRequest(urlParams, 50)
-          const { total, users } = yield* accounts.list(yield* CurrentUser, page)
-          return new UserList({ users, pagination: paginationOf(page, total) })
+          const { pagination, users } = yield* accounts.list(yield* CurrentUser, pageRequest(urlParams, 50))
+          return new UserList({ users, pagination })
         }))
       .handle("register", ({ payload }) =>
         Effect.flatMap(clientAddress, (address) => accounts.register(address, payload)).pipe(
