@@ -45,22 +45,27 @@ export interface NewUser {
   readonly role?: Role
   readonly status?: UserStatus
   readonly clinical?: boolean
+  readonly confirmed?: boolean
+  readonly phone?: string | null
+  /** The stored hash (`password`'s cheap hash unless told). */
+  readonly password_hash?: string
 }
 
-/** A confirmed user (active, a parent, unless told otherwise) who signs in with `password`; the id. */
+/** A confirmed user (active, a parent, unless told otherwise) who signs in with `password` (unless told a hash); the id. */
 export const insertUser = (user: NewUser = {}) =>
   Effect.gen(function*() {
     const users = yield* UsersRepo
     const email = user.email ?? uniqueEmail()
     const row = yield* users.insertIfAbsent({
       email,
-      password_hash: passwordHash,
+      password_hash: user.password_hash ?? passwordHash,
       first_name: user.first_name ?? "Test",
       last_name: user.last_name ?? `User${++counter}`,
       role: user.role ?? "parent",
       status: user.status ?? "active",
       clinical: user.clinical ?? false,
-      confirmed: true
+      confirmed: user.confirmed ?? true,
+      ...(user.phone === undefined ? {} : { phone: user.phone })
     })
     if (row._tag === "None") return yield* Effect.dieMessage(`insertUser: ${email} is taken`)
     return row.value.id
@@ -113,3 +118,5 @@ export const insertAppointment = (appointment: NewAppointment) =>
     } RETURNING id`
     return { id: AppointmentId.make(row!.id), day: clinicDay(appointment.scheduledAt) }
   }).pipe(Effect.orDie)
+
+export * from "./fixtures/Ecm.js"

@@ -2,6 +2,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { request, signIn, TestApp } from "../../support/app.js"
+import { insertPatient, insertProviderProfile } from "../../support/fixtures.js"
 import { dataUri, importMif, membersCsv, query } from "./support.js"
 import { insertUser } from "./users.js"
 
@@ -39,10 +40,10 @@ layer(TestApp())("admin ECM patients", (it) => {
         { member_id: "L2", first_name: "Abe", last_name: "Beta", dob: "02-02-1981", npi: "2222222222", provider: "Second Care" }
       ])) })
       // A clinic patient without eligibility records is not an ECM patient.
-      yield* query(`INSERT INTO patients (first_name, last_name) VALUES ('Clinic', 'Only')`)
+      yield* insertPatient({ first_name: "Clinic", last_name: "Only", date_of_birth: null })
       const olcm = yield* insertUser({ email: "olcm@patients.test", role: "provider", first_name: "Olive", last_name: "Lead" })
       // Case loads name a provider profile (foreign key since the providers migration): provider 77.
-      yield* query(`INSERT INTO providers (id, user_id, roles) OVERRIDING SYSTEM VALUE VALUES (77, $1, '{provider}')`, olcm.id)
+      yield* insertProviderProfile(olcm.id, { id: 77 })
       yield* query(`UPDATE case_loads SET olcm_user_id = $1, provider_id = 77 WHERE patient_id = (SELECT id FROM patients WHERE member_id = 'L1')`, olcm.id)
 
       const listed = yield* list(token)
@@ -110,8 +111,8 @@ layer(TestApp())("admin ECM patients", (it) => {
       ])
       expect(patient.status_histories).toHaveLength(1)
 
-      const [clinicOnly] = yield* query<{ id: number }>(`INSERT INTO patients (first_name, last_name) VALUES ('No', 'Ecm') RETURNING id`)
-      for (const id of [clinicOnly!.id, 999999]) {
+      const clinicOnly = yield* insertPatient({ first_name: "No", last_name: "Ecm", date_of_birth: null })
+      for (const id of [clinicOnly, 999999]) {
         const missing = yield* request("GET", `/v1/admin/clinic/ecm/patients/${id}`, { token })
         expect({ status: missing.status, body: missing.body }).toEqual({ status: 404, body: { errors: ["Patient not found"] } })
       }
