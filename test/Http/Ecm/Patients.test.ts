@@ -1,7 +1,7 @@
 /** Admin ECM patients: the list (search, status, provider, pages) and the detail. */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
 import { insertPatient, insertProviderProfile } from "../../support/fixtures.js"
 import { dataUri, importMif, membersCsv, query } from "./support.js"
 import { insertUser } from "./users.js"
@@ -104,7 +104,10 @@ layer(TestApp())("admin ECM patients", (it) => {
         case_load: { provider_id: null, provider_name: "Good Care", olcm_user_id: null, olcm_name: null, ilcm_user_id: null, ilcm_name: null },
         engagement_status: { status: "new_member", source: "mif", reason: "Created by MIF import", actor_id: expect.any(Number) }
       })
-      expect(patient.eligibility_informations.map((e) => e.member_record_status)).toEqual(["existing_member", "new_member"])
+      // The typed client a frontend derives decodes the same member.
+      const typed = yield* (yield* clientAs(token)).ecmPatients.show({ path: { id: row!.id } })
+      expect(typed.patient).toMatchObject({ id: row!.id, name: "Sia Show", member_id: "S9", cin: "CS9", city: "Fresno" })
+      expect(typed.patient.eligibility_informations.map((e) => e.member_record_status)).toEqual(["existing_member", "new_member"])
       expect(Object.keys(patient.eligibility_informations[0]!).sort()).toEqual([
         "acuity_level", "cin", "created_at", "ecm_benefit_auth_eff_date", "ecm_benefit_auth_end_date", "ecm_npi",
         "ecm_provider_name", "ecm_service_auth_id", "id", "member_id", "member_record_status", "mif_file_id"
