@@ -9,7 +9,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { hashToken } from "../../src/Services/Tokens.js"
+import { insertEligibility, insertMifFile, insertPatient, insertUser } from "../support/fixtures.js"
+import { insertClinicRecords, insertLicensedProvider, insertSession } from "../support/fixtures/Harness.js"
 import type { FamilySeeder } from "./bola.js"
 import type { Pii } from "./pii.js"
 import type { CareTeamSeeder } from "./staff.js"
@@ -31,70 +32,33 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
       "primary provider) with an appointment and a reminder of it, and a prescription",
     patientsOf: (parent) =>
       Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
         const n = ++seededPatients
         const firstName = draw(pii.name)
         const lastName = draw(pii.name)
         const memberId = `HB${seed & 0xffff}X${n}`
-        const [file] = yield* sql<{ id: number }>`INSERT INTO mif_files (filename, file_type, source_type, status, records_imported)
-          VALUES (${`MIF_harness_${n}.csv`}, 'csv', 'base64', 'completed', 1) RETURNING id`
-        const [patient] = yield* sql<{ id: number }>`INSERT INTO patients (member_id, first_name, last_name, date_of_birth, user_id)
-          VALUES (${memberId}, ${firstName}, ${lastName}, '2015-06-01', ${parent.id}) RETURNING id`
-        const [record] = yield* sql<{ id: number }>`INSERT INTO ecm_eligibility_informations
-          (patient_id, mif_file_id, line, member_id, first_name, last_name, date_of_birth, member_record_status)
-          VALUES (${patient!.id}, ${file!.id}, 2, ${memberId}, ${firstName}, ${lastName}, '2015-06-01', 'new_member') RETURNING id`
-        yield* sql`UPDATE patients SET ecm_eligibility_information_id = ${record!.id} WHERE id = ${patient!.id}`
-        const [help] = yield* sql<{ id: number }>`INSERT INTO help_requests (patient_id, user_id, subject, message)
-          VALUES (${patient!.id}, ${parent.id}, ${draw(pii.name)}, ${draw(pii.name)}) RETURNING id`
-        const [plan] = yield* sql<{ id: number }>`INSERT INTO treatment_plans (patient_id, title, diagnosis_codes, status)
-          VALUES (${patient!.id}, ${draw(pii.name)}, ARRAY['F41.1'], 'active') RETURNING id`
-        const [spot] = yield* sql<{ id: number }>`INSERT INTO spots (patient_id, program, notes, status, offered_at)
-          VALUES (${patient!.id}, ${`program-${n}`}, ${draw(pii.name)}, 'offered', now()) RETURNING id`
-        const [document] = yield* sql<{ id: number }>`INSERT INTO patient_documents (patient_id, name, content_type, size, object_key)
-          VALUES (${patient!.id}, ${draw(pii.name)}, 'text/plain', 0, ${`harness/${seed & 0xffff}/${n}`}) RETURNING id`
-        // Issue 17: an appointment with a provider of the family's own, and a reminder of it. The
-        // provider is the patient's primary provider too, and signed in: the staff-vs-staff check's
+        // Issue 17: a provider of the family's own (an appointment with them and a reminder of it
+        // below), the patient's primary provider too, and signed in: the staff-vs-staff check's
         // caller with a care relationship (and, for another family's patient, without one).
         const providerEmail = `harness-provider-${seed & 0xffff}-${n}@bola.test`
-        const [providerUser] = yield* sql<{ id: number }>`INSERT INTO users (email, password_hash, first_name, last_name, role, status, confirmed)
-          VALUES (${providerEmail}, 'x', ${draw(pii.name)}, ${draw(pii.name)}, 'provider', 'active', true) RETURNING id`
-        const [provider] = yield* sql<{ id: number }>`INSERT INTO providers (user_id, roles, license_number)
-          VALUES (${providerUser!.id}, '{provider}', ${`LIC-H${n}`}) RETURNING id`
-        yield* sql`UPDATE patients SET provider_id = ${provider!.id} WHERE id = ${patient!.id}`
-        const providerToken = draw(pii.token)
-        yield* sql`INSERT INTO user_tokens (token_hash, user_id) VALUES (${hashToken(providerToken)}, ${providerUser!.id})`
-        providerByPatient.set(patient!.id, { role: "staff", id: providerUser!.id, email: providerEmail, phone: "", token: providerToken })
-        const [appointment] = yield* sql<{ id: number }>`INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes)
-          VALUES (${patient!.id}, ${provider!.id}, now() + interval '30 days', 50) RETURNING id`
-        const [reminder] = yield* sql<{ id: number }>`INSERT INTO appointment_reminders (appointment_id, reminder_type, send_at, lead_seconds, message)
-          VALUES (${appointment!.id}, 'email', now() + interval '29 days', 86400, ${draw(pii.name)}) RETURNING id`
-        // Issue 20: a prescription written by that provider.
-        const [prescription] = yield* sql<{ id: number }>`INSERT INTO prescriptions (patient_id, provider_id, medication_id, dosage, frequency,
-            quantity, refills, refills_remaining, instructions, prescription_date)
-          VALUES (${patient!.id}, ${provider!.id}, (SELECT min(id) FROM medications WHERE active), '50 mg', 'once daily', 30, 2, 2,
-            ${draw(pii.name)}, current_date) RETURNING id`
-        // Issue 21: a questionnaire response in progress (GAD-7, one answer).
-        const [response] = yield* sql<{ id: number }>`INSERT INTO questionnaire_responses (questionnaire_id, questionnaire_version, patient_id, status, answers)
-          SELECT q.id, q.version, ${patient!.id}, 'in_progress', jsonb_build_object(min(qq.id)::text, 'Several days')
-          FROM questionnaires q JOIN questionnaire_questions qq ON qq.questionnaire_id = q.id
-          WHERE q.slug = 'gad7' AND q.active GROUP BY q.id RETURNING id`
-        // Records the provider added: a collaborator linked to the patient and a video of the patient
-        // (what a provider names by id beside a patient: the staff-vs-staff check's own records).
-        const [collaborator] = yield* sql<{ id: number }>`INSERT INTO collaborators (owner_id, first_name, last_name, email, organization, type)
-          VALUES (${providerUser!.id}, ${draw(pii.name)}, ${draw(pii.name)}, ${`harness-collaborator-${seed & 0xffff}-${n}@bola.test`},
-            'Harness School', 'school') RETURNING id`
-        yield* sql`INSERT INTO collaborator_patients (collaborator_id, patient_id, added_by) VALUES (${collaborator!.id}, ${patient!.id}, ${providerUser!.id})`
-        const [video] = yield* sql<{ id: number }>`INSERT INTO videos (title, category, patient_id, provider_id, created_by_id)
-          VALUES (${draw(pii.name)}, 'therapy_session', ${patient!.id}, ${provider!.id}, ${providerUser!.id}) RETURNING id`
-        const [medication] = yield* sql<{ id: number }>`SELECT min(id) AS id FROM medications WHERE active`
-        recordsByPatient.set(patient!.id, {
-          help_request: help!.id, treatment_plan: plan!.id, spot: spot!.id, document: document!.id,
-          appointment: appointment!.id, appointment_reminder: reminder!.id, prescription: prescription!.id,
-          provider: provider!.id, collaborator: collaborator!.id, video: video!.id,
-          ...(medication?.id == null ? {} : { medication: medication.id }),
-          ...(response === undefined ? {} : { questionnaire_response: response.id })
+        const providerUserId = yield* insertUser({
+          email: providerEmail, password_hash: "x", first_name: draw(pii.name), last_name: draw(pii.name), role: "provider"
         })
-        return [patient!.id]
+        const providerId = yield* insertLicensedProvider(providerUserId, `LIC-H${n}`)
+        const providerToken = draw(pii.token)
+        yield* insertSession(providerUserId, providerToken)
+        const fileId = yield* insertMifFile(1, `MIF_harness_${n}.csv`)
+        const patientId = yield* insertPatient({
+          member_id: memberId, first_name: firstName, last_name: lastName, date_of_birth: "2015-06-01", user_id: parent.id, provider_id: providerId
+        })
+        yield* insertEligibility(patientId, fileId, { member_id: memberId, first_name: firstName, last_name: lastName, date_of_birth: "2015-06-01" })
+        providerByPatient.set(patientId, { role: "staff", id: providerUserId, email: providerEmail, phone: "", token: providerToken })
+        // A record of every kind the clinic keeps under a patient (issues 13, 17, 20, 21), and the
+        // records the provider added: a collaborator linked to the patient and a video of the patient
+        // (what a provider names by id beside a patient: the staff-vs-staff check's own records).
+        recordsByPatient.set(patientId, yield* insertClinicRecords({
+          patientId, parentId: parent.id, providerId, providerUserId, tag: `${seed & 0xffff}-${n}`, text: () => draw(pii.name)
+        }))
+        return [patientId]
       }).pipe(Effect.orDie, Effect.withTracerEnabled(false)),
     snapshot: (patientId) =>
       Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -1,14 +1,16 @@
 /**
  * The records the harness's requests act on: signed-in callers of each role and a few other
- * users in various states, inserted with SQL (one password hash for all, tokens stored as the
- * server stores them). Fuzzed requests may sign out, delete, archive or demote any of them, so
+ * users in various states, from the fixtures module (one password hash for all, tokens stored as
+ * the server stores them). Fuzzed requests may sign out, delete, archive or demote any of them, so
  * every request gets callers of its own rather than shared ones that would need repair.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { hashPassword } from "../../src/Services/Accounts/Passwords.js"
-import { hashToken } from "../../src/Services/Tokens.js"
+import type { Role as UserRole } from "../../src/Domain/Accounts/User.js"
+import { insertPatient, insertUser } from "../support/fixtures.js"
+import { insertHarnessActivities, insertSession } from "../support/fixtures/Harness.js"
 import type { Pii } from "./pii.js"
 
 /** Callers of the access matrix: the spec's roles as the harness uses them. */
@@ -16,7 +18,7 @@ export type Role = "parent" | "staff" | "admin"
 export const roles: ReadonlyArray<Role> = ["parent", "staff", "admin"]
 
 /** The database role each caller gets (`provider` is clinic staff). */
-const databaseRole: Record<Role, string> = { parent: "parent", staff: "provider", admin: "admin" }
+const databaseRole: Record<Role, UserRole> = { parent: "parent", staff: "provider", admin: "admin" }
 
 export interface Principal {
   readonly role: Role
@@ -82,7 +84,9 @@ export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never,
     // One hash for every seeded user: scrypt is slow on purpose.
     const password = draw(pii.password)
     const passwordHash = yield* hashPassword(password)
-    const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.orDie, Effect.withTracerEnabled(false))
+    // The fixtures read the harness app's database through the SqlClient.
+    const untraced = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+      effect.pipe(Effect.orDie, Effect.withTracerEnabled(false), Effect.provideService(SqlClient.SqlClient, sql))
 
     const user: Seeder["user"] = ({ confirmed = true, role, signedIn = true, staffRole, status = "active" }) =>
       untraced(Effect.gen(function*() {
@@ -90,7 +94,7 @@ export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never,
         // Unique whatever the draw: a counter in the local part.
         const email = draw(pii.email).replace("@", `.${++seededUsers}@`)
         const phone = `+1${digits}`
-        const [row] = yield* sql<{ id: number }>`INSERT INTO users ${sql.insert({
+        const id = yield* insertUser({
           email,
           password_hash: passwordHash,
           first_name: draw(pii.name),
@@ -99,28 +103,18 @@ export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never,
           role: role === "staff" && staffRole !== undefined ? staffRole : databaseRole[role],
           status,
           confirmed
-        })} RETURNING id`
+        })
         const token = draw(pii.token)
-        if (signedIn) yield* sql`INSERT INTO user_tokens (token_hash, user_id) VALUES (${hashToken(token)}, ${row!.id})`
-        return { role, id: row!.id, email, phone, token }
+        if (signedIn) yield* insertSession(id, token)
+        return { role, id, email, phone, token }
       }))
 
-    // Test data written with SQL like the users: the activities and their events as the EventGenerator pairs them.
+    // An ECM member and its activities, written directly like the users: as the EventGenerator pairs them.
     const records = untraced(Effect.gen(function*() {
       const staff = yield* user({ role: "staff", signedIn: false })
-      const [patient] = yield* sql<{ id: number }>`INSERT INTO patients (first_name, last_name) VALUES (${draw(pii.name)}, ${draw(pii.name)}) RETURNING id`
-      const [task] = yield* sql<{ id: number }>`INSERT INTO ecm_activities (patient_id, activity_type, message, occurred_at, performed_by_id, assigned_to_id)
-        VALUES (${patient!.id}, 'task', 'Harness task', now(), ${staff.id}, ${staff.id}) RETURNING id`
-      const [subtask] = yield* sql<{ id: number }>`INSERT INTO ecm_activities (patient_id, activity_type, message, occurred_at, performed_by_id, assigned_to_id, parent_id, blocked_by_id)
-        VALUES (${patient!.id}, 'task', 'Harness subtask', now(), ${staff.id}, ${staff.id}, ${task!.id}, ${task!.id}) RETURNING id`
-      const [call] = yield* sql<{ id: number }>`INSERT INTO ecm_activities (patient_id, activity_type, status, voice_call_id, duration, occurred_at, performed_by_id, assigned_to_id)
-        VALUES (${patient!.id}, 'call', 'complete', 1, 5, now(), ${staff.id}, ${staff.id}) RETURNING id`
-      const events = yield* sql<{ id: number }>`INSERT INTO ecm_events (patient_id, activity_id, event_type, status, occurred_at, body, duration) VALUES
-        (${patient!.id}, ${task!.id}, 'task', 'scheduled', now(), 'Harness task', NULL),
-        (${patient!.id}, ${subtask!.id}, 'task', 'scheduled', now(), 'Harness subtask', NULL),
-        (${patient!.id}, ${call!.id}, 'call', 'complete', now(), NULL, 5) RETURNING id`
-      yield* sql`INSERT INTO ecm_activity_comments (activity_id, user_id, body) VALUES (${task!.id}, ${staff.id}, 'Harness comment')`
-      return [patient!.id, task!.id, subtask!.id, call!.id, ...events.map((e) => e.id)]
+      const patient = yield* insertPatient({ first_name: draw(pii.name), last_name: draw(pii.name), date_of_birth: null })
+      const { activityIds, eventIds } = yield* insertHarnessActivities(patient, staff.id)
+      return [patient, ...activityIds, ...eventIds]
     }))
 
     const world = (others: ReadonlyArray<Principal>, recordIds: ReadonlyArray<number> = []) =>

@@ -45,22 +45,27 @@ export interface NewUser {
   readonly role?: Role
   readonly status?: UserStatus
   readonly clinical?: boolean
+  readonly confirmed?: boolean
+  readonly phone?: string | null
+  /** The stored hash (`password`'s cheap hash unless told). */
+  readonly password_hash?: string
 }
 
-/** A confirmed user (active, a parent, unless told otherwise) who signs in with `password`; the id. */
+/** A confirmed user (active, a parent, unless told otherwise) who signs in with `password` (unless told a hash); the id. */
 export const insertUser = (user: NewUser = {}) =>
   Effect.gen(function*() {
     const users = yield* UsersRepo
     const email = user.email ?? uniqueEmail()
     const row = yield* users.insertIfAbsent({
       email,
-      password_hash: passwordHash,
+      password_hash: user.password_hash ?? passwordHash,
       first_name: user.first_name ?? "Test",
       last_name: user.last_name ?? `User${++counter}`,
       role: user.role ?? "parent",
       status: user.status ?? "active",
       clinical: user.clinical ?? false,
-      confirmed: true
+      confirmed: user.confirmed ?? true,
+      ...(user.phone === undefined ? {} : { phone: user.phone })
     })
     if (row._tag === "None") return yield* Effect.dieMessage(`insertUser: ${email} is taken`)
     return row.value.id
@@ -115,6 +120,7 @@ export const insertAppointment = (appointment: NewAppointment) =>
   }).pipe(Effect.orDie)
 export * from "./fixtures/Accounts.js"
 export * from "./fixtures/Content.js"
+export * from "./fixtures/Ecm.js"
 export * from "./fixtures/EcmExchange.js"
 export * from "./fixtures/Patients.js"
 export * from "./fixtures/Prescriptions.js"

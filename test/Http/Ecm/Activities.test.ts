@@ -2,7 +2,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
-import { request, TestApp } from "../../support/app.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import {
   activitiesUrl,
   createActivity,
@@ -92,14 +92,15 @@ layer(TestApp())("ECM activities", (it) => {
         parent_id: null, comments_count: 2, created_at: expect.stringMatching(iso), updated_at: expect.stringMatching(iso)
       })
       expect(body.activities[1]).toMatchObject({ body: "Note 26", occurred_at: "2026-01-27T12:00:00.000Z" })
-      const second = yield* request("GET", activitiesUrl(patient, "?page=2&page_size=25"), { token: me.token })
-      expect((second.body as { activities: Array<{ body: string }> }).activities.map((a) => a.body)).toEqual(["Note 2", "Note 1", "Note 0"])
-      const filtered = (params: string) =>
-        Effect.map(request("GET", activitiesUrl(patient, `?${params}`), { token: me.token }), (r) => (r.body as { activities: Array<{ id: number }> }).activities.map((a) => a.id))
-      expect(yield* filtered("activity_type=task")).toEqual([task])
-      expect(yield* filtered(`assigned_to_id=${helper.id}`)).toEqual([task])
-      expect(yield* filtered("status=complete")).toEqual([task])
-      expect((yield* filtered("status=created&page_size=100")).length).toBe(27)
+      const client = yield* clientAs(me.token)
+      const second = yield* client.ecmActivities.list({ path: { patient_id: patient }, urlParams: { page: 2, page_size: 25 } })
+      expect(second.activities.map((a) => a.body)).toEqual(["Note 2", "Note 1", "Note 0"])
+      const filtered = (urlParams: Parameters<typeof client.ecmActivities.list>[0]["urlParams"]) =>
+        Effect.map(client.ecmActivities.list({ path: { patient_id: patient }, urlParams }), (r) => r.activities.map((a) => a.id))
+      expect(yield* filtered({ activity_type: "task" })).toEqual([task])
+      expect(yield* filtered({ assigned_to_id: helper.id })).toEqual([task])
+      expect(yield* filtered({ status: "complete" })).toEqual([task])
+      expect((yield* filtered({ status: "created", page_size: 100 })).length).toBe(27)
       const bad = yield* request("GET", activitiesUrl(patient, "?status=done&page_size=0"), { token: me.token })
       expect({ status: bad.status, body: bad.body }).toEqual({ status: 422, body: { errors: ["Page size must be greater than 0", "Status is not included in the list"] } })
     }))
@@ -213,8 +214,10 @@ layer(TestApp())("ECM activities", (it) => {
       const clearedAll = yield* updateActivity(me.token, patient, id, { activity_type: null, assigned_to_id: null })
       expect(clearedAll.body).toEqual({ errors: ["Activity type can't be blank", "Assigned to can't be blank"] })
       // A type change changes the event; a note has none.
-      const toNote = yield* updateActivity(me.token, patient, id, { activity_type: "note", body: "Just a note" })
-      expect((toNote.body as { activity: { event: unknown } }).activity.event).toBeNull()
+      const toNote = yield* (yield* clientAs(me.token)).ecmActivities.update({
+        path: { patient_id: patient, id }, payload: { activity: { activity_type: "note", body: "Just a note" } }
+      })
+      expect(toNote.activity).toMatchObject({ id, activity_type: "note", body: "Just a note", event: null })
       expect(yield* query(`SELECT id FROM ecm_events WHERE activity_id = $1`, id)).toEqual([])
       const actions = yield* query<{ action: string }>(`SELECT action FROM audit_events WHERE target_id = $1 AND target_type = 'ecm_activity' ORDER BY id`, id)
       expect(actions.map((a) => a.action)).toEqual(["ecm_activity.create", "ecm_activity.update", "ecm_activity.update", "ecm_activity.update", "ecm_activity.update"])
@@ -224,8 +227,16 @@ layer(TestApp())("ECM activities", (it) => {
     Effect.gen(function*() {
       const patient = yield* insertPatient()
       const me = yield* staffUser()
-      const id = yield* created(me.token, patient, { activity_type: "task", message: "m", assigned_to_id: me.id })
-      yield* request("POST", activitiesUrl(patient, `/${id}/comments`), { token: me.token, body: { comment: { body: "c" } } })
+      const client = yield* clientAs(me.token)
+      const { activity } = yield* client.ecmActivities.create({
+        path: { patient_id: patient }, payload: { activity: { activity_type: "task", message: "m", assigned_to_id: me.id } }
+      })
+      expect(activity).toMatchObject({ activity_type: "task", status: "created", message: "m", patient_id: patient, performed_by_id: me.id })
+      const id = activity.id
+      const { comment } = yield* client.ecmActivities.comment({ path: { patient_id: patient, activity_id: id }, payload: { comment: { body: "c" } } })
+      expect(comment).toMatchObject({ body: "c", user_id: me.id, activity_id: id })
+      const shown = yield* client.ecmActivities.show({ path: { patient_id: patient, id } })
+      expect(shown.activity.comments.map((c) => c.id)).toEqual([comment.id])
       const deleted = yield* request("DELETE", activitiesUrl(patient, `/${id}`), { token: me.token })
       expect({ status: deleted.status, body: deleted.body }).toEqual({ status: 204, body: undefined })
       expect(yield* query(`SELECT id FROM ecm_events WHERE activity_id = $1`, id)).toEqual([])

@@ -2,6 +2,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { request, TestApp } from "../../support/app.js"
+import { insertStatusEntries } from "../../support/fixtures.js"
 import { activitiesUrl, createActivity, created, eventsUrl, insertPatient, staffUser, updateActivity } from "./activitySupport.js"
 import { query } from "./support.js"
 import { insertUser } from "./users.js"
@@ -161,9 +162,12 @@ layer(TestApp())("ECM events", (it) => {
       const patient = yield* insertPatient()
       const me = yield* staffUser()
       // Enrolled from March 10 to March 20 (then disenrolled); two entries on March 20: the later one wins.
-      yield* query(`INSERT INTO ecm_status_histories (patient_id, status, effective_date, source) VALUES
-        ($1, 'new_member', '2026-01-01', 'mif'), ($1, 'enrolled', '2026-03-10', 'user'),
-        ($1, 'enrolled', '2026-03-20', 'user'), ($1, 'disenrolled', '2026-03-20', 'user')`, patient)
+      yield* insertStatusEntries([
+        { patientId: patient, status: "new_member", effectiveDate: "2026-01-01", source: "mif" },
+        { patientId: patient, status: "enrolled", effectiveDate: "2026-03-10" },
+        { patientId: patient, status: "enrolled", effectiveDate: "2026-03-20" },
+        { patientId: patient, status: "disenrolled", effectiveDate: "2026-03-20" }
+      ])
       const add = (activity: Record<string, unknown>) => created(me.token, patient, { assigned_to_id: me.id, ...activity })
       const call = (day: string, extra: Record<string, unknown>) => add({ activity_type: "call", voice_call_id: 1, occurred_at: `${day}T12:00:00Z`, ...extra })
       // Before enrolment: outreach, even connected.

@@ -3,7 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { maxFormDataBytes } from "../../../src/Domain/Ecm/FormC.js"
 import { FormCSubmissions } from "../../../src/Services/Ecm/FormCSubmissions.js"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
 import * as fixtures from "../../support/fixtures.js"
 import { query } from "./support.js"
 import { insertUser } from "./users.js"
@@ -48,9 +48,10 @@ layer(TestApp())("Form C submissions", (it) => {
         `SELECT actor_id, action, target_type, target_id FROM audit_events WHERE action LIKE 'form_c%'`)
       expect(audited).toEqual([{ actor_id: nurse.id, action: "form_c_submission.create", target_type: "form_c_submission", target_id: record.id }])
 
-      const second = yield* submit(nurse.token, patientId, { form_c_submission: { form_data: { culture: { notes: "second" } } } })
-      expect(second.status).toBe(201)
-      const secondId = (second.body as { form_c_submission: { id: number } }).form_c_submission.id
+      const client = yield* clientAs(nurse.token)
+      const second = yield* client.ecmFormC.create({ urlParams: { patient_id: patientId }, payload: { form_c_submission: { form_data: { culture: { notes: "second" } } } } })
+      expect(second.form_c_submission).toMatchObject({ patient_id: patientId, user_id: nurse.id, form_data: { culture: { notes: "second" } } })
+      const secondId = second.form_c_submission.id
       yield* query(`UPDATE form_c_submissions SET created_at = created_at - interval '1 day' WHERE id = $1`, record.id)
 
       const listed = yield* request("GET", `${clinicPath}?patient_id=${patientId}`, { token: nurse.token })
@@ -135,8 +136,8 @@ layer(TestApp())("Form C submissions", (it) => {
       const token = yield* signIn()
       const mine = yield* insertPatient("Mine", "One")
       const other = yield* insertPatient("Other", "Two")
-      const created = yield* submit(token, other, { form_c_submission: { form_data: { culture: { a: 1 } } } })
-      const otherId = (created.body as { form_c_submission: { id: number } }).form_c_submission.id
+      const created = yield* (yield* clientAs(token)).ecmFormC.create({ urlParams: { patient_id: other }, payload: { form_c_submission: { form_data: { culture: { a: 1 } } } } })
+      const otherId = created.form_c_submission.id
       const patientMissing = { status: 404, body: { errors: ["Patient not found"] } }
       const submissionMissing = { status: 404, body: { errors: ["Form C submission not found"] } }
       expect(errorsOf(yield* submit(token, 999999, { form_c_submission: { form_data: { culture: {} } } }))).toEqual(patientMissing)
@@ -179,8 +180,10 @@ layer(TestApp())("Form C submissions", (it) => {
       const second = yield* insertPatient("Sam", "Second")
       const ids: Array<number> = []
       for (const [patientId, section] of [[first, "culture"], [second, "safety"], [first, "isolation"]] as const) {
-        const created = yield* submit(author.token, patientId, { form_c_submission: { form_data: { [section]: { n: ids.length } } } })
-        ids.push((created.body as { form_c_submission: { id: number } }).form_c_submission.id)
+        const created = yield* (yield* clientAs(author.token)).ecmFormC.create({
+          urlParams: { patient_id: patientId }, payload: { form_c_submission: { form_data: { [section]: { n: ids.length } } } }
+        })
+        ids.push(created.form_c_submission.id)
       }
       // Distinct times, oldest first.
       yield* query(`UPDATE form_c_submissions SET created_at = now() - make_interval(mins => 10 - id)`)

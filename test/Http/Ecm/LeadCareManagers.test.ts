@@ -2,7 +2,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { LeadCareManagers } from "../../../src/Services/Ecm/LeadCareManagers.js"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
 import * as fixtures from "../../support/fixtures.js"
 import { query } from "./support.js"
 import { insertUser } from "./users.js"
@@ -16,14 +16,11 @@ const statusAndBody = (response: { readonly status: number; readonly body: unkno
 const timestamp = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
 
 interface Listed {
-  readonly lead_care_managers: ReadonlyArray<Record<string, unknown> & { id: number }>
-  readonly pagination: Record<string, number>
+  readonly lead_care_managers: ReadonlyArray<{ readonly id: number }>
 }
-const list = (token: string, params: Record<string, string> = {}) =>
-  Effect.map(request("GET", `${base}?${new URLSearchParams(params)}`, { token }), (r) => {
-    expect(r.status).toBe(200)
-    return r.body as Listed
-  })
+/** The list through the typed client: the decoded page. */
+const list = (token: string, urlParams: { per_page?: number; page?: number; role?: "olcm" | "ilcm"; search?: string } = {}) =>
+  Effect.flatMap(clientAs(token), (client) => client.ecmLeadCareManagers.list({ urlParams }))
 const entryOf = (listed: Listed, id: number) => listed.lead_care_managers.find((m) => m.id === id)
 
 const changes = (patientId: number) =>
@@ -51,19 +48,17 @@ layer(TestApp())("lead care managers", (it) => {
           }
         }
       })
-      const caseLoadId = (assigned.body as { case_load: { id: number } }).case_load.id
+      const client = yield* clientAs(token)
+      const caseLoadId = (yield* client.ecmLeadCareManagers.forPatient({ path: { patient_id: patientId } })).case_load?.id
 
       // Update: same body, same answer; the role not given is kept; one person may hold both.
-      const updated = yield* request("PUT", `${base}/assign`, { token, body: { patient_id: patientId, ilcm_user_id: olive.id } })
-      expect(statusAndBody(updated)).toMatchObject({
-        status: 200,
-        body: {
-          message: "Lead care managers updated successfully",
-          case_load: { id: caseLoadId, olcm_user_id: olive.id, olcm_name: "Olive Outreach", ilcm_user_id: olive.id, ilcm_name: "Olive Outreach" }
-        }
+      const updated = yield* client.ecmLeadCareManagers.update({ payload: { patient_id: patientId, ilcm_user_id: olive.id } })
+      expect(updated).toMatchObject({
+        message: "Lead care managers updated successfully",
+        case_load: { id: caseLoadId, olcm_user_id: olive.id, olcm_name: "Olive Outreach", ilcm_user_id: olive.id, ilcm_name: "Olive Outreach" }
       })
-      const replaced = yield* request("PUT", `${base}/assign`, { token, body: { patient_id: patientId, ilcm_user_id: ivan.id, olcm_user_id: olive.id } })
-      expect(replaced.body).toMatchObject({ case_load: { olcm_user_id: olive.id, ilcm_user_id: ivan.id, ilcm_name: "Ivan Intense" } })
+      const replaced = yield* client.ecmLeadCareManagers.update({ payload: { patient_id: patientId, ilcm_user_id: ivan.id, olcm_user_id: olive.id } })
+      expect(replaced.case_load).toMatchObject({ olcm_user_id: olive.id, ilcm_user_id: ivan.id, ilcm_name: "Ivan Intense" })
 
       const shown = yield* request("GET", `/v1/admin/clinic/ecm/patients/${patientId}/lead_care_managers`, { token })
       expect(statusAndBody(shown)).toEqual({
@@ -170,8 +165,11 @@ layer(TestApp())("lead care managers", (it) => {
       const p1 = yield* insertPatient("One", "Patient")
       const p2 = yield* insertPatient("Two", "Patient")
 
-      let listed = yield* list(token, { per_page: "100" })
-      expect(entryOf(listed, anna.id)).toEqual({
+      // The exact entry as served (the typed list below drops fields the contract does not name).
+      const raw = yield* request("GET", `${base}?per_page=100`, { token })
+      expect(raw.status).toBe(200)
+      let listed = yield* list(token, { per_page: 100 })
+      expect(entryOf(raw.body as Listed, anna.id)).toEqual({
         id: anna.id, name: "Anna Zeta", email: "anna@list.test", roles: [],
         assigned_patients_count: 0, olcm_assignments_count: 0, ilcm_assignments_count: 0
       })
@@ -179,7 +177,7 @@ layer(TestApp())("lead care managers", (it) => {
 
       yield* request("POST", `${base}/assign`, { token, body: { patient_id: p1, olcm_user_id: anna.id, ilcm_user_id: anna.id } })
       yield* request("POST", `${base}/assign`, { token, body: { patient_id: p2, olcm_user_id: anna.id, ilcm_user_id: bob.id } })
-      listed = yield* list(token, { per_page: "100" })
+      listed = yield* list(token, { per_page: 100 })
       expect(entryOf(listed, anna.id)).toMatchObject({ roles: ["olcm", "ilcm"], assigned_patients_count: 2, olcm_assignments_count: 2, ilcm_assignments_count: 1 })
       expect(entryOf(listed, bob.id)).toMatchObject({ roles: ["ilcm"], assigned_patients_count: 1, olcm_assignments_count: 0, ilcm_assignments_count: 1 })
 
@@ -188,7 +186,7 @@ layer(TestApp())("lead care managers", (it) => {
       const ilcms = yield* list(token, { role: "ilcm" })
       expect(ilcms.lead_care_managers.map((m) => m.id)).toEqual([bob.id, anna.id])
       expect(ilcms.pagination).toEqual({ current_page: 1, per_page: 25, total_count: 2, total_pages: 1 })
-      const page2 = yield* list(token, { role: "ilcm", per_page: "1", page: "2" })
+      const page2 = yield* list(token, { role: "ilcm", per_page: 1, page: 2 })
       expect({ ids: page2.lead_care_managers.map((m) => m.id), pagination: page2.pagination })
         .toEqual({ ids: [anna.id], pagination: { current_page: 2, per_page: 1, total_count: 2, total_pages: 2 } })
       expect((yield* list(token, { search: "anna z" })).lead_care_managers.map((m) => m.id)).toEqual([anna.id])
@@ -197,11 +195,11 @@ layer(TestApp())("lead care managers", (it) => {
       yield* request("DELETE", `${base}/assign`, { token, body: { patient_id: p1, role: "olcm" } })
       // An archived holder stays listed (so an admin can replace them), with their counts.
       yield* query(`UPDATE users SET status = 'archived' WHERE id = $1`, bob.id)
-      listed = yield* list(token, { per_page: "100" })
+      listed = yield* list(token, { per_page: 100 })
       expect(entryOf(listed, anna.id)).toMatchObject({ roles: ["olcm", "ilcm"], assigned_patients_count: 2, olcm_assignments_count: 1, ilcm_assignments_count: 1 })
       expect(entryOf(listed, bob.id)).toMatchObject({ roles: ["ilcm"], assigned_patients_count: 1 })
       yield* request("DELETE", `${base}/assign`, { token, body: { patient_id: p2, role: "ilcm" } })
-      listed = yield* list(token, { per_page: "100" })
+      listed = yield* list(token, { per_page: 100 })
       expect(entryOf(listed, bob.id)).toBeUndefined()
 
       const bad = yield* request("GET", `${base}?role=boss&page=0`, { token })

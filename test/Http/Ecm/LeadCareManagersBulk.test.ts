@@ -7,6 +7,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-tr
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { tracingWith } from "../../../src/Layers/Tracing.js"
 import { request, signIn, TestApp } from "../../support/app.js"
+import { insertPatients } from "../../support/fixtures.js"
 import { query } from "./support.js"
 import { insertUser } from "./users.js"
 
@@ -26,8 +27,7 @@ layer(TestApp({}, Observability))("bulk assign statements", (it) => {
       const token = yield* signIn()
       const olcm = yield* insertUser({ email: "o@bulk.test", role: "provider" })
       const ilcm = yield* insertUser({ email: "i@bulk.test", role: "supervisor" })
-      const patients = yield* query<{ id: number }>(
-        `INSERT INTO patients (first_name, last_name) SELECT 'Many', 'P' || n FROM generate_series(1, 1002) n RETURNING id`)
+      const patients = yield* insertPatients(1002)
       const bulk = (entries: ReadonlyArray<{ id: number }>) =>
         request("POST", "/v1/admin/clinic/ecm/lead_care_managers/bulk_assign", {
           token,

@@ -9,6 +9,7 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { request, signIn, TestApp } from "../../support/app.js"
+import { insertPatient, insertProviderProfile } from "../../support/fixtures.js"
 import { insertUser } from "./users.js"
 import { zipOf } from "../../support/zip.js"
 import { counts, csvOf, dataUri, header, importMif, memberRow, membersCsv, query } from "./support.js"
@@ -451,10 +452,10 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
       const byName = yield* insertUser({ email: "named.provider@mif.test", role: "provider", first_name: "Nora", last_name: "Named" })
       const twinA = yield* insertUser({ email: "twin.a@mif.test", role: "provider", first_name: "Tam", last_name: "Twin" })
       const twinB = yield* insertUser({ email: "twin.b@mif.test", role: "provider", first_name: "Tam", last_name: "Twin" })
-      const [npiProvider] = yield* query<{ id: number }>(
-        `INSERT INTO providers (user_id, roles, npi) VALUES ($1, '{provider}', '1245319599') RETURNING id`, byNpi.id)
-      const [namedProvider] = yield* query<{ id: number }>(`INSERT INTO providers (user_id, roles) VALUES ($1, '{provider}') RETURNING id`, byName.id)
-      yield* query(`INSERT INTO providers (user_id, roles) VALUES ($1, '{provider}'), ($2, '{provider}')`, twinA.id, twinB.id)
+      const npiProvider = yield* insertProviderProfile(byNpi.id, { npi: "1245319599" })
+      const namedProvider = yield* insertProviderProfile(byName.id)
+      yield* insertProviderProfile(twinA.id)
+      yield* insertProviderProfile(twinB.id)
       const members = [
         { member_id: "CL1", first_name: "Ann", last_name: "Linked", dob: "01-02-1980", npi: "1245319599", provider: "Some Org" },
         { member_id: "CL2", first_name: "Ben", last_name: "Linked", dob: "01-02-1981", npi: "", provider: "nora named" },
@@ -465,8 +466,8 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
       const caseLoads = yield* query<{ member_id: string; provider_id: number | null }>(`SELECT p.member_id, c.provider_id
         FROM case_loads c JOIN patients p ON p.id = c.patient_id WHERE p.last_name = 'Linked' ORDER BY p.member_id`)
       expect(caseLoads).toEqual([
-        { member_id: "CL1", provider_id: npiProvider!.id },
-        { member_id: "CL2", provider_id: namedProvider!.id },
+        { member_id: "CL1", provider_id: npiProvider },
+        { member_id: "CL2", provider_id: namedProvider },
         { member_id: "CL3", provider_id: null },
         { member_id: "CL4", provider_id: null }
       ])
@@ -478,13 +479,12 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
       const ecm = yield* insertUser({ email: "primary.ecm@mif.test", role: "provider", first_name: "Ema", last_name: "Primary" })
       const clinic = yield* insertUser({ email: "primary.clinic@mif.test", role: "provider", first_name: "Cleo", last_name: "Clinic" })
       const named = yield* insertUser({ email: "primary.named@mif.test", role: "provider", first_name: "Nell", last_name: "Byname" })
-      const [ecmProvider] = yield* query<{ id: number }>(
-        `INSERT INTO providers (user_id, roles, npi) VALUES ($1, '{provider}', '1333333338') RETURNING id`, ecm.id)
-      const [clinicProvider] = yield* query<{ id: number }>(`INSERT INTO providers (user_id, roles) VALUES ($1, '{provider}') RETURNING id`, clinic.id)
-      const [namedProvider] = yield* query<{ id: number }>(`INSERT INTO providers (user_id, roles) VALUES ($1, '{provider}') RETURNING id`, named.id)
+      const ecmProvider = yield* insertProviderProfile(ecm.id, { npi: "1333333338" })
+      const clinicProvider = yield* insertProviderProfile(clinic.id)
+      const namedProvider = yield* insertProviderProfile(named.id)
       // Known to the clinic before the file: one with a primary provider, one without.
-      yield* query(`INSERT INTO patients (member_id, first_name, last_name, date_of_birth, provider_id)
-        VALUES ('PP1', 'Kept', 'Primary', '1980-02-01', $1), ('PP2', 'Filled', 'Primary', '1981-02-01', NULL)`, clinicProvider!.id)
+      yield* insertPatient({ member_id: "PP1", first_name: "Kept", last_name: "Primary", date_of_birth: "1980-02-01", provider_id: clinicProvider })
+      yield* insertPatient({ member_id: "PP2", first_name: "Filled", last_name: "Primary", date_of_birth: "1981-02-01", provider_id: null })
       const members = [
         { member_id: "PP1", first_name: "Kept", last_name: "Primary", dob: "02-01-1980", npi: "1333333338", provider: "Some Org" },
         { member_id: "PP2", first_name: "Filled", last_name: "Primary", dob: "02-01-1981", npi: "1333333338", provider: "Some Org" },
@@ -497,19 +497,19 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
           c.provider_id AS case_load FROM patients p JOIN case_loads c ON c.patient_id = p.id
           WHERE p.last_name = 'Primary' ORDER BY p.member_id`)
       expect(yield* primaries()).toEqual([
-        { member_id: "PP1", provider_id: clinicProvider!.id, case_load: ecmProvider!.id },
-        { member_id: "PP2", provider_id: ecmProvider!.id, case_load: ecmProvider!.id },
-        { member_id: "PP3", provider_id: namedProvider!.id, case_load: namedProvider!.id },
+        { member_id: "PP1", provider_id: clinicProvider, case_load: ecmProvider },
+        { member_id: "PP2", provider_id: ecmProvider, case_load: ecmProvider },
+        { member_id: "PP3", provider_id: namedProvider, case_load: namedProvider },
         { member_id: "PP4", provider_id: null, case_load: null }
       ])
       // A later file naming another provider moves the case load, not a primary provider already set.
       const moved = members.map((m) => ({ ...m, npi: "", provider: "Nell Byname" }))
       expect((yield* importMif(token, { file: dataUri("csv", membersCsv(moved)) })).status).toBe(200)
       expect(yield* primaries()).toEqual([
-        { member_id: "PP1", provider_id: clinicProvider!.id, case_load: namedProvider!.id },
-        { member_id: "PP2", provider_id: ecmProvider!.id, case_load: namedProvider!.id },
-        { member_id: "PP3", provider_id: namedProvider!.id, case_load: namedProvider!.id },
-        { member_id: "PP4", provider_id: namedProvider!.id, case_load: namedProvider!.id }
+        { member_id: "PP1", provider_id: clinicProvider, case_load: namedProvider },
+        { member_id: "PP2", provider_id: ecmProvider, case_load: namedProvider },
+        { member_id: "PP3", provider_id: namedProvider, case_load: namedProvider },
+        { member_id: "PP4", provider_id: namedProvider, case_load: namedProvider }
       ])
     }))
 

@@ -1,7 +1,8 @@
 /** Admin ECM patients: the list (search, status, provider, pages) and the detail. */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
+import { insertPatient, insertProviderProfile } from "../../support/fixtures.js"
 import { dataUri, importMif, membersCsv, query } from "./support.js"
 import { insertUser } from "./users.js"
 
@@ -39,10 +40,10 @@ layer(TestApp())("admin ECM patients", (it) => {
         { member_id: "L2", first_name: "Abe", last_name: "Beta", dob: "02-02-1981", npi: "2222222222", provider: "Second Care" }
       ])) })
       // A clinic patient without eligibility records is not an ECM patient.
-      yield* query(`INSERT INTO patients (first_name, last_name) VALUES ('Clinic', 'Only')`)
+      yield* insertPatient({ first_name: "Clinic", last_name: "Only", date_of_birth: null })
       const olcm = yield* insertUser({ email: "olcm@patients.test", role: "provider", first_name: "Olive", last_name: "Lead" })
       // Case loads name a provider profile (foreign key since the providers migration): provider 77.
-      yield* query(`INSERT INTO providers (id, user_id, roles) OVERRIDING SYSTEM VALUE VALUES (77, $1, '{provider}')`, olcm.id)
+      yield* insertProviderProfile(olcm.id, { id: 77 })
       yield* query(`UPDATE case_loads SET olcm_user_id = $1, provider_id = 77 WHERE patient_id = (SELECT id FROM patients WHERE member_id = 'L1')`, olcm.id)
 
       const listed = yield* list(token)
@@ -103,15 +104,18 @@ layer(TestApp())("admin ECM patients", (it) => {
         case_load: { provider_id: null, provider_name: "Good Care", olcm_user_id: null, olcm_name: null, ilcm_user_id: null, ilcm_name: null },
         engagement_status: { status: "new_member", source: "mif", reason: "Created by MIF import", actor_id: expect.any(Number) }
       })
-      expect(patient.eligibility_informations.map((e) => e.member_record_status)).toEqual(["existing_member", "new_member"])
+      // The typed client a frontend derives decodes the same member.
+      const typed = yield* (yield* clientAs(token)).ecmPatients.show({ path: { id: row!.id } })
+      expect(typed.patient).toMatchObject({ id: row!.id, name: "Sia Show", member_id: "S9", cin: "CS9", city: "Fresno" })
+      expect(typed.patient.eligibility_informations.map((e) => e.member_record_status)).toEqual(["existing_member", "new_member"])
       expect(Object.keys(patient.eligibility_informations[0]!).sort()).toEqual([
         "acuity_level", "cin", "created_at", "ecm_benefit_auth_eff_date", "ecm_benefit_auth_end_date", "ecm_npi",
         "ecm_provider_name", "ecm_service_auth_id", "id", "member_id", "member_record_status", "mif_file_id"
       ])
       expect(patient.status_histories).toHaveLength(1)
 
-      const [clinicOnly] = yield* query<{ id: number }>(`INSERT INTO patients (first_name, last_name) VALUES ('No', 'Ecm') RETURNING id`)
-      for (const id of [clinicOnly!.id, 999999]) {
+      const clinicOnly = yield* insertPatient({ first_name: "No", last_name: "Ecm", date_of_birth: null })
+      for (const id of [clinicOnly, 999999]) {
         const missing = yield* request("GET", `/v1/admin/clinic/ecm/patients/${id}`, { token })
         expect({ status: missing.status, body: missing.body }).toEqual({ status: 404, body: { errors: ["Patient not found"] } })
       }

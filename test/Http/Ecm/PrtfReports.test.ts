@@ -7,6 +7,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { prtfColumns, type PrtfColumn } from "../../../src/Domain/Ecm/PrtfReport.js"
 import { request, signIn, TestApp } from "../../support/app.js"
+import { insertCaseLoad, insertFormCSubmissions } from "../../support/fixtures.js"
 import { csvText, expiresOf, insertEvent, insertMember, insertStatus, parseCsv } from "./prtfSupport.js"
 import { query } from "./support.js"
 import { insertUser } from "./users.js"
@@ -53,10 +54,8 @@ const buildWorld = Effect.gen(function*() {
   yield* insertStatus(ana, "new_member", "2025-12-01", "Created by MIF import", "mif")
   yield* insertStatus(ana, "outreach_in_progress", "2026-01-05")
   yield* insertStatus(ana, "enrolled", "2026-02-01", "Consented")
-  yield* query(`INSERT INTO case_loads (patient_id, provider_npi, provider_name, olcm_user_id, ilcm_user_id) VALUES ($1, $2, 'Good Care', $3, $4)`,
-    ana, npi, olcm.id, ilcm.id)
-  yield* query(`INSERT INTO form_c_submissions (patient_id, user_id, form_data, created_at) VALUES ($1, $2, '{}', '2026-02-10T15:00:00Z'),
-    ($1, $2, '{}', '2026-04-02T10:00:00Z')`, ana, staff.id)
+  yield* insertCaseLoad({ patientId: ana, npi, providerName: "Good Care", olcmUserId: olcm.id, ilcmUserId: ilcm.id })
+  yield* insertFormCSubmissions(ana, staff.id, ["2026-02-10T15:00:00Z", "2026-04-02T10:00:00Z"])
   const event = (type: string, status: string, at: string, duration: number | null = null) => insertEvent(ana, staff.id, type, status, at, duration)
   yield* event("sms", "attempted", "2025-12-31T23:59:59Z") // before the period
   yield* event("sms", "attempted", "2026-01-06T09:00:00Z") // telehealth outreach (first outreach)
@@ -98,7 +97,7 @@ const buildWorld = Effect.gen(function*() {
   const fay = yield* insertMember({ first_name: "Fay", last_name: "Fisher", member_id: null, npi: "2222222222", provider_name: "Third Care", auth_to: null })
   yield* query(`UPDATE patients SET member_id = 'P-FAY' WHERE id = $1`, fay)
   yield* insertStatus(fay, "pending_outreach", "2026-01-01")
-  yield* query(`INSERT INTO case_loads (patient_id, provider_npi, provider_name) VALUES ($1, $2, 'Good Care')`, fay, npi)
+  yield* insertCaseLoad({ patientId: fay, npi, providerName: "Good Care" })
   // Gus: authorization starting after the period (rule 1).
   const gus = yield* insertMember({ first_name: "Gus", last_name: "Green", member_id: "M7", npi, auth_from: "2026-04-01" })
   yield* insertStatus(gus, "new_member", "2026-02-01", null, "mif")

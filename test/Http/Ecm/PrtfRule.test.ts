@@ -15,8 +15,8 @@ import { type PrtfCategory, prtfCategories, prtfCategoryOf } from "../../../src/
 import { type PrtfColumn, prtfColumns } from "../../../src/Domain/Ecm/PrtfReport.js"
 import type { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
 import { request, signIn, TestApp } from "../../support/app.js"
+import { insertEcmMembers, insertEvents, insertStatusEntries } from "../../support/fixtures.js"
 import { csvText, insertEvent, insertMember, insertStatus, parseCsv } from "./prtfSupport.js"
-import { query } from "./support.js"
 import { insertUser } from "./users.js"
 
 const period = { start_date: "2026-01-01", end_date: "2026-03-31" }
@@ -54,40 +54,6 @@ const reportRows = (token: string) =>
     return new Map(rows.map((row) => [row[column("Member ID (CIN)")]!, (name: PrtfColumn) => row[column(name)]!]))
   })
 
-/** ECM members (patient and an open-ended eligibility record) in three statements; their ids in order. */
-const insertMembers = (memberIds: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const [file] = yield* query<{ id: number }>(`INSERT INTO mif_files (filename, file_type, source_type, status, records_imported)
-      VALUES ('MIF_rule.csv', 'csv', 'base64', 'completed', $1) RETURNING id`, memberIds.length)
-    const patients = yield* query<{ id: number }>(`INSERT INTO patients (member_id, first_name, last_name, date_of_birth)
-      SELECT m, 'Rule', m, '1980-01-02' FROM unnest($1::text[]) WITH ORDINALITY AS t(m, k) ORDER BY k RETURNING id`, memberIds)
-    const ids = patients.map((p) => p.id)
-    yield* query(`INSERT INTO ecm_eligibility_informations (patient_id, mif_file_id, line, member_id, first_name, last_name,
-        date_of_birth, ecm_benefit_auth_eff_date, member_record_status)
-      SELECT p.id, $2, 2, p.member_id, p.first_name, p.last_name, p.date_of_birth, '2025-01-01', 'new_member'
-      FROM patients p WHERE p.id = ANY($1::int[])`, ids, file!.id)
-    return ids
-  })
-
-/** Events with their activities (as prtfSupport's insertEvent), in two statements. */
-const insertEvents = (
-  assigneeId: number,
-  events: ReadonlyArray<{ patientId: number; type: EventType; status: EventStatus; at: string; duration: number | null }>
-) =>
-  Effect.gen(function*() {
-    const activityType = (type: EventType) => (type === "appointment" ? "in_person_appointment" : type === "meeting" ? "task" : type)
-    const activityStatus = (status: EventStatus) => (status === "complete" || status === "cancelled" ? status : "created")
-    const activities = yield* query<{ id: number }>(`INSERT INTO ecm_activities (patient_id, activity_type, status, occurred_at, duration, assigned_to_id, message)
-      SELECT p, t, s, a, d, $6, 'm' FROM unnest($1::int[], $2::text[], $3::text[], $4::timestamptz[], $5::int[]) WITH ORDINALITY AS x(p, t, s, a, d, k)
-      ORDER BY k RETURNING id`,
-      events.map((e) => e.patientId), events.map((e) => activityType(e.type)), events.map((e) => activityStatus(e.status)),
-      events.map((e) => e.at), events.map((e) => e.duration), assigneeId)
-    yield* query(`INSERT INTO ecm_events (patient_id, activity_id, event_type, status, occurred_at, duration)
-      SELECT * FROM unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $6::int[])`,
-      events.map((e) => e.patientId), activities.map((a) => a.id), events.map((e) => e.type), events.map((e) => e.status),
-      events.map((e) => e.at), events.map((e) => e.duration))
-  })
-
 const categoriesOfRow = (cell: (name: PrtfColumn) => string) =>
   Object.fromEntries(prtfCategories.map((c) => [c, Number(cell(categoryColumns[c]))])) as Record<PrtfCategory, number>
 
@@ -106,11 +72,11 @@ layer(TestApp())("one rule for attempts and encounters", (it) => {
       // One member per case, written in a few set-based statements: the event is on 2026-02-10 and
       // the status in force that day is the case's (none: the first entry comes later, still
       // inside the period so the member is in the file).
-      const ids = yield* insertMembers(cases.map((_, i) => `RULE${i + 1}`))
-      yield* query(`INSERT INTO ecm_status_histories (patient_id, status, effective_date, source, reason)
-        SELECT * FROM unnest($1::int[], $2::text[], $3::date[], $4::text[], $5::text[])`,
-        ids, cases.map((c) => c.engagement ?? "new_member"), cases.map((c) => (c.engagement === null ? "2026-03-01" : "2026-01-15")),
-        cases.map((c) => (c.engagement === null ? "mif" : "user")), cases.map((c) => (c.engagement === "disenrolled" ? "Moved" : null)))
+      const ids = yield* insertEcmMembers(cases.map((_, i) => `RULE${i + 1}`))
+      yield* insertStatusEntries(cases.map((c, i) => ({
+        patientId: ids[i]!, status: c.engagement ?? "new_member", effectiveDate: c.engagement === null ? "2026-03-01" : "2026-01-15",
+        source: c.engagement === null ? "mif" : "user", reason: c.engagement === "disenrolled" ? "Moved" : null
+      })))
       yield* insertEvents(staff.id, cases.map((c, i) => ({ patientId: ids[i]!, type: c.type, status: c.status, at: "2026-02-10T12:00:00Z", duration: c.duration })))
       const rows = yield* reportRows(token)
       const counted = yield* Effect.forEach(ids, (id) => countsOf(token, id), { concurrency: 4 })

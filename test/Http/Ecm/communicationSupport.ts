@@ -3,6 +3,7 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Option, Redacted } from "effect"
 import twilio from "twilio"
 import type { TwilioSettings } from "../../../src/Services/AppConfig.js"
+import { insertCaseLoad, insertPatient } from "../../support/fixtures.js"
 import { query } from "./support.js"
 
 export const authToken = "test-twilio-auth-token"
@@ -62,13 +63,10 @@ export const sid = (prefix: "SM" | "CA") => `${prefix}${String(++sids).padStart(
 
 /** A patient with a phone (E.164), named First Last. */
 export const insertPatientWithPhone = (phone: string, first = "Mia", last = "Member") =>
-  Effect.map(
-    query<{ id: number }>(`INSERT INTO patients (first_name, last_name, phone) VALUES ($1, $2, $3) RETURNING id`, first, last, phone),
-    (rows) => rows[0]!.id
-  )
+  insertPatient({ first_name: first, last_name: last, phone, date_of_birth: null })
 
 export const assignLeadCareManagers = (patientId: number, lcm: { olcm?: number; ilcm?: number }) =>
-  query(`INSERT INTO case_loads (patient_id, olcm_user_id, ilcm_user_id) VALUES ($1, $2, $3)`, patientId, lcm.olcm ?? null, lcm.ilcm ?? null)
+  insertCaseLoad({ patientId, olcmUserId: lcm.olcm ?? null, ilcmUserId: lcm.ilcm ?? null })
 
 export const systemUserId = Effect.map(
   query<{ id: number }>(`SELECT id FROM users WHERE system`),

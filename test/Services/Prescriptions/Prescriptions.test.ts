@@ -63,7 +63,7 @@ const fakePrescriptionsRepo = (rows: Table<PrescriptionRow>) => {
   const write = (id: number, change: (row: PrescriptionRow) => PrescriptionRow) =>
     Effect.map(now, (at) => rows.update(id, (row) => ({ ...change(row), updated_at: at })))
   return PrescriptionsRepo.make({
-    page: unused("PrescriptionsRepo.page"),
+    list: unused("PrescriptionsRepo.list"),
     findById: (id) => Effect.succeed(rows.find(id)),
     insert: (terms) => Effect.map(now, (at) => rows.insert((id) => withTerms(prescriptionRow(id, "active", { created_at: at, updated_at: at }), terms)).id),
     update: (id, terms, status) => Effect.asVoid(write(id, (row) => ({ ...withTerms(row, terms), status }))),
@@ -97,7 +97,7 @@ const fakeHistoryRepo = (history: Table<History>, rows: Table<PrescriptionRow>) 
   })
 
 const fakeMedicationsRepo = MedicationsRepo.make({
-  page: unused("MedicationsRepo.page"),
+  list: unused("MedicationsRepo.list"),
   findById: unused("MedicationsRepo.findById"),
   insert: unused("MedicationsRepo.insert"),
   update: unused("MedicationsRepo.update"),
@@ -106,13 +106,13 @@ const fakeMedicationsRepo = MedicationsRepo.make({
 })
 
 const fakeProvidersRepo = ProvidersRepo.make({
-  page: unused("ProvidersRepo.page"),
+  list: unused("ProvidersRepo.list"),
   findById: unused("ProvidersRepo.findById"),
   advisoryLock: unused("ProvidersRepo.advisoryLock"),
   lockSupervisor: unused("ProvidersRepo.lockSupervisor"),
   supervises: unused("ProvidersRepo.supervises"),
   update: unused("ProvidersRepo.update"),
-  supervisorsPage: unused("ProvidersRepo.supervisorsPage"),
+  supervisorsList: unused("ProvidersRepo.supervisorsList"),
   superviseesOf: unused("ProvidersRepo.superviseesOf"),
   upsertForRole: unused("ProvidersRepo.upsertForRole"),
   deactivateOf: unused("ProvidersRepo.deactivateOf"),
