@@ -6,16 +6,18 @@
  * reminder — whose text may have reached Twilio — is `failed` without being sent a second time.
  */
 import { expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
+import { pgClientLayer } from "../src/Layers/Database.js"
 import { freePort } from "../src/Layers/FreePort.js"
 import { interruptedImportError } from "../src/Services/Ecm/MifImport.js"
 import { reminderReasons } from "../src/Services/Scheduling/RemindersRepo.js"
 import { freshDatabase } from "./support/database.js"
+import { insertAppointment, insertPatient, insertProvider, insertReminder } from "./support/fixtures.js"
 import { dataUri, membersCsv } from "./Http/Ecm/support.js"
 
 const root = fileURLToPath(new URL("../", import.meta.url))
@@ -135,17 +137,16 @@ it.live("after a SIGKILL mid-import, mid-report and mid-send, a restart settles 
     const token = signedIn.body.token as string
 
     // Mid-send: an SMS reminder due now, whose text Twilio receives and never answers.
-    const [reminder] = yield* query<{ id: number }>(`
-      WITH u AS (INSERT INTO users (email, password_hash, first_name, last_name, role, confirmed)
-          VALUES ('provider@recovery.test', 'x', 'Rae', 'Provider', 'provider', true) RETURNING id),
-        p AS (INSERT INTO providers (user_id, roles) SELECT id, '{provider}' FROM u RETURNING id),
-        pa AS (INSERT INTO patients (first_name, last_name, date_of_birth, phone) VALUES ('Pat', 'Patient', '2015-06-01', '+15105550100') RETURNING id),
-        a AS (INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes)
-          SELECT pa.id, p.id, now() + interval '2 hours', 60 FROM pa, p RETURNING id)
-      INSERT INTO appointment_reminders (appointment_id, reminder_type, send_at, lead_seconds)
-        SELECT id, 'sms', now(), 7200 FROM a RETURNING id`)
+    const reminder = yield* Effect.gen(function*() {
+      const provider = yield* insertProvider({ first_name: "Rae", last_name: "Provider" })
+      const patientId = yield* insertPatient({ phone: "+15105550100" })
+      const appointment = yield* insertAppointment({
+        patientId, providerId: provider.id, scheduledAt: new Date(Date.now() + 2 * 3_600_000), minutes: 60, status: "scheduled"
+      })
+      return yield* insertReminder({ appointmentId: appointment.id, channel: "sms", sendAt: new Date(), leadSeconds: 7200 })
+    }).pipe(Effect.provide(pgClientLayer(Redacted.make(database.url), 1)))
     yield* query(`SELECT graphile_worker.add_job('reminders.send', json_build_object('reminder_id', $1::int),
-      job_key => 'appointment_reminder:' || $1, max_attempts => 5)`, [reminder!.id])
+      job_key => 'appointment_reminder:' || $1, max_attempts => 5)`, [reminder])
     yield* Effect.promise(() => until("the text reaches Twilio", 30_000, async () => twilio.messages.length > 0))
 
     // Mid-import and mid-report: the import waits for the imports' advisory lock, the report for

@@ -1,13 +1,13 @@
 /** The security middleware's refusals, in both areas' shapes. */
-import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Exit, Redacted } from "effect"
 import { type ApiError, isApiError } from "../../src/Api/Errors.js"
 import { AdminAuthentication, Authentication, EcmAdminAuthentication, StaffAuthentication } from "../../src/Api/Security.js"
 import { errorResponse } from "../../src/Layers/Http/Errors.js"
 import { SecurityLive } from "../../src/Layers/Http/Security.js"
-import { hashPassword } from "../../src/Services/Accounts/Passwords.js"
+import type { Role } from "../../src/Domain/Accounts/User.js"
 import { signIn, TestApp } from "../support/app.js"
+import { insertUser, password, uniqueEmail } from "../support/fixtures.js"
 
 /** Runs a middleware on a token and renders its refusal as the response the client would get. */
 const refusal = (middleware: Effect.Effect<unknown, unknown, any>) =>
@@ -23,13 +23,11 @@ const refusal = (middleware: Effect.Effect<unknown, unknown, any>) =>
     return { status: response.status, body: JSON.parse(new TextDecoder().decode(body.body)) as unknown }
   })
 
-const userWithRole = (role: string) =>
+const userWithRole = (role: Role) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const email = `${role}.${Date.now()}.${Math.random()}@example.test`
-    yield* sql`INSERT INTO users (email, password_hash, first_name, last_name, role, confirmed)
-      VALUES (${email}, ${yield* hashPassword("password-123")}, 'Test', 'User', ${role}, true)`
-    return Redacted.make(yield* signIn(email, "password-123"))
+    const email = uniqueEmail(role, "example.test")
+    yield* insertUser({ email, first_name: "Test", last_name: "User", role })
+    return Redacted.make(yield* signIn(email, password))
   })
 
 layer(TestApp())("security middleware", (it) => {

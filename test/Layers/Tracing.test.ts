@@ -2,7 +2,6 @@
  * One request's spans through an in-memory exporter, and a scan of every span and log line for
  * the personal data and secrets that went through the request.
  */
-import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { SpanKind } from "@opentelemetry/api"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
@@ -10,6 +9,7 @@ import { Effect, HashMap, Layer, Logger, LogLevel } from "effect"
 import { tracingWith } from "../../src/Layers/Tracing.js"
 import { hashPassword } from "../../src/Services/Accounts/Passwords.js"
 import { request, signIn, TestApp } from "../support/app.js"
+import { insertUser } from "../support/fixtures.js"
 
 const exporter = new InMemorySpanExporter()
 const logLines: Array<string> = []
@@ -34,16 +34,20 @@ const person = {
 layer(TestApp({}, Observability))("tracing", (it) => {
   it.effect("spans a request with its route and status, and its SQL statements, with no personal data", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const hash = yield* hashPassword(person.password)
-      const [row] = yield* sql<{ id: number }>`INSERT INTO users (email, password_hash, first_name, last_name, phone, role, confirmed)
-        VALUES (${person.email}, ${hash}, ${person.firstName}, ${person.lastName}, ${person.phone}, 'admin', true) RETURNING id`
+      const userId = yield* insertUser({
+        email: person.email,
+        password_hash: yield* hashPassword(person.password),
+        first_name: person.firstName,
+        last_name: person.lastName,
+        phone: person.phone,
+        role: "admin"
+      })
       exporter.reset()
       logLines.length = 0
 
       const token = yield* signIn(person.email, person.password)
       const userAgent = "care-frontend/2.3 (+https://app.example.org)"
-      const shown = yield* request("GET", `/v1/admin/clinic/users/${row!.id}?search=${person.lastName}`, {
+      const shown = yield* request("GET", `/v1/admin/clinic/users/${userId}?search=${person.lastName}`, {
         token,
         headers: { "user-agent": userAgent, host: "api.example.org:8443", referer: `https://app.example.org/?q=${person.email}` }
       })

@@ -15,6 +15,17 @@ import { recoverInterruptedWork } from "../../src/Services/Recovery.js"
 import { failureReasons } from "../../src/Services/Reports/ReportGenerator.js"
 import { reminderReasons } from "../../src/Services/Scheduling/RemindersRepo.js"
 import { freshDatabase } from "../support/database.js"
+import {
+  insertAppointment,
+  insertExchangeReport,
+  insertGeneratingReport,
+  insertHealthPlan,
+  insertHeartbeat,
+  insertMifImport,
+  insertPatient,
+  insertProvider,
+  insertReminder
+} from "../support/fixtures.js"
 import { testConfig } from "../Layers/fixtures.js"
 
 const liveness = { heartbeatSeconds: 30, staleAfterSeconds: 120 }
@@ -28,10 +39,6 @@ const RecoveryTestLive = Layer.unwrapScoped(Effect.map(freshDatabase(), ({ url }
 
 const query = <A extends object>(text: string, ...params: ReadonlyArray<unknown>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text, params)).pipe(Effect.orDie)
-
-/** A heartbeat `ageSeconds` old. */
-const beat = (holder: string, ageSeconds = 0) =>
-  query(`INSERT INTO heartbeats (holder_id, started_at, beat_at) VALUES ($1, now() - interval '1 day', now() - make_interval(secs => $2))`, holder, ageSeconds)
 
 /** A job, locked by `holder` `ageSeconds` ago when a holder is given; its id. */
 const jobOf = (task: string, key: string, options: { holder?: string; ageSeconds?: number; attempts?: number; maxAttempts?: number } = {}) =>
@@ -56,8 +63,8 @@ layer(RecoveryTestLive)("recovery sweep", (it) => {
   it.effect("releases the job locks of gone worker pools only; forgets stale heartbeats", () =>
     Effect.gen(function*() {
       yield* clear
-      yield* beat("pool-live", 10)
-      yield* beat("pool-gone", 600)
+      yield* insertHeartbeat("pool-live", 10)
+      yield* insertHeartbeat("pool-gone", 600)
       const gone = yield* jobOf("test.a", "a", { holder: "pool-gone", ageSeconds: 600 })
       const neverBeat = yield* jobOf("test.b", "b", { holder: "pool-vanished", ageSeconds: 3600 })
       const live = yield* jobOf("test.c", "c", { holder: "pool-live", ageSeconds: 3600 })
@@ -76,10 +83,8 @@ layer(RecoveryTestLive)("recovery sweep", (it) => {
   it.effect("fails the unfinished imports of gone instances; an import of a live instance is untouched", () =>
     Effect.gen(function*() {
       yield* clear
-      yield* beat("instance-live", 10)
-      const insert = (status: string, owner: string | null, ageSeconds = 0) =>
-        Effect.map(query<{ id: number }>(`INSERT INTO mif_files (filename, file_type, source_type, status, owner_instance, updated_at)
-          VALUES ('m.csv', 'csv', 'base64', $1, $2, now() - make_interval(secs => $3)) RETURNING id`, status, owner, ageSeconds), (rows) => rows[0]!.id)
+      yield* insertHeartbeat("instance-live", 10)
+      const insert = insertMifImport
       const goneProcessing = yield* insert("processing", "instance-gone")
       const gonePending = yield* insert("pending", "instance-gone")
       const liveProcessing = yield* insert("processing", "instance-live")
@@ -102,16 +107,13 @@ layer(RecoveryTestLive)("recovery sweep", (it) => {
   it.effect("fails a generating report whose job is out of runs; one whose job can still run is left to the queue", () =>
     Effect.gen(function*() {
       yield* clear
-      const insert = (n: number) =>
-        Effect.map(query<{ id: number }>(`INSERT INTO reports (report_id, report_type, format, parameters, status, started_at, updated_at)
-          VALUES ($1, 'patient_follow_up', 'csv', '{}', 'generating', now() - interval '1 hour', now() - interval '1 hour') RETURNING id`,
-          `recovery-report-${n}-0123456789`), (rows) => rows[0]!.id)
+      const insert = (n: number) => insertGeneratingReport(`recovery-report-${n}-0123456789`)
       const exhausted = yield* insert(1)
       const retrying = yield* insert(2)
       const running = yield* insert(3)
       yield* jobOf("reports.generate", `report:${exhausted}`, { holder: "pool-gone", ageSeconds: 600, attempts: 3 })
       const retry = yield* jobOf("reports.generate", `report:${retrying}`, { holder: "pool-gone", ageSeconds: 600, attempts: 1 })
-      yield* beat("pool-live")
+      yield* insertHeartbeat("pool-live")
       yield* jobOf("reports.generate", `report:${running}`, { holder: "pool-live", ageSeconds: 600, attempts: 3 })
 
       expect((yield* recoverInterruptedWork)["recovery.failed_reports"]).toBe(1)
@@ -127,13 +129,8 @@ layer(RecoveryTestLive)("recovery sweep", (it) => {
   it.effect("fails a generating return file whose job is out of runs or gone; one whose job can still run is left to the queue", () =>
     Effect.gen(function*() {
       yield* clear
-      const [plan] = yield* query<{ id: number }>(`INSERT INTO health_plans (name, mcp_id, created_at, updated_at)
-        VALUES ('Recovery Plan', 'RECOVERY', now(), now()) RETURNING id`)
-      const insert = (status: string, ageSeconds = 3600) =>
-        Effect.map(query<{ id: number }>(`INSERT INTO exchange_reports (file_kind, health_plan_id, start_date, end_date, profile, status,
-            started_at, created_at, updated_at)
-          VALUES ('otf', $1, '2026-01-01', '2026-03-31', '{}', $2, now() - make_interval(secs => $3), now() - make_interval(secs => $3),
-            now() - make_interval(secs => $3)) RETURNING id`, plan!.id, status, ageSeconds), (rows) => rows[0]!.id)
+      const plan = yield* insertHealthPlan("Recovery Plan", "RECOVERY")
+      const insert = (status: string, ageSeconds?: number) => insertExchangeReport(plan, status, ageSeconds)
       const exhausted = yield* insert("generating")
       const jobless = yield* insert("generating")
       const retrying = yield* insert("generating")
@@ -142,7 +139,7 @@ layer(RecoveryTestLive)("recovery sweep", (it) => {
       const queued = yield* insert("queued")
       yield* jobOf("ecm_exchange.generate", `ecm-exchange:${exhausted}`, { holder: "pool-gone", ageSeconds: 600, attempts: 3 })
       const retry = yield* jobOf("ecm_exchange.generate", `ecm-exchange:${retrying}`, { holder: "pool-gone", ageSeconds: 600, attempts: 1 })
-      yield* beat("pool-live")
+      yield* insertHeartbeat("pool-live")
       yield* jobOf("ecm_exchange.generate", `ecm-exchange:${running}`, { holder: "pool-live", ageSeconds: 600, attempts: 3 })
       yield* jobOf("ecm_exchange.generate", `ecm-exchange:${fresh}`, { attempts: 3 })
       yield* jobOf("ecm_exchange.generate", `ecm-exchange:${queued}`, { attempts: 3 })
@@ -164,15 +161,17 @@ layer(RecoveryTestLive)("recovery sweep", (it) => {
   it.effect("fails a reminder left sending whose job is out of runs, without sending it", () =>
     Effect.gen(function*() {
       yield* clear
-      const [reminder] = yield* query<{ id: number }>(`
-        WITH u AS (INSERT INTO users (email, password_hash, first_name, last_name, role) VALUES ('p@recovery.test', 'x', 'P', 'R', 'provider') RETURNING id),
-          p AS (INSERT INTO providers (user_id) SELECT id FROM u RETURNING id),
-          pa AS (INSERT INTO patients (first_name, last_name) VALUES ('Pat', 'Patient') RETURNING id),
-          a AS (INSERT INTO appointments (patient_id, provider_id, scheduled_at, duration_minutes)
-            SELECT pa.id, p.id, now() + interval '2 hours', 60 FROM pa, p RETURNING id)
-        INSERT INTO appointment_reminders (appointment_id, reminder_type, send_at, lead_seconds, delivery_status, claimed_at, claimed_by)
-          SELECT id, 'sms', now() - interval '1 hour', 7200, 'sending', now() - interval '1 hour', '1' FROM a RETURNING id`)
-      yield* jobOf("reminders.send", `appointment_reminder:${reminder!.id}`, { holder: "pool-gone", ageSeconds: 3600, attempts: 5, maxAttempts: 5 })
+      const provider = yield* insertProvider()
+      const patientId = yield* insertPatient()
+      const hour = 3_600_000
+      const appointment = yield* insertAppointment({
+        patientId, providerId: provider.id, scheduledAt: new Date(Date.now() + 2 * hour), minutes: 60, status: "scheduled"
+      })
+      const anHourAgo = new Date(Date.now() - hour)
+      const reminder = yield* insertReminder({
+        appointmentId: appointment.id, channel: "sms", sendAt: anHourAgo, leadSeconds: 7200, claimed: { by: "1", at: anHourAgo }
+      })
+      yield* jobOf("reminders.send", `appointment_reminder:${reminder}`, { holder: "pool-gone", ageSeconds: 3600, attempts: 5, maxAttempts: 5 })
 
       expect((yield* recoverInterruptedWork)["recovery.failed_reminders"]).toBe(1)
       expect(yield* query(`SELECT status, delivery_status, status_reason, sent_at, claimed_by FROM appointment_reminders`)).toEqual([

@@ -2,8 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import jwt from "jsonwebtoken"
-import { request, signIn, TestApp } from "../../support/app.js"
-import { adminToken, bookSlot, hoursFromNow, insertPatient, insertUser, makeProvider, password, slotAt } from "./helpers.js"
+import type { UpdateAppointmentRequest } from "../../../src/Api/Scheduling/Appointments.js"
+import { type AppointmentId, type PatientId, ProviderId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
+import { adminToken, bookSlot, hoursFromNow, insertPatient, insertUser, makeProvider, password, slotAt, slotAvailable } from "./helpers.js"
 
 const appointmentKeys = [
   "appointment_type", "created_at", "duration_minutes", "id", "no_show", "notes", "patient", "patient_id", "provider", "provider_id",
@@ -11,13 +13,22 @@ const appointmentKeys = [
 ]
 const admin = "/v1/admin/clinic/appointments"
 const video = { accountSid: "AC0123456789abcdef0123456789abcdef", apiKeySid: "SK0123456789abcdef0123456789abcdef", secret: "video-key-secret-for-tests" }
-type AppointmentBody = { appointment: Record<string, unknown> & { id: number; status: string; scheduled_at: string } }
+type AppointmentBody = { appointment: Record<string, unknown> }
+const onePage = { current_page: 1, total_pages: 1, total_count: 1, per_page: 25 }
 
 const put = (token: string, id: number, appointment: Record<string, unknown>) =>
   request("PUT", `${admin}/${id}`, { token, body: { appointment } })
 
+/** An update through the typed client; the appointment and the response's status. */
+const update = (token: string, id: AppointmentId, appointment: UpdateAppointmentRequest["appointment"]) =>
+  Effect.gen(function*() {
+    const client = yield* clientAs(token)
+    const [updated, response] = yield* client.appointments.update({ path: { id }, payload: { appointment }, withResponse: true })
+    return { appointment: updated.appointment, status: response.status }
+  })
+
 /** A booked appointment `hours` ahead; the ids. */
-const appointmentAt = (token: string, hours: number, providerId?: number, patientId?: number) =>
+const appointmentAt = (token: string, hours: number, providerId?: ProviderId, patientId?: PatientId) =>
   Effect.gen(function*() {
     const provider = providerId ?? (yield* makeProvider(token)).id
     const patient = patientId ?? (yield* insertPatient())
@@ -35,38 +46,47 @@ layer(TestApp({
       const provider = yield* makeProvider(token, "provider", { first_name: "Avery", last_name: "Quinn" })
       const patient = yield* insertPatient(null, { first: "Robin", last: "Vale" })
       const a = yield* appointmentAt(token, 30, provider.id, patient)
-      const shown = yield* request("GET", `${admin}/${a.id}`, { token })
-      expect(shown.status).toBe(200)
-      const appointment = (shown.body as AppointmentBody).appointment
-      expect(Object.keys(appointment).sort()).toEqual(appointmentKeys)
-      expect(appointment).toMatchObject({
+      const client = yield* clientAs(token)
+      const { appointment: typed } = yield* client.appointments.show({ path: { id: a.id } })
+      expect(typed).toMatchObject({
+        id: a.id, patient_id: patient, provider_id: provider.id,
         patient: { id: patient, first_name: "Robin", last_name: "Vale" },
         provider: { id: provider.id, first_name: "Avery", last_name: "Quinn" },
         status: "scheduled", duration_minutes: 60, telephony_room_sid: null, notes: null
       })
+      // The exact representation, pinned once; the lists below answer the same object.
+      const shown = yield* request("GET", `${admin}/${a.id}`, { token })
+      expect(shown.status).toBe(200)
+      const appointment = (shown.body as AppointmentBody).appointment
+      expect(Object.keys(appointment).sort()).toEqual(appointmentKeys)
+      expect(appointment).toMatchObject({ id: a.id, patient: { id: patient }, provider: { id: provider.id } })
       const missing = yield* request("GET", `${admin}/999999`, { token })
       expect(missing.status).toBe(404)
       expect(missing.body).toEqual({ errors: "Appointment not found" })
 
       const listed = yield* request("GET", `${admin}?provider_id=${provider.id}&status=scheduled&search=vale`, { token })
-      expect(listed.body).toEqual({ appointments: [appointment], pagination: { current_page: 1, total_pages: 1, total_count: 1, per_page: 25 } })
-      expect((yield* request("GET", `${admin}?provider_id=${provider.id}&status=confirmed`, { token })).body).toMatchObject({ appointments: [] })
-      const filtered = yield* request("POST", `${admin}/filter_appointments`, {
-        token, body: { filters: { provider_name: "quinn", patient_name: "Robin", status: "scheduled" } }
-      })
-      expect((filtered.body as { appointments: Array<unknown> }).appointments).toEqual([appointment])
-      const none = yield* request("POST", `${admin}/filter_appointments`, { token, body: { filters: { date: { start_date: "2001-01-01", end_date: "2001-01-02" } } } })
-      expect((none.body as { appointments: Array<unknown> }).appointments).toEqual([])
-      const filters = yield* request("GET", `${admin}/filters`, { token })
-      expect(filters.body).toMatchObject({
+      expect(listed.body).toEqual({ appointments: [appointment], pagination: onePage })
+      const typedList = yield* client.appointments.list({ urlParams: { provider_id: provider.id, status: "scheduled", search: "vale" } })
+      expect(typedList.appointments).toEqual([typed])
+      expect((yield* client.appointments.list({ urlParams: { provider_id: provider.id, status: "confirmed" } })).appointments).toEqual([])
+      const filters = { provider_name: "quinn", patient_name: "Robin", status: "scheduled" } as const
+      const filtered = yield* request("POST", `${admin}/filter_appointments`, { token, body: { filters } })
+      expect(filtered.body).toEqual({ appointments: [appointment], pagination: onePage })
+      expect((yield* client.appointments.filter({ payload: { filters } })).appointments).toEqual([typed])
+      const none = yield* client.appointments.filter({ payload: { filters: { date: { start_date: "2001-01-01", end_date: "2001-01-02" } } } })
+      expect(none.appointments).toEqual([])
+      const options = yield* client.appointments.filters()
+      expect(options).toMatchObject({
         statuses: ["scheduled", "confirmed", "in_progress", "completed", "cancelled", "no_show", "rescheduled"],
         appointment_types: ["therapy", "consultation", "follow_up", "assessment", "group_therapy", "medication_review"]
       })
-      expect((filters.body as { providers: Array<unknown> }).providers).toContainEqual({ id: provider.id, first_name: "Avery", last_name: "Quinn" })
+      expect(options.providers).toContainEqual({ id: provider.id, first_name: "Avery", last_name: "Quinn" })
 
       const ofProvider = yield* request("GET", `/v1/admin/clinic/providers/${provider.id}/appointments`, { token })
-      expect((ofProvider.body as { appointments: Array<unknown> }).appointments).toEqual([appointment])
+      expect(ofProvider.body).toEqual({ appointments: [appointment], pagination: onePage })
+      expect((yield* client.providerAppointments.list({ path: { provider_id: provider.id }, urlParams: {} })).appointments).toEqual([typed])
       expect((yield* request("GET", `/v1/admin/clinic/providers/${provider.id}/appointments/${a.id}`, { token })).body).toEqual({ appointment })
+      expect((yield* client.providerAppointments.show({ path: { provider_id: provider.id, id: a.id } })).appointment).toEqual(typed)
       const other = yield* makeProvider(token)
       const notTheirs = yield* request("GET", `/v1/admin/clinic/providers/${other.id}/appointments/${a.id}`, { token })
       expect(notTheirs.status).toBe(404)
@@ -82,10 +102,10 @@ layer(TestApp({
       const skip = yield* put(token, a.id, { status: "completed" })
       expect(skip.status).toBe(422)
       expect(skip.body).toEqual({ errors: { status: ["can't change from scheduled to completed"] } })
-      for (const status of ["confirmed", "in_progress", "completed"]) {
-        const moved = yield* put(token, a.id, { status })
+      for (const status of ["confirmed", "in_progress", "completed"] as const) {
+        const moved = yield* update(token, a.id, { status })
         expect(moved.status, status).toBe(200)
-        expect((moved.body as AppointmentBody).appointment.status).toBe(status)
+        expect(moved.appointment.status).toBe(status)
       }
       for (const status of ["scheduled", "cancelled", "in_progress"]) {
         const refused = yield* put(token, a.id, { status })
@@ -93,17 +113,18 @@ layer(TestApp({
         expect(refused.body).toEqual({ errors: { status: ["is completed, which is final"] } })
       }
       expect((yield* put(token, a.id, { scheduled_at: hoursFromNow(41) })).status).toBe(422)
-      const notes = yield* put(token, a.id, { notes: "Went well" })
-      expect((notes.body as AppointmentBody).appointment).toMatchObject({ status: "completed", notes: "Went well" })
+      const notes = yield* update(token, a.id, { notes: "Went well" })
+      expect(notes.appointment).toMatchObject({ status: "completed", notes: "Went well" })
 
       const b = yield* appointmentAt(token, 42)
-      const noShow = yield* put(token, b.id, { status: "no_show" })
-      expect((noShow.body as AppointmentBody).appointment).toMatchObject({ status: "no_show", no_show: true })
+      const noShow = yield* update(token, b.id, { status: "no_show" })
+      expect(noShow.appointment).toMatchObject({ status: "no_show", no_show: true })
       expect((yield* put(token, b.id, { status: "confirmed" })).status).toBe(422)
-      const noShows = yield* request("GET", `${admin}/no_shows`, { token })
-      expect((noShows.body as { appointments: Array<{ id: number }> }).appointments.map((x) => x.id)).toContain(b.id)
-      const outside = yield* request("GET", `${admin}/no_shows?date_range=2001-01-01..2001-01-31`, { token })
-      expect((outside.body as { appointments: Array<unknown> }).appointments).toEqual([])
+      const client = yield* clientAs(token)
+      const noShows = yield* client.appointments.noShows({ urlParams: {} })
+      expect(noShows.appointments.map((x) => x.id)).toContain(b.id)
+      const outside = yield* client.appointments.noShows({ urlParams: { date_range: "2001-01-01..2001-01-31" } })
+      expect(outside.appointments).toEqual([])
       const badRange = yield* request("GET", `${admin}/no_shows?date_range=yesterday`, { token })
       expect(badRange.status).toBe(422)
       expect(badRange.body).toEqual({ errors: { date_range: ["is invalid"] } })
@@ -113,19 +134,19 @@ layer(TestApp({
     Effect.gen(function*() {
       const token = yield* adminToken
       const a = yield* appointmentAt(token, 50)
+      const client = yield* clientAs(token)
+      const [, cancelled] = yield* client.appointments.cancel({ path: { id: a.id }, withResponse: true })
+      expect(cancelled.status).toBe(204)
       expect((yield* request("DELETE", `${admin}/${a.id}`, { token })).status).toBe(204)
-      expect((yield* request("DELETE", `${admin}/${a.id}`, { token })).status).toBe(204)
-      const shown = yield* request("GET", `${admin}/${a.id}`, { token })
-      expect((shown.body as AppointmentBody).appointment.status).toBe("cancelled")
-      const slot = yield* request("GET", `/v1/admin/clinic/availability/available_slots/${a.slot}`, { token })
-      expect((slot.body as { available_slot: { available: boolean } }).available_slot.available).toBe(true)
-      const books = yield* request("GET", `/v1/admin/clinic/availability/books?available_slot_id=${a.slot}`, { token })
-      expect((books.body as { books: Array<{ status: string }> }).books.map((b) => b.status)).toEqual(["cancelled"])
+      expect((yield* client.appointments.show({ path: { id: a.id } })).appointment.status).toBe("cancelled")
+      expect(yield* slotAvailable(token, a.slot)).toBe(true)
+      const books = yield* client.availability.listBooks({ urlParams: { available_slot_id: a.slot } })
+      expect(books.books.map((b) => b.status)).toEqual(["cancelled"])
       const rebooked = yield* bookSlot(token, a.slot, yield* insertPatient())
       expect(rebooked.appointmentId).not.toBe(a.id)
       expect((yield* request("DELETE", `${admin}/999999`, { token })).status).toBe(404)
       const done = yield* appointmentAt(token, 52)
-      yield* put(token, done.id, { status: "no_show" })
+      expect((yield* update(token, done.id, { status: "no_show" })).status).toBe(200)
       const refused = yield* request("DELETE", `${admin}/${done.id}`, { token })
       expect(refused.status).toBe(422)
       expect(refused.body).toEqual({ errors: { status: ["is no_show, which is final"] } })
@@ -142,22 +163,21 @@ layer(TestApp({
       const longer = yield* put(token, a.id, { duration_minutes: 150 })
       expect(longer.status).toBe(409)
       // Touching is fine; the move frees the old slot.
-      const moved = yield* put(token, b.id, { scheduled_at: hoursFromNow(61) })
+      const moved = yield* update(token, b.id, { scheduled_at: new Date(hoursFromNow(61)) })
       expect(moved.status).toBe(200)
-      expect((moved.body as AppointmentBody).appointment).toMatchObject({ status: "rescheduled", scheduled_at: hoursFromNow(61) })
-      const slot = yield* request("GET", `/v1/admin/clinic/availability/available_slots/${b.slot}`, { token })
-      expect((slot.body as { available_slot: { available: boolean } }).available_slot.available).toBe(true)
+      expect(moved.appointment).toMatchObject({ status: "rescheduled", scheduled_at: new Date(hoursFromNow(61)) })
+      expect(yield* slotAvailable(token, b.slot)).toBe(true)
       // Another provider at the same time is fine; moving onto that provider's busy time is not.
       const other = yield* appointmentAt(token, 70)
       const toOther = yield* put(token, a.id, { provider_id: other.provider, scheduled_at: hoursFromNow(70) })
       expect(toOther.status).toBe(409)
-      const moveOk = yield* put(token, a.id, { provider_id: other.provider, scheduled_at: hoursFromNow(71) })
-      expect((moveOk.body as AppointmentBody).appointment).toMatchObject({ provider_id: other.provider, status: "rescheduled" })
+      const moveOk = yield* update(token, a.id, { provider_id: other.provider, scheduled_at: new Date(hoursFromNow(71)) })
+      expect(moveOk.appointment).toMatchObject({ provider_id: other.provider, status: "rescheduled" })
       const unknownProvider = yield* put(token, a.id, { provider_id: 999999 })
       expect(unknownProvider.body).toEqual({ errors: { provider_id: ["must exist"] } })
       // Cancelled appointments hold no time.
-      yield* request("DELETE", `${admin}/${other.id}`, { token })
-      expect((yield* put(token, a.id, { scheduled_at: hoursFromNow(70) })).status).toBe(200)
+      yield* Effect.flatMap(clientAs(token), (client) => client.appointments.cancel({ path: { id: other.id } }))
+      expect((yield* update(token, a.id, { scheduled_at: new Date(hoursFromNow(70)) })).status).toBe(200)
     }))
 
   it.effect("back-office: a walk-in is moved into the past and completed; the move is recorded with old and new time", () =>
@@ -165,9 +185,10 @@ layer(TestApp({
       const token = yield* adminToken
       const a = yield* appointmentAt(token, 80)
       const past = hoursFromNow(-26)
-      const moved = yield* put(token, a.id, { scheduled_at: past, status: "confirmed" })
+      const moved = yield* update(token, a.id, { scheduled_at: new Date(past), status: "confirmed" })
       expect(moved.status).toBe(200)
-      for (const status of ["in_progress", "completed"]) expect((yield* put(token, a.id, { status })).status).toBe(200)
+      expect(moved.appointment).toMatchObject({ scheduled_at: new Date(past), status: "confirmed" })
+      for (const status of ["in_progress", "completed"] as const) expect((yield* update(token, a.id, { status })).status).toBe(200)
       const sql = yield* SqlClient.SqlClient
       const changes = yield* sql<{ old_scheduled_at: Date; new_scheduled_at: Date; old_status: string; new_status: string }>`
         SELECT old_scheduled_at, new_scheduled_at, old_status, new_status FROM appointment_changes WHERE appointment_id = ${a.id} ORDER BY id`
@@ -185,9 +206,9 @@ layer(TestApp({
     Effect.gen(function*() {
       const token = yield* adminToken
       const a = yield* appointmentAt(token, 100)
-      const response = yield* request("POST", `${admin}/${a.id}/refresh_telephony_tokens`, { token })
+      const client = yield* clientAs(token)
+      const [body, response] = yield* client.appointments.refreshTelephonyTokens({ path: { id: a.id }, withResponse: true })
       expect(response.status).toBe(200)
-      const body = response.body as { appointment_id: number; room_name: string; tokens: { provider: string; patient: string }; expires_at: string }
       expect(body.appointment_id).toBe(a.id)
       expect(body.room_name).toBe(`appointment-${a.id}`)
       for (const [side, identity] of [["provider", `provider-${a.provider}`], ["patient", `patient-${a.patient}`]] as const) {
@@ -200,9 +221,9 @@ layer(TestApp({
         expect(lifetime).toBeLessThanOrEqual(6 * 3600)
         expect(() => jwt.verify(body.tokens[side], "another-secret")).toThrow()
       }
-      expect(Date.parse(body.expires_at) - Date.now()).toBeGreaterThan(3 * 3600 * 1000)
-      const shown = yield* request("GET", `${admin}/${a.id}`, { token })
-      expect((shown.body as AppointmentBody).appointment.telephony_room_sid).toBe(`appointment-${a.id}`)
+      expect(body.expires_at.getTime() - Date.now()).toBeGreaterThan(3 * 3600 * 1000)
+      const shown = yield* client.appointments.show({ path: { id: a.id } })
+      expect(shown.appointment.telephony_room_sid).toBe(`appointment-${a.id}`)
       expect((yield* request("POST", `${admin}/999999/refresh_telephony_tokens`, { token })).status).toBe(404)
     }))
 
@@ -215,18 +236,21 @@ layer(TestApp({
       const theirs = yield* insertPatient()
       const a = yield* appointmentAt(token, 110, undefined, mine)
       const b = yield* appointmentAt(token, 111, undefined, theirs)
-      const listed = yield* request("GET", "/v1/clinic/patients/appointments", { token: parent })
-      expect(listed.status).toBe(200)
-      expect((listed.body as { appointments: Array<{ id: number }> }).appointments.map((x) => x.id)).toEqual([a.id])
-      expect((yield* request("GET", `/v1/clinic/patients/appointments?patient_id=${mine}`, { token: parent })).status).toBe(200)
+      const asParent = yield* clientAs(parent)
+      const [listed, response] = yield* asParent.clinicAppointments.list({ urlParams: {}, withResponse: true })
+      expect(response.status).toBe(200)
+      expect(listed.appointments.map((x) => x.id)).toEqual([a.id])
+      const [named, namedResponse] = yield* asParent.clinicAppointments.list({ urlParams: { patient_id: mine }, withResponse: true })
+      expect(namedResponse.status).toBe(200)
+      expect(named.appointments.map((x) => x.id)).toEqual([a.id])
       const other = yield* request("GET", `/v1/clinic/patients/appointments?patient_id=${theirs}`, { token: parent })
       expect(other.status).toBe(404)
       expect(other.body).toEqual({ errors: "Patient not found" })
-      expect((yield* request("GET", `/v1/clinic/patients/appointments/${a.id}`, { token: parent })).status).toBe(200)
+      expect((yield* asParent.clinicAppointments.show({ path: { id: a.id } })).appointment).toMatchObject({ id: a.id, patient_id: mine })
       const hidden = yield* request("GET", `/v1/clinic/patients/appointments/${b.id}`, { token: parent })
       expect(hidden.status).toBe(404)
       expect(hidden.body).toEqual({ errors: "Appointment not found" })
-      expect((yield* request("GET", `/v1/clinic/patients/appointments/${b.id}`, { token })).status).toBe(200)
+      expect((yield* (yield* clientAs(token)).clinicAppointments.show({ path: { id: b.id } })).appointment).toMatchObject({ id: b.id, patient_id: theirs })
       const staffList = yield* request("GET", "/v1/clinic/patients/appointments", { token })
       expect(staffList.body).toEqual({ errors: { patient_id: ["can't be blank"] } })
       expect((yield* request("GET", "/v1/clinic/patients/appointments")).status).toBe(401)
@@ -241,7 +265,8 @@ layer(TestApp({
       yield* request("PUT", `/v1/admin/clinic/users/${providerUser}`, { token, body: { user: { role: "provider" } } })
       const providerToken = yield* signIn("provider@oncall.scheduling.test", password)
       const sql = yield* SqlClient.SqlClient
-      const [{ id: providerId }] = (yield* sql<{ id: number }>`SELECT id FROM providers WHERE user_id = ${providerUser}`) as [{ id: number }]
+      const [{ id }] = (yield* sql<{ id: number }>`SELECT id FROM providers WHERE user_id = ${providerUser}`) as [{ id: number }]
+      const providerId = ProviderId.make(id)
       const patient = yield* insertPatient(parentId)
       const later = yield* appointmentAt(token, 5, providerId, patient)
       const early = yield* request("GET", `/v1/clinic/patients/on_call/appointments/${later.id}`, { token: parent })
@@ -254,9 +279,8 @@ layer(TestApp({
       const startsAt = new Date(Date.now() + 10 * 60_000)
       yield* sql`UPDATE appointments SET scheduled_at = ${startsAt} WHERE id = ${soon.id}`
       for (const [caller, identity] of [[parent, `patient-${patient}`], [providerToken, `provider-${providerId}`]] as const) {
-        const open = yield* request("GET", `/v1/clinic/patients/on_call/appointments/${soon.id}`, { token: caller })
+        const [body, open] = yield* (yield* clientAs(caller)).clinicAppointments.onCall({ path: { id: soon.id }, withResponse: true })
         expect(open.status).toBe(200)
-        const body = open.body as { appointment: { id: number }; room_name: string; token: string; identity: string }
         expect(body.appointment.id).toBe(soon.id)
         expect(body.identity).toBe(identity)
         const claims = jwt.verify(body.token, video.secret) as jwt.JwtPayload

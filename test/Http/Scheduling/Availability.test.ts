@@ -1,9 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { AppointmentId, AvailableSlotId } from "../../../src/Domain/Ids.js"
+import type { AppointmentType } from "../../../src/Domain/Scheduling/Scheduling.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
 import {
-  adminToken, book, bookSlot, createSlot, hoursFromNow, insertPatient, insertUser, makeProvider, password, slotAt
+  adminToken, book, bookSlot, createSlot, hoursFromNow, insertPatient, insertUser, makeProvider, password, slotAt, slotAvailable
 } from "./helpers.js"
 
 const slotKeys = [
@@ -13,6 +15,7 @@ const slotKeys = [
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const base = "/v1/admin/clinic/availability"
 const conflictBody = { errors: "Slot conflicts with existing availability" }
+const onePage = { current_page: 1, total_pages: 1, total_count: 1, per_page: 25 }
 
 layer(TestApp())("admin availability", (it) => {
   it.effect("require a token (401) and the admin role (403)", () =>
@@ -41,8 +44,9 @@ layer(TestApp())("admin availability", (it) => {
         provider_id: provider.id, start_time: hoursFromNow(24), end_time: hoursFromNow(25), appointment_type: "therapy"
       })
       expect(created.status).toBe(201)
-      const body = created.body as { available_slot: Record<string, unknown>; occurrences_created: number; skipped_occurrences: Array<unknown> }
+      const body = created.body as { available_slot: Record<string, unknown> & { id: number }; occurrences_created: number; skipped_occurrences: Array<unknown> }
       const slot = body.available_slot
+      const id = AvailableSlotId.make(slot.id)
       expect(Object.keys(slot).sort()).toEqual(slotKeys)
       expect(slot).toMatchObject({
         provider_id: provider.id, start_time: hoursFromNow(24), end_time: hoursFromNow(25), appointment_type: "therapy",
@@ -56,21 +60,30 @@ layer(TestApp())("admin availability", (it) => {
       const shown = yield* request("GET", `${base}/available_slots/${slot.id}`, { token })
       expect(shown.status).toBe(200)
       expect(shown.body).toEqual({ available_slot: slot })
+      const client = yield* clientAs(token)
+      const typed = (yield* client.availability.showSlot({ path: { id } })).available_slot
+      expect(typed).toMatchObject({
+        id, provider_id: provider.id, start_time: new Date(slot.start_time as string), end_time: new Date(slot.end_time as string),
+        appointment_type: "therapy", available: true, recurring: false, recurrence_pattern: null,
+        provider: { id: provider.id, first_name: "Morgan", last_name: "Lee" }
+      })
 
       const listed = yield* request("GET", `${base}/available_slots?provider_id=${provider.id}`, { token })
-      expect(listed.body).toEqual({ available_slots: [slot], pagination: { current_page: 1, total_pages: 1, total_count: 1, per_page: 25 } })
+      expect(listed.body).toEqual({ available_slots: [slot], pagination: onePage })
+      expect(yield* client.availability.listSlots({ urlParams: { provider_id: provider.id } })).toMatchObject({ available_slots: [typed], pagination: onePage })
 
-      const moved = yield* request("PUT", `${base}/available_slots/${slot.id}`, {
-        token, body: { available_slot: { start_time: hoursFromNow(26), end_time: hoursFromNow(28), available: false } }
+      const [moved, movedResponse] = yield* client.availability.updateSlot({
+        path: { id }, payload: { available_slot: { start_time: new Date(hoursFromNow(26)), end_time: new Date(hoursFromNow(28)), available: false } },
+        withResponse: true
       })
-      expect(moved.status).toBe(200)
-      expect((moved.body as { available_slot: unknown }).available_slot).toMatchObject({
-        id: slot.id, start_time: hoursFromNow(26), end_time: hoursFromNow(28), available: false
+      expect(movedResponse.status).toBe(200)
+      expect(moved.available_slot).toMatchObject({
+        id, start_time: new Date(hoursFromNow(26)), end_time: new Date(hoursFromNow(28)), available: false
       })
-      const closed = yield* request("GET", `${base}/available_slots?provider_id=${provider.id}&available=false`, { token })
-      expect((closed.body as { available_slots: Array<unknown> }).available_slots).toHaveLength(1)
+      const closed = yield* client.availability.listSlots({ urlParams: { provider_id: provider.id, available: false } })
+      expect(closed.available_slots.map((s) => s.id)).toEqual([id])
 
-      const deleted = yield* request("DELETE", `${base}/available_slots/${slot.id}`, { token })
+      const [, deleted] = yield* client.availability.deleteSlot({ path: { id }, withResponse: true })
       expect(deleted.status).toBe(204)
       const gone = yield* request("GET", `${base}/available_slots/${slot.id}`, { token })
       expect(gone.status).toBe(404)
@@ -138,31 +151,35 @@ layer(TestApp())("admin availability", (it) => {
       // A day two weeks ahead in the clinic's zone, 9:00–12:00 local in slots of 30, 60 and 90 minutes.
       const [{ day }] = (yield* sql<{ day: string }>`SELECT to_char((now() AT TIME ZONE 'America/Los_Angeles')::date + 14, 'YYYY-MM-DD') AS day`) as [{ day: string }]
       const at = (time: string) => Effect.map(sql<{ t: Date }>`SELECT (${`${day} ${time}`}::timestamp AT TIME ZONE 'America/Los_Angeles') AS t`, (rows) => rows[0]!.t.toISOString())
-      const make = (from: string, to: string, type?: string) =>
+      const client = yield* clientAs(token)
+      const make = (from: string, to: string, type?: AppointmentType) =>
         Effect.gen(function*() {
-          const response = yield* createSlot(token, { provider_id: provider.id, start_time: yield* at(from), end_time: yield* at(to), ...(type ? { appointment_type: type } : {}) })
-          return (response.body as { available_slot: { id: number } }).available_slot.id
+          const created = yield* client.availability.createSlot({
+            payload: { available_slot: { provider_id: provider.id, start_time: new Date(yield* at(from)), end_time: new Date(yield* at(to)), ...(type ? { appointment_type: type } : {}) } }
+          })
+          return created.available_slot.id
         })
       const short = yield* make("09:00", "09:30", "therapy")
       const hour = yield* make("09:30", "10:30", "assessment")
       const long = yield* make("10:30", "12:00")
       const booked = yield* make("12:00", "13:00")
       const closed = yield* make("13:00", "14:00")
-      yield* request("PUT", `${base}/available_slots/${closed}`, { token, body: { available_slot: { available: false } } })
+      yield* client.availability.updateSlot({ path: { id: closed }, payload: { available_slot: { available: false } } })
       yield* bookSlot(token, booked, yield* insertPatient())
-      const search = (query: string) =>
-        Effect.map(request("GET", `${base}/available_slots/search?provider_id=${provider.id}&date=${day}${query}`, { token }), (r) => {
-          expect(r.status).toBe(200)
-          return (r.body as { available_slots: Array<{ id: number }> }).available_slots.map((s) => s.id)
+      const search = (query: { readonly duration?: number; readonly appointment_type?: AppointmentType } = {}) =>
+        Effect.map(client.availability.searchSlots({ urlParams: { provider_id: provider.id, date: day, ...query }, withResponse: true }), ([found, response]) => {
+          expect(response.status).toBe(200)
+          return found.available_slots.map((s) => s.id)
         })
-      expect(yield* search("")).toEqual([short, hour, long])
-      expect(yield* search("&duration=60")).toEqual([hour, long])
-      expect(yield* search("&duration=61")).toEqual([long])
-      expect(yield* search("&appointment_type=therapy")).toEqual([short, long])
-      expect(yield* search("&duration=30&appointment_type=assessment")).toEqual([hour, long])
+      expect(yield* search()).toEqual([short, hour, long])
+      expect(yield* search({ duration: 60 })).toEqual([hour, long])
+      expect(yield* search({ duration: 61 })).toEqual([long])
+      expect(yield* search({ appointment_type: "therapy" })).toEqual([short, long])
+      expect(yield* search({ duration: 30, appointment_type: "assessment" })).toEqual([hour, long])
       const bad = yield* request("GET", `${base}/available_slots/search?duration=0&date=2030-02-30`, { token })
       expect(bad.status).toBe(422)
-      expect(Object.keys((bad.body as { errors: object }).errors).sort()).toEqual(["date", "duration"])
+      // Both fields are reported, and only they.
+      expect(bad.body).toEqual({ errors: { date: expect.anything(), duration: expect.anything() } })
     }))
 
   it.effect("batch create: bad and overlapping slots (also within the batch) fail alone; the rest are created", () =>
@@ -196,10 +213,11 @@ layer(TestApp())("admin availability", (it) => {
         { start_time: hoursFromNow(100), end_time: hoursFromNow(101), error: "Slot conflicts with existing availability" },
         { start_time: hoursFromNow(94), end_time: hoursFromNow(96), error: "Slot conflicts with existing availability" }
       ])
-      const listed = yield* request("GET", `${base}/providers/available_slots?provider_id=${provider.id}`, { token })
-      const starts = (listed.body as { available_slots: Array<{ id: number; start_time: string }> }).available_slots
-      expect(starts.map((s) => s.start_time)).toEqual([hoursFromNow(90), hoursFromNow(93), hoursFromNow(95), hoursFromNow(100)])
-      expect(starts.filter((s) => body.slot_ids.includes(s.id)).map((s) => s.start_time)).toEqual([hoursFromNow(90), hoursFromNow(93), hoursFromNow(95)])
+      const client = yield* clientAs(token)
+      const starts = (yield* client.availability.providerSlots({ urlParams: { provider_id: provider.id } })).available_slots
+      expect(starts.map((s) => s.start_time.toISOString())).toEqual([hoursFromNow(90), hoursFromNow(93), hoursFromNow(95), hoursFromNow(100)])
+      expect(starts.filter((s) => body.slot_ids.includes(s.id)).map((s) => s.start_time.toISOString()))
+        .toEqual([hoursFromNow(90), hoursFromNow(93), hoursFromNow(95)])
       const unknown = yield* request("POST", `${base}/providers/available_slots/create_in_batch`, {
         token, body: { provider_id: 999999, slots: [{ start_time: hoursFromNow(90), end_time: hoursFromNow(91) }] }
       })
@@ -230,8 +248,9 @@ layer(TestApp())("admin availability", (it) => {
           { slot_id: 999999, error: "Slot not found" }
         ]
       })
-      expect((yield* request("GET", `${base}/available_slots/${booked}`, { token })).status).toBe(200)
-      expect((yield* request("GET", `${base}/available_slots/${theirs}`, { token })).status).toBe(200)
+      const client = yield* clientAs(token)
+      expect((yield* client.availability.showSlot({ path: { id: booked } })).available_slot.id).toBe(booked)
+      expect((yield* client.availability.showSlot({ path: { id: theirs } })).available_slot.id).toBe(theirs)
       expect((yield* request("GET", `${base}/available_slots/${free1}`, { token })).status).toBe(404)
     }))
 
@@ -243,22 +262,24 @@ layer(TestApp())("admin availability", (it) => {
       const slot = yield* slotAt(token, provider.id, 300, 1)
       const response = yield* book(token, slot, patient, { appointment_type: "consultation", notes: "First visit" })
       expect(response.status).toBe(201)
-      const created = (response.body as { book: Record<string, unknown> }).book
+      const created = (response.body as { book: Record<string, unknown> & { appointment_id: number } }).book
       expect(Object.keys(created).sort()).toEqual([
         "appointment_id", "appointment_type", "available_slot_id", "created_at", "id", "notes", "patient_id", "status", "updated_at"
       ])
       expect(created).toMatchObject({
         available_slot_id: slot, patient_id: patient, appointment_type: "consultation", notes: "First visit", status: "confirmed"
       })
-      const appointment = yield* request("GET", `/v1/admin/clinic/appointments/${created.appointment_id}`, { token })
-      expect((appointment.body as { appointment: unknown }).appointment).toMatchObject({
-        status: "scheduled", scheduled_at: hoursFromNow(300), duration_minutes: 60, provider_id: provider.id, patient_id: patient,
+      const client = yield* clientAs(token)
+      const { appointment } = yield* client.appointments.show({ path: { id: AppointmentId.make(created.appointment_id) } })
+      expect(appointment).toMatchObject({
+        status: "scheduled", scheduled_at: new Date(hoursFromNow(300)), duration_minutes: 60, provider_id: provider.id, patient_id: patient,
         appointment_type: "consultation", no_show: false
       })
-      const shown = yield* request("GET", `${base}/available_slots/${slot}`, { token })
-      expect((shown.body as { available_slot: { available: boolean } }).available_slot.available).toBe(false)
+      expect(yield* slotAvailable(token, slot)).toBe(false)
       const books = yield* request("GET", `${base}/books?patient_id=${patient}`, { token })
-      expect((books.body as { books: Array<unknown> }).books).toEqual([created])
+      expect(books.body).toEqual({ books: [created], pagination: onePage })
+      const typedBooks = yield* client.availability.listBooks({ urlParams: { patient_id: patient } })
+      expect(typedBooks.books.map((b) => [b.id, b.appointment_id, b.status])).toEqual([[created.id, created.appointment_id, "confirmed"]])
 
       const again = yield* book(token, slot, yield* insertPatient())
       expect(again.status).toBe(409)
@@ -272,7 +293,7 @@ layer(TestApp())("admin availability", (it) => {
       expect(remove.body).toEqual({ errors: "Slot is booked and cannot be deleted" })
 
       const closed = yield* slotAt(token, provider.id, 310)
-      yield* request("PUT", `${base}/available_slots/${closed}`, { token, body: { available_slot: { available: false } } })
+      yield* client.availability.updateSlot({ path: { id: closed }, payload: { available_slot: { available: false } } })
       const unavailable = yield* book(token, closed, patient)
       expect(unavailable.status).toBe(409)
       expect(unavailable.body).toEqual({ errors: "Slot is not available" })
@@ -290,8 +311,7 @@ layer(TestApp())("admin availability", (it) => {
       expect(noPatient.status).toBe(422)
       expect(noPatient.body).toEqual({ errors: { patient_id: ["must exist"] } })
       // The failed booking changed nothing.
-      const still = yield* request("GET", `${base}/available_slots/${free}`, { token })
-      expect((still.body as { available_slot: { available: boolean } }).available_slot.available).toBe(true)
+      expect(yield* slotAvailable(token, free)).toBe(true)
     }))
 
   it.effect("20 concurrent bookings of one slot: exactly one 201, one appointment", () =>

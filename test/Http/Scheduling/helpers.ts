@@ -34,6 +34,10 @@ export const slotAt = (token: string, providerId: number, hours: number, length 
     return created.available_slot.id
   })
 
+/** Whether the slot is open for booking, read through the typed client. */
+export const slotAvailable = (token: string, id: AvailableSlotId) =>
+  Effect.flatMap(clientAs(token), (client) => client.availability.showSlot({ path: { id } })).pipe(Effect.map((r) => r.available_slot.available))
+
 export const book = (token: string, slotId: number, patientId: number, extra: Record<string, unknown> = {}) =>
   request("POST", "/v1/admin/clinic/availability/books", { token, body: { book: { available_slot_id: slotId, patient_id: patientId, ...extra } } })
 

@@ -1,25 +1,16 @@
-import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
 import { NotFound, ValidationFailed } from "../../../src/Api/Errors.js"
 import type { Role } from "../../../src/Domain/Accounts/User.js"
 import { Access } from "../../../src/Services/Access/Access.js"
 import { TestSqlLive } from "../../support/database.js"
+import { insertPatient, insertUser } from "../../support/fixtures.js"
 
 const TestLive = Access.Default.pipe(Layer.provideMerge(TestSqlLive))
 
-const user = (role: Role) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ id: number }>`INSERT INTO users (email, first_name, last_name, role, password_hash)
-      VALUES (${`${role}-${Math.random().toString(36).slice(2)}@example.org`}, 'A', 'B', ${role}, 'x') RETURNING id`.pipe(
-      Effect.map(([row]) => ({ id: row!.id, role })),
-      Effect.orDie
-    ))
+const user = (role: Role) => Effect.map(insertUser({ first_name: "A", last_name: "B", role }), (id) => ({ id, role }))
 
-const patient = (userId: number | null) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ id: number }>`INSERT INTO patients (first_name, last_name, date_of_birth, user_id)
-      VALUES ('P', 'Q', '2015-01-01', ${userId}) RETURNING id`.pipe(Effect.map(([row]) => row!.id), Effect.orDie))
+const patient = (userId: number | null) => insertPatient({ first_name: "P", last_name: "Q", date_of_birth: "2015-01-01", user_id: userId })
 
 const failureOf = <A, E>(effect: Effect.Effect<A, E>) => Effect.map(Effect.either(effect), Either.getLeft)
 

@@ -15,7 +15,7 @@ import { PrtfRowsRepo } from "../../../src/Services/Ecm/PrtfRowsRepo.js"
 import { ExchangeRowsRepo } from "../../../src/Services/EcmExchange/ExchangeRowsRepo.js"
 import { TestApp } from "../../support/app.js"
 import { insertEvent, insertStatus } from "../../Http/Ecm/prtfSupport.js"
-import { query } from "../../Http/Ecm/support.js"
+import { insertHealthPlan } from "../../support/fixtures.js"
 import { insertUser } from "../../Http/Ecm/users.js"
 import { insertPlanMember } from "../../Http/EcmExchange/exchangeSupport.js"
 
@@ -43,17 +43,17 @@ layer(TestApp())("OTF rows and PRTF outreach counts", (it) => {
       let n = 0
       yield* Effect.promise(() => fc.assert(fc.asyncProperty(fc.array(member, { minLength: 1, maxLength: 4 }), (members) => run(Effect.gen(function*() {
         const plan = ++n
-        const [row] = yield* query<{ id: number }>(`INSERT INTO health_plans (name, mcp_id, created_at, updated_at) VALUES ($1, $1, now(), now()) RETURNING id`, `P${plan}`)
+        const planId = yield* insertHealthPlan(`P${plan}`, `P${plan}`)
         const memberIds: Array<string> = []
         for (const [i, m] of members.entries()) {
           const memberId = `OTF${plan}-${i}`
           memberIds.push(memberId)
-          const patientId = yield* insertPlanMember(row!.id, { first_name: `M${i}`, last_name: `Plan${plan}`, member_id: memberId, cin: memberId, auth_to: null })
+          const patientId = yield* insertPlanMember(planId, { first_name: `M${i}`, last_name: `Plan${plan}`, member_id: memberId, cin: memberId, auth_to: null })
           // One entry inside the period: the PRTF includes the member.
           for (const e of [m.inPeriod, ...m.entries]) yield* insertStatus(patientId, e.status, e.day, "Recorded")
           for (const e of m.events) yield* insertEvent(patientId, staff.id, e.type, e.status, new Date(e.at).toISOString(), e.duration)
         }
-        const criteria = { healthPlanId: row!.id, ...period }
+        const criteria = { healthPlanId: planId, ...period }
         const collect = <A>(total: number, batches: Stream.Stream<ReadonlyArray<A>>) =>
           Effect.map(Stream.runCollect(Stream.flattenIterables(batches)), (rows) => ({ total, rows: Chunk.toReadonlyArray(rows) }))
         const otf = yield* Effect.flatMap(ExchangeRowsRepo, (repo) => repo.withOtfRecords(criteria, collect))
