@@ -9,7 +9,7 @@ import { Effect, Option } from "effect"
 import type { UpdateVideoRequest } from "../../../src/Api/Videos/Videos.js"
 import { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
 import { fakeVideo, MemoryVideoProcessor } from "../../../src/Layers/MemoryVideoProcessor.js"
-import { PatientId, VideoId } from "../../../src/Domain/Ids.js"
+import type { VideoId } from "../../../src/Domain/Ids.js"
 import { clientAs, request, TestApp } from "../../support/app.js"
 import {
   adminToken, createdVideo, createVideo, family, insertAppointment, insertPatient, jobsDueNow, provider, runVideoJobs, runVideoJobsHere,
@@ -138,7 +138,7 @@ layer(TestApp())("clinic videos", (it) => {
       // The creator names a patient they may see: an appointment with them (a care relationship).
       yield* insertAppointment(parent.patientId, creator.id)
       const video = yield* createdVideo(creator.token, {
-        title: "Session", category: "therapy_session", patient_id: PatientId.make(parent.patientId), provider_id: assigned.id
+        title: "Session", category: "therapy_session", patient_id: parent.patientId, provider_id: assigned.id
       })
       const education = yield* createdVideo(creator.token, { title: "Welcome", category: "educational" })
       const show = (token: string, id = video.id) => Effect.map(request("GET", `${videosPath}/${id}`, { token }), (r) => r.status)
@@ -181,7 +181,7 @@ layer(TestApp())("clinic videos", (it) => {
       expect(yield* listed(otherParent.token)).not.toContain(video.id)
       expect(yield* listed(stranger.token)).not.toContain(video.id)
       expect(yield* listed(supervisor.token)).toContain(video.id)
-      const filtered = yield* (yield* clientAs(admin)).videos.list({ urlParams: { patient_id: PatientId.make(parent.patientId), category: "therapy_session" } })
+      const filtered = yield* (yield* clientAs(admin)).videos.list({ urlParams: { patient_id: parent.patientId, category: "therapy_session" } })
       expect(filtered.videos.map((v) => v.id)).toEqual([video.id])
       // A patient video's link is audited.
       const [audited] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM audit_events WHERE action = 'video.link' AND target_id = ${video.id}`
