@@ -1,10 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, TestApp } from "../../support/app.js"
+import { ProviderId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import {
-  addendum, adminNotesPath, adminToken, answer, auditActions, content, createNote, type NoteBody, noteIn, noteRow, notesPath, putNote,
-  setting, signOff
+  addendum, adminNotesPath, adminToken, answer, answeredAddendum, askedAddendum, auditActions, content, createdNote, noteIn, noteRow,
+  putNote, setting, shownNote, signedOff, signOff, updatedNote
 } from "./helpers.js"
 
 const statuses = ["draft", "pending_review", "pending_signature", "completed", "requires_addendum", "archived"] as const
@@ -35,13 +36,12 @@ layer(TestApp())("session notes: the status machine", (it) => {
           const s = yield* setting(admin)
           const id = yield* noteIn(s, from)
           expect((yield* noteRow(id))!.status).toBe(from)
-          const response = yield* putNote(admin, id, { status: to })
           const key = `${from}>${to}`
           if (putMoves.has(key)) {
-            expect(response.status, `${key}: ${JSON.stringify(response.body)}`).toBe(200)
-            expect((response.body as NoteBody).session_note.status).toBe(to)
+            expect((yield* updatedNote(admin, id, { status: to })).status, key).toBe(to)
             expect(yield* auditActions("session_note", id)).toContain(`session_note.${to}`)
           } else {
+            const response = yield* putNote(admin, id, { status: to })
             const message = otherMoves[key] ?? `cannot change from ${from} to ${to}`
             expect(response.status, key).toBe(422)
             expect(response.body, key).toEqual({ errors: { status: [message] } })
@@ -77,9 +77,8 @@ layer(TestApp())("session notes: the status machine", (it) => {
       expect(yield* answer(admin, added.id)).toMatchObject({ status: 422, body: { errors: { addendum: ["can only be answered by the note's provider"] } } })
       expect(yield* request("PUT", `${adminNotesPath}/addendums/${added.id}`, { token: s.provider.token, body: { addendum: {} } }))
         .toMatchObject({ status: 422, body: { errors: { instructions_response: ["can't be blank"] } } })
-      const answered = yield* answer(s.provider.token, added.id)
-      expect(answered.status).toBe(200)
-      expect((answered.body as AddendumBody).addendum).toMatchObject({ instructions_response: "Added it.", responded_by_id: s.provider.userId })
+      const answered = yield* answeredAddendum(s.provider.token, added.id)
+      expect(answered).toMatchObject({ instructions_response: "Added it.", responded_by_id: s.provider.userId })
       expect(yield* answer(s.provider.token, added.id)).toMatchObject({ status: 422, body: { errors: { addendum: ["has already been answered"] } } })
       expect((yield* noteRow(id))!.status).toBe("pending_review")
       // Only an admin passes the review of an unsupervised note, and archives.
@@ -87,14 +86,13 @@ layer(TestApp())("session notes: the status machine", (it) => {
         status: 422, body: { errors: { status: ["can only be moved by an admin (the review)"] } }
       })
       expect(yield* putNote(s.provider.token, id, { status: "archived" })).toMatchObject({ status: 422, body: { errors: { status: ["can only be archived by an admin"] } } })
-      expect((yield* putNote(admin, id, { status: "pending_signature" })).status).toBe(200)
+      expect((yield* updatedNote(admin, id, { status: "pending_signature" })).status).toBe("pending_signature")
       // The provider does not sign off their own note.
       expect(yield* signOff(s.provider.token, id)).toMatchObject({ status: 422, body: { errors: { sign_off: ["can only be given by the note's supervisor or an admin"] } } })
-      const signed = yield* signOff(admin, id)
-      expect(signed.status).toBe(201)
-      const note = (yield* request("GET", `${notesPath}/${id}`, { token: admin })).body as NoteBody
-      expect(note.session_note).toMatchObject({ status: "completed", addendums: [{ id: added.id, instructions: "Add the school report.", instructions_response: "Added it." }] })
-      expect(note.session_note.signed_at).toEqual(expect.any(String))
+      expect(yield* signedOff(admin, id)).toMatchObject({ session_note_id: id, reviewer_id: expect.any(Number) })
+      const note = yield* shownNote(admin, id)
+      expect(note).toMatchObject({ status: "completed", addendums: [{ id: added.id, instructions: "Add the school report.", instructions_response: "Added it." }] })
+      expect(note.signed_at).toBeInstanceOf(Date)
       expect(yield* auditActions("session_note", id)).toEqual(expect.arrayContaining([
         "session_note.addendum_create", "session_note.requires_addendum", "session_note.addendum_answer", "session_note.pending_review",
         "session_note.pending_signature", "session_note.sign_off_create", "session_note.completed"
@@ -106,10 +104,11 @@ layer(TestApp())("session notes: the status machine", (it) => {
       const admin = yield* adminToken
       const s = yield* setting(admin, { supervised: true })
       const supervisor = s.supervisor!
-      const id = (((yield* createNote(s.provider.token, s)).body) as NoteBody).session_note.id
-      expect((yield* putNote(s.provider.token, id, { status: "pending_review" })).status).toBe(200)
-      const view = (yield* request("GET", `/v1/admin/clinic/supervisors/session_notes/${id}`, { token: admin })).body as NoteBody
-      expect(view.session_note).toMatchObject({ supervision_required: true, supervisor_id: supervisor.id, supervision_status: "pending_supervision", supervision_notes: null })
+      const { id } = yield* createdNote(s.provider.token, s)
+      expect((yield* updatedNote(s.provider.token, id, { status: "pending_review" })).status).toBe("pending_review")
+      const adminClient = yield* clientAs(admin)
+      const supervision = () => Effect.map(adminClient.supervisorSessionNotes.showNote({ path: { id } }), (response) => response.session_note)
+      expect(yield* supervision()).toMatchObject({ supervision_required: true, supervisor_id: supervisor.id, supervision_status: "pending_supervision", supervision_notes: null })
       expect(yield* putNote(admin, id, { status: "pending_signature" })).toMatchObject({
         status: 422, body: { errors: { status: ["needs the supervisor's approval (supervision_status approved)"] } }
       })
@@ -117,30 +116,25 @@ layer(TestApp())("session notes: the status machine", (it) => {
         status: 422, body: { errors: { supervision_status: ["can only be given by the note's supervisor or an admin"] } }
       })
       // Changes through an addendum: requires_changes, then pending_supervision when answered.
-      const asked = yield* addendum(supervisor.token, id)
-      expect(asked.status).toBe(201)
-      const supervision = () => Effect.map(request("GET", `/v1/admin/clinic/supervisors/session_notes/${id}`, { token: admin }), (r) => (r.body as NoteBody).session_note)
+      const asked = yield* askedAddendum(supervisor.token, id)
       expect(yield* supervision()).toMatchObject({ status: "requires_addendum", supervision_status: "requires_changes" })
       expect(yield* putNote(supervisor.token, id, { supervision_status: "approved" })).toMatchObject({
         status: 422, body: { errors: { supervision_status: ["cannot change from requires_changes to approved"] } }
       })
-      expect((yield* answer(s.provider.token, (asked.body as AddendumBody).addendum.id)).status).toBe(200)
+      expect(yield* answeredAddendum(s.provider.token, asked.id)).toMatchObject({ instructions_response: "Added it." })
       expect(yield* supervision()).toMatchObject({ status: "pending_review", supervision_status: "pending_supervision" })
       // Escalated, then approved (by an admin): the review passed.
-      expect((yield* putNote(supervisor.token, id, { supervision_status: "escalated" })).status).toBe(200)
-      const approved = yield* putNote(admin, id, { supervision_status: "approved", supervision_notes: "Goals documented well." })
-      expect((approved.body as NoteBody).session_note.status).toBe("pending_signature")
+      expect((yield* updatedNote(supervisor.token, id, { supervision_status: "escalated" })).status).toBe("pending_review")
+      const approved = yield* updatedNote(admin, id, { supervision_status: "approved", supervision_notes: "Goals documented well." })
+      expect(approved.status).toBe("pending_signature")
       expect(yield* supervision()).toMatchObject({ status: "pending_signature", supervision_status: "approved", supervision_notes: "Goals documented well." })
       // An admin's sign-off alone does not complete a supervised note; the supervisor's does.
-      expect((yield* signOff(admin, id)).status).toBe(201)
+      yield* signedOff(admin, id)
       expect((yield* noteRow(id))!.status).toBe("pending_signature")
-      expect((yield* signOff(supervisor.token, id)).status).toBe(201)
+      yield* signedOff(supervisor.token, id)
       expect((yield* noteRow(id))!.status).toBe("completed")
       // The supervisor lists and appointments.
-      const listed = (yield* request("GET", `/v1/admin/clinic/supervisors/session_notes?supervisor_id=${supervisor.id}`, { token: admin })).body as {
-        session_notes: Array<{ id: number; supervision_status: string }>
-        pagination: { total_count: number }
-      }
+      const listed = yield* adminClient.supervisorSessionNotes.listNotes({ urlParams: { supervisor_id: ProviderId.make(supervisor.id) } })
       expect(listed.session_notes.map((n) => [n.id, n.supervision_status])).toEqual([[id, "approved"]])
       const appointments = (yield* request("GET", `/v1/admin/clinic/supervisors/appointments?supervisor_id=${supervisor.id}&supervision_status=approved`, { token: admin })).body
       const appointment = {
@@ -150,6 +144,8 @@ layer(TestApp())("session notes: the status machine", (it) => {
       }
       expect(appointments).toEqual({ appointments: [appointment], pagination: { current_page: 1, total_pages: 1, total_count: 1, per_page: 25 } })
       expect((yield* request("GET", `/v1/admin/clinic/supervisors/appointments/${s.appointmentId}`, { token: admin })).body).toEqual({ appointment })
+      const typedAppointment = yield* adminClient.supervisorSessionNotes.showAppointment({ path: { id: s.appointmentId } })
+      expect(typedAppointment.appointment).toMatchObject({ id: s.appointmentId, supervision_status: "approved", session_note: { id, status: "completed" } })
       const unsupervised = yield* setting(admin)
       expect(yield* request("GET", `/v1/admin/clinic/supervisors/appointments/${unsupervised.appointmentId}`, { token: admin }))
         .toMatchObject({ status: 404, body: { errors: "Appointment not found" } })
@@ -166,21 +162,20 @@ layer(TestApp())("session notes: the status machine", (it) => {
       const admin = yield* adminToken
       const s = yield* setting(admin)
       const id = yield* noteIn(s, "completed")
-      const before = (yield* request("GET", `${notesPath}/${id}`, { token: admin })).body as NoteBody
+      const before = yield* shownNote(admin, id)
       const readOnly = { status: 422, body: { errors: { status: ["is completed: the note is read-only; corrections are addenda"] } } }
       expect(yield* putNote(s.provider.token, id, { content: { plan: "changed" } })).toMatchObject(readOnly)
       expect(yield* putNote(admin, id, {})).toMatchObject(readOnly)
       // A correction is an addendum: the note reopens, but its body stays locked.
-      const asked = yield* addendum(admin, id)
-      expect(asked.status).toBe(201)
+      const asked = yield* askedAddendum(admin, id)
       expect(yield* putNote(s.provider.token, id, { content: { plan: "changed" } })).toMatchObject({
         status: 422, body: { errors: { content: ["is locked: the note was signed; corrections are addenda"] } }
       })
-      expect((yield* answer(s.provider.token, (asked.body as AddendumBody).addendum.id, { instructions_response: "Corrected dose: 5 mg." })).status).toBe(200)
-      expect((yield* putNote(admin, id, { status: "pending_signature" })).status).toBe(200)
-      expect((yield* signOff(admin, id)).status).toBe(201)
-      const after = (yield* request("GET", `${notesPath}/${id}`, { token: admin })).body as NoteBody
-      expect(after.session_note).toMatchObject({ status: "completed", signed_at: before.session_note.signed_at, content: before.session_note.content })
+      yield* answeredAddendum(s.provider.token, asked.id, { instructions_response: "Corrected dose: 5 mg." })
+      expect((yield* updatedNote(admin, id, { status: "pending_signature" })).status).toBe("pending_signature")
+      yield* signedOff(admin, id)
+      const after = yield* shownNote(admin, id)
+      expect(after).toMatchObject({ status: "completed", signed_at: before.signed_at, content: before.content })
       // The database refuses to change a signed note's content …
       const sql = yield* SqlClient.SqlClient
       const blocked = yield* Effect.either(sql`UPDATE session_notes SET content = '{"plan":"forged"}'::jsonb WHERE id = ${id}`)
@@ -189,13 +184,11 @@ layer(TestApp())("session notes: the status machine", (it) => {
       yield* sql`ALTER TABLE session_notes DISABLE TRIGGER session_notes_locked_content`.pipe(Effect.orDie)
       yield* sql`UPDATE session_notes SET content = jsonb_set(content, '{plan}', '"forged"') WHERE id = ${id}`.pipe(Effect.orDie)
       yield* sql`ALTER TABLE session_notes ENABLE TRIGGER session_notes_locked_content`.pipe(Effect.orDie)
-      const forged = (yield* request("GET", `${notesPath}/${id}`, { token: admin })).body as {
-        session_note: { content: { plan: string }; content_intact: boolean; content_sha256: string; sign_offs: Array<{ content_sha256: string; content_matches: boolean }> }
-      }
-      expect(forged.session_note.content.plan).toBe("forged")
-      expect(forged.session_note.content_intact).toBe(false)
-      expect(forged.session_note.sign_offs.map((o) => o.content_matches)).toEqual([false, false])
-      expect(forged.session_note.sign_offs[0]!.content_sha256).toBe(before.session_note.content_sha256)
+      const forged = yield* shownNote(admin, id)
+      expect(forged.content.plan).toBe("forged")
+      expect(forged.content_intact).toBe(false)
+      expect(forged.sign_offs.map((o) => o.content_matches)).toEqual([false, false])
+      expect(forged.sign_offs[0]!.content_sha256).toBe(before.content_sha256)
       expect(content.plan).not.toBe("forged")
     }))
 })

@@ -1,10 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, TestApp } from "../../support/app.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import {
-  adminNotesPath, adminToken, auditActions, content, createNote, insertAppointment, insertPatient, type NoteBody, notesPath, putNote,
-  setting, staffMember, userWithRole
+  adminNotesPath, adminToken, auditActions, content, createdNote, createNote, insertAppointment, insertPatient, type NoteBody, notesPath,
+  putNote, setting, shownNote, staffMember, updatedNote, userWithRole
 } from "./helpers.js"
 
 const noteKeys = [
@@ -42,6 +42,17 @@ layer(TestApp())("session notes: clinic endpoints", (it) => {
       expect(yield* auditActions("session_note", note.id)).toEqual([
         "session_note.create", "session_note.read", "session_note.read", "session_note.read", "session_note.read"
       ])
+      // The typed client a frontend derives decodes the same note from each read.
+      const client = yield* clientAs(s.provider.token)
+      const decoded = {
+        id: note.id, status: "draft", content: { ...content, free_text: null }, content_sha256: note.content_sha256, signed_at: null,
+        created_at: new Date(note.created_at as string), patient: { id: s.patientId, first_name: "Pat" }
+      }
+      expect((yield* client.clinicSessionNotes.show({ path: { id: note.id } })).session_note).toMatchObject(decoded)
+      const typedList = yield* client.clinicSessionNotes.list({ urlParams: { patient_id: s.patientId } })
+      expect(typedList.session_notes).toMatchObject([decoded])
+      expect(typedList.pagination).toEqual({ current_page: 1, total_pages: 1, total_count: 1, per_page: 25 })
+      expect((yield* client.clinicSessionNotes.last({ urlParams: { patient_id: s.patientId } })).session_note).toMatchObject(decoded)
       // The first version is kept with its hash and author.
       const sql = yield* SqlClient.SqlClient
       const versions = yield* sql<{ version: number; content_sha256: string; edited_by_id: number }>`
@@ -69,13 +80,14 @@ layer(TestApp())("session notes: clinic endpoints", (it) => {
       yield* refused(s.provider.token, { patient_id: s.patientId, appointment_id: 999999 }, 422, { appointment_id: ["must exist"] })
       yield* refused(s.provider.token, { patient_id: 999999, appointment_id: s.appointmentId }, 404, "Patient not found")
       yield* refused(s.provider.token, { patient_id: s.patientId }, 422, { appointment_id: ["can't be blank"] })
-      expect((yield* createNote(s.provider.token, s)).status).toBe(201)
+      expect(yield* createdNote(s.provider.token, s)).toMatchObject({ patient_id: s.patientId, appointment_id: s.appointmentId, status: "draft" })
       yield* refused(s.provider.token, { patient_id: s.patientId, appointment_id: s.appointmentId }, 422, { appointment_id: ["has already been taken"] })
       // An admin writes for any provider's appointment.
       const second = yield* insertAppointment(s.patientId, s.provider.id, { daysAgo: 5 })
-      const byAdmin = yield* request("POST", notesPath, { token: admin, body: { session_note: { patient_id: s.patientId, appointment_id: second.id } } })
-      expect(byAdmin.status).toBe(201)
-      expect((byAdmin.body as NoteBody).session_note).toMatchObject({ provider_id: s.provider.id, content: { subjective: null, plan: null } })
+      const byAdmin = yield* (yield* clientAs(admin)).clinicSessionNotes.create({
+        payload: { session_note: { patient_id: s.patientId, appointment_id: second.id } }
+      })
+      expect(byAdmin.session_note).toMatchObject({ provider_id: s.provider.id, content: { subjective: null, plan: null } })
     }))
 
   it.effect("who sees what: own notes, the supervisor reads, other staff 404, a parent 403", () =>
@@ -83,9 +95,9 @@ layer(TestApp())("session notes: clinic endpoints", (it) => {
       const admin = yield* adminToken
       const parent = yield* userWithRole("parent")
       const s = yield* setting(admin, { supervised: true, userId: parent.userId })
-      const created = yield* createNote(s.provider.token, s)
-      const id = (created.body as NoteBody).session_note.id
-      expect((created.body as NoteBody).session_note).toMatchObject({ supervision_required: true, supervisor_id: s.supervisor!.id })
+      const created = yield* createdNote(s.provider.token, s)
+      const id = created.id
+      expect(created).toMatchObject({ supervision_required: true, supervisor_id: s.supervisor!.id })
       const stranger = yield* staffMember(admin)
       // Another provider of the patient (an appointment with them): they see the patient, not the note.
       yield* insertAppointment(s.patientId, stranger.id, { daysAgo: 10 })
@@ -94,12 +106,12 @@ layer(TestApp())("session notes: clinic endpoints", (it) => {
         expect(yield* request("GET", `${notesPath}/${id}`, { token })).toMatchObject({ status: 404, body: { errors: "Session note not found" } })
         expect(yield* putNote(token, id, { content })).toMatchObject({ status: 404, body: { errors: "Session note not found" } })
       }
-      expect((yield* request("GET", `${notesPath}?patient_id=${s.patientId}`, { token: stranger.token })).body).toMatchObject({ session_notes: [] })
+      expect((yield* (yield* clientAs(stranger.token)).clinicSessionNotes.list({ urlParams: { patient_id: s.patientId } })).session_notes).toEqual([])
       expect(yield* request("GET", `${notesPath}/last?patient_id=${s.patientId}`, { token: stranger.token })).toMatchObject({ status: 404, body: { errors: "Session note not found" } })
       // Front desk never sees clinical content: the patient's note lists are 404 like an unknown patient's.
       expect(yield* request("GET", `${notesPath}?patient_id=${s.patientId}`, { token: support.token })).toMatchObject({ status: 404, body: { errors: "Patient not found" } })
       expect(yield* request("GET", `${notesPath}/last?patient_id=${s.patientId}`, { token: support.token })).toMatchObject({ status: 404, body: { errors: "Patient not found" } })
-      expect((yield* request("GET", `${notesPath}/${id}`, { token: s.supervisor!.token })).status).toBe(200)
+      expect(yield* shownNote(s.supervisor!.token, id)).toMatchObject({ id, supervisor_id: s.supervisor!.id })
       // The supervisor reads but does not write the content.
       expect(yield* putNote(s.supervisor!.token, id, { content: { plan: "x" } })).toMatchObject({
         status: 422, body: { errors: { content: ["can only be changed by the note's provider or an admin"] } }
@@ -120,14 +132,12 @@ layer(TestApp())("session notes: clinic endpoints", (it) => {
     Effect.gen(function*() {
       const admin = yield* adminToken
       const s = yield* setting(admin)
-      const created = yield* createNote(s.provider.token, s, { content: {} })
-      const id = (created.body as NoteBody).session_note.id
+      const { id } = yield* createdNote(s.provider.token, s, { content: {} })
       expect(yield* putNote(s.provider.token, id, { status: "pending_review" })).toMatchObject({ status: 422, body: { errors: { content: ["can't be blank"] } } })
-      const edited = yield* putNote(s.provider.token, id, { content })
-      expect(edited.status).toBe(200)
-      expect((edited.body as NoteBody).session_note.content).toEqual({ ...content, free_text: null })
-      const again = yield* putNote(admin, id, { content: { ...content, plan: "Move to biweekly." }, status: "pending_review" })
-      expect((again.body as NoteBody).session_note).toMatchObject({ status: "pending_review", content: { plan: "Move to biweekly." } })
+      const edited = yield* updatedNote(s.provider.token, id, { content })
+      expect(edited.content).toEqual({ ...content, free_text: null })
+      const again = yield* updatedNote(admin, id, { content: { ...content, plan: "Move to biweekly." }, status: "pending_review" })
+      expect(again).toMatchObject({ status: "pending_review", content: { plan: "Move to biweekly." } })
       // pending_review: the body waits for the review.
       expect(yield* putNote(s.provider.token, id, { content: { plan: "y" } })).toMatchObject({
         status: 422, body: { errors: { content: ["can't be changed while the note is pending_review"] } }

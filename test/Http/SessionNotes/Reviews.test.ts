@@ -4,13 +4,14 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { getDocument } from "pdfjs-dist/legacy/build/pdf.mjs"
 import { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
-import { request, TestApp } from "../../support/app.js"
+import { ProviderId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import {
-  addendum, adminNotesPath, adminToken, answer, auditActions, content, type NoteBody, noteIn, pngDataUri, setting, signOff, staffMember
+  addendum, adminNotesPath, adminToken, answer, answeredAddendum, askedAddendum, auditActions, content, createdNote, type NoteBody, noteIn,
+  pngDataUri, setting, signedOff, signOff, staffMember, updatedNote
 } from "./helpers.js"
 
 type SignOffBody = { sign_off: Record<string, unknown> & { id: number; signature_url: string } }
-type AddendumBody = { addendum: Record<string, unknown> & { id: number } }
 
 const signatureError = (field: string, message: string) => ({ status: 422, body: { errors: { [field]: [message] } } })
 const png = "must be a PNG image (data:image/png;base64,…)"
@@ -61,7 +62,8 @@ layer(TestApp())("session notes: addenda, sign-offs, signatures, admin and PDF",
         expect(yield* signOff(admin, id, { signature }), message).toMatchObject(signatureError("signature", message))
         expect(yield* addendum(admin, id, { signature }), message).toMatchObject(signatureError("signature", message))
       }
-      expect((yield* request("GET", `${adminNotesPath}/${id}`, { token: admin })).body).toMatchObject({ session_note: { status: "pending_signature", sign_offs: [] } })
+      const adminClient = yield* clientAs(admin)
+      expect((yield* adminClient.sessionNotes.show({ path: { id } })).session_note).toMatchObject({ status: "pending_signature", sign_offs: [] })
       // A valid one: stored under the note, linked, with the content hash the reviewer signed.
       const signed = yield* signOff(admin, id, { signature: validPng, instructions: "Reviewed.", review_date: "2026-01-06T15:30:00-08:00" })
       expect(signed.status).toBe(201)
@@ -91,14 +93,14 @@ layer(TestApp())("session notes: addenda, sign-offs, signatures, admin and PDF",
       // Addenda carry both signatures.
       const other = yield* setting(admin)
       const open = yield* noteIn(other, "pending_review")
-      const asked = yield* addendum(admin, open, { signature: pngDataUri(60, 30) })
-      expect((asked.body as AddendumBody).addendum).toMatchObject({
+      const asked = yield* askedAddendum(admin, open, { signature: pngDataUri(60, 30) })
+      expect(asked).toMatchObject({
         signature: pngDataUri(60, 30), signature_url: expect.stringMatching(/^memory:\/\/session-notes\//), responded_signature: null, responded_signature_url: null
       })
-      expect(yield* answer(other.provider.token, (asked.body as AddendumBody).addendum.id, { responded_signature: `data:image/png;base64,${jpeg}` }))
+      expect(yield* answer(other.provider.token, asked.id, { responded_signature: `data:image/png;base64,${jpeg}` }))
         .toMatchObject(signatureError("responded_signature", png))
-      const answered = yield* answer(other.provider.token, (asked.body as AddendumBody).addendum.id, { responded_signature: pngDataUri(50, 25) })
-      expect((answered.body as AddendumBody).addendum).toMatchObject({
+      const answered = yield* answeredAddendum(other.provider.token, asked.id, { responded_signature: pngDataUri(50, 25) })
+      expect(answered).toMatchObject({
         signature: pngDataUri(60, 30), responded_signature: pngDataUri(50, 25), responded_signature_url: expect.stringMatching(/^memory:\/\/session-notes\//)
       })
     }))
@@ -108,31 +110,34 @@ layer(TestApp())("session notes: addenda, sign-offs, signatures, admin and PDF",
       const admin = yield* adminToken
       const s = yield* setting(admin, { supervised: true })
       const supervisor = s.supervisor!
-      const noteId = (((yield* request("POST", "/v1/clinic/patients/session_notes", {
-        token: s.provider.token, body: { session_note: { patient_id: s.patientId, appointment_id: s.appointmentId, content } }
-      })).body) as NoteBody).session_note.id
-      expect((yield* request("PUT", `/v1/clinic/patients/session_notes/${noteId}`, { token: s.provider.token, body: { session_note: { status: "pending_review" } } })).status).toBe(200)
-      const given = yield* signOff(supervisor.token, noteId, { instructions: "First look." })
-      expect(given.status).toBe(201)
-      const signOffId = (given.body as SignOffBody).sign_off.id
+      const { id: noteId } = yield* createdNote(s.provider.token, s)
+      expect((yield* updatedNote(s.provider.token, noteId, { status: "pending_review" })).status).toBe("pending_review")
+      const given = yield* signedOff(supervisor.token, noteId, { instructions: "First look." })
+      expect(given).toMatchObject({ session_note_id: noteId, reviewer_id: supervisor.userId, instructions: "First look." })
+      const signOffId = given.id
       const path = `${adminNotesPath}/sign_offs/${signOffId}`
       expect(yield* request("PUT", path, { token: s.provider.token, body: { sign_off: { instructions: "x" } } }))
         .toMatchObject({ status: 422, body: { errors: { sign_off: ["can only be changed by its reviewer or an admin"] } } })
       const stranger = yield* staffMember(admin)
       expect(yield* request("PUT", path, { token: stranger.token, body: { sign_off: { instructions: "x" } } }))
         .toMatchObject({ status: 404, body: { errors: "Sign off not found" } })
+      // A date alone (raw: the typed client sends timestamps) is midnight UTC.
       const changed = yield* request("PUT", path, { token: supervisor.token, body: { sign_off: { instructions: "Second look.", review_date: "2026-01-08" } } })
-      expect(changed.status).toBe(200)
-      expect((changed.body as SignOffBody).sign_off).toMatchObject({ instructions: "Second look.", review_date: "2026-01-08T00:00:00.000Z" })
+      expect(changed).toMatchObject({ status: 200, body: { sign_off: { instructions: "Second look.", review_date: "2026-01-08T00:00:00.000Z" } } })
+      const supervisorClient = yield* clientAs(supervisor.token)
+      const typedChange = yield* supervisorClient.sessionNoteReviews.updateSignOff({
+        path: { id: signOffId }, payload: { sign_off: { review_date: new Date("2026-01-09T12:00:00.000Z") } }
+      })
+      expect(typedChange.sign_off).toMatchObject({ id: signOffId, instructions: "Second look.", review_date: new Date("2026-01-09T12:00:00.000Z") })
       expect(yield* request("DELETE", path, { token: s.provider.token })).toMatchObject({ status: 422 })
-      expect((yield* request("DELETE", path, { token: supervisor.token })).status).toBe(204)
+      yield* supervisorClient.sessionNoteReviews.deleteSignOff({ path: { id: signOffId } })
       expect(yield* request("DELETE", path, { token: supervisor.token })).toMatchObject({ status: 404, body: { errors: "Sign off not found" } })
       expect(yield* auditActions("session_note", noteId)).toEqual(expect.arrayContaining([
         "session_note.sign_off_create", "session_note.sign_off_update", "session_note.sign_off_delete"
       ]))
       // Once completed, sign-offs stay.
       const done = yield* noteIn(yield* setting(admin), "completed")
-      const final = ((yield* request("GET", `${adminNotesPath}/${done}`, { token: admin })).body as NoteBody).session_note.sign_offs as Array<{ id: number }>
+      const final = (yield* (yield* clientAs(admin)).sessionNotes.show({ path: { id: done } })).session_note.sign_offs
       const finalPath = `${adminNotesPath}/sign_offs/${final[0]!.id}`
       const locked = { status: 422, body: { errors: { status: ["is completed: the sign-offs of a completed note can't be changed"] } } }
       expect(yield* request("PUT", finalPath, { token: admin, body: { sign_off: { instructions: "late" } } })).toMatchObject(locked)
@@ -149,19 +154,19 @@ layer(TestApp())("session notes: addenda, sign-offs, signatures, admin and PDF",
       const b = yield* setting(admin)
       const draft = yield* noteIn(a, "draft")
       const review = yield* noteIn(b, "pending_review")
-      const list = (query: string) =>
-        Effect.map(request("GET", `${adminNotesPath}?${query}`, { token: admin }), (r) => (r.body as { session_notes: Array<{ id: number }> }).session_notes.map((n) => n.id))
-      expect(yield* list(`patient_id=${a.patientId}`)).toEqual([draft])
-      expect(yield* list(`provider_id=${b.provider.id}&status=pending_review`)).toEqual([review])
-      const providerB = ((yield* request("GET", `${adminNotesPath}/${review}`, { token: admin })).body as NoteBody).session_note.provider as { last_name: string }
-      expect(yield* list(`search=${providerB.last_name}`)).toEqual([review])
-      const filtered = yield* request("POST", `${adminNotesPath}/filter_notes`, {
-        token: admin, body: { filters: { status: ["draft", "pending_review"], provider_name: providerB.last_name, appointment_type: "therapy" } }
+      const client = yield* clientAs(admin)
+      const ids = (page: { readonly session_notes: ReadonlyArray<{ readonly id: number }> }) => page.session_notes.map((n) => n.id)
+      expect(ids(yield* client.sessionNotes.list({ urlParams: { patient_id: a.patientId } }))).toEqual([draft])
+      expect(ids(yield* client.sessionNotes.list({ urlParams: { provider_id: ProviderId.make(b.provider.id), status: "pending_review" } }))).toEqual([review])
+      const providerB = (yield* client.sessionNotes.show({ path: { id: review } })).session_note.provider
+      expect(ids(yield* client.sessionNotes.list({ urlParams: { search: providerB.last_name } }))).toEqual([review])
+      const filtered = yield* client.sessionNotes.filter({
+        payload: { filters: { status: ["draft", "pending_review"], provider_name: providerB.last_name, appointment_type: "therapy" } }
       })
-      expect((filtered.body as { session_notes: Array<{ id: number }> }).session_notes.map((n) => n.id)).toEqual([review])
-      const byDate = yield* request("POST", `${adminNotesPath}/filter_notes`, { token: admin, body: { filters: { status: "draft", date: { start_date: "2001-01-01", end_date: "2001-01-02" } } } })
-      expect((byDate.body as { session_notes: Array<unknown> }).session_notes).toEqual([])
-      const options = (yield* request("GET", `${adminNotesPath}/filters`, { token: admin })).body as Record<string, Array<unknown>>
+      expect(ids(filtered)).toEqual([review])
+      const byDate = yield* client.sessionNotes.filter({ payload: { filters: { status: "draft", date: { start_date: "2001-01-01", end_date: "2001-01-02" } } } })
+      expect(byDate.session_notes).toEqual([])
+      const options = yield* client.sessionNotes.filters()
       expect(options.statuses).toEqual(["draft", "pending_review", "pending_signature", "completed", "requires_addendum", "archived"])
       expect(options.appointment_types).toContain("therapy")
       expect(options.providers).toEqual(expect.arrayContaining([expect.objectContaining({ id: a.provider.id })]))
@@ -169,7 +174,7 @@ layer(TestApp())("session notes: addenda, sign-offs, signatures, admin and PDF",
       expect(yield* request("DELETE", `${adminNotesPath}/${review}`, { token: admin })).toMatchObject({
         status: 422, body: { errors: { status: ["is pending_review: notes in that status are kept for compliance; only draft notes can be deleted"] } }
       })
-      expect((yield* request("DELETE", `${adminNotesPath}/${draft}`, { token: admin })).status).toBe(204)
+      yield* client.sessionNotes.delete({ path: { id: draft } })
       expect(yield* request("GET", `${adminNotesPath}/${draft}`, { token: admin })).toMatchObject({ status: 404, body: { errors: "Session note not found" } })
       expect(yield* auditActions("session_note", draft)).toEqual(["session_note.create", "session_note.read", "session_note.delete"])
       // Non-admins are refused here.
@@ -186,8 +191,8 @@ layer(TestApp())("session notes: addenda, sign-offs, signatures, admin and PDF",
       })
       const other = yield* setting(admin)
       const id = yield* noteIn(other, "completed")
-      const asked = yield* addendum(admin, id, { instructions: "Clarify the homework.", signature: pngDataUri(80, 40) })
-      yield* answer(other.provider.token, (asked.body as AddendumBody).addendum.id, { instructions_response: "Homework: feelings chart daily." })
+      const asked = yield* askedAddendum(admin, id, { instructions: "Clarify the homework.", signature: pngDataUri(80, 40) })
+      yield* answeredAddendum(other.provider.token, asked.id, { instructions_response: "Homework: feelings chart daily." })
       const pdf = yield* download(`${adminNotesPath}/${id}/pdf`, admin)
       expect(pdf.status).toBe(200)
       expect(pdf.type).toMatch(/^application\/pdf/)

@@ -2,7 +2,9 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { PNG } from "pngjs"
-import { request, signIn } from "../../support/app.js"
+import type { CreateAddendumRequest, CreateSignOffRequest, NewSessionNote, SessionNoteChanges, UpdateAddendumRequest } from "../../../src/Api/SessionNotes/SessionNotes.js"
+import type { AppointmentId, PatientId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, signIn } from "../../support/app.js"
 import { insertAppointment, insertPatient } from "../Billing/helpers.js"
 import { insertUser, makeProvider, password, put } from "../Providers/helpers.js"
 
@@ -58,8 +60,8 @@ export interface Setting {
   readonly admin: string
   readonly provider: { id: number; userId: number; token: string }
   readonly supervisor?: { id: number; userId: number; token: string } | undefined
-  readonly patientId: number
-  readonly appointmentId: number
+  readonly patientId: PatientId
+  readonly appointmentId: AppointmentId
 }
 
 /** A provider (with a supervisor when asked), a patient and a completed appointment between them. */
@@ -73,6 +75,44 @@ export const setting = (admin: string, options: { supervised?: boolean; userId?:
   })
 
 export type NoteBody = { session_note: Record<string, unknown> & { id: number; status: string } }
+
+/** The note of `s` written through the typed client (the helper content unless `extra` says otherwise). */
+export const createdNote = (token: string, s: Setting, extra: Partial<NewSessionNote> = {}) =>
+  Effect.flatMap(clientAs(token), (client) =>
+    client.clinicSessionNotes.create({
+      payload: { session_note: { patient_id: s.patientId, appointment_id: s.appointmentId, content, ...extra } }
+    })).pipe(Effect.map((response) => response.session_note))
+
+/** A PUT of the note through the typed client; the note as changed. */
+export const updatedNote = (token: string, id: number, changes: SessionNoteChanges) =>
+  Effect.flatMap(clientAs(token), (client) => client.clinicSessionNotes.update({ path: { id }, payload: { session_note: changes } })).pipe(
+    Effect.map((response) => response.session_note)
+  )
+
+/** The note read through the typed client (the clinic endpoint). */
+export const shownNote = (token: string, id: number) =>
+  Effect.flatMap(clientAs(token), (client) => client.clinicSessionNotes.show({ path: { id } })).pipe(Effect.map((response) => response.session_note))
+
+/** An addendum asked through the typed client. */
+export const askedAddendum = (token: string, noteId: number, extra: Partial<CreateAddendumRequest["addendum"]> = {}) =>
+  Effect.flatMap(clientAs(token), (client) =>
+    client.sessionNoteReviews.createAddendum({
+      payload: { session_note_id: noteId, addendum: { instructions: "Add the school report.", ...extra } }
+    })).pipe(Effect.map((response) => response.addendum))
+
+/** An addendum answered through the typed client. */
+export const answeredAddendum = (token: string, id: number, extra: UpdateAddendumRequest["addendum"] = {}) =>
+  Effect.flatMap(clientAs(token), (client) =>
+    client.sessionNoteReviews.updateAddendum({ path: { id }, payload: { addendum: { instructions_response: "Added it.", ...extra } } })).pipe(
+      Effect.map((response) => response.addendum)
+    )
+
+/** A sign-off given through the typed client (reviewed 2026-01-06, a small PNG). */
+export const signedOff = (token: string, noteId: number, extra: Partial<CreateSignOffRequest["sign_off"]> = {}) =>
+  Effect.flatMap(clientAs(token), (client) =>
+    client.sessionNoteReviews.createSignOff({
+      payload: { session_note_id: noteId, sign_off: { review_date: new Date("2026-01-06T00:00:00.000Z"), signature: pngDataUri(), ...extra } }
+    })).pipe(Effect.map((response) => response.sign_off))
 
 export const createNote = (token: string, s: Setting, extra: Record<string, unknown> = {}) =>
   request("POST", notesPath, { token, body: { session_note: { patient_id: s.patientId, appointment_id: s.appointmentId, content, ...extra } } })
@@ -91,29 +131,24 @@ export const signOff = (token: string, noteId: number, extra: Record<string, unk
     token, body: { session_note_id: noteId, sign_off: { review_date: "2026-01-06", signature: pngDataUri(), ...extra } }
   })
 
-const expectStatus = (response: { status: number; body: unknown }, status: number, what: string) =>
-  response.status === status ? Effect.void : Effect.dieMessage(`${what}: ${response.status} ${JSON.stringify(response.body)}`)
-
-/** A note of `s` (with `extra` fields) moved through the API to `status` (unsupervised setting). */
-export const noteIn = (s: Setting, status: string, extra: Record<string, unknown> = {}) =>
+/** A note of `s` (with `extra` fields) moved through the typed client to `status` (unsupervised setting). */
+export const noteIn = (s: Setting, status: string, extra: Partial<NewSessionNote> = {}) =>
   Effect.gen(function*() {
-    const created = yield* createNote(s.provider.token, s, extra)
-    yield* expectStatus(created, 201, "create")
-    const id = (created.body as NoteBody).session_note.id
+    const { id } = yield* createdNote(s.provider.token, s, extra)
     if (status === "draft") return id
     if (status === "archived") {
-      yield* expectStatus(yield* putNote(s.admin, id, { status: "archived" }), 200, "archive")
+      yield* updatedNote(s.admin, id, { status: "archived" })
       return id
     }
-    yield* expectStatus(yield* putNote(s.provider.token, id, { status: "pending_review" }), 200, "submit")
+    yield* updatedNote(s.provider.token, id, { status: "pending_review" })
     if (status === "pending_review") return id
     if (status === "requires_addendum") {
-      yield* expectStatus(yield* addendum(s.admin, id), 201, "addendum")
+      yield* askedAddendum(s.admin, id)
       return id
     }
-    yield* expectStatus(yield* putNote(s.admin, id, { status: "pending_signature" }), 200, "review")
+    yield* updatedNote(s.admin, id, { status: "pending_signature" })
     if (status === "pending_signature") return id
-    yield* expectStatus(yield* signOff(s.admin, id), 201, "sign off")
+    yield* signedOff(s.admin, id)
     return id
   })
 

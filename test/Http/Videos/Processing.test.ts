@@ -19,12 +19,12 @@ import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { MemoryPush } from "../../../src/Layers/MemoryPush.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
 import { SigningSecretLive } from "../../../src/Layers/SigningSecret.js"
-import { request, tempDir, testConfig } from "../../support/app.js"
+import type { StartUploadRequest } from "../../../src/Api/Videos/Videos.js"
+import type { VideoId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, tempDir, testConfig } from "../../support/app.js"
+import { recordVideoProgress } from "../../support/fixtures.js"
 import { ffprobePath } from "../../support/machineTools.js"
-import {
-  adminToken, createdVideo, hlsPlaylist, mp4Clip, provider, runVideoJobs, startUpload, type UploadBody, type VideoBody,
-  videosPath, webmClip
-} from "./helpers.js"
+import { adminToken, createdVideo, hlsPlaylist, mp4Clip, provider, runVideoJobs, startedUpload, videosPath, webmClip } from "./helpers.js"
 
 /** The app with the local-disk store (its signed part and download routes mounted). */
 const DiskApp = httpLayer(NodeHttpServer.layerTest).pipe(
@@ -55,28 +55,28 @@ const getBytes = (url: string, headers: Record<string, string> = {}) =>
     return { status: response.status, headers: response.headers, body: new Uint8Array(yield* response.arrayBuffer) }
   }).pipe(Effect.scoped, Effect.orDie)
 
-/** Creates a video and uploads `file` through the part route; the video id. */
-const upload = (token: string, file: Uint8Array, contentType = "video/mp4") =>
+/** Creates a video and uploads `file` through the part route (the typed client for the API's steps); the video id. */
+const upload = (token: string, file: Uint8Array, contentType: StartUploadRequest["upload"]["content_type"] = "video/mp4") =>
   Effect.gen(function*() {
     const video = yield* createdVideo(token, { title: "Clip", category: "training" })
-    const started = yield* startUpload(token, video.id, { filename: "clip", content_type: contentType, size_bytes: file.byteLength })
-    expect(started.status).toBe(201)
-    const plan = (started.body as { upload: UploadBody }).upload
+    const plan = yield* startedUpload(token, video.id, { filename: "clip", content_type: contentType, size_bytes: file.byteLength })
     const parts = yield* Effect.forEach(plan.parts, (part) =>
       Effect.map(
         putPart(part.url, file.subarray((part.part_number - 1) * plan.part_size, part.part_number * plan.part_size)),
         (etag) => ({ part_number: part.part_number, etag })
       ))
-    const done = yield* request("POST", `${videosPath}/${video.id}/upload/complete`, { token, body: { parts } })
-    expect(done.status, JSON.stringify(done.body)).toBe(202)
+    const done = yield* (yield* clientAs(token)).videos.completeUpload({ path: { id: video.id }, payload: { parts } })
+    expect(done.video.status).toBe("processing")
     return video.id
   })
 
 const readClip = (made: Effect.Effect<string>) =>
   Effect.flatMap(made, (file) => Effect.promise(async () => new Uint8Array(await fs.readFile(file))))
 
-const show = (token: string, id: number) =>
-  Effect.map(request("GET", `${videosPath}/${id}`, { token }), (response) => (response.body as { video: VideoBody }).video)
+const show = (token: string, id: VideoId) =>
+  Effect.flatMap(clientAs(token), (client) => client.videos.show({ path: { id } })).pipe(Effect.map((response) => response.video))
+
+const statusOf = (token: string, id: VideoId) => Effect.flatMap(clientAs(token), (client) => client.videos.status({ path: { id } }))
 
 /** ffprobe of a local file: codec names by stream type and the format. */
 const probe = (file: string) =>
@@ -137,7 +137,7 @@ layer(DiskApp, { timeout: 120_000 })("clinic video processing (ffmpeg, disk stor
       const sql = yield* SqlClient.SqlClient
       const [status] = yield* sql<{ probe: unknown }>`SELECT probe FROM videos WHERE id = ${id}`
       expect(JSON.stringify(status!.probe)).not.toContain("tags")
-      expect((yield* request("DELETE", `${videosPath}/${id}`, { token: p.token })).status).toBe(204)
+      yield* (yield* clientAs(p.token)).videos.delete({ path: { id } })
       yield* runVideoJobs()
       expect((yield* getBytes(video.file_url!)).status).toBe(404)
       expect((yield* getBytes(video.thumbnail_url!)).status).toBe(404)
@@ -172,8 +172,7 @@ layer(DiskApp, { timeout: 120_000 })("clinic video processing (ffmpeg, disk stor
       const hls = yield* upload(p.token, hlsPlaylist(secret))
       yield* runVideoJobs()
       for (const id of [corrupt, hls]) {
-        const status = yield* request("GET", `${videosPath}/${id}/status`, { token: p.token })
-        expect(status.body).toMatchObject({ status: "failed", error_message: "File is not a playable video", estimated_completion: null })
+        expect(yield* statusOf(p.token, id)).toMatchObject({ status: "failed", error_message: "File is not a playable video", estimated_completion: null })
       }
       const sql = yield* SqlClient.SqlClient
       const [pending] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker._private_jobs`
@@ -185,22 +184,18 @@ layer(DiskApp, { timeout: 120_000 })("clinic video processing (ffmpeg, disk stor
       const admin = yield* adminToken
       const p = yield* provider(admin)
       const dir = yield* tempDir
-      const sql = yield* SqlClient.SqlClient
       // Every write of the row's progress, as the database saw it.
-      yield* sql`CREATE TABLE IF NOT EXISTS progress_log (id serial PRIMARY KEY, video_id int, progress int)`
-      yield* sql.unsafe(`CREATE OR REPLACE FUNCTION log_progress() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NEW.progress IS DISTINCT FROM OLD.progress THEN INSERT INTO progress_log (video_id, progress) VALUES (NEW.id, NEW.progress); END IF; RETURN NEW; END $$`)
-      yield* sql.unsafe(`CREATE OR REPLACE TRIGGER videos_progress_log AFTER UPDATE ON videos FOR EACH ROW EXECUTE FUNCTION log_progress()`)
+      const progressOf = yield* recordVideoProgress
       const clip = yield* readClip(mp4Clip(dir, 20, "160x120"))
       const id = yield* upload(p.token, clip, "video/quicktime")
       yield* runVideoJobs()
-      const log = (yield* sql<{ progress: number }>`SELECT progress FROM progress_log WHERE video_id = ${id} ORDER BY id`).map((r) => r.progress)
+      const log = yield* progressOf(id)
       expect(log.length).toBeGreaterThanOrEqual(3)
       expect(log.at(-1)).toBe(100)
       expect(log.slice(0, -1).every((value) => value < 100)).toBe(true)
       expect([...log].sort((a, b) => a - b)).toEqual(log)
-      const status = yield* request("GET", `${videosPath}/${id}/status`, { token: p.token })
-      expect(status.body).toMatchObject({ status: "completed", progress_percentage: 100, error_message: null })
-      expect((status.body as { estimated_completion: string }).estimated_completion).toMatch(/Z$/)
+      expect(yield* statusOf(p.token, id)).toMatchObject({ status: "completed", progress_percentage: 100, error_message: null })
+      // The wire format of the time (the typed client decodes any date).
+      expect((yield* request("GET", `${videosPath}/${id}/status`, { token: p.token })).body).toMatchObject({ estimated_completion: expect.stringMatching(/Z$/) })
     }), 180_000)
 })

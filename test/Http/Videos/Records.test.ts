@@ -6,12 +6,14 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import type { UpdateVideoRequest } from "../../../src/Api/Videos/Videos.js"
 import { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
 import { fakeVideo, MemoryVideoProcessor } from "../../../src/Layers/MemoryVideoProcessor.js"
-import { request, TestApp } from "../../support/app.js"
+import type { VideoId } from "../../../src/Domain/Ids.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import {
   adminToken, createdVideo, createVideo, family, insertAppointment, insertPatient, jobsDueNow, provider, runVideoJobs, runVideoJobsHere,
-  startUpload, type UploadBody, type VideoBody, videosPath
+  startedUpload, startUpload, type UploadBody, type VideoBody, videosPath
 } from "./helpers.js"
 
 const mib = 1024 * 1024
@@ -38,13 +40,12 @@ const fakeFile = (seconds: number, size: number) => {
   return data
 }
 
-const uploadAndComplete = (token: string, id: number, data: Uint8Array) =>
+/** Uploads `data` and completes the upload through the typed client; the video as it then is. */
+const uploadAndComplete = (token: string, id: VideoId, data: Uint8Array) =>
   Effect.gen(function*() {
-    const started = yield* startUpload(token, id, { filename: "a.mp4", content_type: "video/mp4", size_bytes: data.byteLength })
-    expect(started.status).toBe(201)
-    const upload = (started.body as { upload: UploadBody }).upload
+    const upload = yield* startedUpload(token, id, { filename: "a.mp4", content_type: "video/mp4", size_bytes: data.byteLength })
     const parts = yield* sendParts(upload, data)
-    return yield* request("POST", `${videosPath}/${id}/upload/complete`, { token, body: { parts } })
+    return (yield* (yield* clientAs(token)).videos.completeUpload({ path: { id }, payload: { parts } })).video
   })
 
 layer(TestApp())("clinic videos", (it) => {
@@ -98,22 +99,22 @@ layer(TestApp())("clinic videos", (it) => {
       const p = yield* provider(admin)
       const video = yield* createdVideo(p.token, { title: "Intro", category: "educational" })
       const put = (id: number, body: Record<string, unknown>, token = p.token) => request("PUT", `${videosPath}/${id}`, { token, body: { video: body } })
-      const renamed = yield* put(video.id, { title: "Intro 2", description: "About us" })
-      expect(renamed.status).toBe(200)
-      expect((renamed.body as { video: VideoBody }).video.title).toBe("Intro 2")
+      const client = yield* clientAs(p.token)
+      const update = (changes: UpdateVideoRequest["video"]) =>
+        Effect.map(client.videos.update({ path: { id: video.id }, payload: { video: changes } }), (response) => response.video)
+      expect(yield* update({ title: "Intro 2", description: "About us" })).toMatchObject({ title: "Intro 2", description: "About us" })
       const moved = yield* put(video.id, { status: "completed" })
       expect(moved).toMatchObject({ status: 422, body: { errors: { status: ["cannot change from uploading to completed"] } } })
       const sql = yield* SqlClient.SqlClient
       yield* sql`UPDATE videos SET status = 'processing' WHERE id = ${video.id}`
       expect((yield* put(video.id, { status: "completed" })).body).toEqual({ errors: { status: ["cannot change from processing to completed"] } })
       yield* sql`UPDATE videos SET status = 'completed', completed_at = now(), playback_key = ${`videos/${video.id}/playback.mp4`} WHERE id = ${video.id}`
-      const archived = yield* put(video.id, { status: "archived" })
-      expect((archived.body as { video: VideoBody }).video.status).toBe("archived")
-      expect((yield* put(video.id, { status: "completed" })).status).toBe(200)
+      expect((yield* update({ status: "archived" })).status).toBe("archived")
+      expect((yield* update({ status: "completed" })).status).toBe("completed")
       expect((yield* put(video.id, { category: "therapy_session" })).body).toEqual({ errors: { patient_id: ["can't be blank"] } })
 
       expect(yield* request("GET", `${videosPath}/999999`, { token: p.token })).toMatchObject({ status: 404, body: { errors: "Video not found" } })
-      expect((yield* request("DELETE", `${videosPath}/${video.id}`, { token: p.token })).status).toBe(204)
+      yield* client.videos.delete({ path: { id: video.id } })
       expect(yield* request("GET", `${videosPath}/${video.id}`, { token: p.token })).toMatchObject({ status: 404, body: { errors: "Video not found" } })
       expect((yield* put(video.id, { title: "x" })).status).toBe(404)
       const [row] = yield* sql<{ status: string; deleted_at: Date | null }>`SELECT status, deleted_at FROM videos WHERE id = ${video.id}`
@@ -136,7 +137,9 @@ layer(TestApp())("clinic videos", (it) => {
       yield* sql`UPDATE patients SET provider_id = ${primary.id} WHERE id = ${parent.patientId}`
       // The creator names a patient they may see: an appointment with them (a care relationship).
       yield* insertAppointment(parent.patientId, creator.id)
-      const video = yield* createdVideo(creator.token, { title: "Session", category: "therapy_session", patient_id: parent.patientId, provider_id: assigned.id })
+      const video = yield* createdVideo(creator.token, {
+        title: "Session", category: "therapy_session", patient_id: parent.patientId, provider_id: assigned.id
+      })
       const education = yield* createdVideo(creator.token, { title: "Welcome", category: "educational" })
       const show = (token: string, id = video.id) => Effect.map(request("GET", `${videosPath}/${id}`, { token }), (r) => r.status)
       const put = (token: string) => Effect.map(request("PUT", `${videosPath}/${video.id}`, { token, body: { video: { description: "d" } } }), (r) => r.status)
@@ -171,13 +174,15 @@ layer(TestApp())("clinic videos", (it) => {
       expect((yield* createVideo(parent.token, { title: "t", category: "educational" })).status).toBe(403)
       // Lists hold exactly the readable ones.
       const listed = (token: string) =>
-        Effect.map(request("GET", `${videosPath}?page_size=100`, { token }), (r) => (r.body as { videos: ReadonlyArray<VideoBody> }).videos.map((v) => v.id))
+        Effect.flatMap(clientAs(token), (client) => client.videos.list({ urlParams: { page_size: 100 } })).pipe(
+          Effect.map((page) => page.videos.map((v) => v.id))
+        )
       expect(yield* listed(parent.token)).toEqual(expect.arrayContaining([video.id, education.id]))
       expect(yield* listed(otherParent.token)).not.toContain(video.id)
       expect(yield* listed(stranger.token)).not.toContain(video.id)
       expect(yield* listed(supervisor.token)).toContain(video.id)
-      const filtered = yield* request("GET", `${videosPath}?patient_id=${parent.patientId}&category=therapy_session`, { token: admin })
-      expect((filtered.body as { videos: ReadonlyArray<VideoBody> }).videos.map((v) => v.id)).toEqual([video.id])
+      const filtered = yield* (yield* clientAs(admin)).videos.list({ urlParams: { patient_id: parent.patientId, category: "therapy_session" } })
+      expect(filtered.videos.map((v) => v.id)).toEqual([video.id])
       // A patient video's link is audited.
       const [audited] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM audit_events WHERE action = 'video.link' AND target_id = ${video.id}`
       expect(audited!.n).toBeGreaterThan(0)
@@ -194,36 +199,33 @@ layer(TestApp())("clinic videos", (it) => {
       expect((yield* startUpload(p.token, video.id, { filename: "a.mp4", content_type: "video/mp4", size_bytes: 3 * 1024 * mib })).body)
         .toEqual({ errors: { size_bytes: ["is too large"] } })
       expect((yield* startUpload(other.token, video.id, { filename: "a.mp4", content_type: "video/mp4", size_bytes: 10 })).status).toBe(403)
-      const started = yield* startUpload(p.token, video.id, { filename: "a.mp4", content_type: "video/mp4", size_bytes: data.byteLength })
-      expect(started.status).toBe(201)
-      const upload = (started.body as { upload: UploadBody }).upload
+      const upload = yield* startedUpload(p.token, video.id, { filename: "a.mp4", content_type: "video/mp4", size_bytes: data.byteLength })
       expect(upload).toMatchObject({ part_size: 16 * mib, part_count: 3 })
       // Two parts, then the client goes away.
       const first = yield* sendParts(upload, data, [1, 3])
       const incomplete = yield* request("POST", `${videosPath}/${video.id}/upload/complete`, { token: p.token, body: { parts: first } })
       expect(incomplete).toMatchObject({ status: 422, body: { errors: { parts: ["is incomplete"] } } })
       // Resume: the stored parts and URLs for all; part 1 is sent again.
-      const resumed = yield* request("GET", `${videosPath}/${video.id}/upload`, { token: p.token })
-      const again = (resumed.body as { upload: UploadBody }).upload
+      const client = yield* clientAs(p.token)
+      const again = (yield* client.videos.showUpload({ path: { id: video.id } })).upload
       expect(again.parts.map((part) => part.etag !== null)).toEqual([true, false, true])
-      const status = yield* request("GET", `${videosPath}/${video.id}/status`, { token: p.token })
-      expect(status.body).toMatchObject({ status: "uploading", progress_percentage: Math.floor((16 * mib + 8 * mib) * 100 / (40 * mib)) })
+      const status = yield* client.videos.status({ path: { id: video.id } })
+      expect(status).toMatchObject({ status: "uploading", progress_percentage: Math.floor((16 * mib + 8 * mib) * 100 / (40 * mib)) })
       const rest = yield* sendParts(again, data, [1, 2])
       const parts = [...rest, ...first.filter((part) => part.part_number === 3)]
-      const done = yield* request("POST", `${videosPath}/${video.id}/upload/complete`, { token: p.token, body: { parts } })
-      expect(done).toMatchObject({ status: 202, body: { video: { status: "processing" } } })
+      const done = yield* client.videos.completeUpload({ path: { id: video.id }, payload: { parts } })
+      expect(done.video.status).toBe("processing")
 
       yield* runVideoJobs(MemoryVideoProcessor.layer)
-      const shown = yield* request("GET", `${videosPath}/${video.id}`, { token: p.token })
-      expect((shown.body as { video: VideoBody }).video).toMatchObject({ status: "completed", duration_seconds: 7 })
-      expect((shown.body as { video: VideoBody }).video.file_url).toMatch(/^memory:\/\/videos\/\d+\/playback\.mp4\?expires=/)
-      expect((yield* request("GET", `${videosPath}/${video.id}/status`, { token: p.token })).body)
-        .toMatchObject({ status: "completed", progress_percentage: 100, error_message: null })
+      const shown = (yield* client.videos.show({ path: { id: video.id } })).video
+      expect(shown).toMatchObject({ status: "completed", duration_seconds: 7 })
+      expect(shown.file_url).toMatch(/^memory:\/\/videos\/\d+\/playback\.mp4\?expires=/)
+      expect(yield* client.videos.status({ path: { id: video.id } })).toMatchObject({ status: "completed", progress_percentage: 100, error_message: null })
       const store = yield* MemoryObjectStore
       const keys = () => Effect.map(store.objects, (objects) => [...objects.keys()].filter((k) => k.startsWith(`videos/${video.id}/`)).sort())
       expect(yield* keys()).toEqual([`videos/${video.id}/playback.mp4`, `videos/${video.id}/thumbnail.jpg`])
 
-      expect((yield* request("DELETE", `${videosPath}/${video.id}`, { token: p.token })).status).toBe(204)
+      yield* client.videos.delete({ path: { id: video.id } })
       yield* runVideoJobs(MemoryVideoProcessor.layer)
       expect(yield* keys()).toEqual([])
     }))
@@ -233,47 +235,48 @@ layer(TestApp())("clinic videos", (it) => {
       const admin = yield* adminToken
       const p = yield* provider(admin)
       const store = yield* MemoryObjectStore
+      const client = yield* clientAs(p.token)
+      const statusOf = (id: VideoId) => client.videos.status({ path: { id } })
       // Abort drops the upload.
       const aborted = yield* createdVideo(p.token, { title: "Abort", category: "training" })
-      yield* startUpload(p.token, aborted.id, { filename: "a.mp4", content_type: "video/mp4", size_bytes: 100 })
+      yield* startedUpload(p.token, aborted.id, { filename: "a.mp4", content_type: "video/mp4", size_bytes: 100 })
       expect((yield* store.uploads).size).toBeGreaterThan(0)
       const before = (yield* store.uploads).size
-      expect((yield* request("DELETE", `${videosPath}/${aborted.id}/upload`, { token: p.token })).status).toBe(204)
+      yield* client.videos.abortUpload({ path: { id: aborted.id } })
       expect((yield* store.uploads).size).toBe(before - 1)
 
       // Not a video: failed, not retried.
       const bad = yield* createdVideo(p.token, { title: "Bad", category: "training" })
-      expect((yield* uploadAndComplete(p.token, bad.id, new TextEncoder().encode("not a video at all"))).status).toBe(202)
+      expect((yield* uploadAndComplete(p.token, bad.id, new TextEncoder().encode("not a video at all"))).status).toBe("processing")
       yield* runVideoJobs(MemoryVideoProcessor.layer)
-      expect((yield* request("GET", `${videosPath}/${bad.id}/status`, { token: p.token })).body)
-        .toMatchObject({ status: "failed", error_message: "File is not a playable video", estimated_completion: null })
+      expect(yield* statusOf(bad.id)).toMatchObject({ status: "failed", error_message: "File is not a playable video", estimated_completion: null })
       const sql = yield* SqlClient.SqlClient
       const [pending] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker._private_jobs`
       expect(pending!.n).toBe(0)
 
       // A crashed worker: the job runs again and completes, objects stored once.
       const crash = yield* createdVideo(p.token, { title: "Crash", category: "training" })
-      expect((yield* uploadAndComplete(p.token, crash.id, fakeFile(5, 1000))).status).toBe(202)
+      expect((yield* uploadAndComplete(p.token, crash.id, fakeFile(5, 1000))).status).toBe("processing")
       // Both runs share one memory processor.
       yield* Effect.gen(function*() {
         const memory = yield* MemoryVideoProcessor
         yield* memory.crashNext(1)
         yield* runVideoJobsHere
-        expect((yield* request("GET", `${videosPath}/${crash.id}/status`, { token: p.token })).body).toMatchObject({ status: "processing" })
+        expect(yield* statusOf(crash.id)).toMatchObject({ status: "processing" })
         yield* jobsDueNow
         yield* runVideoJobsHere
         expect(yield* memory.conversions).toEqual([false])
       }).pipe(Effect.provide(MemoryVideoProcessor.layer))
-      expect((yield* request("GET", `${videosPath}/${crash.id}/status`, { token: p.token })).body).toMatchObject({ status: "completed" })
+      expect(yield* statusOf(crash.id)).toMatchObject({ status: "completed" })
       const objects = [...(yield* store.objects).keys()].filter((k) => k.startsWith(`videos/${crash.id}/`)).sort()
       expect(objects).toEqual([`videos/${crash.id}/playback.mp4`, `videos/${crash.id}/thumbnail.jpg`])
 
       // Retry: a failed video runs again.
-      const retry = yield* request("POST", `${videosPath}/${bad.id}/retry`, { token: p.token })
-      expect(retry).toMatchObject({ status: 202, body: { video: { status: "processing" } } })
+      const retry = yield* client.videos.retry({ path: { id: bad.id } })
+      expect(retry.video).toMatchObject({ id: bad.id, status: "processing" })
       expect((yield* request("POST", `${videosPath}/${bad.id}/retry`, { token: p.token })).status).toBe(422)
       yield* runVideoJobs(MemoryVideoProcessor.layer)
-      expect((yield* request("GET", `${videosPath}/${bad.id}/status`, { token: p.token })).body).toMatchObject({ status: "failed" })
+      expect(yield* statusOf(bad.id)).toMatchObject({ status: "failed" })
     }))
 
   it.effect("the hourly sweep fails uploads idle 24 h and aborts them", () =>
@@ -281,14 +284,14 @@ layer(TestApp())("clinic videos", (it) => {
       const admin = yield* adminToken
       const p = yield* provider(admin)
       const video = yield* createdVideo(p.token, { title: "Idle", category: "training" })
-      yield* startUpload(p.token, video.id, { filename: "a.mp4", content_type: "video/mp4", size_bytes: 100 })
+      yield* startedUpload(p.token, video.id, { filename: "a.mp4", content_type: "video/mp4", size_bytes: 100 })
       const sql = yield* SqlClient.SqlClient
       yield* sql`UPDATE videos SET upload_activity_at = now() - interval '25 hours' WHERE id = ${video.id}`
       const store = yield* MemoryObjectStore
       const before = (yield* store.uploads).size
       yield* sql`SELECT graphile_worker.add_job('sweep_video_uploads', '{}'::json)`
       yield* runVideoJobs(MemoryVideoProcessor.layer)
-      expect((yield* request("GET", `${videosPath}/${video.id}/status`, { token: p.token })).body)
+      expect(yield* (yield* clientAs(p.token)).videos.status({ path: { id: video.id } }))
         .toMatchObject({ status: "failed", error_message: "Upload was not completed" })
       expect((yield* store.uploads).size).toBe(before - 1)
     }))

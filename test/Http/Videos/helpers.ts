@@ -3,12 +3,14 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
+import type { CreateVideoRequest, StartUploadRequest, Upload } from "../../../src/Api/Videos/Videos.js"
+import type { VideoId } from "../../../src/Domain/Ids.js"
 import { runDueJobs } from "../../../src/Layers/Jobs.js"
 import { MemoryVideoProcessor } from "../../../src/Layers/MemoryVideoProcessor.js"
 import { VideoProcessing } from "../../../src/Services/Videos/VideoProcessing.js"
 import type { VideoProcessor } from "../../../src/Services/Videos/VideoProcessor.js"
 import { deleteVideoObjectsTask, processVideoTask, sweepVideoUploadsTask } from "../../../src/Services/Videos/VideoTaskDefs.js"
-import { request, signIn } from "../../support/app.js"
+import { clientAs, request, signIn } from "../../support/app.js"
 import { ffmpegPath } from "../../support/machineTools.js"
 import { insertAppointment, insertPatient } from "../Billing/helpers.js"
 import { adminToken, insertUser, makeProvider, password } from "../Providers/helpers.js"
@@ -52,21 +54,20 @@ export const family = Effect.gen(function*() {
 export const createVideo = (token: string, video: Record<string, unknown>) =>
   request("POST", videosPath, { token, body: { video } })
 
-export const createdVideo = (token: string, video: Record<string, unknown>) =>
-  Effect.flatMap(createVideo(token, video), (response) =>
-    response.status === 201
-      ? Effect.succeed((response.body as { video: VideoBody }).video)
-      : Effect.dieMessage(`create: ${response.status} ${JSON.stringify(response.body)}`))
+/** A video created through the typed client. */
+export const createdVideo = (token: string, video: CreateVideoRequest["video"]) =>
+  Effect.flatMap(clientAs(token), (client) => client.videos.create({ payload: { video } })).pipe(Effect.map((response) => response.video))
 
-export interface UploadBody {
-  readonly part_size: number
-  readonly part_count: number
-  readonly expires_at: string
-  readonly parts: ReadonlyArray<{ part_number: number; url: string; etag: string | null; size: number | null }>
-}
+export type UploadBody = Upload
 
 export const startUpload = (token: string, id: number, upload: Record<string, unknown>) =>
   request("POST", `${videosPath}/${id}/upload`, { token, body: { upload } })
+
+/** An upload started through the typed client: its part size, count and part URLs. */
+export const startedUpload = (token: string, id: VideoId, upload: StartUploadRequest["upload"]) =>
+  Effect.flatMap(clientAs(token), (client) => client.videos.startUpload({ path: { id }, payload: { upload } })).pipe(
+    Effect.map((response) => response.upload)
+  )
 
 const videoTasks = [processVideoTask, deleteVideoObjectsTask, sweepVideoUploadsTask]
 
