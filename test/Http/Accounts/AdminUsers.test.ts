@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Fiber, TestClock } from "effect"
+import { UserId } from "../../../src/Domain/Ids.js"
 import { clientAs, request, signIn, TestApp } from "../../support/app.js"
 import { insertUser as insertFixtureUser, type NewUser, password } from "../../support/fixtures.js"
 import { insertPatient } from "../Scheduling/helpers.js"
@@ -104,8 +105,9 @@ layer(TestApp())("admin users", (it) => {
       yield* insertUser({ email: "b@sort.test", last_name: "beta" })
       yield* insertUser({ email: "a@sort.test", last_name: "Alpha" })
       yield* insertUser({ email: "c@sort.test", last_name: "Gamma" })
-      const asc = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "sort.test", sort_by: "last_name" })}`, { token })
-      expect(emails(asc.body)).toEqual(["a@sort.test", "b@sort.test", "c@sort.test"])
+      const asc = yield* (yield* clientAs(token)).adminUsers.list({ urlParams: { search: "sort.test", sort_by: "last_name" } })
+      expect(asc.users.map((u) => u.email)).toEqual(["a@sort.test", "b@sort.test", "c@sort.test"])
+      // Raw: the direction in lower case, as a browser's query string has it (the typed client sends "DESC").
       const desc = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "sort.test", sort_by: "email", sort_dir: "desc" })}`, { token })
       expect(emails(desc.body)).toEqual(["c@sort.test", "b@sort.test", "a@sort.test"])
     }))
@@ -116,11 +118,9 @@ layer(TestApp())("admin users", (it) => {
       yield* insertUser({ email: "maria.lopez@search.test", first_name: "Maria", last_name: "Lopez" })
       yield* insertUser({ email: "jo@search.test", first_name: "Jo", last_name: "Under_score" })
       yield* insertUser({ email: "pct@search.test", first_name: "Hundred", last_name: "100%" })
+      const client = yield* clientAs(token)
       const search = (text: string) =>
-        Effect.map(request("GET", `/v1/admin/clinic/users?${q({ search: text, sort_by: "email" })}`, { token }), (r) => {
-          expect(r.status).toBe(200)
-          return emails(r.body)
-        })
+        Effect.map(client.adminUsers.list({ urlParams: { search: text, sort_by: "email" } }), (r) => r.users.map((u) => u.email))
       expect(yield* search("MARIA.LOPEZ@")).toEqual(["maria.lopez@search.test"])
       expect(yield* search("maria")).toEqual(["maria.lopez@search.test"])
       expect(yield* search("lopez")).toEqual(["maria.lopez@search.test"])
@@ -144,15 +144,16 @@ layer(TestApp())("admin users", (it) => {
       for (let i = 1; i <= 5; i++) {
         yield* insertUser({ email: `p${i}@page.test`, created_at: `2024-03-0${i}T00:00:00.000Z` })
       }
-      const first = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "page.test", page_size: "2" })}`, { token })
-      expect(listed(first.body).pagination).toEqual({ current_page: 1, total_pages: 3, total_count: 5, per_page: 2 })
-      expect(emails(first.body)).toEqual(["p5@page.test", "p4@page.test"])
-      const last = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "page.test", page_size: "2", page: "3" })}`, { token })
-      expect(emails(last.body)).toEqual(["p1@page.test"])
-      const beyond = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "page.test", page_size: "2", page: "9" })}`, { token })
-      expect(listed(beyond.body)).toEqual({ users: [], pagination: { current_page: 9, total_pages: 3, total_count: 5, per_page: 2 } })
-      const clamped = yield* request("GET", `/v1/admin/clinic/users?${q({ page_size: "1000" })}`, { token })
-      expect(listed(clamped.body).pagination.per_page).toBe(100)
+      const client = yield* clientAs(token)
+      const first = yield* client.adminUsers.list({ urlParams: { search: "page.test", page_size: 2 } })
+      expect(first.pagination).toEqual({ current_page: 1, total_pages: 3, total_count: 5, per_page: 2 })
+      expect(first.users.map((u) => u.email)).toEqual(["p5@page.test", "p4@page.test"])
+      const last = yield* client.adminUsers.list({ urlParams: { search: "page.test", page_size: 2, page: 3 } })
+      expect(last.users.map((u) => u.email)).toEqual(["p1@page.test"])
+      const beyond = yield* client.adminUsers.list({ urlParams: { search: "page.test", page_size: 2, page: 9 } })
+      expect(beyond).toEqual({ users: [], pagination: { current_page: 9, total_pages: 3, total_count: 5, per_page: 2 } })
+      const clamped = yield* client.adminUsers.list({ urlParams: { page_size: 1000 } })
+      expect(clamped.pagination.per_page).toBe(100)
       const bad = yield* request("GET", `/v1/admin/clinic/users?${q({ page: "0", page_size: "x" })}`, { token })
       expect(bad.status).toBe(422)
       expect(bad.body).toEqual({ errors: { page: ["must be greater than 0"], page_size: ["is not a number"] } })
@@ -165,32 +166,30 @@ layer(TestApp())("admin users", (it) => {
       yield* insertUser({ email: "b@filter.test", role: "billing", status: "inactive", created_at: "2023-05-31T23:59:59.999Z" })
       yield* insertUser({ email: "c@filter.test", role: "parent", status: "suspended", created_at: "2023-06-01T00:00:00.000Z" })
       yield* insertUser({ email: "d@filter.test", role: "provider", status: "archived", created_at: "2023-05-10T00:00:00.000Z" })
-      const filter = (body: Record<string, unknown>) =>
+      const client = yield* clientAs(token)
+      type Filters = Parameters<typeof client.adminUsers.filter>[0]["payload"]["filters"]
+      const filter = (filters?: Filters) =>
         Effect.map(
-          request("POST", "/v1/admin/clinic/users/filter_users", { token, body: { search: "filter.test", sort_by: "email", ...body } }),
-          (r) => {
-            expect(r.status).toBe(200)
-            return emails(r.body)
-          }
+          client.adminUsers.filter({ payload: { search: "filter.test", sort_by: "email", ...(filters === undefined ? {} : { filters }) } }),
+          (r) => r.users.map((u) => u.email)
         )
-      expect(yield* filter({})).toEqual(["a@filter.test", "b@filter.test", "c@filter.test"])
-      expect(yield* filter({ filters: { active: true } })).toEqual(["a@filter.test"])
-      expect(yield* filter({ filters: { active: false } })).toEqual(["b@filter.test", "c@filter.test"])
-      expect(yield* filter({ filters: { active: null, roles: [] } })).toEqual(["a@filter.test", "b@filter.test", "c@filter.test"])
-      expect(yield* filter({ filters: { roles: ["provider", "billing"] } })).toEqual(["a@filter.test", "b@filter.test"])
-      expect(yield* filter({ filters: { date: { start_date: "2023-05-01", end_date: "2023-05-31" } } })).toEqual(["a@filter.test", "b@filter.test"])
-      expect(yield* filter({ filters: { date: { start_date: "2023-05-31", end_date: "2023-05-31" } } })).toEqual(["b@filter.test"])
-      expect(yield* filter({ filters: { date: { start_date: "2023-06-01" } } })).toEqual(["c@filter.test"])
-      expect(yield* filter({ filters: { date: { end_date: "2023-05-30" } } })).toEqual(["a@filter.test"])
-      expect(yield* filter({ filters: { patient_name: "Anyone" } })).toEqual([])
-      expect(yield* filter({ filters: { patient_name: "  " } })).toEqual(["a@filter.test", "b@filter.test", "c@filter.test"])
+      expect(yield* filter()).toEqual(["a@filter.test", "b@filter.test", "c@filter.test"])
+      expect(yield* filter({ active: true })).toEqual(["a@filter.test"])
+      expect(yield* filter({ active: false })).toEqual(["b@filter.test", "c@filter.test"])
+      expect(yield* filter({ active: null, roles: [] })).toEqual(["a@filter.test", "b@filter.test", "c@filter.test"])
+      expect(yield* filter({ roles: ["provider", "billing"] })).toEqual(["a@filter.test", "b@filter.test"])
+      expect(yield* filter({ date: { start_date: "2023-05-01", end_date: "2023-05-31" } })).toEqual(["a@filter.test", "b@filter.test"])
+      expect(yield* filter({ date: { start_date: "2023-05-31", end_date: "2023-05-31" } })).toEqual(["b@filter.test"])
+      expect(yield* filter({ date: { start_date: "2023-06-01" } })).toEqual(["c@filter.test"])
+      expect(yield* filter({ date: { end_date: "2023-05-30" } })).toEqual(["a@filter.test"])
+      expect(yield* filter({ patient_name: "Anyone" })).toEqual([])
+      expect(yield* filter({ patient_name: "  " })).toEqual(["a@filter.test", "b@filter.test", "c@filter.test"])
 
-      const paged = yield* request("POST", "/v1/admin/clinic/users/filter_users", {
-        token,
-        body: { search: "filter.test", sort_by: "email", sort_dir: "DESC", page: 2, page_size: 2 }
+      const paged = yield* client.adminUsers.filter({
+        payload: { search: "filter.test", sort_by: "email", sort_dir: "DESC", page: 2, page_size: 2 }
       })
-      expect(emails(paged.body)).toEqual(["a@filter.test"])
-      expect(listed(paged.body).pagination).toEqual({ current_page: 2, total_pages: 2, total_count: 3, per_page: 2 })
+      expect(paged.users.map((u) => u.email)).toEqual(["a@filter.test"])
+      expect(paged.pagination).toEqual({ current_page: 2, total_pages: 2, total_count: 3, per_page: 2 })
 
       const badRange = yield* request("POST", "/v1/admin/clinic/users/filter_users", {
         token,
@@ -217,17 +216,18 @@ layer(TestApp())("admin users", (it) => {
       const first = yield* insertPatient(guardian, { first: "Ada", last: "Linked" })
       yield* insertPatient(guardian, { first: "Bea", last: "Linked" })
       yield* sql`UPDATE patients SET active = false WHERE id = ${first}`
-      const patientOf = (body: unknown, id: number) => listed(body).users.find((u) => u.id === id)?.patient
+      const client = yield* clientAs(token)
 
-      const shown = yield* request("GET", `/v1/admin/clinic/users/${guardian}`, { token })
-      expect(userOf(shown.body).patient).toEqual({ id: first, active: false })
-      const list = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "linked.test" })}`, { token })
-      expect(patientOf(list.body, guardian)).toEqual({ id: first, active: false })
-      expect(patientOf(list.body, alone)).toBeNull()
-      const updated = yield* request("PUT", `/v1/admin/clinic/users/${guardian}`, { token, body: { user: { first_name: "Gina" } } })
-      expect(userOf(updated.body).patient).toEqual({ id: first, active: false })
-      const archived = yield* request("POST", `/v1/admin/clinic/users/${guardian}/archive`, { token })
-      expect(userOf(archived.body).patient).toEqual({ id: first, active: false })
+      const shown = yield* client.adminUsers.show({ path: { id: guardian } })
+      expect(shown.user.patient).toEqual({ id: first, active: false })
+      const list = yield* client.adminUsers.list({ urlParams: { search: "linked.test" } })
+      const patientOf = (id: number) => list.users.find((u) => u.id === id)?.patient
+      expect(patientOf(guardian)).toEqual({ id: first, active: false })
+      expect(patientOf(alone)).toBeNull()
+      const updated = yield* client.adminUsers.update({ path: { id: guardian }, payload: { user: { first_name: "Gina" } } })
+      expect(updated.user.patient).toEqual({ id: first, active: false })
+      const archived = yield* client.adminUsers.archive({ path: { id: guardian } })
+      expect(archived.user.patient).toEqual({ id: first, active: false })
     }))
 
   it.effect("filter_users: patient_name finds the accounts linked to patients of that name", () =>
@@ -239,15 +239,11 @@ layer(TestApp())("admin users", (it) => {
       yield* insertPatient(guardian, { first: "Milo", last: "Quill" })
       yield* insertPatient(self, { first: "Zoe", last: "Quill" })
       yield* insertPatient(null, { first: "Unlinked", last: "Quill" })
+      const client = yield* clientAs(token)
       const filter = (patientName: string) =>
         Effect.map(
-          request("POST", "/v1/admin/clinic/users/filter_users", {
-            token, body: { search: "pname.test", sort_by: "email", filters: { patient_name: patientName } }
-          }),
-          (r) => {
-            expect(r.status).toBe(200)
-            return { emails: emails(r.body), total: listed(r.body).pagination.total_count }
-          }
+          client.adminUsers.filter({ payload: { search: "pname.test", sort_by: "email", filters: { patient_name: patientName } } }),
+          (r) => ({ emails: r.users.map((u) => u.email), total: r.pagination.total_count })
         )
       expect(yield* filter("quill")).toEqual({ emails: ["guardian@pname.test", "self@pname.test"], total: 2 })
       expect(yield* filter("Milo Q")).toEqual({ emails: ["guardian@pname.test"], total: 1 })
@@ -259,12 +255,11 @@ layer(TestApp())("admin users", (it) => {
     Effect.gen(function*() {
       const token = yield* signIn()
       const sql = yield* SqlClient.SqlClient
-      const before = listed((yield* request("GET", "/v1/admin/clinic/users/archived", { token })).body).pagination.total_count
+      const client = yield* clientAs(token)
+      const before = (yield* client.adminUsers.archived({ urlParams: {} })).pagination.total_count
       const archivedId = yield* insertUser({ email: "x@archived.test", status: "archived" })
       yield* insertUser({ email: "y@archived.test", status: "inactive" })
-      const response = yield* request("GET", `/v1/admin/clinic/users/archived?${q({ page_size: "100" })}`, { token })
-      expect(response.status).toBe(200)
-      const body = listed(response.body)
+      const body = yield* client.adminUsers.archived({ urlParams: { page_size: 100 } })
       expect(body.pagination.total_count).toBe(before + 1)
       expect(body.users.every((u) => u.status === "archived")).toBe(true)
       expect(body.users.map((u) => u.id)).toContain(archivedId)
@@ -307,29 +302,28 @@ layer(TestApp())("admin users", (it) => {
       // started); the row above was stamped by the database since: bring the clock to the present.
       yield* TestClock.setTime(Date.now())
 
-      const response = yield* request("PUT", `/v1/admin/clinic/users/${id}`, {
-        token,
-        body: { user: { first_name: "New", last_name: "Name", email: "After@Update.test", phone: "(415) 555-2671", role: "provider", active: false, clinical: true } }
+      const client = yield* clientAs(token)
+      const { user } = yield* client.adminUsers.update({
+        path: { id },
+        payload: { user: { first_name: "New", last_name: "Name", email: "After@Update.test", phone: "(415) 555-2671", role: "provider", active: false, clinical: true } }
       })
-      expect(response.status).toBe(200)
-      const user = userOf(response.body)
       expect(user).toMatchObject({
         id, first_name: "New", last_name: "Name", email: "after@update.test", phone: "+14155552671",
         role: "provider", active: false, status: "inactive", clinical: true
       })
-      expect(Date.parse(String(user.updated_at))).toBeGreaterThan(before.getTime())
+      expect(user.updated_at.getTime()).toBeGreaterThan(before.getTime())
       expect(yield* auditActions(id)).toEqual(expect.arrayContaining(["user.update", "user.role_change", "user.active_change"]))
       expect((yield* request("GET", "/v1/admin/clinic/users/1", { token: theirs })).status).toBe(401)
       expect((yield* sql`SELECT 1 FROM user_tokens WHERE user_id = ${id}`).length).toBe(0)
 
       // Only what is sent changes; a plain update records only user.update.
       const countBefore = (yield* auditActions(id)).length
-      const partial = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { last_name: "Other" } } })
-      expect(userOf(partial.body)).toMatchObject({ first_name: "New", last_name: "Other", role: "provider", status: "inactive" })
+      const partial = yield* client.adminUsers.update({ path: { id }, payload: { user: { last_name: "Other" } } })
+      expect(partial.user).toMatchObject({ first_name: "New", last_name: "Other", role: "provider", status: "inactive" })
       expect((yield* auditActions(id)).slice(countBefore)).toEqual(["user.update"])
 
-      const reactivated = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { active: true, phone: " " } } })
-      expect(userOf(reactivated.body)).toMatchObject({ active: true, status: "active", phone: null })
+      const reactivated = yield* client.adminUsers.update({ path: { id }, payload: { user: { active: true, phone: " " } } })
+      expect(reactivated.user).toMatchObject({ active: true, status: "active", phone: null })
       expect((yield* auditActions(id)).slice(countBefore + 1)).toEqual(["user.update", "user.active_change"])
 
       const badPhone = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { phone: "12" } } })
@@ -352,10 +346,9 @@ layer(TestApp())("admin users", (it) => {
       const response = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { email: "TAKEN@email.test" } } })
       expect(response.status).toBe(422)
       expect(response.body).toEqual({ errors: { email: ["has already been taken"] } })
-      const same = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { email: "MINE@email.test" } } })
-      expect(same.status).toBe(200)
+      const same = yield* (yield* clientAs(token)).adminUsers.update({ path: { id }, payload: { user: { email: "MINE@email.test" } } })
       // Emails are stored trimmed and lower-cased (docs/spec-decisions.md).
-      expect(userOf(same.body).email).toBe("mine@email.test")
+      expect(same.user.email).toBe("mine@email.test")
 
       // A racing transaction takes the address after the pre-check passed: the unique index decides
       // and the violation becomes the same 422.
@@ -376,7 +369,8 @@ layer(TestApp())("admin users", (it) => {
   it.effect("an admin cannot change their own role, deactivate, archive or delete themselves", () =>
     Effect.gen(function*() {
       const token = yield* signIn()
-      const me = userOf((yield* request("GET", "/v1/admin/clinic/users/1", { token })).body)
+      const client = yield* clientAs(token)
+      const me = (yield* client.adminUsers.show({ path: { id: UserId.make(1) } })).user
       expect(me.role).toBe("admin")
       const cases = [
         ["PUT", { user: { role: "parent" } }, { role: ["cannot be changed on your own account"] }],
@@ -394,9 +388,8 @@ layer(TestApp())("admin users", (it) => {
       expect(erase.status).toBe(422)
       expect(erase.body).toEqual({ errors: { id: ["cannot delete your own account"] } })
       // Harmless self-updates are allowed.
-      const ok = yield* request("PUT", `/v1/admin/clinic/users/${me.id}`, { token, body: { user: { role: "admin", active: true, first_name: "Boss" } } })
-      expect(ok.status).toBe(200)
-      expect(userOf(ok.body)).toMatchObject({ role: "admin", active: true, first_name: "Boss" })
+      const ok = yield* client.adminUsers.update({ path: { id: me.id }, payload: { user: { role: "admin", active: true, first_name: "Boss" } } })
+      expect(ok.user).toMatchObject({ role: "admin", active: true, first_name: "Boss" })
       expect((yield* request("GET", "/v1/admin/clinic/users", { token })).status).toBe(200)
     }))
 
@@ -407,23 +400,21 @@ layer(TestApp())("admin users", (it) => {
       const theirs = yield* signIn("arch@archive.test", password)
       expect((yield* request("GET", `/v1/admin/clinic/users/${id}`, { token: theirs })).status).toBe(403)
 
-      const archived = yield* request("POST", `/v1/admin/clinic/users/${id}/archive`, { token })
-      expect(archived.status).toBe(200)
-      expect(userOf(archived.body)).toMatchObject({ id, status: "archived", active: false })
+      const client = yield* clientAs(token)
+      const archived = yield* client.adminUsers.archive({ path: { id } })
+      expect(archived.user).toMatchObject({ id, status: "archived", active: false })
       expect((yield* request("GET", `/v1/admin/clinic/users/${id}`, { token: theirs })).status).toBe(401)
       const signInAttempt = yield* request("POST", "/v1/users/sign_in", { body: { user: { email: "arch@archive.test", password } } })
       expect(signInAttempt).toMatchObject({ status: 403, body: { errors: "This account has been archived" } })
 
       // Gone from the main list, present in the archived list; archiving again changes nothing.
-      expect(emails((yield* request("GET", `/v1/admin/clinic/users?${q({ search: "archive.test" })}`, { token })).body)).toEqual([])
-      expect(emails((yield* request("GET", `/v1/admin/clinic/users/archived?${q({ page_size: "100" })}`, { token })).body)).toContain("arch@archive.test")
-      const again = yield* request("POST", `/v1/admin/clinic/users/${id}/archive`, { token })
-      expect(again.status).toBe(200)
-      expect(userOf(again.body).status).toBe("archived")
+      expect((yield* client.adminUsers.list({ urlParams: { search: "archive.test" } })).users).toEqual([])
+      expect((yield* client.adminUsers.archived({ urlParams: { page_size: 100 } })).users.map((u) => u.email)).toContain("arch@archive.test")
+      const again = yield* client.adminUsers.archive({ path: { id } })
+      expect(again.user.status).toBe("archived")
 
-      const restored = yield* request("POST", `/v1/admin/clinic/users/${id}/unarchive`, { token })
-      expect(restored.status).toBe(200)
-      expect(userOf(restored.body)).toMatchObject({ id, status: "active", active: true })
+      const restored = yield* client.adminUsers.unarchive({ path: { id } })
+      expect(restored.user).toMatchObject({ id, status: "active", active: true })
       expect((yield* request("POST", "/v1/users/sign_in", { body: { user: { email: "arch@archive.test", password } } })).status).toBe(200)
       expect(yield* auditActions(id)).toEqual(expect.arrayContaining(["user.archive", "user.unarchive"]))
       expect((yield* auditActions(id)).filter((a) => a === "user.archive")).toHaveLength(1)
@@ -433,9 +424,9 @@ layer(TestApp())("admin users", (it) => {
       expect(notArchived.body).toEqual({ errors: { status: ["is not archived"] } })
 
       const suspended = yield* insertUser({ email: "susp@archive.test", status: "suspended" })
-      yield* request("POST", `/v1/admin/clinic/users/${suspended}/archive`, { token })
-      const back = yield* request("POST", `/v1/admin/clinic/users/${suspended}/unarchive`, { token })
-      expect(userOf(back.body).status).toBe("suspended")
+      yield* client.adminUsers.archive({ path: { id: suspended } })
+      const back = yield* client.adminUsers.unarchive({ path: { id: suspended } })
+      expect(back.user.status).toBe("suspended")
 
       for (const action of ["archive", "unarchive"]) {
         const missing = yield* request("POST", `/v1/admin/clinic/users/999999/${action}`, { token })
@@ -482,10 +473,11 @@ layer(TestApp())("admin users", (it) => {
       }
       const gone = yield* request("PUT", `/v1/admin/clinic/users/${id}`, { token, body: { user: { first_name: "Back" } } })
       expect(gone.status).toBe(404)
-      const all = yield* request("GET", `/v1/admin/clinic/users?${q({ search: "deleted", page_size: "100" })}`, { token })
-      expect(listed(all.body).users.map((u) => u.id)).not.toContain(id)
-      const filtered = yield* request("POST", "/v1/admin/clinic/users/filter_users", { token, body: { page_size: 100, filters: { active: false } } })
-      expect(listed(filtered.body).users.map((u) => u.id)).not.toContain(id)
+      const client = yield* clientAs(token)
+      const all = yield* client.adminUsers.list({ urlParams: { search: "deleted", page_size: 100 } })
+      expect(all.users.map((u) => u.id)).not.toContain(id)
+      const filtered = yield* client.adminUsers.filter({ payload: { page_size: 100, filters: { active: false } } })
+      expect(filtered.users.map((u) => u.id)).not.toContain(id)
     }))
 })
 
@@ -508,9 +500,7 @@ describe("admin dashboard", () => {
         expect((yield* request("POST", `/v1/admin/clinic/users/${archivedId}/unarchive`, { token })).status).toBe(200)
         expect((yield* request("POST", `/v1/admin/clinic/users/${archivedId}/archive`, { token })).status).toBe(200)
 
-        const response = yield* request("GET", "/v1/admin/users/dashboard", { token })
-        expect(response.status).toBe(200)
-        const body = response.body as Record<string, unknown> & { recent_activity: Array<{ user_id: number | null; action: string; timestamp: string }> }
+        const body = yield* (yield* clientAs(token)).adminUsers.dashboard()
         expect(body).toMatchObject({
           total_users: 4, // admin, p1, p2, c (archived still counts; deleted does not)
           active_users: 2, // admin, p1
@@ -519,7 +509,7 @@ describe("admin dashboard", () => {
           provider_users: 2 // p1, p2
         })
         expect(body.recent_activity.slice(0, 4).map((a) => a.action)).toEqual(["user.archive", "user.unarchive", "user.archive", "user.delete"])
-        expect(body.recent_activity[0]).toEqual({ user_id: 1, action: "user.archive", timestamp: "2030-05-15T12:00:00.000Z" })
+        expect(body.recent_activity[0]).toEqual({ user_id: 1, action: "user.archive", timestamp: new Date("2030-05-15T12:00:00.000Z") })
         expect(body.recent_activity.length).toBeLessThanOrEqual(20)
 
         // The month boundary follows the clock.
