@@ -4,6 +4,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
+import type { RegisterRequest } from "../../../src/Api/Accounts/Users.js"
 import { admin, clientAs, request, signIn, TestApp } from "../../support/app.js"
 
 let counter = 0
@@ -11,7 +12,7 @@ const uniqueEmail = (prefix: string) => `${prefix}.${++counter}.${Date.now()}@ex
 /** A number of its own per registration: codes texted to one phone are limited (Throttles.test.ts). */
 const uniquePhone = () => `(415) 555-${String(1000 + (++counter % 9000)).padStart(4, "0")}`
 
-const registration = (overrides: Record<string, unknown> = {}) => ({
+const registration = (overrides: Partial<RegisterRequest["user"]> = {}) => ({
   user: {
     email: uniqueEmail("parent"),
     password: "long-enough-1",
@@ -23,12 +24,10 @@ const registration = (overrides: Record<string, unknown> = {}) => ({
 })
 
 /** Registers a user; returns its id, email, password and the code that was sent. */
-const register = (overrides: Record<string, unknown> = {}) =>
+const register = (overrides: Partial<RegisterRequest["user"]> = {}) =>
   Effect.gen(function*() {
     const body = registration(overrides)
-    const response = yield* request("POST", "/v1/users", { body })
-    expect(response.status, JSON.stringify(response.body)).toBe(201)
-    const user = (response.body as { user: { id: number; email: string } }).user
+    const { user } = yield* (yield* clientAs()).users.register({ payload: body })
     return { id: user.id, email: body.user.email, password: body.user.password, code: yield* lastCode(body.user) }
   })
 
@@ -44,11 +43,10 @@ const lastCode = (user: { phone?: unknown; email: string }) =>
     return codeIn(mails.filter((m) => m.to.includes(user.email)).at(-1)?.text ?? "")!
   })
 
-const confirmed = (overrides: Record<string, unknown> = {}) =>
+const confirmed = (overrides: Partial<RegisterRequest["user"]> = {}) =>
   Effect.gen(function*() {
     const user = yield* register(overrides)
-    const response = yield* request("POST", "/v1/users/confirmation", { body: { user_id: user.id, confirmation_code: user.code } })
-    expect(response.status).toBe(200)
+    yield* (yield* clientAs()).users.confirm({ payload: { user_id: user.id, confirmation_code: user.code } })
     return { ...user, token: yield* signIn(user.email, user.password) }
   })
 
@@ -62,9 +60,8 @@ layer(TestApp())("registration and confirmation", (it) => {
   it.effect("registers a parent, unconfirmed, and texts a 6-digit code to the normalised phone", () =>
     Effect.gen(function*() {
       const body = registration({ date_of_birth: "2015-06-30", language: "es", phone: "(415) 555-0123" })
-      const response = yield* request("POST", "/v1/users", { body: { ...body, clinical: true, template: false, native_signup: true } })
-      expect(response.status).toBe(201)
-      expect(response.body).toMatchObject({
+      const response = yield* (yield* clientAs()).users.register({ payload: { ...body, clinical: true, template: false, native_signup: true } })
+      expect(response).toMatchObject({
         user: {
           email: body.user.email, first_name: "Robin", last_name: "Example", phone: "+14155550123",
           date_of_birth: "2015-06-30", language: "es", role: "parent", active: true, clinical: true, confirmed: false
@@ -171,8 +168,8 @@ layer(TestApp())("registration and confirmation", (it) => {
       yield* TestClock.adjust("61 seconds")
       const stranger = yield* request("POST", "/v1/users/resend_confirmation", { body: { user_id: user.id, email: "someone@else.test" } })
       expect(stranger).toMatchObject({ status: 401, body: { errors: "You are not authorized to perform this action." } })
-      const resent = yield* request("POST", "/v1/users/resend_confirmation", { body: { user_id: user.id, email: user.email } })
-      expect(resent).toMatchObject({ status: 200, body: { message: "Confirmation code sent" } })
+      const resent = yield* (yield* clientAs()).users.resendConfirmation({ headers: {}, payload: { user_id: user.id, email: user.email } })
+      expect(resent).toEqual({ message: "Confirmation code sent" })
       const fresh = yield* lastCode({ phone: "x", email: user.email })
       if (fresh !== user.code) {
         expect((yield* request("POST", "/v1/users/confirmation", { body: { user_id: user.id, confirmation_code: user.code } })).status).toBe(401)
@@ -201,8 +198,8 @@ layer(TestApp())("sign-in rules and sessions", (it) => {
   it.effect("cancel keeps the data, revokes sessions and refuses sign in", () =>
     Effect.gen(function*() {
       const user = yield* confirmed()
-      const response = yield* request("POST", `/v1/users/${user.id}/cancel`, { token: user.token })
-      expect(response).toMatchObject({ status: 200, body: { user: { id: user.id, email: user.email, active: false } } })
+      const response = yield* (yield* clientAs(user.token)).users.cancel({ path: { id: user.id } })
+      expect(response).toMatchObject({ user: { id: user.id, email: user.email, active: false } })
       expect((yield* request("GET", "/v1/users", { token: user.token })).status).toBe(401)
       expect(yield* request("POST", "/v1/users/sign_in", { body: { user: { email: user.email, password: user.password } } }))
         .toMatchObject({ status: 403, body: { errors: "This account is not active" } })
@@ -231,16 +228,16 @@ layer(TestApp())("self-service and admin deletion", (it) => {
     Effect.gen(function*() {
       const parent = yield* confirmed()
       const other = yield* confirmed()
-      const own = yield* request("GET", "/v1/users", { token: parent.token })
-      expect(own.status).toBe(200)
-      expect(own.body).toMatchObject({ users: [{ id: parent.id }], pagination: { current_page: 1, total_pages: 1, total_count: 1, per_page: 50 } })
-      const all = yield* request("GET", "/v1/users?page_size=1000", { token: yield* signIn() })
-      expect(all.body).toMatchObject({ pagination: { per_page: 100 } })
-      const everyone = yield* (yield* clientAs(yield* signIn())).users.list({ urlParams: { page_size: 100 } })
+      const own = yield* (yield* clientAs(parent.token)).users.list({ urlParams: {} })
+      expect(own).toMatchObject({ users: [{ id: parent.id }], pagination: { current_page: 1, total_pages: 1, total_count: 1, per_page: 50 } })
+      const staff = yield* clientAs(yield* signIn())
+      const all = yield* staff.users.list({ urlParams: { page_size: 1000 } })
+      expect(all.pagination.per_page).toBe(100)
+      const everyone = yield* staff.users.list({ urlParams: { page_size: 100 } })
       const ids: Array<number> = everyone.users.map((u) => u.id)
       expect(ids).toEqual(expect.arrayContaining([1, parent.id, other.id]))
-      const paged = yield* request("GET", "/v1/users?page=2&page_size=1", { token: yield* signIn() })
-      expect(paged.body).toMatchObject({ users: [{ id: ids[1] }], pagination: { current_page: 2, per_page: 1, total_count: ids.length, total_pages: ids.length } })
+      const paged = yield* staff.users.list({ urlParams: { page: 2, page_size: 1 } })
+      expect(paged).toMatchObject({ users: [{ id: ids[1] }], pagination: { current_page: 2, per_page: 1, total_count: ids.length, total_pages: ids.length } })
       expect((yield* request("GET", "/v1/users")).status).toBe(401)
     }))
 
@@ -248,8 +245,8 @@ layer(TestApp())("self-service and admin deletion", (it) => {
     Effect.gen(function*() {
       const parent = yield* confirmed()
       const other = yield* confirmed()
-      const own = yield* request("PUT", `/v1/users/${parent.id}`, { token: parent.token, body: { user: { first_name: "Robyn", phone: "415 555 0199" } } })
-      expect(own).toMatchObject({ status: 200, body: { user: { id: parent.id, first_name: "Robyn", phone: "+14155550199" } } })
+      const own = yield* (yield* clientAs(parent.token)).users.update({ path: { id: parent.id }, payload: { user: { first_name: "Robyn", phone: "415 555 0199" } } })
+      expect(own).toMatchObject({ user: { id: parent.id, first_name: "Robyn", phone: "+14155550199" } })
       expect(yield* request("PUT", `/v1/users/${other.id}`, { token: parent.token, body: { user: { first_name: "X" } } }))
         .toMatchObject({ status: 403, body: { errors: "You are not authorized to perform this action." } })
       for (const field of [{ role: "admin" }, { active: false }, { confirmed: true }]) {
@@ -259,8 +256,8 @@ layer(TestApp())("self-service and admin deletion", (it) => {
       expect(yield* request("PUT", `/v1/users/${parent.id}`, { token: parent.token, body: { user: { email: other.email, current_password: parent.password } } }))
         .toMatchObject({ status: 422, body: { errors: { email: ["has already been taken"] } } })
       const adminToken = yield* signIn()
-      const promoted = yield* request("PUT", `/v1/users/${parent.id}`, { token: adminToken, body: { user: { role: "provider" } } })
-      expect(promoted).toMatchObject({ status: 200, body: { user: { role: "provider" } } })
+      const promoted = yield* (yield* clientAs(adminToken)).users.update({ path: { id: parent.id }, payload: { user: { role: "provider" } } })
+      expect(promoted.user.role).toBe("provider")
       expect(yield* auditActions(parent.id)).toEqual(expect.arrayContaining(["user.update", "user.role_change"]))
       expect(yield* request("PUT", "/v1/users/424242", { token: adminToken, body: { user: {} } }))
         .toMatchObject({ status: 404, body: { errors: "User not found" } })
@@ -291,10 +288,9 @@ layer(TestApp())("email check and password reset", (it) => {
   it.effect("email_has_account answers, then rate-limits the client address", () =>
     Effect.gen(function*() {
       const user = yield* register()
-      expect(yield* request("POST", "/v1/users/email_has_account", { body: { email: user.email.toUpperCase() } }))
-        .toMatchObject({ status: 200, body: { has_account: true } })
-      expect(yield* request("POST", "/v1/users/email_has_account", { body: { email: "nobody@example.test" } }))
-        .toMatchObject({ status: 200, body: { has_account: false } })
+      const client = yield* clientAs()
+      expect(yield* client.users.emailHasAccount({ payload: { email: user.email.toUpperCase() } })).toEqual({ has_account: true })
+      expect(yield* client.users.emailHasAccount({ payload: { email: "nobody@example.test" } })).toEqual({ has_account: false })
       const statuses: Array<number> = []
       for (let i = 0; i < 10; i++) statuses.push((yield* request("POST", "/v1/users/email_has_account", { body: { email: `x${i}@example.test` } })).status)
       expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0)
@@ -309,32 +305,33 @@ layer(TestApp())("email check and password reset", (it) => {
       const user = yield* confirmed()
       const mailer = yield* MemoryMailer
       const before = (yield* mailer.sent).length
-      const unknown = yield* request("POST", "/v1/users/passwords", { body: { email: "nobody@example.test" } })
-      expect(unknown).toMatchObject({ status: 200, body: { message: "If an account exists for that email, password reset instructions have been sent" } })
+      const client = yield* clientAs()
+      const unknown = yield* client.users.requestPasswordReset({ payload: { email: "nobody@example.test" } })
+      expect(unknown).toEqual({ message: "If an account exists for that email, password reset instructions have been sent" })
       expect((yield* mailer.sent).length).toBe(before)
-      const known = yield* request("POST", "/v1/users/passwords", { body: { email: user.email } })
-      expect(known.body).toEqual(unknown.body)
+      const known = yield* client.users.requestPasswordReset({ payload: { email: user.email } })
+      expect(known).toEqual(unknown)
       const mail = (yield* mailer.sent).at(-1)!
       expect(mail.to).toEqual([user.email])
       const token = /reset token: (\S+)/.exec(mail.text)![1]!
-      expect(yield* request("GET", `/v1/users/passwords/validate?token=${encodeURIComponent(token)}`)).toMatchObject({ status: 200, body: { valid: true } })
-      expect(yield* request("GET", "/v1/users/passwords/validate?token=forged")).toMatchObject({ status: 200, body: { valid: false } })
+      const valid = (token: string) => Effect.map(client.users.validatePasswordReset({ urlParams: { token } }), (r) => r.valid)
+      expect(yield* valid(token)).toBe(true)
+      expect(yield* valid("forged")).toBe(false)
       expect(yield* request("POST", "/v1/users/passwords/reset", { body: { token, password: "short" } }))
         .toMatchObject({ status: 422, body: { errors: { password: ["is too short (minimum is 8 characters)"] } } })
-      expect(yield* request("POST", "/v1/users/passwords/reset", { body: { token, password: "brand-new-password" } }))
-        .toMatchObject({ status: 200, body: { message: "Password has been reset" } })
+      expect(yield* client.users.resetPassword({ payload: { token, password: "brand-new-password" } })).toEqual({ message: "Password has been reset" })
       expect((yield* request("GET", "/v1/users", { token: user.token })).status).toBe(401)
       expect(yield* signIn(user.email, "brand-new-password")).toBeTypeOf("string")
       expect(yield* request("POST", "/v1/users/passwords/reset", { body: { token, password: "another-password" } }))
         .toMatchObject({ status: 422, body: { errors: { token: ["is invalid or has expired"] } } })
-      expect(yield* request("GET", `/v1/users/passwords/validate?token=${encodeURIComponent(token)}`)).toMatchObject({ body: { valid: false } })
+      expect(yield* valid(token)).toBe(false)
       expect(yield* auditActions(user.id)).toEqual(expect.arrayContaining(["user.password_reset_requested", "user.password_reset"]))
     }))
 
   it.effect("a reset token expires after an hour", () =>
     Effect.gen(function*() {
       const user = yield* confirmed()
-      yield* request("POST", "/v1/users/passwords", { body: { email: user.email } })
+      yield* (yield* clientAs()).users.requestPasswordReset({ payload: { email: user.email } })
       const token = /reset token: (\S+)/.exec((yield* Effect.flatMap(MemoryMailer, (m) => m.sent)).at(-1)!.text)![1]!
       yield* TestClock.adjust("61 minutes")
       expect(yield* request("POST", "/v1/users/passwords/reset", { body: { token, password: "brand-new-password" } }))
