@@ -14,7 +14,9 @@ import { MemoryMailer } from "../../../src/Layers/MemoryMailer.js"
 import { hashPassword } from "../../../src/Services/Accounts/Passwords.js"
 import type { Role } from "../../../src/Domain/Accounts/User.js"
 import type { NewUser as NewUserRow } from "../../../src/Services/Accounts/UsersRepo.js"
-import { admin, request, signIn, TestApp } from "../../support/app.js"
+import type { UpdateUserRequest } from "../../../src/Api/Accounts/Users.js"
+import type { UserId } from "../../../src/Domain/Ids.js"
+import { admin, clientAs, request, signIn, TestApp } from "../../support/app.js"
 import { insertAccount } from "../../support/fixtures.js"
 
 const password = "credential-password-1"
@@ -47,12 +49,12 @@ const lastCodeTo = (address: string) => Effect.map(mailsTo(address), (mails) => 
 
 const resetTokenFor = (email: string) =>
   Effect.gen(function*() {
-    expect((yield* request("POST", "/v1/users/passwords", { body: { email } })).status).toBe(200)
+    yield* (yield* clientAs()).users.requestPasswordReset({ payload: { email } })
     return /reset token: (\S+)/.exec((yield* mailsTo(email)).at(-1)!.text)![1]!
   })
 
 const resetTokenValid = (token: string) =>
-  Effect.map(request("GET", `/v1/users/passwords/validate?token=${encodeURIComponent(token)}`), (r) => (r.body as { valid: boolean }).valid)
+  Effect.map(Effect.flatMap(clientAs(), (client) => client.users.validatePasswordReset({ urlParams: { token } })), (r) => r.valid)
 
 const emailOf = (id: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ email: string }>`SELECT email FROM users WHERE id = ${id}`).pipe(
@@ -60,6 +62,10 @@ const emailOf = (id: number) =>
   )
 
 const put = (id: number, token: string, user: Record<string, unknown>) => request("PUT", `/v1/users/${id}`, { token, body: { user } })
+
+/** `PUT /v1/users/{id}` through the typed client: a change that is meant to succeed. */
+const update = (id: UserId, token: string, user: UpdateUserRequest["user"]) =>
+  Effect.flatMap(clientAs(token), (client) => client.users.update({ path: { id }, payload: { user } }))
 
 layer(TestApp())("changing one's own password", (it) => {
   it.effect("needs the current password: missing is 422 can't be blank, wrong is 422 is invalid, and nothing changes", () =>
@@ -79,9 +85,8 @@ layer(TestApp())("changing one's own password", (it) => {
       const otherDevice = yield* signIn(user.email, password)
       const resetToken = yield* resetTokenFor(user.email)
       expect(yield* resetTokenValid(resetToken)).toBe(true)
-      const changed = yield* put(user.id, user.token, { password: "brand-new-password", current_password: password })
-      expect(changed.status).toBe(200)
-      expect(changed.body).not.toHaveProperty("pending_email")
+      const changed = yield* update(user.id, user.token, { password: "brand-new-password", current_password: password })
+      expect(changed).not.toHaveProperty("pending_email")
       expect(yield* statusWith(user.token)).toBe(200)
       expect(yield* statusWith(otherDevice)).toBe(401)
       expect(yield* resetTokenValid(resetToken)).toBe(false)
@@ -93,7 +98,7 @@ layer(TestApp())("changing one's own password", (it) => {
     Effect.gen(function*() {
       const user = yield* member()
       const taken = yield* member()
-      expect(yield* put(user.id, user.token, { first_name: "Kit", email: user.email.toUpperCase() })).toMatchObject({ status: 200 })
+      expect((yield* update(user.id, user.token, { first_name: "Kit", email: user.email.toUpperCase() })).user.first_name).toBe("Kit")
       // Without the password the answer is about the password, not whether the address has an account.
       expect(yield* put(user.id, user.token, { email: taken.email, current_password: "guess-guess" }))
         .toMatchObject({ status: 422, body: { errors: { current_password: ["is invalid"] } } })
@@ -114,12 +119,11 @@ layer(TestApp())("changing one's own password", (it) => {
     Effect.gen(function*() {
       const user = yield* member()
       const newEmail = `moved.${++counter}@credentials.test`
-      expect((yield* put(user.id, user.token, { email: newEmail, current_password: password })).status).toBe(200)
+      yield* update(user.id, user.token, { email: newEmail, current_password: password })
       const code = yield* lastCodeTo(newEmail)
       const first = yield* resetTokenFor(user.email)
       const second = yield* resetTokenFor(user.email)
-      expect(yield* request("POST", "/v1/users/passwords/reset", { body: { token: second, password: "reset-password-1" } }))
-        .toMatchObject({ status: 200 })
+      yield* (yield* clientAs()).users.resetPassword({ payload: { token: second, password: "reset-password-1" } })
       expect(yield* resetTokenValid(first)).toBe(false)
       expect(yield* statusWith(user.token)).toBe(401)
       const token = yield* signIn(user.email, "reset-password-1")
@@ -140,8 +144,8 @@ layer(TestApp())("changing one's own email", (it) => {
         .toMatchObject({ status: 422, body: { errors: { current_password: ["is invalid"] } } })
       expect(yield* mailsTo(newEmail)).toHaveLength(0)
 
-      const requested = yield* put(user.id, user.token, { email: newEmail, current_password: password })
-      expect(requested).toMatchObject({ status: 200, body: { user: { email: user.email }, pending_email: newEmail } })
+      const requested = yield* update(user.id, user.token, { email: newEmail, current_password: password })
+      expect(requested).toMatchObject({ user: { email: user.email }, pending_email: newEmail })
       const code = yield* lastCodeTo(newEmail)
       expect(code).toMatch(/^\d{6}$/)
       const notice = (yield* mailsTo(user.email)).at(-1)!
@@ -154,8 +158,8 @@ layer(TestApp())("changing one's own email", (it) => {
       const wrong = code === "000000" ? "111111" : "000000"
       expect(yield* request("POST", "/v1/users/email_confirmation", { token: user.token, body: { confirmation_code: wrong } }))
         .toMatchObject({ status: 422, body: { errors: { confirmation_code: ["is invalid"] } } })
-      const confirmed = yield* request("POST", "/v1/users/email_confirmation", { token: user.token, body: { confirmation_code: code } })
-      expect(confirmed).toMatchObject({ status: 200, body: { user: { id: user.id, email: newEmail } } })
+      const confirmed = yield* (yield* clientAs(user.token)).users.confirmEmailChange({ payload: { confirmation_code: code } })
+      expect(confirmed).toMatchObject({ user: { id: user.id, email: newEmail } })
       expect(yield* signInStatus(newEmail, password)).toBe(200)
       expect(yield* signInStatus(user.email, password)).toBe(401)
       expect(yield* request("POST", "/v1/users/email_confirmation", { token: user.token, body: { confirmation_code: code } }))
@@ -169,7 +173,7 @@ layer(TestApp())("changing one's own email", (it) => {
     Effect.gen(function*() {
       const user = yield* member()
       const newEmail = `tries.${++counter}@credentials.test`
-      expect((yield* put(user.id, user.token, { email: newEmail, current_password: password })).status).toBe(200)
+      yield* update(user.id, user.token, { email: newEmail, current_password: password })
       const code = yield* lastCodeTo(newEmail)
       const wrong = code === "000000" ? "111111" : "000000"
       for (let i = 0; i < 5; i++) {
@@ -179,7 +183,7 @@ layer(TestApp())("changing one's own email", (it) => {
         .toMatchObject({ status: 422, body: { errors: { confirmation_code: ["was tried too many times; request the change again"] } } })
 
       const later = `later.${++counter}@credentials.test`
-      expect((yield* put(user.id, user.token, { email: later, current_password: password })).status).toBe(200)
+      yield* update(user.id, user.token, { email: later, current_password: password })
       const laterCode = yield* lastCodeTo(later)
       yield* TestClock.adjust("20 minutes")
       expect(yield* statusWith(user.token)).toBe(200) // keeps the session from idling out
@@ -193,7 +197,7 @@ layer(TestApp())("changing one's own email", (it) => {
     Effect.gen(function*() {
       const user = yield* member()
       const newEmail = `race.${++counter}@credentials.test`
-      expect((yield* put(user.id, user.token, { email: newEmail, current_password: password })).status).toBe(200)
+      yield* update(user.id, user.token, { email: newEmail, current_password: password })
       const code = yield* lastCodeTo(newEmail)
       const responses = yield* Effect.all(
         Array.from({ length: 20 }, () => request("POST", "/v1/users/email_confirmation", { token: user.token, body: { confirmation_code: code } })),
@@ -210,7 +214,7 @@ layer(TestApp())("changing one's own email", (it) => {
     Effect.gen(function*() {
       const user = yield* member()
       const wanted = `wanted.${++counter}@credentials.test`
-      expect((yield* put(user.id, user.token, { email: wanted, current_password: password })).status).toBe(200)
+      yield* update(user.id, user.token, { email: wanted, current_password: password })
       const code = yield* lastCodeTo(wanted)
       yield* member("parent", {}).pipe(Effect.andThen(Effect.flatMap(SqlClient.SqlClient, (sql) =>
         sql`UPDATE users SET email = ${wanted} WHERE id = (SELECT max(id) FROM users)`)))
@@ -225,16 +229,16 @@ layer(TestApp())("changing one's own email", (it) => {
       const user = yield* member()
       const resetToken = yield* resetTokenFor(user.email)
       const newEmail = `by-admin.${++counter}@credentials.test`
-      const changed = yield* put(user.id, adminToken, { email: newEmail, password: "set-by-admin-1" })
-      expect(changed).toMatchObject({ status: 200, body: { user: { email: newEmail } } })
-      expect(changed.body).not.toHaveProperty("pending_email")
+      const changed = yield* update(user.id, adminToken, { email: newEmail, password: "set-by-admin-1" })
+      expect(changed).toMatchObject({ user: { email: newEmail } })
+      expect(changed).not.toHaveProperty("pending_email")
       expect((yield* mailsTo(user.email)).at(-1)!.subject).toBe("Your account's email address was changed")
       expect(yield* statusWith(user.token)).toBe(401)
       expect(yield* resetTokenValid(resetToken)).toBe(false)
       expect(yield* signInStatus(newEmail, "set-by-admin-1")).toBe(200)
       // Through the admin endpoint as well.
       const viaAdmin = `via-admin.${++counter}@credentials.test`
-      expect((yield* request("PUT", `/v1/admin/clinic/users/${user.id}`, { token: adminToken, body: { user: { email: viaAdmin } } })).status).toBe(200)
+      yield* (yield* clientAs(adminToken)).adminUsers.update({ path: { id: user.id }, payload: { user: { email: viaAdmin } } })
       expect((yield* mailsTo(newEmail)).at(-1)!.subject).toBe("Your account's email address was changed")
     }))
 
@@ -257,14 +261,14 @@ layer(TestApp())("cancel and registration rules", (it) => {
         .toMatchObject({ status: 422, body: { errors: { id: ["cannot cancel your own account"] } } })
       expect(yield* statusWith(adminToken)).toBe(200)
       const parent = yield* member()
-      expect(yield* request("POST", `/v1/users/${parent.id}/cancel`, { token: parent.token })).toMatchObject({ status: 200, body: { user: { active: false } } })
+      expect((yield* (yield* clientAs(parent.token)).users.cancel({ path: { id: parent.id } })).user.active).toBe(false)
     }))
 
   it.effect("cancelling an archived user is refused and leaves them archived", () =>
     Effect.gen(function*() {
       const adminToken = yield* signIn()
       const user = yield* member()
-      expect((yield* request("POST", `/v1/admin/clinic/users/${user.id}/archive`, { token: adminToken })).status).toBe(200)
+      yield* (yield* clientAs(adminToken)).adminUsers.archive({ path: { id: user.id } })
       expect(yield* request("POST", `/v1/users/${user.id}/cancel`, { token: adminToken }))
         .toMatchObject({ status: 422, body: { errors: { status: ["cannot be cancelled while the user is archived"] } } })
       const sql = yield* SqlClient.SqlClient
