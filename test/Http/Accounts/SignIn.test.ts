@@ -2,7 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { admin, request, signIn, TestApp } from "../../support/app.js"
+import { UserId } from "../../../src/Domain/Ids.js"
+import { admin, clientAs, request, signIn, TestApp } from "../../support/app.js"
 
 layer(TestApp())("sign in and sign out", (it) => {
   it.effect("signs the bootstrap admin in with a token and the user representation", () =>
@@ -66,10 +67,9 @@ layer(TestApp())("sign in and sign out", (it) => {
 
   it.effect("records last_login at sign in", () =>
     Effect.gen(function*() {
-      const token = yield* signIn()
-      const response = yield* request("GET", "/v1/admin/clinic/users/1", { token })
-      const lastLogin = (response.body as { user: { last_login: string } }).user.last_login
-      expect(Date.now() - Date.parse(lastLogin)).toBeLessThan(60_000)
+      const { user } = yield* (yield* clientAs(yield* signIn())).adminUsers.show({ path: { id: UserId.make(1) } })
+      expect(user.last_login).not.toBeNull()
+      expect(Date.now() - user.last_login!.getTime()).toBeLessThan(60_000)
     }))
 })
 
