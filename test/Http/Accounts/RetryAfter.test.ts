@@ -8,7 +8,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { retryAfterSeconds } from "../../../src/Api/Errors.js"
 import { hashPassword } from "../../../src/Services/Accounts/Passwords.js"
-import { request, type RawResponse, TestApp } from "../../support/app.js"
+import { clientAs, request, type RawResponse, TestApp } from "../../support/app.js"
 import { insertAccount } from "../../support/fixtures.js"
 
 let counter = 0
@@ -100,11 +100,9 @@ layer(TestApp())("Retry-After on every 429", (it) => {
     Effect.gen(function*() {
       yield* freshWindowAt(0)
       const email = uniqueEmail("unconfirmed")
-      const registered = yield* request("POST", "/v1/users", {
-        body: { user: { email, password, first_name: "Una", last_name: "Confirmed", phone: "+14155550142" } }
+      const { user: { id } } = yield* (yield* clientAs()).users.register({
+        payload: { user: { email, password, first_name: "Una", last_name: "Confirmed", phone: "+14155550142" } }
       })
-      expect(registered.status).toBe(201)
-      const id = (registered.body as { user: { id: number } }).user.id
       yield* TestClock.adjust("20 seconds")
       const resend = yield* request("POST", "/v1/users/resend_confirmation", { body: { user_id: id, email } })
       expect429(resend, 40, "A code was sent less than a minute ago; wait before requesting another")
@@ -114,8 +112,7 @@ layer(TestApp())("Retry-After on every 429", (it) => {
     Effect.gen(function*() {
       yield* freshWindowAt(100)
       const user = yield* seededUser
-      const signedIn = yield* signInAs(user.email, password)
-      const token = (signedIn.body as { token: string }).token
+      const { token } = yield* (yield* clientAs()).users.signIn({ payload: { user: { email: user.email, password } } })
       const change = () =>
         request("PUT", `/v1/users/${user.id}`, { token, body: { user: { password: "another-password-1", current_password: "wrong-password" } } })
       for (let i = 0; i < 10; i++) expect((yield* change()).status).toBe(422)

@@ -14,7 +14,7 @@ import { sweepExpiredSessions } from "../../../src/Services/Accounts/SessionTask
 import { Jobs } from "../../../src/Services/Jobs.js"
 import { hashToken } from "../../../src/Services/Tokens.js"
 import type { Role } from "../../../src/Domain/Accounts/User.js"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
 import { insertAccount } from "../../support/fixtures.js"
 
 const password = "session-password-1"
@@ -217,29 +217,29 @@ layer(TestApp())("ending sessions", (it) => {
   it.effect("an admin changing a user's role ends that user's sessions (admin and self-service endpoints)", () =>
     Effect.gen(function*() {
       const admin = yield* signIn()
+      const client = yield* clientAs(admin)
       const viaAdmin = yield* member("provider")
-      const unchanged = yield* request("PUT", `/v1/admin/clinic/users/${viaAdmin.id}`, { token: admin, body: { user: { role: "provider", first_name: "Same" } } })
-      expect(unchanged.status).toBe(200)
+      yield* client.adminUsers.update({ path: { id: viaAdmin.id }, payload: { user: { role: "provider", first_name: "Same" } } })
       expect(yield* statusWith(viaAdmin.token)).toBe(200)
-      expect((yield* request("PUT", `/v1/admin/clinic/users/${viaAdmin.id}`, { token: admin, body: { user: { role: "billing" } } })).status).toBe(200)
+      yield* client.adminUsers.update({ path: { id: viaAdmin.id }, payload: { user: { role: "billing" } } })
       expect(yield* statusWith(viaAdmin.token)).toBe(401)
       const viaUsers = yield* member("provider")
-      expect((yield* request("PUT", `/v1/users/${viaUsers.id}`, { token: admin, body: { user: { role: "supervisor" } } })).status).toBe(200)
+      yield* client.users.update({ path: { id: viaUsers.id }, payload: { user: { role: "supervisor" } } })
       expect(yield* statusWith(viaUsers.token)).toBe(401)
       expect(yield* statusWith(admin)).toBe(200)
     }))
 
   it.effect("deactivating or archiving ends the sessions: reactivating or unarchiving does not bring them back", () =>
     Effect.gen(function*() {
-      const admin = yield* signIn()
+      const client = yield* clientAs(yield* signIn())
       const deactivated = yield* member()
       for (const active of [false, true]) {
-        expect((yield* request("PUT", `/v1/admin/clinic/users/${deactivated.id}`, { token: admin, body: { user: { active } } })).status).toBe(200)
+        yield* client.adminUsers.update({ path: { id: deactivated.id }, payload: { user: { active } } })
       }
       expect(yield* statusWith(deactivated.token)).toBe(401)
       const archived = yield* member()
-      expect((yield* request("POST", `/v1/admin/clinic/users/${archived.id}/archive`, { token: admin })).status).toBe(200)
-      expect((yield* request("POST", `/v1/admin/clinic/users/${archived.id}/unarchive`, { token: admin })).status).toBe(200)
+      yield* client.adminUsers.archive({ path: { id: archived.id } })
+      yield* client.adminUsers.unarchive({ path: { id: archived.id } })
       expect(yield* statusWith(archived.token)).toBe(401)
       const sql = yield* SqlClient.SqlClient
       const left = yield* sql`SELECT 1 FROM user_tokens WHERE user_id IN (${deactivated.id}, ${archived.id})`

@@ -9,7 +9,8 @@ import { expect, layer } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
 import { addressLimitDefaults } from "../../../src/Layers/Config.js"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
-import { request, type RawResponse, signIn, TestApp } from "../../support/app.js"
+import type { RegisterRequest } from "../../../src/Api/Accounts/Users.js"
+import { clientAs, request, type RawResponse, signIn, TestApp } from "../../support/app.js"
 import { insertSignInThrottle, insertUser, password } from "../../support/fixtures.js"
 
 let counter = 0
@@ -52,21 +53,20 @@ const seededUser = Effect.gen(function*() {
 
 const signInAs = (email: string, password: string) => request("POST", "/v1/users/sign_in", { body: { user: { email, password } } })
 
-const registration = (overrides: Record<string, unknown> = {}) => ({
+const registration = (overrides: Partial<RegisterRequest["user"]> = {}) => ({
   user: { email: uniqueEmail("parent"), password: "long-enough-1", first_name: "Robin", last_name: "Example", phone: uniquePhone(), ...overrides }
 })
 
 const codeIn = (text: string | undefined) => /\b(\d{6})\b/.exec(text ?? "")?.[1]
 
 /** Registers through the API; returns the id, email and the code texted to its phone. */
-const registered = (overrides: Record<string, unknown> = {}) =>
+const registered = (overrides: Partial<RegisterRequest["user"]> = {}) =>
   Effect.gen(function*() {
     const body = registration(overrides)
-    const response = yield* request("POST", "/v1/users", { body })
-    expect(response.status, JSON.stringify(response.body)).toBe(201)
+    const { user } = yield* (yield* clientAs()).users.register({ payload: body })
     const sent = yield* Effect.flatMap(MemoryTelephony, (t) => t.sent)
     const code = codeIn(sent.filter((s) => s.to === body.user.phone).at(-1)?.body)!
-    return { id: (response.body as { user: { id: number } }).user.id, email: body.user.email, phone: body.user.phone as string, code }
+    return { id: user.id, email: body.user.email, phone: body.user.phone as string, code }
   })
 
 const wrongCode = (code: string) => (code === "000000" ? "111111" : "000000")
@@ -241,7 +241,8 @@ layer(TestApp())("resend: one code a minute, the wrong-try count kept", (it) => 
       const again = yield* request("POST", "/v1/users/resend_confirmation", { body: { user_id: user.id, email: user.email } })
       expect(again.status).toBe(200)
       const last = codeIn((yield* Effect.flatMap(MemoryTelephony, (t) => t.sent)).at(-1)?.body)!
-      expect(yield* confirm(user.id, last)).toMatchObject({ status: 200, body: { verified: true } })
+      const confirmed = yield* (yield* clientAs()).users.confirm({ payload: { user_id: user.id, confirmation_code: last } })
+      expect(confirmed).toMatchObject({ verified: true, user: { id: user.id, confirmed: true } })
     }))
 
   it.effect("unauthenticated resends are limited per client address (they tell which id goes with an email)", () =>
