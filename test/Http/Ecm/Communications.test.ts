@@ -12,15 +12,17 @@ import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
 import { OutboxTelephonyWithCallbacks } from "../../../src/Layers/OutboxTelephony.js"
 import { AppConfig } from "../../../src/Services/AppConfig.js"
 import { Telephony } from "../../../src/Services/Telephony.js"
-import { request, TestApp, testConfig } from "../../support/app.js"
-import { insertPatient, showActivity, staffUser } from "./activitySupport.js"
+import { clientAs, request, TestApp, testConfig } from "../../support/app.js"
+import { insertPatient, staffUser } from "./activitySupport.js"
 import {
   authToken,
   callUrl,
   hookPath,
   insertPatientWithPhone,
+  placeCall,
   postHook,
   publicBaseUrl,
+  sendSms,
   smsUrl,
   twilioSettings
 } from "./communicationSupport.js"
@@ -49,7 +51,7 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("ECM communications: o
       expect(body.activity).toEqual({
         id: expect.any(Number), activity_type: "sms", status: "created", patient_id: patient, performed_by_id: me.id, assigned_to_id: me.id
       })
-      const { activity } = yield* showActivity(me.token, patient, body.activity.id as number)
+      const { activity } = yield* (yield* clientAs(me.token)).ecmActivities.show({ path: { patient_id: patient, id: body.activity.id as number } })
       expect(activity).toMatchObject({
         text_message_id: body.sms.id, body: "See you tomorrow", event: { event_type: "sms", status: "attempted" }, telephony_call: null,
         telephony_sms: {
@@ -68,9 +70,8 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("ECM communications: o
         ["+1 415 555 0132", "+14155550132"], ["+14155550132", "+14155550132"], ["1-415-555-0132", "+14155550132"],
         ["+44 20 7946 0958", "+442079460958"]
       ] as const) {
-        const response = yield* request("POST", callUrl(patient), { token: me.token, body: { call: { phone_number: input } } })
-        expect(response.status, input).toBe(201)
-        expect((response.body as { call: { to: string } }).call.to, input).toBe(e164)
+        const { call } = yield* placeCall(me.token, patient, input)
+        expect(call.to, input).toBe(e164)
       }
     }))
 
@@ -99,9 +100,8 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("ECM communications: o
     Effect.gen(function*() {
       const patient = yield* insertPatient()
       const me = yield* staffUser()
-      const response = yield* request("POST", smsUrl(patient), { token: me.token, body: { sms: { phone_number: "4155550132", body: "y".repeat(400) } } })
-      expect(response.status).toBe(201)
-      expect((response.body as { sms: { segments: number } }).sms.segments).toBe(3)
+      const { sms } = yield* sendSms(me.token, patient, { phone_number: "4155550132", body: "y".repeat(400) })
+      expect(sms.segments).toBe(3)
     }))
 
   it.effect("unknown patient: 404; parents: 403; no token: 401", () =>

@@ -5,9 +5,9 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { request, signIn, TestApp } from "../../support/app.js"
-import { createActivity, created, insertPatient, staffUser, updateActivity } from "./activitySupport.js"
-import { csvText, insertMember, insertStatus, parseCsv } from "./prtfSupport.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
+import { createActivity, created, eventCounts, insertPatient, staffUser, updateActivity } from "./activitySupport.js"
+import { csvText, generateReport, insertMember, insertStatus, parseCsv } from "./prtfSupport.js"
 import { query } from "./support.js"
 import { insertUser } from "./users.js"
 
@@ -16,17 +16,9 @@ const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 const put = (token: string, patientId: number, body: unknown) => request("PUT", statusUrl(patientId), { token, body })
 
-interface History {
-  readonly patient_id: number
-  readonly engagement_status: Record<string, unknown> | null
-  readonly status_histories: ReadonlyArray<Record<string, unknown>>
-}
-
+/** The history through the typed client: the current entry and every entry, newest first. */
 const history = (token: string, patientId: number) =>
-  Effect.map(request("GET", statusUrl(patientId), { token }), (r) => {
-    expect(r.status).toBe(200)
-    return r.body as History
-  })
+  Effect.flatMap(clientAs(token), (client) => client.ecmEngagementStatus.show({ path: { id: patientId } }))
 
 const today = Effect.map(TestClock.currentTimeMillis, (ms) => new Date(ms).toISOString().slice(0, 10))
 
@@ -121,10 +113,7 @@ layer(TestApp())("ECM engagement status", (it) => {
       yield* call("2026-01-25", 12)
       const automatic = (yield* history(admin, member)).engagement_status!
       expect(automatic).toMatchObject({ status: "outreach_in_progress", effective_date: "2026-01-18", source: "system", replaced_status: "new_member" })
-      const counts = Effect.map(
-        request("GET", `/v1/clinic/ecm/patients/${member}/events/counts?start_date=2026-01-01&end_date=2026-01-31`, { token: me.token }),
-        (r) => (r.body as { counts: { prtf_categories: Record<string, number> } }).counts.prtf_categories
-      )
+      const counts = Effect.map(eventCounts(me.token, member, { start_date: "2026-01-01", end_date: "2026-01-31" }), (r) => r.counts.prtf_categories)
       expect(yield* counts).toMatchObject({ telehealth_encounters: 0, telehealth_outreach: 2 })
 
       // The consent was signed on Jan 15 and is entered today: a reason is required.
@@ -132,9 +121,9 @@ layer(TestApp())("ECM engagement status", (it) => {
       expect({ status: noReason.status, body: noReason.body }).toEqual({
         status: 422, body: { errors: ["Reason can't be blank when the effective date is in the past (say why it is recorded late)"] }
       })
-      const late = yield* put(me.token, member, { status: "enrolled", effective_date: "2026-01-15", reason: "Consent form found in the mail" })
-      expect(late.status, JSON.stringify(late.body)).toBe(200)
-      const entry = (late.body as { engagement_status: Record<string, unknown> }).engagement_status
+      const { engagement_status: entry } = yield* (yield* clientAs(me.token)).ecmEngagementStatus.update({
+        path: { id: member }, payload: { status: "enrolled", effective_date: "2026-01-15", reason: "Consent form found in the mail" }
+      })
       expect(entry).toMatchObject({
         status: "enrolled", effective_date: "2026-01-15", source: "user", actor_id: me.id, reason: "Consent form found in the mail",
         replaced_status: "new_member", replaced_effective_date: "2026-01-01"
@@ -156,9 +145,8 @@ layer(TestApp())("ECM engagement status", (it) => {
         ]))
       // Both calls fell while enrolled: encounters now, in the counts and in the PRTF file.
       expect(yield* counts).toMatchObject({ telehealth_encounters: 2, telehealth_outreach: 0 })
-      const report = yield* request("POST", "/v1/admin/clinic/ecm/prtf_reports", { token: admin, body: { start_date: "2026-01-01", end_date: "2026-01-31" } })
-      expect(report.status).toBe(201)
-      const [header, ...rows] = parseCsv(yield* csvText((report.body as { prtf_report: { url: string } }).prtf_report.url))
+      const report = yield* generateReport(admin, { start_date: "2026-01-01", end_date: "2026-01-31" })
+      const [header, ...rows] = parseCsv(yield* csvText(report.prtf_report.url))
       const row = rows.find((r) => r[header!.indexOf("Member ID (CIN)")] === "L1")!
       expect([row[header!.indexOf("Telehealth Encounters")], row[header!.indexOf("Telehealth Outreach Attempts")],
         row[header!.indexOf("ECM Enrollment Start Date")]]).toEqual(["2", "0", "2026-01-15"])

@@ -1,9 +1,9 @@
 /** ECM events (ECM §4.2, §6): one per activity but notes, list, detail, counts with the PRTF rule, pairing. */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, TestApp } from "../../support/app.js"
+import { clientAs, request, TestApp } from "../../support/app.js"
 import { insertStatusEntries } from "../../support/fixtures.js"
-import { activitiesUrl, createActivity, created, eventsUrl, insertPatient, staffUser, updateActivity } from "./activitySupport.js"
+import { activitiesUrl, createActivity, created, eventCounts, eventsUrl, insertPatient, staffUser } from "./activitySupport.js"
 import { query } from "./support.js"
 import { insertUser } from "./users.js"
 
@@ -44,11 +44,10 @@ layer(TestApp())("ECM events", (it) => {
       const callId = yield* created(me.token, patient, {
         activity_type: "call", voice_call_id: 9, assigned_to_id: me.id, occurred_at: "2026-03-05T00:00:00Z", subject: "S", body: "B", duration: 7, status: "complete"
       })
-      const listed = (params = "") => Effect.map(request("GET", eventsUrl(patient, params), { token: me.token }), (r) => {
-        expect(r.status).toBe(200)
-        return r.body as Listed
-      })
-      const first = yield* listed()
+      // The first page as served: the exact representation; the filters below through the typed client.
+      const served = yield* request("GET", eventsUrl(patient), { token: me.token })
+      expect(served.status).toBe(200)
+      const first = served.body as Listed
       expect(first.pagination).toEqual({ current_page: 1, total_pages: 2, total_count: 27, per_page: 25 })
       const [event] = yield* query<{ id: number }>(`SELECT id FROM ecm_events WHERE activity_id = $1`, callId)
       expect(first.events[0]).toEqual({
@@ -57,12 +56,15 @@ layer(TestApp())("ECM events", (it) => {
         created_at: expect.stringMatching(iso), updated_at: expect.stringMatching(iso)
       })
       expect(first.events[1]).toMatchObject({ event_type: "task", body: "T25", duration: null, subject: null })
-      expect((yield* listed("?event_type=call")).events.map((e) => e.activity_id)).toEqual([callId])
+      const client = yield* clientAs(me.token)
+      const listed = (urlParams: Parameters<typeof client.ecmEvents.list>[0]["urlParams"]) =>
+        Effect.map(client.ecmEvents.list({ path: { patient_id: patient }, urlParams }), (r) => r.events)
+      expect((yield* listed({ event_type: "call" })).map((e) => e.activity_id)).toEqual([callId])
       // Whole days, inclusive: the 3rd and the 4th, up to 23:59:59.999 of the 4th.
-      expect((yield* listed("?start_date=2026-02-03&end_date=2026-02-04")).events.map((e) => e.body)).toEqual(["T3", "T2"])
-      expect((yield* listed("?start_date=2026-03-05")).events.map((e) => e.activity_id)).toEqual([callId])
-      expect((yield* listed("?end_date=2026-02-01")).events.map((e) => e.body)).toEqual(["T0"])
-      expect((yield* listed("?per_page=2&page=3")).events.map((e) => e.body)).toEqual(["T22", "T21"])
+      expect((yield* listed({ start_date: "2026-02-03", end_date: "2026-02-04" })).map((e) => e.body)).toEqual(["T3", "T2"])
+      expect((yield* listed({ start_date: "2026-03-05" })).map((e) => e.activity_id)).toEqual([callId])
+      expect((yield* listed({ end_date: "2026-02-01" })).map((e) => e.body)).toEqual(["T0"])
+      expect((yield* listed({ per_page: 2, page: 3 })).map((e) => e.body)).toEqual(["T22", "T21"])
       const bad = yield* request("GET", eventsUrl(patient, "?event_type=note&start_date=2026-02-30"), { token: me.token })
       expect({ status: bad.status, body: bad.body }).toEqual({ status: 422, body: { errors: ["Event type is not included in the list", "Start date is invalid"] } })
     }))
@@ -102,7 +104,11 @@ layer(TestApp())("ECM events", (it) => {
       const patient = yield* insertPatient()
       const me = yield* staffUser()
       const id = yield* created(me.token, patient, { activity_type: "in_person_appointment", booked_at: "2026-05-01T10:00:00Z", assigned_to_id: me.id, occurred_at: "2026-05-01T10:00:00Z" })
-      yield* updateActivity(me.token, patient, id, { subject: "Moved", body: "Room 2", duration: 30, occurred_at: "2026-05-02T11:00:00Z", status: "complete" })
+      const { activity } = yield* (yield* clientAs(me.token)).ecmActivities.update({
+        path: { patient_id: patient, id },
+        payload: { activity: { subject: "Moved", body: "Room 2", duration: 30, occurred_at: new Date("2026-05-02T11:00:00Z"), status: "complete" } }
+      })
+      expect(activity.event).toMatchObject({ event_type: "appointment", status: "complete", occurred_at: new Date("2026-05-02T11:00:00Z") })
       expect(yield* query(`SELECT event_type, status, subject, body, duration, occurred_at FROM ecm_events WHERE activity_id = $1`, id)).toEqual([
         { event_type: "appointment", status: "complete", subject: "Moved", body: "Room 2", duration: 30, occurred_at: new Date("2026-05-02T11:00:00Z") }
       ])
@@ -197,9 +203,7 @@ layer(TestApp())("ECM events", (it) => {
       const meetingActivity = yield* add({ activity_type: "task", message: "m", occurred_at: "2026-03-13T00:00:00Z" })
       yield* query(`UPDATE ecm_events SET event_type = 'meeting', status = 'complete' WHERE activity_id = $1`, meetingActivity)
 
-      const r = yield* request("GET", eventsUrl(patient, "/counts?start_date=2026-03-01&end_date=2026-03-31"), { token: me.token })
-      expect(r.status).toBe(200)
-      expect(r.body).toEqual({
+      expect(yield* eventCounts(me.token, patient, { start_date: "2026-03-01", end_date: "2026-03-31" })).toEqual({
         patient_id: patient, start_date: "2026-03-01", end_date: "2026-03-31",
         counts: {
           total: 14,

@@ -6,7 +6,7 @@ import { expect, layer } from "@effect/vitest"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { tracingWith } from "../../../src/Layers/Tracing.js"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { clientAs, signIn, TestApp } from "../../support/app.js"
 import { insertPatients } from "../../support/fixtures.js"
 import { query } from "./support.js"
 import { insertUser } from "./users.js"
@@ -28,17 +28,17 @@ layer(TestApp({}, Observability))("bulk assign statements", (it) => {
       const olcm = yield* insertUser({ email: "o@bulk.test", role: "provider" })
       const ilcm = yield* insertUser({ email: "i@bulk.test", role: "supervisor" })
       const patients = yield* insertPatients(1002)
+      const client = yield* clientAs(token)
       const bulk = (entries: ReadonlyArray<{ id: number }>) =>
-        request("POST", "/v1/admin/clinic/ecm/lead_care_managers/bulk_assign", {
-          token,
-          body: { assignments: entries.map((p, i) => ({ patient_id: p.id, olcm_user_id: olcm.id, ...(i % 2 === 0 ? { ilcm_user_id: ilcm.id } : {}) })) }
+        client.ecmLeadCareManagers.bulkAssign({
+          payload: { assignments: entries.map((p, i) => ({ patient_id: p.id, olcm_user_id: olcm.id, ...(i % 2 === 0 ? { ilcm_user_id: ilcm.id } : {}) })) }
         })
 
       exporter.reset()
-      expect((yield* bulk(patients.slice(0, 2))).body).toMatchObject({ successful_count: 2, failed_count: 0 })
+      expect(yield* bulk(patients.slice(0, 2))).toMatchObject({ successful_count: 2, failed_count: 0 })
       const few = statementsOfLastBulk()
       exporter.reset()
-      expect((yield* bulk(patients.slice(2))).body).toMatchObject({ successful_count: 1000, failed_count: 0 })
+      expect(yield* bulk(patients.slice(2))).toMatchObject({ successful_count: 1000, failed_count: 0 })
       const many = statementsOfLastBulk()
       expect(few).toBeGreaterThan(0)
       expect(many).toBe(few)

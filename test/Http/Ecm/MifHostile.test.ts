@@ -19,7 +19,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import { request, signIn, TestApp } from "../../support/app.js"
-import { dataUri, importMif } from "./support.js"
+import { dataUri, importMif, mifFiles } from "./support.js"
 
 const importDir = fs.mkdtempSync(path.join(os.tmpdir(), "cc-mif-hostile-"))
 afterAll(() => fs.rmSync(importDir, { recursive: true, force: true }))
@@ -144,8 +144,7 @@ layer(TestApp({ mif: { importDir: Option.some(importDir), maxFileBytes: 64 * 102
           expect(answers).toBeGreaterThan(0)
           expect(heldMs).toBeLessThanOrEqual(heldAllowedMs)
           expect(slowest).toBeLessThan(slowestAllowedMs)
-          const files = yield* request("GET", "/v1/admin/clinic/ecm/mifs", { token: signedIn })
-          expect((files.body as { mif_files: Array<{ status: string }> }).mif_files[0]).toMatchObject({ status: "failed" })
+          expect((yield* mifFiles(signedIn)).mif_files[0]).toMatchObject({ status: "failed" })
         }), { timeout: 60_000 })
     }
   }

@@ -8,11 +8,11 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
 import { insertPatient, insertProviderProfile } from "../../support/fixtures.js"
 import { insertUser } from "./users.js"
 import { zipOf } from "../../support/zip.js"
-import { counts, csvOf, dataUri, header, importMif, memberRow, membersCsv, query } from "./support.js"
+import { counts, csvOf, dataUri, header, importedMif, importMif, memberRow, mifFiles, membersCsv, query } from "./support.js"
 
 /** The import directory of this file's app, a file beside it (outside), and a symlink out of it. */
 const sandbox = fs.mkdtempSync(path.join(os.tmpdir(), "cc-mif-test-"))
@@ -61,21 +61,8 @@ const mifSettings = {
   urlAllowedNetworks: ["127.0.0.2/32"]
 }
 
-interface MifFileBody {
-  readonly id: number
-  readonly status: string
-  readonly import_errors: string | null
-  readonly records_imported: number
-  readonly file_type: string
-  readonly source_type: string
-  readonly file_url: string | null
-  readonly filename: string
-}
 const mifFileIdOf = (body: unknown) => (body as { mif_file_id: number }).mif_file_id
 const errorsOf = (body: unknown) => (body as { errors: Array<string> }).errors
-
-const mifFiles = (token: string, params = "") =>
-  Effect.map(request("GET", `/v1/admin/clinic/ecm/mifs${params}`, { token }), (r) => r.body as { mif_files: Array<MifFileBody>; pagination: Record<string, number> })
 
 /** A refused request: 422 with exactly these messages, and nothing written anywhere. */
 const expectRefused = (token: string, mif: Record<string, unknown>, errors: ReadonlyArray<string>) =>
@@ -210,8 +197,8 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
   <Member><member_id>X1</member_id><First_Name>Xia</First_Name><LAST_NAME>Li &amp; Wu</LAST_NAME><DOB>10-11-1975</DOB><ZIP>00501</ZIP><CITY>&boom;</CITY></Member>
   <Member><MEMBER_ID>X2</MEMBER_ID><FIRST_NAME>Yann</FIRST_NAME><LAST_NAME>Le</LAST_NAME><DOB>01-02-2003</DOB><CIN/></Member>
 </Batch></Roster>`
-      const response = yield* importMif(token, { file: dataUri("xml", xml) })
-      expect(response.body).toMatchObject({ imported_count: 2 })
+      const response = yield* importedMif(token, { file: dataUri("xml", xml) })
+      expect(response.imported_count).toBe(2)
       expect(yield* patientByMemberId("X1")).toMatchObject({ first_name: "Xia", last_name: "Li & Wu", zip: "00501", city: "&boom;" })
       expect(yield* patientByMemberId("X2")).toMatchObject({ date_of_birth: "2003-01-02", cin: null })
     }))
@@ -220,8 +207,8 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
     Effect.gen(function*() {
       const token = yield* signIn()
       const xlsx = fs.readFileSync(new URL("../../fixtures/mif/members.xlsx", import.meta.url))
-      const response = yield* importMif(token, { file: dataUri("xlsx", xlsx) })
-      expect(response.body).toMatchObject({ imported_count: 2 })
+      const response = yield* importedMif(token, { file: dataUri("xlsx", xlsx) })
+      expect(response.imported_count).toBe(2)
       expect(yield* patientByMemberId("X100")).toMatchObject({
         first_name: "Rosa", last_name: "Diaz", date_of_birth: "1984-07-09", zip: "00123", phone: "+15105550142"
       })
@@ -229,7 +216,7 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
       const [record] = yield* query<{ eff: string; npi: string }>(`SELECT to_char(ecm_benefit_auth_eff_date, 'YYYY-MM-DD') AS eff,
         ecm_npi AS npi FROM ecm_eligibility_informations WHERE member_id = 'X100'`)
       expect(record).toEqual({ eff: "2026-01-01", npi: "1234567893" })
-      const file = (yield* mifFiles(token)).mif_files.find((f) => f.id === mifFileIdOf(response.body))
+      const file = (yield* mifFiles(token)).mif_files.find((f) => f.id === response.mif_file_id)
       expect(file?.file_type).toBe("xlsx")
     }))
 
@@ -263,14 +250,14 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
   it.effect("imports from a path inside MIF_IMPORT_DIR, relative or absolute; the type comes from the extension or the content", () =>
     Effect.gen(function*() {
       const token = yield* signIn()
-      const relative = yield* importMif(token, { path: "plans/march.csv" })
-      expect(relative.body).toMatchObject({ imported_count: 1 })
-      const absolute = yield* importMif(token, { path: path.join(importDir, "plans", "..", "plans", "march.csv") })
-      expect(absolute.body).toMatchObject({ imported_count: 1 })
-      const sniffed = yield* importMif(token, { path: "members.dat" })
-      expect(sniffed.body).toMatchObject({ imported_count: 1 })
+      const relative = yield* importedMif(token, { path: "plans/march.csv" })
+      expect(relative.imported_count).toBe(1)
+      const absolute = yield* importedMif(token, { path: path.join(importDir, "plans", "..", "plans", "march.csv") })
+      expect(absolute.imported_count).toBe(1)
+      const sniffed = yield* importedMif(token, { path: "members.dat" })
+      expect(sniffed.imported_count).toBe(1)
       const files = (yield* mifFiles(token)).mif_files
-      expect(files.find((f) => f.id === mifFileIdOf(sniffed.body))).toMatchObject({ source_type: "path", file_type: "csv" })
+      expect(files.find((f) => f.id === sniffed.mif_file_id)).toMatchObject({ source_type: "path", file_type: "csv" })
       expect(yield* patientByMemberId("P1")).toMatchObject({ first_name: "Pat" })
     }))
 
@@ -294,14 +281,14 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
     Effect.gen(function*() {
       fileServerPort = yield* fileServer
       const token = yield* signIn()
-      const direct = yield* importMif(token, { url: `http://127.0.0.2:${fileServerPort}/members.csv` })
-      expect(direct.body).toMatchObject({ imported_count: 1 })
-      const redirected = yield* importMif(token, { url: `http://127.0.0.2:${fileServerPort}/hop` })
-      expect(redirected.body).toMatchObject({ imported_count: 1 })
-      const typed = yield* importMif(token, { url: `http://127.0.0.2:${fileServerPort}/download` })
-      expect(typed.body).toMatchObject({ imported_count: 1 })
+      const direct = yield* importedMif(token, { url: `http://127.0.0.2:${fileServerPort}/members.csv` })
+      expect(direct.imported_count).toBe(1)
+      const redirected = yield* importedMif(token, { url: `http://127.0.0.2:${fileServerPort}/hop` })
+      expect(redirected.imported_count).toBe(1)
+      const typed = yield* importedMif(token, { url: `http://127.0.0.2:${fileServerPort}/download` })
+      expect(typed.imported_count).toBe(1)
       const files = (yield* mifFiles(token)).mif_files
-      expect(files.find((f) => f.id === mifFileIdOf(typed.body))).toMatchObject({ source_type: "url", file_type: "xml" })
+      expect(files.find((f) => f.id === typed.mif_file_id)).toMatchObject({ source_type: "url", file_type: "xml" })
       expect(yield* patientByMemberId("U1")).toMatchObject({ first_name: "Uma" })
     }).pipe(Effect.scoped))
 
@@ -520,8 +507,8 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
         { member_id: "S1", first_name: "Sam", last_name: "Same", dob: "05-05-1955" },
         { member_id: "S2", first_name: "Sam", last_name: "Same", dob: "05-05-1955" }
       ]
-      const imported = yield* importMif(token, { file: dataUri("csv", membersCsv(twins)) })
-      expect(imported.body).toMatchObject({ imported_count: 2 })
+      const imported = yield* importedMif(token, { file: dataUri("csv", membersCsv(twins)) })
+      expect(imported.imported_count).toBe(2)
       const [named] = yield* query<{ count: number }>(`SELECT count(*)::int AS count FROM patients WHERE last_name = 'Same'`)
       expect(named?.count).toBe(2)
       const before = yield* counts
@@ -557,12 +544,14 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
     Effect.gen(function*() {
       const token = yield* signIn()
       yield* importMif(token, { file: dataUri("csv", "FIRST_NAME,LAST_NAME,DOB\nA,B,bad\n") })
+      // The entry as served: its exact keys (the typed list drops fields the contract does not name).
+      const served = yield* request("GET", "/v1/admin/clinic/ecm/mifs", { token })
+      expect(Object.keys((served.body as { mif_files: Array<object> }).mif_files[0]!).sort()).toEqual([
+        "created_at", "file_type", "file_url", "filename", "id", "import_errors", "records_imported", "source_type", "status", "updated_at"
+      ])
       const listed = yield* mifFiles(token)
       expect(listed.pagination).toMatchObject({ current_page: 1, per_page: 25 })
       const [latest] = listed.mif_files
-      expect(Object.keys(latest!).sort()).toEqual([
-        "created_at", "file_type", "file_url", "filename", "id", "import_errors", "records_imported", "source_type", "status", "updated_at"
-      ])
       expect(latest).toMatchObject({ status: "failed", import_errors: "Line 2: Dob is invalid", records_imported: 0, file_type: "csv" })
       expect(latest!.filename).toMatch(new RegExp(`^MIF_\\d{8}_${latest!.id}\\.csv$`))
       const ids = listed.mif_files.map((f) => f.id)
@@ -574,7 +563,7 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
       yield* TestClock.adjust("20 minutes")
       const later = (yield* mifFiles(token)).mif_files[0]!
       expect(expiresOf(later.file_url)).toBe(Math.ceil((now + 50 * 60 * 1000) / 1000))
-      const paged = yield* mifFiles(token, "?per_page=2&page=2")
+      const paged = yield* mifFiles(token, { per_page: 2, page: 2 })
       expect(paged.pagination).toMatchObject({ current_page: 2, per_page: 2 })
       expect(paged.mif_files.map((f) => f.id)).toEqual(ids.slice(2, 4))
     }))
@@ -582,14 +571,14 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
   it.effect("shows a MIF file with its eligibility records in file order; unknown ids are 404", () =>
     Effect.gen(function*() {
       const token = yield* signIn()
-      const imported = yield* importMif(token, { file: dataUri("csv", membersCsv([
+      const { mif_file_id: id } = yield* importedMif(token, { file: dataUri("csv", membersCsv([
         { member_id: "D1", first_name: "Dora", last_name: "Detail", dob: "07-07-1977" },
         { member_id: "D2", first_name: "Dan", last_name: "Detail", dob: "08-08-1988" }
       ])) })
-      const id = mifFileIdOf(imported.body)
       const shown = yield* request("GET", `/v1/admin/clinic/ecm/mifs/${id}`, { token })
       expect(shown.status).toBe(200)
-      const body = shown.body as { mif_file: MifFileBody & { eligibility_informations: Array<Record<string, unknown>> }; pagination: unknown }
+      // As served: the exact record representation and pagination.
+      const body = shown.body as { mif_file: { eligibility_informations: Array<Record<string, unknown>> }; pagination: unknown }
       expect(body.mif_file).toMatchObject({ id, status: "completed", records_imported: 2, import_errors: null })
       expect(body.mif_file.eligibility_informations).toEqual([
         {
@@ -600,8 +589,8 @@ layer(TestApp({ mif: mifSettings }))("MIF imports", (it) => {
         expect.objectContaining({ member_id: "D2", patient_name: "Dan Detail", dob: "1988-08-08" })
       ])
       expect(body.pagination).toEqual({ current_page: 1, per_page: 1000, total_count: 2, total_pages: 1 })
-      const second = yield* request("GET", `/v1/admin/clinic/ecm/mifs/${id}?per_page=1&page=2`, { token })
-      expect((second.body as typeof body).mif_file.eligibility_informations.map((e) => e.member_id)).toEqual(["D2"])
+      const second = yield* (yield* clientAs(token)).ecmMifs.show({ path: { id }, urlParams: { per_page: 1, page: 2 } })
+      expect(second.mif_file.eligibility_informations.map((e) => e.member_id)).toEqual(["D2"])
       const missing = yield* request("GET", "/v1/admin/clinic/ecm/mifs/999999", { token })
       expect({ status: missing.status, body: missing.body }).toEqual({ status: 404, body: { errors: ["MIF file not found"] } })
     }))

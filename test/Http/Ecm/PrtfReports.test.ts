@@ -8,7 +8,8 @@ import { Effect, TestClock } from "effect"
 import { prtfColumns, type PrtfColumn } from "../../../src/Domain/Ecm/PrtfReport.js"
 import { request, signIn, TestApp } from "../../support/app.js"
 import { insertCaseLoad, insertFormCSubmissions } from "../../support/fixtures.js"
-import { csvText, expiresOf, insertEvent, insertMember, insertStatus, parseCsv } from "./prtfSupport.js"
+import { eventCounts } from "./activitySupport.js"
+import { csvText, expiresOf, generateReport, insertEvent, insertMember, insertStatus, parseCsv } from "./prtfSupport.js"
 import { query } from "./support.js"
 import { insertUser } from "./users.js"
 
@@ -28,16 +29,6 @@ const countColumns: ReadonlyArray<PrtfColumn> = [
   "Meeting Count", "Task Count", "Total Call Minutes"
 ]
 
-interface Created {
-  readonly message: string
-  readonly prtf_report: Record<string, any> & { url: string; id: number; filename: string }
-}
-
-const generate = (token: string, body: Record<string, unknown>) =>
-  Effect.map(request("POST", url, { token, body }), (r) => {
-    expect(r.status, JSON.stringify(r.body)).toBe(201)
-    return r.body as Created
-  })
 
 /** The world: who is in it and the values the file must show for them. */
 const buildWorld = Effect.gen(function*() {
@@ -158,15 +149,21 @@ layer(TestApp())("PRTF reports", (it) => {
       })
 
       // Every provider: Ana, Ben, Eve, Fay (by last name); not Cara, Dan or Gus.
-      const all = yield* generate(token, period)
-      expect(all.message).toBe("PRTF report generated: 4 members")
-      expect(all.prtf_report).toEqual({
-        id: expect.any(Number), filename: `PRTF_ALL_032026_${mmddyyyy}.csv`, start_date: "2026-01-01", end_date: "2026-03-31",
-        provider_npi: null, provider_name: "All providers", provider_phone: "", patient_count: 4,
-        url: expect.stringMatching(/^memory:\/\/prtf-reports\/\d+\/PRTF_ALL_032026_\d{8}\.csv\?expires=\d+$/),
-        created_at: expect.stringMatching(/Z$/), created_by_id: expect.any(Number)
+      // The create answer as served: the exact representation.
+      const all = yield* request("POST", url, { token, body: period })
+      expect({ status: all.status, body: all.body }).toEqual({
+        status: 201,
+        body: {
+          message: "PRTF report generated: 4 members",
+          prtf_report: {
+            id: expect.any(Number), filename: `PRTF_ALL_032026_${mmddyyyy}.csv`, start_date: "2026-01-01", end_date: "2026-03-31",
+            provider_npi: null, provider_name: "All providers", provider_phone: "", patient_count: 4,
+            url: expect.stringMatching(/^memory:\/\/prtf-reports\/\d+\/PRTF_ALL_032026_\d{8}\.csv\?expires=\d+$/),
+            created_at: expect.stringMatching(/Z$/), created_by_id: expect.any(Number)
+          }
+        }
       })
-      const allText = yield* csvText(all.prtf_report.url)
+      const allText = yield* csvText((all.body as { prtf_report: { url: string } }).prtf_report.url)
       // CRLF line ends (a CR LF inside a quoted cell stays as written), no byte order mark.
       expect(allText.startsWith("Report Period Start,Report Period End,ECM Provider Name,")).toBe(true)
       expect(allText.endsWith("\r\n")).toBe(true)
@@ -179,8 +176,7 @@ layer(TestApp())("PRTF reports", (it) => {
       expect(allRows[3]).toEqual(fayRow({}))
       expect(allRows[4]).toEqual(benRow({}))
       // The events counts endpoint agrees with Ana's row (docs/prtf.md's worked example).
-      const anaCounts = yield* request("GET", `/v1/clinic/ecm/patients/${world.ana}/events/counts?start_date=2026-01-01&end_date=2026-03-31`, { token })
-      expect((anaCounts.body as { counts: unknown }).counts).toEqual({
+      expect((yield* eventCounts(token, world.ana, period)).counts).toEqual({
         total: 9,
         by_type: { sms: 1, call: 3, email: 1, appointment: 2, meeting: 1, task: 1 },
         prtf_categories: { telehealth_encounters: 1, in_person_encounters: 2, telehealth_outreach: 4, in_person_outreach: 1 }
@@ -189,7 +185,7 @@ layer(TestApp())("PRTF reports", (it) => {
       expect(allText).toContain(`"O'Brien, ""Jr""",Ben,1960-01-31,M,"'=HYPERLINK(""http://evil.example"")","'+Town","'@CA","'-94000",5105550102`)
 
       // One provider by NPI, with header values: Ana, Ben, and Fay through her case load.
-      const one = yield* generate(token, { ...period, provider_npi: npi, provider_name: "Good Care ECM", provider_phone: "=5105550100" })
+      const one = yield* generateReport(token, { ...period, provider_npi: npi, provider_name: "Good Care ECM", provider_phone: "=5105550100" })
       expect(one.prtf_report).toMatchObject({
         filename: `PRTF_${npi}_032026_${mmddyyyy}.csv`, provider_npi: npi, provider_name: "Good Care ECM",
         provider_phone: "=5105550100", patient_count: 3
@@ -198,7 +194,7 @@ layer(TestApp())("PRTF reports", (it) => {
       expect(parseCsv(yield* csvText(one.prtf_report.url)).slice(1)).toEqual([anaRow(header), fayRow(header), benRow(header)])
 
       // A period where nobody has a status entry: a header-only file.
-      const empty = yield* generate(token, { start_date: "2024-01-01", end_date: "2024-03-31" })
+      const empty = yield* generateReport(token, { start_date: "2024-01-01", end_date: "2024-03-31" })
       expect(empty.prtf_report.patient_count).toBe(0)
       expect(yield* csvText(empty.prtf_report.url)).toBe(prtfColumns.join(",") + "\r\n")
       expect(world.cara).toBeGreaterThan(0)
@@ -229,13 +225,12 @@ layer(TestApp())("PRTF reports", (it) => {
             `2026-0${month}-${String(day).padStart(2, "0")}T${String((k * 5) % 24).padStart(2, "0")}:30:00Z`, k % 3 === 0 ? null : (k % 4) * 10)
         }
       }
-      const report = yield* generate(token, period)
+      const report = yield* generateReport(token, period)
       const rows = parseCsv(yield* csvText(report.prtf_report.url))
       const column = (name: PrtfColumn) => prtfColumns.indexOf(name)
       for (const [i, id] of members.entries()) {
         const row = rows.find((r) => r[column("Member ID (CIN)")] === `CNT${i}`)!
-        const counted = yield* request("GET", `/v1/clinic/ecm/patients/${id}/events/counts?start_date=2026-01-01&end_date=2026-03-31`, { token })
-        const counts = (counted.body as { counts: { total: number; by_type: Record<string, number>; prtf_categories: Record<string, number> } }).counts
+        const { counts } = yield* eventCounts(token, id, period)
         const n = (name: PrtfColumn) => Number(row[column(name)])
         expect({
           telehealth_encounters: n("Telehealth Encounters"), in_person_encounters: n("In-Person Encounters"),
@@ -270,15 +265,15 @@ layer(TestApp())("PRTF reports", (it) => {
       }
       expect(yield* query(`SELECT count(*)::int AS n FROM prtf_reports`)).toEqual(before)
       // The widest period a date allows is a report, not an error.
-      const widest = yield* generate(token, { start_date: "0001-01-01", end_date: "9999-12-31" })
+      const widest = yield* generateReport(token, { start_date: "0001-01-01", end_date: "9999-12-31" })
       expect(widest.prtf_report.filename).toMatch(/^PRTF_ALL_129999_\d{8}\.csv$/)
     }))
 
   it.effect("list, detail and 404; signed links valid 30 minutes, signed afresh; admins only", () =>
     Effect.gen(function*() {
       const token = yield* signIn()
-      const first = yield* generate(token, period)
-      const second = yield* generate(token, { ...period, provider_npi: "1111111111" })
+      const first = yield* generateReport(token, period)
+      const second = yield* generateReport(token, { ...period, provider_npi: "1111111111" })
       const now = yield* TestClock.currentTimeMillis
       expect(expiresOf(second.prtf_report.url)).toBe(Math.ceil((now + 30 * 60 * 1000) / 1000))
       const listed = yield* request("GET", `${url}?per_page=1`, { token })
@@ -289,7 +284,7 @@ layer(TestApp())("PRTF reports", (it) => {
       expect(list.prtf_reports).toEqual([{
         id: second.prtf_report.id, filename: second.prtf_report.filename, start_date: "2026-01-01", end_date: "2026-03-31",
         provider_npi: "1111111111", provider_name: expect.any(String), provider_phone: "", patient_count: second.prtf_report.patient_count,
-        file_url: expect.stringMatching(/^memory:\/\//), created_at: second.prtf_report.created_at, created_by_id: second.prtf_report.created_by_id
+        file_url: expect.stringMatching(/^memory:\/\//), created_at: second.prtf_report.created_at.toISOString(), created_by_id: second.prtf_report.created_by_id
       }])
       yield* TestClock.adjust("20 minutes")
       const shown = yield* request("GET", `${url}/${first.prtf_report.id}`, { token })
@@ -298,7 +293,7 @@ layer(TestApp())("PRTF reports", (it) => {
       expect(detail).toEqual({
         id: first.prtf_report.id, filename: first.prtf_report.filename, start_date: "2026-01-01", end_date: "2026-03-31",
         provider_npi: null, provider_name: "All providers", provider_phone: "", patient_count: first.prtf_report.patient_count,
-        file_url: expect.any(String), created_at: first.prtf_report.created_at, created_by_id: first.prtf_report.created_by_id,
+        file_url: expect.any(String), created_at: first.prtf_report.created_at.toISOString(), created_by_id: first.prtf_report.created_by_id,
         created_by_name: expect.any(String)
       })
       // Each detail signs afresh: 20 minutes later the link again lives 30 minutes.

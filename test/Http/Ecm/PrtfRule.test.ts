@@ -14,9 +14,10 @@ import { type EngagementStatus, engagementStatuses } from "../../../src/Domain/E
 import { type PrtfCategory, prtfCategories, prtfCategoryOf } from "../../../src/Domain/Ecm/Prtf.js"
 import { type PrtfColumn, prtfColumns } from "../../../src/Domain/Ecm/PrtfReport.js"
 import type { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
-import { request, signIn, TestApp } from "../../support/app.js"
+import { signIn, TestApp } from "../../support/app.js"
 import { insertEcmMembers, insertEvents, insertStatusEntries } from "../../support/fixtures.js"
-import { csvText, insertEvent, insertMember, insertStatus, parseCsv } from "./prtfSupport.js"
+import { eventCounts } from "./activitySupport.js"
+import { csvText, generateReport, insertEvent, insertMember, insertStatus, parseCsv } from "./prtfSupport.js"
 import { insertUser } from "./users.js"
 
 const period = { start_date: "2026-01-01", end_date: "2026-03-31" }
@@ -37,18 +38,13 @@ interface Counts {
   readonly prtf_categories: Record<PrtfCategory, number>
 }
 
-const countsOf = (token: string, patientId: number) =>
-  Effect.map(request("GET", `/v1/clinic/ecm/patients/${patientId}/events/counts?start_date=${period.start_date}&end_date=${period.end_date}`, { token }), (r) => {
-    expect(r.status).toBe(200)
-    return (r.body as { counts: Counts }).counts
-  })
+const countsOf = (token: string, patientId: number) => Effect.map(eventCounts(token, patientId, period), (r) => r.counts)
 
 /** The report's rows by member id. */
 const reportRows = (token: string) =>
   Effect.gen(function*() {
-    const created = yield* request("POST", "/v1/admin/clinic/ecm/prtf_reports", { token, body: period })
-    expect(created.status).toBe(201)
-    const [header, ...rows] = parseCsv(yield* csvText((created.body as { prtf_report: { url: string } }).prtf_report.url))
+    const created = yield* generateReport(token, period)
+    const [header, ...rows] = parseCsv(yield* csvText(created.prtf_report.url))
     expect(header).toEqual([...prtfColumns])
     const column = (name: PrtfColumn) => prtfColumns.indexOf(name)
     return new Map(rows.map((row) => [row[column("Member ID (CIN)")]!, (name: PrtfColumn) => row[column(name)]!]))

@@ -2,17 +2,17 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
-import { request, signIn, TestApp } from "../../support/app.js"
-import { insertPatient, staffUser } from "./activitySupport.js"
+import { clientAs, request, signIn, TestApp } from "../../support/app.js"
+import { eventCounts, insertPatient, staffUser } from "./activitySupport.js"
 import {
   assignLeadCareManagers,
-  callUrl,
   hookPath,
   insertPatientWithPhone,
+  placeCall,
   postHook,
   publicBaseUrl,
+  sendSms,
   sid,
-  smsUrl,
   systemUserId,
   twilioSettings
 } from "./communicationSupport.js"
@@ -101,7 +101,7 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks", 
         MediaUrl0: "https://api.twilio.com/media/ME1"
       })
       expect(response).toEqual({ status: 200, text: emptyTwiml, contentType: expect.stringMatching(/^text\/xml/) })
-      const [row] = yield* query<Record<string, unknown>>(
+      const [row] = yield* query<Record<string, unknown> & { sms_id: number; activity_id: number }>(
         `SELECT id AS sms_id, patient_id, direction, from_number, body, media_urls, status, activity_id FROM sms_messages WHERE telephony_sid = $1`, messageSid)
       expect(row).toEqual({
         sms_id: expect.any(Number), patient_id: patient, direction: "inbound", from_number: "+14155550111", body: "Can you call me?",
@@ -120,8 +120,8 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks", 
       expect(audited).toEqual([{ actor_id: system, system: true, email: "system@care-coordination.invalid" }])
       expect(system).toBeLessThan(2147483647)
       // The staff detail names the system user as performer.
-      const detail = yield* request("GET", `/v1/clinic/ecm/patients/${patient}/activities/${row!.activity_id}`, { token: ilcm.token })
-      expect(detail.body).toMatchObject({ activity: { performed_by_id: system, performed_by_name: "Care Coordination System", text_message_id: expect.any(Number) } })
+      const detail = yield* (yield* clientAs(ilcm.token)).ecmActivities.show({ path: { patient_id: patient, id: row!.activity_id } })
+      expect(detail.activity).toMatchObject({ performed_by_id: system, performed_by_name: "Care Coordination System", text_message_id: row!.sms_id })
     }))
 
   it.effect("inbound SMS without a lead care manager is assigned to the system user (unassigned); oLCM when no iLCM", () =>
@@ -145,10 +145,8 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks", 
       const response = yield* postHook(hookPath("sms"), { MessageSid: messageSid, From: "+14155550999", To: "+15550001111", Body: "Who is this?" })
       expect(response).toMatchObject({ status: 200, text: emptyTwiml })
       const admin = yield* signIn()
-      const list = yield* request("GET", "/v1/admin/clinic/ecm/communications/unmatched_sms", { token: admin })
-      expect(list.status).toBe(200)
-      const body = list.body as { sms: Array<Record<string, unknown>>; pagination: Record<string, number> }
-      expect(body.sms).toContainEqual(expect.objectContaining({ telephony_sid: messageSid, from: "+14155550999", body: "Who is this?", media_urls: [] }))
+      const list = yield* (yield* clientAs(admin)).ecmCommunicationsAdmin.unmatchedSms({ urlParams: {} })
+      expect(list.sms).toContainEqual(expect.objectContaining({ telephony_sid: messageSid, from: "+14155550999", body: "Who is this?", media_urls: [] }))
       const staff = yield* staffUser()
       expect((yield* request("GET", "/v1/admin/clinic/ecm/communications/unmatched_sms", { token: staff.token })).status).toBe(403)
     }))
@@ -212,12 +210,10 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks", 
       })
       const [linked] = yield* query<{ activity_id: number }>(`SELECT activity_id FROM voice_calls WHERE telephony_sid = $1`, callSid)
       const staff = yield* staffUser()
-      const detail = yield* request("GET", `/v1/clinic/ecm/patients/${patient}/activities/${linked!.activity_id}`, { token: staff.token })
-      expect(detail.body).toMatchObject({
-        activity: {
-          transcript: "Please call me back about my ride", telephony_sms: null,
-          telephony_call: { telephony_sid: callSid, direction: "inbound", recording_url: "https://api.twilio.com/r/RE9", transcript: "Please call me back about my ride" }
-        }
+      const detail = yield* (yield* clientAs(staff.token)).ecmActivities.show({ path: { patient_id: patient, id: linked!.activity_id } })
+      expect(detail.activity).toMatchObject({
+        transcript: "Please call me back about my ride", telephony_sms: null,
+        telephony_call: { telephony_sid: callSid, direction: "inbound", recording_url: "https://api.twilio.com/r/RE9", transcript: "Please call me back about my ride" }
       })
       yield* postHook(hookPath("recording"), transcribed)
       const [second] = yield* query<{ updated_at: Date; activity_updated: Date }>(
@@ -241,11 +237,7 @@ layer(TestApp({ twilio: Option.some(twilioSettings({ smsAutoReply: Option.some("
 )
 
 layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks: status callbacks", (it) => {
-  const sendSms = (token: string, patient: number) =>
-    Effect.map(
-      request("POST", smsUrl(patient), { token, body: { sms: { phone_number: "4155550140", body: "Reminder" } } }),
-      (r) => r.body as { sms: { id: number; telephony_sid: string }; activity: { id: number } }
-    )
+  const sendReminder = (token: string, patient: number) => sendSms(token, patient, { phone_number: "4155550140", body: "Reminder" })
   const state = (smsId: number) =>
     Effect.map(
       query<Record<string, unknown>>(
@@ -253,14 +245,15 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks: s
          FROM sms_messages s JOIN ecm_activities a ON a.id = s.activity_id JOIN ecm_events e ON e.activity_id = a.id WHERE s.id = $1`, smsId),
       (rows) => rows[0]!
     )
-  const smsStatus = (sent: { sms: { id: number; telephony_sid: string } }, status: string, extra: Record<string, string> = {}) =>
-    postHook(`${hookPath("sms_status")}?sms_id=${sent.sms.id}`, { MessageSid: sent.sms.telephony_sid, MessageStatus: status, ...extra })
+  // A message handed to the provider has its SID (null only while it is being handed over).
+  const smsStatus = (sent: { sms: { id: number; telephony_sid: string | null } }, status: string, extra: Record<string, string> = {}) =>
+    postHook(`${hookPath("sms_status")}?sms_id=${sent.sms.id}`, { MessageSid: sent.sms.telephony_sid!, MessageStatus: status, ...extra })
 
   it.effect("sent then delivered completes the activity; a late sent, and repeats, change nothing", () =>
     Effect.gen(function*() {
       const patient = yield* insertPatient()
       const me = yield* staffUser()
-      const sent = yield* sendSms(me.token, patient)
+      const sent = yield* sendReminder(me.token, patient)
       expect((yield* smsStatus(sent, "sent")).status).toBe(200)
       expect(yield* state(sent.sms.id)).toMatchObject({ status: "sent", activity_status: "created", event_status: "attempted" })
       expect((yield* smsStatus(sent, "delivered")).text).toBe(emptyTwiml)
@@ -276,7 +269,7 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks: s
     Effect.gen(function*() {
       const patient = yield* insertPatient()
       const me = yield* staffUser()
-      const sent = yield* sendSms(me.token, patient)
+      const sent = yield* sendReminder(me.token, patient)
       const responses = yield* Effect.all(
         Array.from({ length: 10 }, () => smsStatus(sent, "undelivered", { ErrorCode: "30003", ErrorMessage: "Unreachable destination handset" })),
         { concurrency: "unbounded" }
@@ -299,12 +292,12 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks: s
     Effect.gen(function*() {
       const patient = yield* insertPatient()
       const me = yield* staffUser()
-      const sent = yield* sendSms(me.token, patient)
-      expect((yield* postHook(hookPath("sms_status"), { MessageSid: sent.sms.telephony_sid, SmsStatus: "delivered" })).status).toBe(200)
+      const sent = yield* sendReminder(me.token, patient)
+      expect((yield* postHook(hookPath("sms_status"), { MessageSid: sent.sms.telephony_sid!, SmsStatus: "delivered" })).status).toBe(200)
       expect(yield* state(sent.sms.id)).toMatchObject({ status: "delivered" })
       const before = yield* footprint
       expect((yield* postHook(hookPath("sms_status"), { MessageSid: sid("SM"), MessageStatus: "delivered" })).status).toBe(200)
-      expect((yield* postHook(hookPath("sms_status"), { MessageSid: sent.sms.telephony_sid, MessageStatus: "exploded" })).status).toBe(200)
+      expect((yield* postHook(hookPath("sms_status"), { MessageSid: sent.sms.telephony_sid!, MessageStatus: "exploded" })).status).toBe(200)
       expect(yield* footprint).toEqual(before)
     }))
 
@@ -313,15 +306,12 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks: s
       const patient = yield* insertPatient()
       const me = yield* staffUser()
       const memory = yield* MemoryTelephony
-      const placed = (yield* request("POST", callUrl(patient), { token: me.token, body: { call: { phone_number: "4155550141" } } })).body as {
-        call: { id: number; telephony_sid: string }
-        activity: { id: number }
-      }
+      const placed = yield* placeCall(me.token, patient, "4155550141")
       const sentCall = (yield* memory.sent).find((s) => s.sid === placed.call.telephony_sid)!
       expect(sentCall.url).toBe(`http://localhost/v1/clinic/webhooks/telephony/outbound_call?call_id=${placed.call.id}`)
       expect(sentCall.statusCallback).toBe(`http://localhost/v1/clinic/webhooks/telephony/voice_status?call_id=${placed.call.id}`)
       const status = (s: string, extra: Record<string, string> = {}) =>
-        postHook(`${hookPath("voice_status")}?call_id=${placed.call.id}`, { CallSid: placed.call.telephony_sid, CallStatus: s, ...extra })
+        postHook(`${hookPath("voice_status")}?call_id=${placed.call.id}`, { CallSid: placed.call.telephony_sid!, CallStatus: s, ...extra })
       yield* status("completed", { CallDuration: "61" })
       yield* status("ringing")
       yield* status("in-progress")
@@ -330,11 +320,9 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks: s
          FROM voice_calls c JOIN ecm_activities a ON a.id = c.activity_id JOIN ecm_events e ON e.activity_id = a.id WHERE c.id = $1`, placed.call.id)
       expect(row).toEqual({ status: "completed", duration_seconds: 61, activity_status: "complete", duration: 2, event_status: "complete" })
 
-      const missed = (yield* request("POST", callUrl(patient), { token: me.token, body: { call: { phone_number: "4155550141" } } })).body as {
-        call: { id: number; telephony_sid: string }
-      }
+      const missed = yield* placeCall(me.token, patient, "4155550141")
       for (let i = 0; i < 2; i++) {
-        yield* postHook(`${hookPath("voice_status")}?call_id=${missed.call.id}`, { CallSid: missed.call.telephony_sid, CallStatus: "no-answer", CallDuration: "0" })
+        yield* postHook(`${hookPath("voice_status")}?call_id=${missed.call.id}`, { CallSid: missed.call.telephony_sid!, CallStatus: "no-answer", CallDuration: "0" })
       }
       const tasks = yield* query<{ message: string }>(`SELECT message FROM ecm_activities WHERE patient_id = $1 AND activity_type = 'task'`, patient)
       expect(tasks).toEqual([{ message: expect.stringMatching(/^Call to \+14155550141 was not answered \(no-answer\)/) }])
@@ -344,25 +332,22 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks: s
     Effect.gen(function*() {
       const patient = yield* insertPatient()
       const me = yield* staffUser()
-      const place = Effect.map(
-        request("POST", callUrl(patient), { token: me.token, body: { call: { phone_number: "4155550142" } } }),
-        (r) => (r.body as { call: { id: number; telephony_sid: string } }).call
-      )
-      const outcome = (call: { id: number; telephony_sid: string }) =>
+      const place = Effect.map(placeCall(me.token, patient, "4155550142"), (r) => r.call)
+      const outcome = (call: { id: number }) =>
         query<{ activity_status: string; event_status: string }>(`SELECT a.status AS activity_status, e.status AS event_status
           FROM voice_calls c JOIN ecm_activities a ON a.id = c.activity_id JOIN ecm_events e ON e.activity_id = a.id WHERE c.id = $1`, call.id)
       const cancelled = yield* place
-      yield* postHook(`${hookPath("voice_status")}?call_id=${cancelled.id}`, { CallSid: cancelled.telephony_sid, CallStatus: "ringing" })
-      yield* postHook(`${hookPath("voice_status")}?call_id=${cancelled.id}`, { CallSid: cancelled.telephony_sid, CallStatus: "canceled", CallDuration: "0" })
+      yield* postHook(`${hookPath("voice_status")}?call_id=${cancelled.id}`, { CallSid: cancelled.telephony_sid!, CallStatus: "ringing" })
+      yield* postHook(`${hookPath("voice_status")}?call_id=${cancelled.id}`, { CallSid: cancelled.telephony_sid!, CallStatus: "canceled", CallDuration: "0" })
       expect(yield* outcome(cancelled)).toEqual([{ activity_status: "cancelled", event_status: "cancelled" }])
       const missed = yield* place
-      yield* postHook(`${hookPath("voice_status")}?call_id=${missed.id}`, { CallSid: missed.telephony_sid, CallStatus: "busy", CallDuration: "0" })
+      yield* postHook(`${hookPath("voice_status")}?call_id=${missed.id}`, { CallSid: missed.telephony_sid!, CallStatus: "busy", CallDuration: "0" })
       expect(yield* outcome(missed)).toEqual([{ activity_status: "created", event_status: "attempted" }])
       // The busy call opened a follow-up task (counted by type only).
       const day = new Date().toISOString().slice(0, 10)
-      const counts = yield* request("GET", `/v1/clinic/ecm/patients/${patient}/events/counts?start_date=${day}&end_date=${day}`, { token: me.token })
-      expect(counts.body).toMatchObject({
-        counts: { total: 3, by_type: { call: 2, task: 1 }, prtf_categories: { telehealth_outreach: 1, telehealth_encounters: 0, in_person_outreach: 0, in_person_encounters: 0 } }
+      const { counts } = yield* eventCounts(me.token, patient, { start_date: day, end_date: day })
+      expect(counts).toMatchObject({
+        total: 3, by_type: { call: 2, task: 1 }, prtf_categories: { telehealth_outreach: 1, telehealth_encounters: 0, in_person_outreach: 0, in_person_encounters: 0 }
       })
     }))
 
@@ -370,11 +355,9 @@ layer(TestApp({ twilio: Option.some(twilioSettings()) }))("Telephony webhooks: s
     Effect.gen(function*() {
       const patient = yield* insertPatient()
       const me = yield* staffUser("provider", "Pat", "Performer")
-      const call = (yield* request("POST", callUrl(patient), { token: me.token, body: { call: { phone_number: "4155550142" } } })).body as {
-        call: { id: number; telephony_sid: string }
-      }
-      const path = `${hookPath("outbound_call")}?call_id=${call.call.id}`
-      const params = { CallSid: call.call.telephony_sid, From: "+15550001111", To: "+14155550142" }
+      const { call } = yield* placeCall(me.token, patient, "4155550142")
+      const path = `${hookPath("outbound_call")}?call_id=${call.id}`
+      const params = { CallSid: call.telephony_sid!, From: "+15550001111", To: "+14155550142" }
       expect((yield* postHook(path, params)).text).toContain("Please call us back")
       yield* query(`UPDATE users SET phone = '415-555-0902' WHERE id = $1`, me.id)
       expect((yield* postHook(path, params)).text).toBe(

@@ -1,6 +1,6 @@
-/** Shared by the activity and event tests: a patient, staff users, and activity requests. */
+/** Shared by the activity and event tests: a patient, staff users, activity requests, and event counts. */
 import { Effect } from "effect"
-import { request } from "../../support/app.js"
+import { clientAs, request } from "../../support/app.js"
 import * as fixtures from "../../support/fixtures.js"
 import { insertUser } from "./users.js"
 
@@ -29,3 +29,7 @@ export const updateActivity = (token: string, patientId: number, id: number, act
 
 export const showActivity = (token: string, patientId: number, id: number) =>
   Effect.map(request("GET", activitiesUrl(patientId, `/${id}`), { token }), (r) => r.body as { activity: Record<string, any> })
+
+/** The events counts endpoint through the typed client: the decoded counts of a period (UTC days, inclusive). */
+export const eventCounts = (token: string, patientId: number, period: { readonly start_date: string; readonly end_date: string }) =>
+  Effect.flatMap(clientAs(token), (client) => client.ecmEvents.counts({ path: { patient_id: patientId }, urlParams: period }))

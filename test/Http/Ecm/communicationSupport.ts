@@ -1,8 +1,9 @@
-/** Shared by the communications tests: Twilio settings, signed webhook requests, patients with phones. */
+/** Shared by the communications tests: Twilio settings, signed webhook requests, patients with phones, outbound SMS and calls. */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Option, Redacted } from "effect"
 import twilio from "twilio"
 import type { TwilioSettings } from "../../../src/Services/AppConfig.js"
+import { clientAs } from "../../support/app.js"
 import { insertCaseLoad, insertPatient } from "../../support/fixtures.js"
 import { query } from "./support.js"
 
@@ -75,3 +76,11 @@ export const systemUserId = Effect.map(
 
 export const smsUrl = (patientId: number) => `/v1/clinic/ecm/communications/patients/${patientId}/sms`
 export const callUrl = (patientId: number) => `/v1/clinic/ecm/communications/patients/${patientId}/call`
+
+/** An SMS sent through the typed client (a 201): the decoded sms record and activity. */
+export const sendSms = (token: string, patientId: number, sms: { readonly phone_number: string; readonly body: string }) =>
+  Effect.flatMap(clientAs(token), (client) => client.ecmCommunications.sendSms({ path: { patient_id: patientId }, payload: { sms } }))
+
+/** A call placed through the typed client (a 201): the decoded call record and activity. */
+export const placeCall = (token: string, patientId: number, phoneNumber: string) =>
+  Effect.flatMap(clientAs(token), (client) => client.ecmCommunications.placeCall({ path: { patient_id: patientId }, payload: { call: { phone_number: phoneNumber } } }))

@@ -1,7 +1,9 @@
-/** Shared by the PRTF and engagement status tests: members built row by row, events, downloads. */
+/** Shared by the PRTF and engagement status tests: members built row by row, events, reports, downloads. */
 import { Effect, Option } from "effect"
 import Papa from "papaparse"
+import type { GeneratePrtfRequest } from "../../../src/Api/Ecm/PrtfReports.js"
 import { MemoryObjectStore } from "../../../src/Layers/MemoryObjectStore.js"
+import { clientAs } from "../../support/app.js"
 
 /** Members, status entries and events come from the fixtures module, under the names these tests use. */
 export { insertEcmMember as insertMember, insertEvent, insertStatus, type MemberSpec } from "../../support/fixtures.js"
@@ -21,3 +23,7 @@ export const csvText = (url: string) => Effect.map(download(url), (o) => new Tex
 export const parseCsv = (text: string) => Papa.parse<Array<string>>(text, { skipEmptyLines: true, delimiter: ",", newline: "\r\n" }).data
 
 export const expiresOf = (url: string) => Number(new URL(url).searchParams.get("expires"))
+
+/** A PRTF report generated through the typed client (a 201): the decoded answer, its signed `url` included. */
+export const generateReport = (token: string, body: GeneratePrtfRequest) =>
+  Effect.flatMap(clientAs(token), (client) => client.ecmPrtfReports.generate({ payload: body }))

@@ -1,8 +1,9 @@
 /** Shared by the ECM handler tests: data URIs, imports, and reading what an import wrote. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import type { MifImportRequest } from "../../../src/Api/Ecm/Mifs.js"
 import { dataUriPrefixes, type MifFileType } from "../../../src/Domain/Ecm/Mif.js"
-import { request } from "../../support/app.js"
+import { clientAs, request } from "../../support/app.js"
 
 export const dataUri = (fileType: MifFileType, content: string | Uint8Array) =>
   dataUriPrefixes[fileType] + Buffer.from(content).toString("base64")
@@ -36,6 +37,14 @@ export const membersCsv = (members: ReadonlyArray<Member>) => csvOf([header, ...
 
 export const importMif = (token: string, mif: Record<string, unknown>) =>
   request("POST", "/v1/admin/clinic/ecm/mifs", { token, body: { mif } })
+
+/** An import that must succeed, through the typed client: the decoded answer (count and MIF file id). */
+export const importedMif = (token: string, mif: MifImportRequest["mif"]) =>
+  Effect.flatMap(clientAs(token), (client) => client.ecmMifs.import({ payload: { mif } }))
+
+/** The MIF files list through the typed client: the decoded page, newest first. */
+export const mifFiles = (token: string, urlParams: { readonly page?: number; readonly per_page?: number } = {}) =>
+  Effect.flatMap(clientAs(token), (client) => client.ecmMifs.list({ urlParams }))
 
 export const query = <A extends object>(text: string, ...params: ReadonlyArray<unknown>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text, params)).pipe(Effect.orDie)
