@@ -1,5 +1,5 @@
 /**
- * `npm run bench:prtf`: PRTF report generation at scale (issue 16).
+ * `npm run bench:prtf`: PRTF report generation at scale.
  *
  * 1. Starts the app (child process, fresh database, logs at warn) and signs in the bootstrap admin.
  * 2. Seeds, set-based (generate_series): 20,000 ECM members (eligibility records over 5 providers,
