@@ -14,7 +14,10 @@ const sqlOutsideRepositories = [
   "src/Services/SqlSearch.ts",
   // The list kit's builder (ARCHITECTURE "Lists"): it wraps a repository's fragments into the
   // count and page statements; it names no table and is called only from repositories.
-  "src/Services/Lists.ts"
+  "src/Services/Lists.ts",
+  // The repository kit: its sweep statement (`failStale`) wraps a repository's fragments the same
+  // way; it names no table and is called only from repositories.
+  "src/Services/Repository.ts"
 ]
 
 export default tseslint.config(

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:collaborators` (issue 22): 100,000 collaborators and 500,000 assessments.
+ * `npm run bench:collaborators`: 100,000 collaborators and 500,000 assessments.
  *
  * 1. A fresh database migrated by the app itself (`npm start`, child process, TRUSTED_PROXIES=1 so
  *    each simulated collaborator has an address of its own for the public rate limit), then seeded

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:comms`: ECM communications (issue 14) under load.
+ * `npm run bench:comms`: ECM communications under load.
  *
  * 1. Starts the app (child process, fresh database, logs at warn) with TWILIO_* settings whose
  *    API base URL is a local stand-in for Twilio's REST API (in this process, answering 201 at

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:content`: recommendations and the user piece list on a large library (issue 23's
+ * `npm run bench:content`: recommendations and the user piece list on a large library (the
  * targets, 20 concurrent clients: recommendations p99 ≤ 50 ms, user_pieces list p99 ≤ 20 ms).
  *
  * 1. A fresh database migrated by the app itself (`npm start`, CONTENT_DEMO=false), then with SQL:

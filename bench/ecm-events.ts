@@ -1,5 +1,5 @@
 /**
- * `npm run bench:events`: ECM events of one busy member, and creating activities (issue 11).
+ * `npm run bench:events`: ECM events of one busy member, and creating activities.
  *
  * 1. Starts the app (child process, fresh database, logs at warn) and signs in the bootstrap admin.
  * 2. Seeds one member with 50,000 activities and their events over two years (SQL, set-based: the

@@ -16,20 +16,12 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import pg from "pg"
-import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
-import { freePort } from "../src/Layers/FreePort.js"
 import { otfStatement, rtfStatement } from "../src/Services/EcmExchange/ExchangeRowsRepo.js"
 import { seedEcm } from "./ecmSeed.js"
+import { runBench } from "./support.js"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
 const { values: flags } = parseArgs({
   options: {
     members: { type: "string", default: "20000" },
@@ -41,9 +33,6 @@ const members = Number(flags.members)
 const events = Number(flags.events)
 const runs = Number(flags.runs)
 const quarter = { start_date: "2026-01-01", end_date: "2026-03-31" }
-
-const children = new Set<ChildProcess>()
-process.on("exit", () => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")))
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -57,136 +46,75 @@ const memoryOf = async (pid: number) => {
   return { rss: field("VmRSS"), peak: field("VmHWM") }
 }
 
-const main = async () => {
-  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-exchange-"))
-  let serverUrl = process.env.DATABASE_URL
-  let stopEmbedded: (() => Promise<void>) | undefined
-  if (!serverUrl) {
-    const server = await startEmbeddedPostgres({ dataDir: path.join(tmp, "pg"), persistent: false })
-    serverUrl = server.url
-    stopEmbedded = server.stop
-  }
-  const database = `cc_bench_exchange_${randomBytes(4).toString("hex")}`
-  const onServer = async (statement: string) => {
-    const admin = new pg.Client({ connectionString: serverUrl })
-    await admin.connect()
-    try {
-      await admin.query(statement)
-    } finally {
-      await admin.end()
-    }
-  }
-  await onServer(`CREATE DATABASE ${database}`)
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  let app: ChildProcess | undefined
-  try {
-    const port = await freePort()
-    app = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      cwd: root,
-      env: {
-        ...process.env, DATABASE_URL: url.toString(), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn",
-        DATA_DIR: path.join(tmp, "data"), BOOTSTRAP_ADMIN_EMAIL: "bench@example.test", BOOTSTRAP_ADMIN_PASSWORD: "bench-password-1",
-        OTEL_EXPORTER_OTLP_ENDPOINT: "", JOBS_ENABLED: "true"
-      },
-      stdio: ["ignore", "inherit", "inherit"]
+runBench("exchange", async (bench) => {
+  const app = await bench.startApp({ env: { JOBS_ENABLED: "true" } })
+  const { base, token, adminId } = app
+  const pid = app.child.pid!
+  const api = async (method: string, pathname: string, body?: unknown) => {
+    const response = await fetch(`${base}${pathname}`, {
+      method,
+      headers: { "content-type": "application/json", "x-user-token": token },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
     })
-    children.add(app)
-    const base = `http://127.0.0.1:${port}`
-    for (let i = 0; ; i++) {
-      if (i > 300) throw new Error("app did not start")
-      try {
-        if ((await fetch(`${base}/health`)).status < 500) break
-      } catch { /* not yet */ }
-      await sleep(200)
-    }
-    const signIn = await fetch(`${base}/v1/users/sign_in`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ user: { email: "bench@example.test", password: "bench-password-1" } })
-    })
-    const { token, user } = (await signIn.json()) as { token: string; user: { id: number } }
-    const api = async (method: string, pathname: string, body?: unknown) => {
-      const response = await fetch(`${base}${pathname}`, {
-        method,
-        headers: { "content-type": "application/json", "x-user-token": token },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
-      })
-      return { status: response.status, body: (await response.json()) as any }
-    }
+    return { status: response.status, body: (await response.json()) as any }
+  }
 
-    const client = new pg.Client({ connectionString: url.toString() })
-    client.on("error", (error) => console.error(`bench connection: ${error.message}`))
-    await client.connect()
-    await seedEcm(client, user.id, members, events)
-    const plan = await api("POST", "/v1/admin/clinic/ecm/health_plans", { name: "Bench Plan", mcp_id: "BENCH", provider_tin: "941234567" })
-    if (plan.status !== 201) throw new Error(`plan: ${plan.status} ${JSON.stringify(plan.body)}`)
-    const planId = plan.body.health_plan.id as number
-    await client.query(`UPDATE mif_files SET health_plan_id = $1`, [planId])
+  const client = await bench.connect()
+  client.on("error", (error) => console.error(`bench connection: ${error.message}`))
+  await seedEcm(client, adminId, members, events)
+  const plan = await api("POST", "/v1/admin/clinic/ecm/health_plans", { name: "Bench Plan", mcp_id: "BENCH", provider_tin: "941234567" })
+  if (plan.status !== 201) throw new Error(`plan: ${plan.status} ${JSON.stringify(plan.body)}`)
+  const planId = plan.body.health_plan.id as number
+  await client.query(`UPDATE mif_files SET health_plan_id = $1`, [planId])
 
-    const criteria = { healthPlanId: planId, startDate: quarter.start_date, endDate: quarter.end_date }
-    const compile = (statement: typeof rtfStatement) =>
-      Effect.runPromise(statement(criteria).pipe(
-        Effect.map((s) => s.compile()),
-        Effect.provide(PgClient.layer({ url: Redacted.make(url.toString()) }))
-      ))
-    const idle = await memoryOf(app.pid!)
-    for (const [kind, statement] of [["rtf", rtfStatement], ["otf", otfStatement]] as const) {
-      const [text, params] = await compile(statement)
-      const bare = async () => {
-        await client.query("BEGIN")
-        await client.query(`SELECT set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`)
-        const rows = (await client.query({ text, values: params as Array<unknown>, rowMode: "array" })).rowCount ?? 0
-        await client.query("COMMIT")
-        return rows
+  const criteria = { healthPlanId: planId, startDate: quarter.start_date, endDate: quarter.end_date }
+  const compile = (statement: typeof rtfStatement) =>
+    Effect.runPromise(statement(criteria).pipe(
+      Effect.map((s) => s.compile()),
+      Effect.provide(PgClient.layer({ url: Redacted.make(bench.databaseUrl) }))
+    ))
+  const idle = await memoryOf(pid)
+  for (const [kind, statement] of [["rtf", rtfStatement], ["otf", otfStatement]] as const) {
+    const [text, params] = await compile(statement)
+    const bare = async () => {
+      await client.query("BEGIN")
+      await client.query(`SELECT set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`)
+      const rows = (await client.query({ text, values: params as Array<unknown>, rowMode: "array" })).rowCount ?? 0
+      await client.query("COMMIT")
+      return rows
+    }
+    const generate = async () => {
+      const created = await api("POST", `/v1/admin/clinic/ecm/${kind}_reports`, { health_plan_id: planId, ...quarter })
+      if (created.status !== 202) throw new Error(`${kind}: ${created.status} ${JSON.stringify(created.body)}`)
+      for (;;) {
+        await sleep(50)
+        const shown = await api("GET", `/v1/admin/clinic/ecm/${kind}_reports/${created.body.report.id}`)
+        if (shown.body.report.status === "completed") return shown.body.report.row_count as number
+        if (shown.body.report.status === "failed") throw new Error(`${kind} failed`)
       }
-      const generate = async () => {
-        const created = await api("POST", `/v1/admin/clinic/ecm/${kind}_reports`, { health_plan_id: planId, ...quarter })
-        if (created.status !== 202) throw new Error(`${kind}: ${created.status} ${JSON.stringify(created.body)}`)
-        for (;;) {
-          await sleep(50)
-          const shown = await api("GET", `/v1/admin/clinic/ecm/${kind}_reports/${created.body.report.id}`)
-          if (shown.body.report.status === "completed") return shown.body.report.row_count as number
-          if (shown.body.report.status === "failed") throw new Error(`${kind} failed`)
-        }
-      }
-      await bare()
+    }
+    await bare()
+    await generate()
+    const bareTimes: Array<number> = []
+    const generateTimes: Array<number> = []
+    let rows = 0
+    for (let i = 0; i < runs; i++) {
+      let started = performance.now()
+      rows = await bare()
+      bareTimes.push(performance.now() - started)
+      started = performance.now()
       await generate()
-      const bareTimes: Array<number> = []
-      const generateTimes: Array<number> = []
-      let rows = 0
-      for (let i = 0; i < runs; i++) {
-        let started = performance.now()
-        rows = await bare()
-        bareTimes.push(performance.now() - started)
-        started = performance.now()
-        await generate()
-        generateTimes.push(performance.now() - started)
-      }
-      const floor = median(bareTimes)
-      const total = median(generateTimes)
-      console.log(`${kind.toUpperCase()} ${quarter.start_date}..${quarter.end_date}: ${rows} rows`)
-      console.log(`  floor (bare statement): median ${secs(floor)} (runs: ${bareTimes.map(secs).join(", ")})`)
-      console.log(`  generation end to end: median ${secs(total)} (runs: ${generateTimes.map(secs).join(", ")}) ` +
-        `(target ≤ 10 s: ${total <= 10_000 ? "met" : "MISSED"}; ${(total / floor).toFixed(2)} × the floor, target ≤ 2: ${total <= 2 * floor ? "met" : "MISSED"})`)
+      generateTimes.push(performance.now() - started)
     }
-    const after = await memoryOf(app.pid!)
-    const grown = after.peak - idle.rss
-    console.log(`app RSS: idle ${mb(idle.rss)}, peak ${mb(after.peak)} (+${mb(grown)}; target ≤ +200 MB: ${grown <= 200 * 1024 ? "met" : "MISSED"})`)
-    await client.end()
-  } finally {
-    if (app && app.exitCode === null) {
-      const exited = new Promise((r) => app!.once("exit", r))
-      app.kill("SIGTERM")
-      await exited
-    }
-    await onServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-    await stopEmbedded?.()
-    await fs.rm(tmp, { recursive: true, force: true })
+    const floor = median(bareTimes)
+    const total = median(generateTimes)
+    console.log(`${kind.toUpperCase()} ${quarter.start_date}..${quarter.end_date}: ${rows} rows`)
+    console.log(`  floor (bare statement): median ${secs(floor)} (runs: ${bareTimes.map(secs).join(", ")})`)
+    console.log(`  generation end to end: median ${secs(total)} (runs: ${generateTimes.map(secs).join(", ")}) ` +
+      `(target ≤ 10 s: ${total <= 10_000 ? "met" : "MISSED"}; ${(total / floor).toFixed(2)} × the floor, target ≤ 2: ${total <= 2 * floor ? "met" : "MISSED"})`)
   }
-}
-
-main().catch((error) => {
-  console.error(error)
-  process.exit(1)
+  const after = await memoryOf(pid)
+  const grown = after.peak - idle.rss
+  console.log(`app RSS: idle ${mb(idle.rss)}, peak ${mb(after.peak)} (+${mb(grown)}; target ≤ +200 MB: ${grown <= 200 * 1024 ? "met" : "MISSED"})`)
+  await client.end()
 })

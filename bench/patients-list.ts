@@ -1,5 +1,5 @@
 /**
- * `npm run bench:patients`: the clinic patient list with 100,000 patients (issue 13's target: a
+ * `npm run bench:patients`: the clinic patient list with 100,000 patients (the target: a
  * searched and sorted list page answers in p99 ≤ 50 ms).
  *
  * 1. A fresh database (DATABASE_URL's server, else an embedded PostgreSQL), migrated by the app

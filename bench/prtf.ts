@@ -1,5 +1,5 @@
 /**
- * `npm run bench:prtf`: PRTF report generation at scale (issue 16).
+ * `npm run bench:prtf`: PRTF report generation at scale.
  *
  * 1. Starts the app (child process, fresh database, logs at warn) and signs in the bootstrap admin.
  * 2. Seeds, set-based (generate_series): 20,000 ECM members (eligibility records over 5 providers,
@@ -20,20 +20,11 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import pg from "pg"
-import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
-import { freePort } from "../src/Layers/FreePort.js"
 import { prtfSettings, prtfStatement } from "../src/Services/Ecm/PrtfRowsRepo.js"
 import { seedEcm } from "./ecmSeed.js"
+import { runBench } from "./support.js"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
 const { values: flags } = parseArgs({
   options: {
     members: { type: "string", default: process.env.BENCH_MEMBERS ?? "20000" },
@@ -48,20 +39,6 @@ const events = Number(flags.events)
 const runs = Number(flags.runs)
 const quarter = { start_date: "2026-01-01", end_date: "2026-03-31" }
 
-const children = new Set<ChildProcess>()
-process.on("exit", () => children.forEach((c) => c.exitCode === null && c.kill("SIGKILL")))
-
-const waitFor = async (url: string, what: string) => {
-  for (let i = 0; ; i++) {
-    if (i > 300) throw new Error(`${what} did not start`)
-    try {
-      const r = await fetch(url)
-      if (r.status < 500) return
-    } catch { /* not yet */ }
-    await new Promise((r) => setTimeout(r, 200))
-  }
-}
-
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 
@@ -71,119 +48,58 @@ const timed = async <A>(f: () => Promise<A>) => {
   return { ms: performance.now() - started, result }
 }
 
-const main = async () => {
-  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-prtf-"))
-  let serverUrl = process.env.DATABASE_URL
-  let stopEmbedded: (() => Promise<void>) | undefined
-  if (!serverUrl) {
-    const server = await startEmbeddedPostgres({ dataDir: path.join(tmp, "pg"), persistent: false })
-    serverUrl = server.url
-    stopEmbedded = server.stop
-  }
-  const database = `cc_bench_prtf_${randomBytes(4).toString("hex")}`
-  // Short-lived connections to the server's default database: test runs on the same server may
-  // terminate connections to it (they clone databases from a template).
-  const onServer = async (statement: string) => {
-    const admin = new pg.Client({ connectionString: serverUrl })
-    await admin.connect()
-    try {
-      await admin.query(statement)
-    } finally {
-      await admin.end()
-    }
-  }
-  await onServer(`CREATE DATABASE ${database}`)
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  let app: ChildProcess | undefined
-  try {
-    const port = await freePort()
-    app = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      cwd: root,
-      env: {
-        ...process.env, DATABASE_URL: url.toString(), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn",
-        DATA_DIR: path.join(tmp, "data"), BOOTSTRAP_ADMIN_EMAIL: "bench@example.test", BOOTSTRAP_ADMIN_PASSWORD: "bench-password-1",
-        OTEL_EXPORTER_OTLP_ENDPOINT: "", JOBS_ENABLED: "false"
-      },
-      stdio: ["ignore", "inherit", "inherit"]
-    })
-    children.add(app)
-    const base = `http://127.0.0.1:${port}`
-    await waitFor(`${base}/health`, "app")
-    const signIn = await fetch(`${base}/v1/users/sign_in`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ user: { email: "bench@example.test", password: "bench-password-1" } })
-    })
-    const { token, user } = (await signIn.json()) as { token: string; user: { id: number } }
+runBench("prtf", async (bench) => {
+  const { base, token, adminId } = await bench.startApp({ env: { JOBS_ENABLED: "false" } })
+  const client = await bench.connect()
+  client.on("error", (error) => console.error(`bench connection: ${error.message}`))
+  await seedEcm(client, adminId, members, events)
 
-    const client = new pg.Client({ connectionString: url.toString() })
-    client.on("error", (error) => console.error(`bench connection: ${error.message}`))
-    await client.connect()
-    await seedEcm(client, user.id, members, events)
-
-    // The statement exactly as the report runs it, compiled by @effect/sql-pg.
-    const [text, params] = await Effect.runPromise(
-      prtfStatement({ startDate: quarter.start_date, endDate: quarter.end_date, npi: null, providerName: null, providerPhone: null, producedOn: "2026-04-02" }).pipe(
-        Effect.map((statement) => statement.compile()),
-        Effect.provide(PgClient.layer({ url: Redacted.make(url.toString()) }))
-      )
+  // The statement exactly as the report runs it, compiled by @effect/sql-pg.
+  const [text, params] = await Effect.runPromise(
+    prtfStatement({ startDate: quarter.start_date, endDate: quarter.end_date, npi: null, providerName: null, providerPhone: null, producedOn: "2026-04-02" }).pipe(
+      Effect.map((statement) => statement.compile()),
+      Effect.provide(PgClient.layer({ url: Redacted.make(bench.databaseUrl) }))
     )
-    // In a transaction with the settings the report runs it under (PrtfRowsRepo.ts `prtfSettings`).
-    const bare = async () => {
-      await client.query("BEGIN")
-      for (const [name, value] of prtfSettings) await client.query(`SELECT set_config($1, $2, true)`, [name, value])
-      const rows = (await client.query({ text, values: params as Array<unknown>, rowMode: "array" })).rowCount ?? 0
-      await client.query("COMMIT")
-      return rows
-    }
-    const generate = async () => {
-      const response = await fetch(`${base}/v1/admin/clinic/ecm/prtf_reports`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-user-token": token },
-        body: JSON.stringify(quarter)
-      })
-      const body = (await response.json()) as { prtf_report: { patient_count: number } }
-      if (response.status !== 201) throw new Error(`generate: ${response.status} ${JSON.stringify(body)}`)
-      return body.prtf_report.patient_count
-    }
-    await bare()
-    await generate()
-    const bareTimes: Array<number> = []
-    const generateTimes: Array<number> = []
-    let rows = 0
-    let included = 0
-    for (let i = 0; i < runs; i++) {
-      const b = await timed(bare)
-      bareTimes.push(b.ms)
-      rows = b.result
-      const g = await timed(generate)
-      generateTimes.push(g.ms)
-      included = g.result
-    }
-    await client.end()
-    const bareMs = median(bareTimes)
-    const generateMs = median(generateTimes)
-    const ratio = generateMs / bareMs
-    console.log(`quarter ${quarter.start_date}..${quarter.end_date}: ${included} members in the file (${rows} rows from the bare query)`)
-    console.log(`bare aggregate query: median ${secs(bareMs)} (runs: ${bareTimes.map(secs).join(", ")})`)
-    console.log(`generation end to end: median ${secs(generateMs)} (runs: ${generateTimes.map(secs).join(", ")}) ` +
-      `(target ≤ 3 s: ${generateMs <= 3000 ? "met" : "MISSED"})`)
-    console.log(`generation / bare query = ${ratio.toFixed(2)} (target ≤ 1.5: ${ratio <= 1.5 ? "met" : "MISSED"})`)
-  } finally {
-    if (app && app.exitCode === null) {
-      const exited = new Promise((r) => app!.once("exit", r))
-      app.kill("SIGTERM")
-      await exited
-    }
-    if (flags.keep && process.env.DATABASE_URL) console.log(`kept database ${database}`)
-    else await onServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-    await stopEmbedded?.()
-    await fs.rm(tmp, { recursive: true, force: true })
+  )
+  // In a transaction with the settings the report runs it under (PrtfRowsRepo.ts `prtfSettings`).
+  const bare = async () => {
+    await client.query("BEGIN")
+    for (const [name, value] of prtfSettings) await client.query(`SELECT set_config($1, $2, true)`, [name, value])
+    const rows = (await client.query({ text, values: params as Array<unknown>, rowMode: "array" })).rowCount ?? 0
+    await client.query("COMMIT")
+    return rows
   }
-}
-
-main().catch((error) => {
-  console.error(error)
-  process.exit(1)
-})
+  const generate = async () => {
+    const response = await fetch(`${base}/v1/admin/clinic/ecm/prtf_reports`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-user-token": token },
+      body: JSON.stringify(quarter)
+    })
+    const body = (await response.json()) as { prtf_report: { patient_count: number } }
+    if (response.status !== 201) throw new Error(`generate: ${response.status} ${JSON.stringify(body)}`)
+    return body.prtf_report.patient_count
+  }
+  await bare()
+  await generate()
+  const bareTimes: Array<number> = []
+  const generateTimes: Array<number> = []
+  let rows = 0
+  let included = 0
+  for (let i = 0; i < runs; i++) {
+    const b = await timed(bare)
+    bareTimes.push(b.ms)
+    rows = b.result
+    const g = await timed(generate)
+    generateTimes.push(g.ms)
+    included = g.result
+  }
+  await client.end()
+  const bareMs = median(bareTimes)
+  const generateMs = median(generateTimes)
+  const ratio = generateMs / bareMs
+  console.log(`quarter ${quarter.start_date}..${quarter.end_date}: ${included} members in the file (${rows} rows from the bare query)`)
+  console.log(`bare aggregate query: median ${secs(bareMs)} (runs: ${bareTimes.map(secs).join(", ")})`)
+  console.log(`generation end to end: median ${secs(generateMs)} (runs: ${generateTimes.map(secs).join(", ")}) ` +
+    `(target ≤ 3 s: ${generateMs <= 3000 ? "met" : "MISSED"})`)
+  console.log(`generation / bare query = ${ratio.toFixed(2)} (target ≤ 1.5: ${ratio <= 1.5 ? "met" : "MISSED"})`)
+}, { keepDatabase: flags.keep && process.env.DATABASE_URL !== undefined })

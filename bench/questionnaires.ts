@@ -1,5 +1,5 @@
 /**
- * `npm run bench:questionnaires`: issue 21's targets — 100 concurrent PHQ-9 submissions answer in
+ * `npm run bench:questionnaires`: the targets — 100 concurrent PHQ-9 submissions answer in
  * p99 ≤ 100 ms, and one patient's response list among 1,000,000 responses in p99 ≤ 30 ms.
  *
  * 1. A fresh database (DATABASE_URL's server, else an embedded PostgreSQL), migrated and seeded

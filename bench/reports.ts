@@ -1,6 +1,6 @@
 /**
  * `npm run bench:reports`: the appointments-with-rates report over 1,000,000 appointments in each
- * format (issue 25).
+ * format.
  *
  * 1. Seeds, set-based (generate_series): 50 providers, 20,000 patients, 1,000,000 appointments over
  *    2025 and early 2026 (60 % completed, 10 % cancelled, 10 % no-show, 20 % scheduled, every type),

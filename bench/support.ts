@@ -1,8 +1,7 @@
 /**
- * What the single-area benches (mif-import, lcm-bulk, scheduling, patients-list, ecm-events) share:
- * `runBench` gives each a scratch directory and a fresh database, starts the app as a child process
- * signed in as its bootstrap admin, and releases all of it at the end; children never outlive the
- * bench; latency percentiles.
+ * What the single-area benches share: `runBench` gives each a scratch directory and a fresh
+ * database, starts the app as a child process signed in as its bootstrap admin, and releases all
+ * of it at the end; children never outlive the bench; latency percentiles.
  *
  * bench/run.ts and bench/startup.ts keep their own richer machinery (output capture, signal
  * handling, several targets at once).
@@ -93,17 +92,25 @@ export const benchDatabase = async (name: string, tmpDir: string): Promise<Bench
     stopEmbedded = server.stop
   }
   const database = `cc_bench_${name}_${randomBytes(4).toString("hex")}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${database}`)
+  // A connection to the server's default database per statement, none held for the bench: test
+  // runs on the same server may terminate connections to it (they clone databases from a template).
+  const onServer = async (statement: string) => {
+    const admin = new pg.Client({ connectionString: serverUrl })
+    await admin.connect()
+    try {
+      await admin.query(statement)
+    } finally {
+      await admin.end()
+    }
+  }
+  await onServer(`CREATE DATABASE ${database}`)
   const url = new URL(serverUrl)
   url.pathname = `/${database}`
   return {
     url: url.toString(),
     name: database,
     release: async (options) => {
-      if (!options?.keep) await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-      await admin.end()
+      if (!options?.keep) await onServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
       await stopEmbedded?.()
     }
   }

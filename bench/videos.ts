@@ -1,5 +1,5 @@
 /**
- * `npm run bench:videos`: clinic video processing and uploads (issue 24).
+ * `npm run bench:videos`: clinic video processing and uploads.
  *
  * 1. Starts the app as `npm start` runs it (child process, fresh database, local-disk store, job
  *    worker on, VIDEO_CONCURRENCY=2), with clips made here by ffmpeg lavfi (never downloaded).

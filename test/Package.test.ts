@@ -1,5 +1,5 @@
 /**
- * The package as a frontend gets it, and the build production runs (#7 points 2 and 4).
+ * The package as a frontend gets it, and the build production runs.
  *
  * `npm run build` builds the server (dist/) and the client package (packages/api/dist); `npm pack
  * -w packages/api` makes the client's tarball, which is unpacked into a temporary project outside

@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown (#8 point 10), on the real entry point: SIGTERM while a request is in flight
+ * Graceful shutdown, on the real entry point: SIGTERM while a request is in flight
  * (its body still arriving) stops new connections, lets the request finish with a full response,
  * then closes the pool and logs one line with the time taken and the requests drained. A
  * request that outlives SHUTDOWN_GRACE_SECONDS is cut, and the process still exits.

@@ -117,6 +117,20 @@ export const Language = Schema.String.pipe(
 
 export { IsoDate }
 
+const isIsoDate = Schema.is(IsoDate)
+
+/**
+ * A day of a report's period (ECM §4.7 asks for YYYY-MM-DD): the message says how to write it; an
+ * empty one is blank, like a missing one.
+ */
+export const PeriodDate = (description: string) =>
+  Schema.String.pipe(
+    Schema.filter((s) => s.trim() !== "" && isIsoDate(s), {
+      message: (issue) => (String(issue.actual).trim() === "" ? "can't be blank" : "is invalid (use YYYY-MM-DD)")
+    }),
+    Schema.annotations({ description, jsonSchema: { type: "string", format: "date", maxLength: 10 } })
+  )
+
 /**
  * Path `:id` (a positive integer) without a brand. Prefer the branded `idFromText(SomeId)` of
  * src/Domain/Ids.ts; both parse strictly ("1e0", "01", " 1" are 422).

@@ -3,9 +3,10 @@
  * with the domain errors it maps (unique, foreign-key and exclusion violations); any other SQL
  * error, and a row that does not decode, is a bug or an outage and becomes a defect here, once.
  */
-import { SqlClient, SqlError, type Statement } from "@effect/sql"
+import { SqlClient, SqlError, SqlSchema, type Statement } from "@effect/sql"
 import { Cause, Effect, ParseResult, Schema } from "effect"
 import { createHash } from "node:crypto"
+import { now } from "./Time.js"
 
 type Unexpected = SqlError.SqlError | ParseResult.ParseError | Cause.NoSuchElementException
 
@@ -19,6 +20,28 @@ export const orDefect = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect
     Exclude<E, Unexpected>,
     R
   >
+
+/**
+ * The recovery sweep's one statement shape (./Recovery.ts, which has no services): fails the rows
+ * of `table` (aliased `r`) that `where` selects, writing `set` and `updated_at` from the Effect
+ * clock; how many. Each area gives its failure columns and its condition: how long a row may sit
+ * unmoved (the database's clock, see `staleCutoff`) and who could still finish it.
+ */
+export const failStale = (statement: (sql: SqlClient.SqlClient) => {
+  readonly table: string
+  readonly set: Statement.Fragment
+  readonly where: Statement.Fragment
+}) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const { set, table, where } = statement(sql)
+    const failed = yield* SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: (at) => sql`UPDATE ${sql(table)} r SET ${set}, updated_at = ${at} WHERE ${where} RETURNING r.id`
+    })(yield* now)
+    return failed.length
+  }).pipe(orDefect)
 
 /**
  * A scope condition selected as a column (`… AS visible`): SQL answers null where a column it

@@ -1,5 +1,5 @@
 /**
- * The docs page reads like documentation (#7 point 3): every operation has a summary and a
+ * The docs page reads like documentation: every operation has a summary and a
  * description that says who may call it and which spec section it implements, sits under one
  * human tag with a description, and every request body has an example; `redocly lint`
  * (recommended ruleset, redocly.yaml) finds no error and only the warnings redocly.yaml keeps.

@@ -1,5 +1,5 @@
 /**
- * CORS (#7 point 1): browsers on the origins in CORS_ORIGINS may call the API with X-User-Token;
+ * CORS: browsers on the origins in CORS_ORIGINS may call the API with X-User-Token;
  * any other origin, or any origin when CORS_ORIGINS is unset, gets no Access-Control-Allow-Origin.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"

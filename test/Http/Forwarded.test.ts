@@ -1,5 +1,5 @@
 /**
- * TRUSTED_PROXIES (#7 point 8): the client address for rate limits and the public URL of a
+ * TRUSTED_PROXIES: the client address for rate limits and the public URL of a
  * request (what a webhook provider signs) come from X-Forwarded-* only through trusted proxies.
  */
 import { HttpServerRequest } from "@effect/platform"

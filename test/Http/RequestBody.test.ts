@@ -211,35 +211,35 @@ describe("body limit lookup", () => {
     expect(operations.length).toBeGreaterThan(20)
     const carryFiles = new Set([
       "POST /v1/admin/clinic/ecm/mifs",
-      // Clinic patients (issue 13): document uploads.
+      // Clinic patients: document uploads.
       "POST /v1/clinic/patients/1/documents",
-      // Claims (issue 19): claim document uploads and replacements.
+      // Claims: claim document uploads and replacements.
       "POST /v1/admin/clinic/claims/1/documents",
       "PUT /v1/admin/clinic/claims/1/documents/1",
-      // Content (issue 23): the library bundle and content files (50 MB).
+      // Content: the library bundle and content files (50 MB).
       "POST /v1/admin/content/import",
       "POST /v1/admin/content/files"
     ])
-    // Endpoints with a limit of their own (issue 12: a Form C document, 1,000 bulk assignments).
+    // Endpoints with a limit of their own: a Form C document, 1,000 bulk assignments …
     const ownLimits = new Map<string, number>([
       ["POST /v1/clinic/patients/ecm/form_c_submissions", formCBodyBytes],
       ["POST /v1/admin/clinic/ecm/lead_care_managers/bulk_assign", bulkBodyBytes],
-      // Issue 14: the telephony webhooks (a 1,600-character SMS percent-encoded).
+      // The telephony webhooks (a 1,600-character SMS percent-encoded).
       ...["sms", "voice", "sms_status", "voice_status", "outbound_call", "recording"].map((hook): [string, number] =>
         [`POST /v1/clinic/webhooks/telephony/${hook}`, webhookBodyBytes]),
-      // Issue 13: a help request's 5000-character message; a treatment plan's goals and interventions.
+      // A help request's 5000-character message; a treatment plan's goals and interventions.
       ["POST /v1/clinic/patients/help_requests", 64 * 1024],
       ["POST /v1/clinic/patients/treatment_plans", 256 * 1024],
       ["PUT /v1/clinic/patients/treatment_plans/1", 256 * 1024],
-      // Issue 19: up to 2,000 claim ids in one 837P batch.
+      // Up to 2,000 claim ids in one 837P batch.
       ["POST /v1/admin/clinic/claims/generate_edi", generateEdiBodyBytes],
-      // Issue 18: a session note's five sections; signature images (PNG data URIs) of addenda and sign-offs.
+      // A session note's five sections; signature images (PNG data URIs) of addenda and sign-offs.
       ["POST /v1/clinic/patients/session_notes", noteBodyBytes],
       ["PUT /v1/clinic/patients/session_notes/1", noteBodyBytes],
       ["POST /v1/admin/clinic/session_notes/addendums", signatureBodyBytes],
       ["PUT /v1/admin/clinic/session_notes/addendums/1", signatureBodyBytes],
       ["POST /v1/admin/clinic/session_notes/sign_offs", signatureBodyBytes],
-      // Issue 21: questionnaire answers (merged into the content branch, issue 23, which lists them here).
+      // Questionnaire answers.
       ...["POST /v1/questionnaire_responses", "PUT /v1/questionnaire_responses/1", "POST /v1/questionnaire_invites/respond",
         "POST /v1/marketing_questionnaires"].map((name): [string, number] => [name, 512 * 1024])
     ])

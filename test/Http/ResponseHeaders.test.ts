@@ -1,5 +1,5 @@
 /**
- * Headers on every response (#7 point 7): no caching of personal data, no MIME sniffing, no
+ * Headers on every response: no caching of personal data, no MIME sniffing, no
  * referrer, a CSP that gives JSON nothing and the docs page exactly its own scripts; HSTS when
  * the public URL is https.
  */

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL unreachable (#8 point 11): the app talks to its database through a TCP relay the
+ * PostgreSQL unreachable: the app talks to its database through a TCP relay the
  * test can cut, as a network partition or a database restart would. API calls answer 503 with
  * Retry-After in the general area's shape, not 500; when the database is back, so is the API.
  */

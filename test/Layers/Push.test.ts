@@ -1,5 +1,5 @@
 /**
- * Push layers (issue 17): the outbox appends JSON lines; the FCM layer sends through the official
+ * Push layers: the outbox appends JSON lines; the FCM layer sends through the official
  * `firebase-admin` SDK to a local stand-in for fcm.googleapis.com (its HTTPS requests are routed to
  * a local HTTP server by the app's `httpAgent` option), which sees the real requests.
  */

@@ -6,8 +6,8 @@
  * control that the refusal was about ownership.
  *
  * Kinds of owned record are pluggable: `users` (a parent owns their own account, /v1/users/{id})
- * works today; `patients` takes a `FamilySeeder`, and there is no patients table yet, so
- * `noPatientsYet` seeds none. Whichever issue adds patients plugs in a seeder that links them.
+ * and `patients`, which takes a `FamilySeeder` that links patients to each family:
+ * `ecmPatientFamilies` (patients.ts) for the app, `noPatientsYet` (none) for a synthetic API.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -61,18 +61,18 @@ const patientRecordPaths: ReadonlyArray<readonly [RegExp, string]> = [
   [/\/treatment_plans\/\{id\}$/, "treatment_plan"],
   [/\/spot\/\{id\}$/, "spot"],
   [/\/documents\/\{id\}$/, "document"],
-  // Issue 17: a reminder of the patient's appointment.
+  // A reminder of the patient's appointment.
   [/\/appointment_reminders\/\{id\}$/, "appointment_reminder"],
-  // Issue 20: a prescription of the patient (show, update, cancel, refill).
+  // A prescription of the patient (show, update, cancel, refill).
   [/\/prescriptions\/\{id\}(\/refill)?$/, "prescription"],
-  // Issue 21: a questionnaire response, shown under the clinic's path and updated under its own.
+  // A questionnaire response, shown under the clinic's path and updated under its own.
   [/\/clinic\/patients\/questionnaires\/\{id\}$/, "questionnaire_response"],
   [/\/questionnaire_responses\/\{id\}$/, "questionnaire_response"]
 ]
 
 /**
  * Operations naming the patient's appointment by `appointment_id` (query or body, a level down):
- * the appointment reminders (issue 17; general §5.4 answers another family's with 403).
+ * the appointment reminders (general §5.4 answers another family's with 403).
  */
 const appointmentScoped = /\/appointment_reminders$/
 
@@ -264,7 +264,7 @@ export const runBola = <R>(options: BolaOptions<R>): Effect.Effect<BolaReport, n
         }
         // The control: on A's own record the same request is not refused the same way, so the
         // refusal above was about whose record it is. (Admin-only operations refuse parents anyway,
-        // and so do staff-only ones: issue 12's clinic Form C answers a parent 403 "Staff access required".)
+        // and so do staff-only ones: the clinic Form C answers a parent 403 "Staff access required".)
         const refusal = foreignOutcome
         const own = ownA[0]
         // (Admin- and staff-only operations (x-access: staff) refuse every parent, their own record or not.)

@@ -51,7 +51,7 @@ export const errorShapeProblem = (area: Area, status: number, body: unknown): st
 }
 
 /**
- * Headers every response of the API carries, error or success (issue 7 point 7; what the app
+ * Headers every response of the API carries, error or success (what the app
  * sends is pinned in test/Http/ResponseHeaders.test.ts): personal health data is not cached, not
  * MIME-sniffed, and no referrer leaks the URL. The document cannot declare them on every response.
  */

@@ -83,7 +83,7 @@ export interface Operation {
   readonly adminOnly: boolean
   /**
    * Clinic staff only (`x-access: staff`, which `operationDocs` writes for `Access.staff`): a
-   * parent is refused with 403 whatever record they name (issue 11).
+   * parent is refused with 403 whatever record they name.
    */
   readonly staffOnly: boolean
   readonly area: Area
@@ -120,7 +120,7 @@ export const formMediaType = "application/x-www-form-urlencoded"
 
 /**
  * The header name of the first apiKey scheme an operation requires. A security list with an empty
- * requirement (`[{userToken: []}, {}]`: the session is optional, issue 22's assessment submit takes a
+ * requirement (`[{userToken: []}, {}]`: the session is optional: the collaborator assessment submit takes a
  * link token in the body instead) requires none: the operation is public to the access matrix,
  * and signed-in callers still send their token.
  */
@@ -168,7 +168,7 @@ export const operationsOf = (document: OpenApiDocument): ReadonlyArray<Operation
         responseHeaders,
         tokenHeader: tokenHeaderOf(document, raw),
         // A public operation under /v1/admin (provider invite validate and accept) admits anyone, and
-        // a staff one there (issue 16's engagement status: "admin or staff") admits staff.
+        // a staff one there (the ECM engagement status: "admin or staff") admits staff.
         adminOnly: tokenHeaderOf(document, raw) !== undefined && isAdminOnly(method, path) && raw["x-access"] !== "staff",
         staffOnly: tokenHeaderOf(document, raw) !== undefined && raw["x-access"] === "staff",
         area: areaOf(path),

@@ -122,7 +122,7 @@ const providerProfile = ({ call, world }: FixtureTools) =>
 
 /**
  * A free future slot of a fresh provider (the world's parent given the provider role), made by the
- * world's admin through the Api (issue 15): what a booking needs.
+ * world's admin through the Api: what a booking needs.
  */
 const hourMs = 3_600_000
 const futureHour = (days: number) => new Date(Math.ceil(Date.now() / hourMs) * hourMs + days * 24 * hourMs)
@@ -141,7 +141,7 @@ const freeSlot = (tools: FixtureTools) =>
 const withQueryValue = (draft: Draft, name: string, value: string): Draft =>
   ({ ...draft, query: [...draft.query.filter(([key]) => key !== name), [name, value]] })
 
-/** Issue 11: one ECM member per harness (imported through the Api as a MIF file), shared by the activity fixtures. */
+/** One ECM member per harness (imported through the Api as a MIF file), shared by the activity fixtures. */
 const ecmPatients = new WeakMap<Harness, number>()
 const ecmPatient = ({ call, harness }: FixtureTools) =>
   Effect.gen(function*() {
@@ -157,7 +157,7 @@ const ecmPatient = ({ call, harness }: FixtureTools) =>
     return id
   })
 
-/** Issue 11: a task of the member, created through the Api by the world's admin. */
+/** A task of the member, created through the Api by the world's admin. */
 const ecmActivity = (tools: FixtureTools) =>
   Effect.gen(function*() {
     const patient = yield* ecmPatient(tools)
@@ -165,7 +165,7 @@ const ecmActivity = (tools: FixtureTools) =>
     return { patient, id: (created.json as { activity: { id: number } }).activity.id }
   })
 
-/** Issue 11: the event of a new task: the member's newest event (fixtures run one at a time). */
+/** The event of a new task: the member's newest event (fixtures run one at a time). */
 const ecmEvent = (tools: FixtureTools) =>
   Effect.gen(function*() {
     const { patient } = yield* ecmActivity(tools)
@@ -178,7 +178,7 @@ const ecmEvent = (tools: FixtureTools) =>
 const withPath = (draft: Draft, params: Readonly<Record<string, number>>): Draft =>
   ({ ...draft, pathParams: { ...draft.pathParams, ...Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])) } })
 
-/** Issue 11: ECM activities and events on a member that exists, with bodies that pass the rules. */
+/** ECM activities and events on a member that exists, with bodies that pass the rules. */
 const ecmActivityFixtures: Readonly<Record<string, Fixture>> = {
   "ecmActivities.list": (tools) => Effect.map(ecmPatient(tools), (patient) => (draft) => withPath(draft, { patient_id: patient })),
   "ecmActivities.create": (tools) =>
@@ -197,7 +197,7 @@ const ecmActivityFixtures: Readonly<Record<string, Fixture>> = {
     Effect.map(ecmPatient(tools), (patient) => (draft) =>
       withQueryValue(withQueryValue(withPath(draft, { patient_id: patient }), "start_date", "2000-01-01"), "end_date", "2100-12-31")),
   "ecmEvents.show": (tools) => Effect.map(ecmEvent(tools), (e) => (draft) => withPath(draft, { patient_id: e.patient, id: e.id })),
-  // Issue 14: a patient that exists, and a number that parses.
+  // The ECM SMS and call: a patient that exists, and a number that parses.
   "ecmCommunications.sendSms": (tools) =>
     Effect.map(ecmPatient(tools), (patient) => (draft) =>
       withBodyValue(withPath(draft, { patient_id: patient }), ["sms"], { phone_number: "(415) 555-0132", body: "Race message" })),
@@ -207,7 +207,7 @@ const ecmActivityFixtures: Readonly<Record<string, Fixture>> = {
 }
 
 /**
- * Issue 22: a clinic patient, a collaborator linked to it (both made by the world's admin) and an
+ * A clinic patient, a collaborator linked to it (both made by the world's admin) and an
  * assessment link for them, its token taken from the response (the emailed copy goes through the
  * job queue): what the public link operations need to succeed.
  */
@@ -248,7 +248,7 @@ const assessmentLink = (tools: FixtureTools) =>
 const socialSkillsAnswers = ["starts_conversations", "takes_turns", "cooperates", "resolves_conflict", "empathy"]
   .map((question_id) => ({ question_id, answer: "Sometimes" }))
 
-/** Issue 22: the public assessment link operations with a link that works. */
+/** The public assessment link operations with a link that works. */
 const collaboratorFixtures: Readonly<Record<string, Fixture>> = {
   "collaboratorAssessments.form": (tools) => Effect.map(assessmentLink(tools), (token) => (draft) => withQueryValue(draft, "token", token)),
   "collaboratorAssessments.decline": (tools) => Effect.map(assessmentLink(tools), (token) => (draft) => withBodyValue(draft, ["token"], token)),
@@ -319,7 +319,7 @@ export const fixtures: Readonly<Record<string, Fixture>> = {
 
   /**
    * A clinic patient the copy's admin creates: the waitlist's one-open-spot rule is about a patient
-   * that exists (issue 13).
+   * that exists.
    */
   "spots.create": ({ call }) =>
     Effect.gen(function*() {

@@ -58,7 +58,7 @@ const stringHints: ReadonlyArray<readonly [RegExp, Hint]> = [
   [/password/, (c) => c.known ? fc.oneof({ weight: 2, arbitrary: c.pii.password }, fc.constant(c.known.password)) : c.pii.password],
   [/(^|_)(first_|last_|patient_)?name$/, (c) => c.pii.name],
   [/phone/, (c) => c.pii.phone],
-  // Twilio's webhook parameters: the numbers of a message or call (issue 14).
+  // Twilio's webhook parameters: the numbers of a message or call.
   [/^(From|To)$/, (c) => c.pii.phone],
   [/^language$/, () => fc.constantFrom("en", "es", "fr", "vi")],
   [/^search$/, (c) => fc.oneof(c.pii.name.map((n) => n.slice(0, 6)), smallText)],

@@ -5,7 +5,7 @@
  * field (413 for a body past the body limit, 414/431 for a URL or header past Node's limits),
  * never a 5xx, within a latency bound: a limit checked after the work (hashing a huge password,
  * binding 100,000 parameters) is no limit. Request strings and arrays that declare no maximum are
- * failures too (issue 8: every text field declares its maximum, so the document says it and this
+ * failures too (every text field declares its maximum, so the document says it and this
  * mode tests it); path parameters, enums, formats with a fixed shape (dates) and numbers sent as
  * strings are bounded otherwise and exempt.
  */

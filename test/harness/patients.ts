@@ -2,7 +2,7 @@
  * The BOLA check's patients: each new family's parent gets an ECM member linked to their account
  * (`patients.user_id`), with an eligibility record from a MIF file of its own, so every endpoint
  * that shows a patient has something of family B's to leak. The member is a clinic patient too
- * (one table), and gets a record of every kind the clinic keeps under a patient (issue 13): a help
+ * (one table), and gets a record of every kind the clinic keeps under a patient: a help
  * request, a treatment plan, a waitlist spot (offered, so a parent's answer is a real move) and a
  * document. Names, titles, notes, member ids and phone numbers are drawn from the harness's
  * generators, so the leak and telemetry scans know them.
@@ -36,7 +36,7 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
         const firstName = draw(pii.name)
         const lastName = draw(pii.name)
         const memberId = `HB${seed & 0xffff}X${n}`
-        // Issue 17: a provider of the family's own (an appointment with them and a reminder of it
+        // A provider of the family's own (an appointment with them and a reminder of it
         // below), the patient's primary provider too, and signed in: the staff-vs-staff check's
         // caller with a care relationship (and, for another family's patient, without one).
         const providerEmail = `harness-provider-${seed & 0xffff}-${n}@bola.test`
@@ -52,7 +52,7 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
         })
         yield* insertEligibility(patientId, fileId, { member_id: memberId, first_name: firstName, last_name: lastName, date_of_birth: "2015-06-01" })
         providerByPatient.set(patientId, { role: "staff", id: providerUserId, email: providerEmail, phone: "", token: providerToken })
-        // A record of every kind the clinic keeps under a patient (issues 13, 17, 20, 21), and the
+        // A record of every kind the clinic keeps under a patient (clinic records, reminders, prescriptions, questionnaires), and the
         // records the provider added: a collaborator linked to the patient and a video of the patient
         // (what a provider names by id beside a patient: the staff-vs-staff check's own records).
         recordsByPatient.set(patientId, yield* insertClinicRecords({
@@ -63,26 +63,26 @@ export const ecmPatientFamilies = (pii: Pii, seed: number): FamilySeeder<SqlClie
     snapshot: (patientId) =>
       Effect.flatMap(SqlClient.SqlClient, (sql) =>
         sql`SELECT p.*, (SELECT json_agg(e ORDER BY e.id) FROM ecm_eligibility_informations e WHERE e.patient_id = p.id) AS records,
-            -- Issue 12: Form C submissions and the case load (lead care managers).
+            -- Form C submissions and the case load (lead care managers).
             (SELECT json_agg(f ORDER BY f.id) FROM form_c_submissions f WHERE f.patient_id = p.id) AS form_c_submissions,
             (SELECT row_to_json(c) FROM case_loads c WHERE c.patient_id = p.id) AS case_load,
-            -- Issue 13: the clinic's records of the patient.
+            -- The clinic's records of the patient.
             (SELECT json_agg(h ORDER BY h.id) FROM help_requests h WHERE h.patient_id = p.id) AS help_requests,
             (SELECT json_agg(t ORDER BY t.id) FROM treatment_plans t WHERE t.patient_id = p.id) AS treatment_plans,
             (SELECT json_agg(s ORDER BY s.id) FROM spots s WHERE s.patient_id = p.id) AS spots,
             (SELECT json_agg(d ORDER BY d.id) FROM patient_documents d WHERE d.patient_id = p.id) AS documents,
-            -- Issue 19: insurance coverage.
+            -- Insurance coverage.
             (SELECT row_to_json(pc) FROM patient_coverages pc WHERE pc.patient_id = p.id) AS coverage,
-            -- Issue 17: the patient's appointment reminders.
+            -- The patient's appointment reminders.
             (SELECT json_agg(r ORDER BY r.id) FROM appointment_reminders r JOIN appointments a ON a.id = r.appointment_id
               WHERE a.patient_id = p.id) AS appointment_reminders,
-            -- Issue 20: prescriptions and their history.
+            -- Prescriptions and their history.
             (SELECT json_agg(rx ORDER BY rx.id) FROM prescriptions rx WHERE rx.patient_id = p.id) AS prescriptions,
             (SELECT json_agg(ph ORDER BY ph.id) FROM prescription_history ph WHERE ph.patient_id = p.id) AS prescription_history,
-            -- Issue 21: questionnaire responses and invites.
+            -- Questionnaire responses and invites.
             (SELECT json_agg(qr ORDER BY qr.id) FROM questionnaire_responses qr WHERE qr.patient_id = p.id) AS questionnaire_responses,
             (SELECT json_agg(qi ORDER BY qi.id) FROM questionnaire_invites qi WHERE qi.patient_id = p.id) AS questionnaire_invites,
-            -- Issue 16: the engagement status history.
+            -- The engagement status history.
             (SELECT json_agg(h ORDER BY h.id) FROM ecm_status_histories h WHERE h.patient_id = p.id) AS status_histories,
             (SELECT json_agg(w ORDER BY w.id) FROM ecm_status_history_withdrawals w WHERE w.patient_id = p.id) AS status_history_withdrawals,
             -- Records linked to the patient by staff: collaborators, their assessments, videos, session notes.

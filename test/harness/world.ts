@@ -35,7 +35,7 @@ export interface World {
   readonly userIds: ReadonlyArray<number>
   /** Their emails; every one signs in with `Seeder.password`. */
   readonly emails: ReadonlyArray<string>
-  /** Ids of other records requests may name (issue 11: an ECM member, its activities and events). */
+  /** Ids of other records requests may name (an ECM member, its activities and events). */
   readonly recordIds?: ReadonlyArray<number>
 }
 
@@ -65,7 +65,7 @@ export interface Seeder {
    */
   readonly world: (others: ReadonlyArray<Principal>, recordIds?: ReadonlyArray<number>) => Effect.Effect<World>
   /**
-   * Records shared by a batch of requests (issue 11): an ECM member named from the harness's
+   * Records shared by a batch of requests: an ECM member named from the harness's
    * generators, with a task, a subtask and a call, their events, and a comment; their ids.
    */
   readonly records: Effect.Effect<ReadonlyArray<number>>

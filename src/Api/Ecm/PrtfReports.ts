@@ -7,27 +7,16 @@ import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
 import { listQuery } from "../Lists.js"
 import { maxPageSize, Pagination } from "../Pagination.js"
-import { BoundedString, IdParam } from "../Schemas.js"
+import { BoundedString, IdParam, PeriodDate } from "../Schemas.js"
 import { EcmAdminAuthentication } from "../Security.js"
-
-const isIsoDate = Schema.is(IsoDate)
-
-/** §4.7 asks for YYYY-MM-DD: the message says so; an empty one is blank, like a missing one. */
-const ReportDate = (description: string) =>
-  Schema.String.pipe(
-    Schema.filter((s) => s.trim() !== "" && isIsoDate(s), {
-      message: (issue) => (String(issue.actual).trim() === "" ? "can't be blank" : "is invalid (use YYYY-MM-DD)")
-    }),
-    Schema.annotations({ description, jsonSchema: { type: "string", format: "date", maxLength: 10 } })
-  )
 
 export const Npi = Schema.String.pipe(
   Schema.filter((s) => npiPattern.test(s), { message: () => "must be 10 digits", jsonSchema: { pattern: "^[0-9]{10}$", maxLength: 10 } })
 )
 
 export class GeneratePrtfRequest extends Schema.Class<GeneratePrtfRequest>("GeneratePrtfRequest")({
-  start_date: ReportDate("First day of the period (UTC), YYYY-MM-DD"),
-  end_date: ReportDate("Last day of the period (UTC, inclusive), YYYY-MM-DD; after start_date"),
+  start_date: PeriodDate("First day of the period (UTC), YYYY-MM-DD"),
+  end_date: PeriodDate("Last day of the period (UTC, inclusive), YYYY-MM-DD; after start_date"),
   provider_npi: Schema.optional(Schema.NullOr(Npi).annotations({
     description: "Only members of this ECM provider (10 digits); all providers when absent"
   })),

@@ -9,22 +9,11 @@ import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
 import { listQuery } from "../Lists.js"
 import { maxPageSize, Pagination } from "../Pagination.js"
-import { IdParam } from "../Schemas.js"
+import { IdParam, PeriodDate } from "../Schemas.js"
 import { EcmAdminAuthentication } from "../Security.js"
 import { DateFormat, Delimiter, FileFormat } from "./ExchangeProfiles.js"
 
 const spec = "ECM §2.6, §2.7, §4.6, §4.7 (beyond the spec: docs/ecm-exchange.md)"
-
-const isIsoDate = Schema.is(IsoDate)
-
-/** A day of the period: the message says how to write it; an empty one is blank, like a missing one. */
-const PeriodDate = (description: string) =>
-  Schema.String.pipe(
-    Schema.filter((s) => s.trim() !== "" && isIsoDate(s), {
-      message: (issue) => (String(issue.actual).trim() === "" ? "can't be blank" : "is invalid (use YYYY-MM-DD)")
-    }),
-    Schema.annotations({ description, jsonSchema: { type: "string", format: "date", maxLength: 10 } })
-  )
 
 export class CreateExchangeReportRequest extends Schema.Class<CreateExchangeReportRequest>("CreateExchangeReportRequest")({
   health_plan_id: Schema.Int.annotations({ description: "The plan whose members the file covers" }),

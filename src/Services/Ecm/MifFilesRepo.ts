@@ -10,8 +10,7 @@ import type { PageRequest } from "../../Api/Pagination.js"
 import { MifFileType, MifSourceType, MifStatus } from "../../Domain/Ecm/Mif.js"
 import { staleCutoff } from "../HeartbeatsRepo.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
-import { now } from "../Time.js"
+import { failStale, orDefect } from "../Repository.js"
 
 const NullText = Schema.NullOr(Schema.String)
 
@@ -80,21 +79,13 @@ const columns = `id, filename, file_type, source_type, object_key, records_impor
  * (../Recovery.ts), which has no services.
  */
 export const failAbandonedMifFiles = (staleAfterSeconds: number, reason: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const at = yield* now
-    const failed = yield* SqlSchema.findAll({
-      Request: Schema.Struct({ stale: Schema.Number, at: Schema.DateFromSelf }),
-      Result: Id,
-      execute: ({ at, stale }) =>
-        sql`UPDATE mif_files SET status = 'failed', import_errors = ${reason}, records_imported = 0, updated_at = ${at}
-          WHERE status IN ('pending', 'processing')
-            AND NOT EXISTS (SELECT 1 FROM heartbeats h WHERE h.holder_id = mif_files.owner_instance)
-            AND (owner_instance IS NOT NULL OR updated_at < ${staleCutoff(sql, stale)})
-          RETURNING id`
-    })({ stale: staleAfterSeconds, at })
-    return failed.length
-  }).pipe(orDefect)
+  failStale((sql) => ({
+    table: "mif_files",
+    set: sql`status = 'failed', import_errors = ${reason}, records_imported = 0`,
+    where: sql`r.status IN ('pending', 'processing')
+      AND NOT EXISTS (SELECT 1 FROM heartbeats h WHERE h.holder_id = r.owner_instance)
+      AND (r.owner_instance IS NOT NULL OR r.updated_at < ${staleCutoff(sql, staleAfterSeconds)})`
+  }))
 
 export class MifFilesRepo extends Effect.Service<MifFilesRepo>()("app/MifFilesRepo", {
   effect: Effect.gen(function*() {

@@ -7,8 +7,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { GroupBy, PatientStatus, ReportFormat, ReportStatus } from "../../Domain/Reports/Report.js"
 import { staleCutoff } from "../HeartbeatsRepo.js"
-import { orDefect } from "../Repository.js"
-import { now } from "../Time.js"
+import { failStale, orDefect } from "../Repository.js"
 
 /** A report's validated parameters, as stored in `reports.parameters`. */
 export const ReportParams = Schema.Struct({
@@ -80,21 +79,13 @@ export const failStrandedReports = (
   reason: string,
   table: "reports" | "exchange_reports" = "reports"
 ) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const at = yield* now
-    const failed = yield* SqlSchema.findAll({
-      Request: Schema.Struct({ stale: Schema.Number, at: Schema.DateFromSelf }),
-      Result: Id,
-      execute: ({ at, stale }) =>
-        sql`UPDATE ${sql(table)} r SET status = 'failed', failure_reason = ${reason}, updated_at = ${at}
-          WHERE r.status = 'generating' AND r.updated_at < ${staleCutoff(sql, stale)}
-            AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j
-              WHERE j.key = ${jobKeyPrefix} || r.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))
-          RETURNING r.id`
-    })({ stale: staleAfterSeconds, at })
-    return failed.length
-  }).pipe(orDefect)
+  failStale((sql) => ({
+    table,
+    set: sql`status = 'failed', failure_reason = ${reason}`,
+    where: sql`r.status = 'generating' AND r.updated_at < ${staleCutoff(sql, staleAfterSeconds)}
+      AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j
+        WHERE j.key = ${jobKeyPrefix} || r.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))`
+  }))
 
 export class ReportsRepo extends Effect.Service<ReportsRepo>()("app/ReportsRepo", {
   effect: Effect.gen(function*() {

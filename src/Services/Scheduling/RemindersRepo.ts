@@ -14,7 +14,7 @@ import { AppointmentReminder, type DeliveryReport, DeliveryStatus, ReminderStatu
 import { Access, type Viewer } from "../Access/Access.js"
 import { staleCutoff } from "../HeartbeatsRepo.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { failStale, orDefect } from "../Repository.js"
 import { now } from "../Time.js"
 
 const Text = Schema.String
@@ -197,21 +197,14 @@ export const recordSentToProvider = (sent: { readonly id: number; readonly claim
  * settle their own reminder on their next run.
  */
 export const failStrandedReminders = (staleAfterSeconds: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.flatMap(now, (at) =>
-      SqlSchema.findAll({
-        Request: Schema.Struct({ staleAfterSeconds: Schema.Number, at: Timestamp }),
-        Result: MovedRow,
-        execute: (r) =>
-          sql`UPDATE appointment_reminders r SET status = 'failed', delivery_status = 'failed',
-              status_reason = ${reminderReasons.interrupted}, claimed_at = NULL, claimed_by = NULL, updated_at = ${r.at}
-            WHERE r.status = 'scheduled' AND r.delivery_status = 'sending' AND r.claimed_at < ${staleCutoff(sql, r.staleAfterSeconds)}
-              AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j
-                WHERE j.key = ${reminderJobKeyPrefix} || r.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))
-            RETURNING r.id`
-      })({ staleAfterSeconds, at })
-    )
-  ).pipe(Effect.map((rows) => rows.length), orDefect)
+  failStale((sql) => ({
+    table: "appointment_reminders",
+    set: sql`status = 'failed', delivery_status = 'failed', status_reason = ${reminderReasons.interrupted},
+      claimed_at = NULL, claimed_by = NULL`,
+    where: sql`r.status = 'scheduled' AND r.delivery_status = 'sending' AND r.claimed_at < ${staleCutoff(sql, staleAfterSeconds)}
+      AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j
+        WHERE j.key = ${reminderJobKeyPrefix} || r.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))`
+  }))
 
 export class RemindersRepo extends Effect.Service<RemindersRepo>()("app/RemindersRepo", {
   effect: Effect.gen(function*() {

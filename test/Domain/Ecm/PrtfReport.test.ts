@@ -52,7 +52,7 @@ describe("ruleTable", () => {
 })
 
 describe("the file", () => {
-  it("has the 51 columns of issue 16, in order, named once", () => {
+  it("has its 51 columns, in order, named once", () => {
     expect(prtfColumns.length).toBe(51)
     expect(new Set(prtfColumns).size).toBe(51)
     expect(prtfColumns[0]).toBe("Report Period Start")

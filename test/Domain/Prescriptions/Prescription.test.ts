@@ -6,7 +6,7 @@ import {
 import { calendarDayIn } from "../../../src/Domain/Time.js"
 
 describe("prescription status machine", () => {
-  it("has exactly the issue's moves", () => {
+  it("allows exactly these moves", () => {
     const moves = prescriptionStatuses.flatMap((from) => prescriptionStatuses.filter((to) => to !== from && canMove(from, to)).map((to) => `${from}→${to}`))
     expect(moves.sort()).toEqual([
       "active→cancelled", "active→completed", "active→discontinued", "active→expired", "active→on_hold", "on_hold→active"

@@ -1,4 +1,4 @@
-/** Scoring of every seeded instrument and the response status machine (issue 21). */
+/** Scoring of every seeded instrument and the response status machine. */
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import fc from "fast-check"

@@ -1,5 +1,5 @@
 /**
- * Bounded inputs of the accounts endpoints (#8 points 8 and 9): a field over its maximum length
+ * Bounded inputs of the accounts endpoints: a field over its maximum length
  * or a list over its maximum size is a 422 naming the field, never work for the database; ids in
  * paths parse strictly, so "1e0" or "01" do not name user 1.
  */

@@ -1,5 +1,5 @@
 /**
- * Credential changes a stolen token should not make, and account rules (issue 8 points 6, 7, 12):
+ * Credential changes a stolen token should not make, and account rules:
  * the current password for one's own email or password, email changes confirmed by a code to the
  * new address and announced to the old one, revocation after password changes and resets; admins
  * cannot cancel themselves, archived users are not cancelled, NUL in passwords; least privilege

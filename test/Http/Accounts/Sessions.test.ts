@@ -1,5 +1,5 @@
 /**
- * Sessions that end (issue 7 points 5 and 6): idle timeout, absolute lifetime, the once-a-minute
+ * Sessions that end: idle timeout, absolute lifetime, the once-a-minute
  * touch of `last_used_at`, sign-out of every session, and revocation when an admin deactivates,
  * archives or changes the role of a user. Time moves with the TestClock the server reads.
  */

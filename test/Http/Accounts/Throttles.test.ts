@@ -1,5 +1,5 @@
 /**
- * Issue 8 points 1–5: the account protections under concurrent requests. Every race here fires
+ * The account protections under concurrent requests. Every race here fires
  * its requests at once against the in-process server; nothing sleeps, windows move with TestClock.
  * All requests come from one client address (127.0.0.1), so tests that spend a per-address budget
  * start by moving the clock into a fresh window.

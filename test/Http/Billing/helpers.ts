@@ -103,7 +103,6 @@ export const setup = (token: string, options: { planId?: InsurancePlanId; guardi
     return { patientId, providerId: provider.id, appointmentId: appointment.id, day: appointment.day, planId } satisfies ClaimSetup
   })
 
-
 export type NewClaim = CreateClaimRequest["claim"]
 
 /** The claim of a setup for the typed client: 90837, F32.9, 150 unless `extra` says otherwise. */

@@ -1,5 +1,5 @@
 /**
- * PRTF reports (ECM §2.7, §4.7, issue 16): a small world built by hand where every cell is known,
+ * PRTF reports (ECM §2.7, §4.7): a small world built by hand where every cell is known,
  * compared cell by cell with the downloaded CSV; inclusion rules; the provider filter; counts equal
  * to the events counts endpoint's; list/detail/404; signed links; CSV injection; 422s.
  */

@@ -1,4 +1,4 @@
-/** The daily expiry job (issue 20): through the job queue, active prescriptions past their end date become expired, once. */
+/** The daily expiry job: through the job queue, active prescriptions past their end date become expired, once. */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Clock, Effect } from "effect"

@@ -68,13 +68,8 @@ export const prescriptionFor = (patientId: PatientId, medication: MedicationId, 
 })
 
 /** The same as a raw body, which `extra` may make invalid. */
-export const body = (patientId: number, medication: number, extra: Record<string, unknown> = {}) => ({
-  patient_id: patientId,
-  medication_id: medication,
-  dosage: "50 mg",
-  frequency: "once daily",
-  quantity: 30,
-  prescription_date: "2026-01-05",
+export const body = (patientId: PatientId, medication: MedicationId, extra: Record<string, unknown> = {}) => ({
+  ...prescriptionFor(patientId, medication),
   ...extra
 })
 

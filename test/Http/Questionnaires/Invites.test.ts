@@ -1,4 +1,4 @@
-/** Questionnaire invites (issue 21): the emailed single-use link, its form and its one submission. */
+/** Questionnaire invites: the emailed single-use link, its form and its one submission. */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"

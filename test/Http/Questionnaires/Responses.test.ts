@@ -1,4 +1,4 @@
-/** Questionnaire catalogue, responses, the status machine, the parent rule and the self-harm alert (issue 21). */
+/** Questionnaire catalogue, responses, the status machine, the parent rule and the self-harm alert. */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"

@@ -1,4 +1,4 @@
-/** Public screeners (issue 21): anonymous, scored, the band mailed, limits, honeypot, alert, purge. */
+/** Public screeners: anonymous, scored, the band mailed, limits, honeypot, alert, purge. */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"

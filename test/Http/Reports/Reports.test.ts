@@ -1,5 +1,5 @@
 /**
- * Admin reports (issue 25, general §2.12, §4.13): weekly metrics against a hand-built week where
+ * Admin reports (general §2.12, §4.13): weekly metrics against a hand-built week where
  * every figure is known; report files through the real queue (graphile-worker's `runOnce`) in each
  * format, read back (papaparse, exceljs, pdf.js); the status sequence and honest progress; a
  * failure midway; download and expiry.

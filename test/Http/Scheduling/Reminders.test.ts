@@ -1,5 +1,5 @@
 /**
- * Appointment reminders (issue 17, general §2.14, §4.16): the default schedule, the rules of a new
+ * Appointment reminders (general §2.14, §4.16): the default schedule, the rules of a new
  * reminder, sending at `send_at` exactly once through the real queue (graphile-worker's `runOnce`),
  * reschedule and cancel, the catalogue's languages, opted-out SMS, a crash between claim and send.
  */
@@ -60,7 +60,7 @@ const family = (options: { phone?: string | null; email?: string | null; languag
       first_name: "Robin", last_name: "Vale", date_of_birth: "2015-06-01", user_id: options.linked === false ? null : parentId, phone, email,
       language: options.language ?? "en"
     })
-    // The number answered STOP (the communications issue records it in sms_opt_outs).
+    // The number answered STOP (the telephony webhook records it in sms_opt_outs).
     if (options.optedOut === true && phone !== null) yield* insertSmsOptOut(phone)
     const parentEmail = (yield* sql<{ email: string }>`SELECT email FROM users WHERE id = ${parentId}`)[0]!.email
     return { token, parentToken, parentId, provider, patientId, phone, email, signInParent: signIn(parentEmail, password) }

@@ -1,5 +1,5 @@
 /**
- * Clinic video processing with the real ffmpeg on the disk store (issue 24): clips made here with
+ * Clinic video processing with the real ffmpeg on the disk store: clips made here with
  * lavfi (never downloaded), uploaded through the app's signed part route, processed by the
  * `process_video` job: MP4 remuxed with duration 3 and a 320-px JPEG, WebM transcoded to
  * H.264/AAC, corrupt bytes and a renamed HLS playlist failed at once, monotonic progress (20 s

@@ -1,5 +1,5 @@
 /**
- * Clinic video records (issue 24, general §2.9, §4.10, §5.4): create and its 422s, update and the
+ * Clinic video records (general §2.9, §4.10, §5.4): create and its 422s, update and the
  * status rule, delete (a job removes every object), the access matrix, and the upload protocol on
  * the memory store with the memory processor (multi-part, resume, incomplete, abort, retry, crash).
  */

@@ -94,7 +94,7 @@ const runFfmpeg = (args: ReadonlyArray<string>) =>
     child.on("close", (code) => resume(code === 0 ? Effect.void : Effect.dieMessage(`ffmpeg: ${stderr}`)))
   })
 
-/** The issue's clip: H.264/AAC MP4, `seconds` long, 320x240 (smaller when asked). */
+/** A clip the processor accepts: H.264/AAC MP4, `seconds` long, 320x240 (smaller when asked). */
 export const mp4Clip = (dir: string, seconds = 3, size = "320x240") =>
   Effect.as(runFfmpeg([
     "-f", "lavfi", "-i", `testsrc=duration=${seconds}:size=${size}:rate=25`,
