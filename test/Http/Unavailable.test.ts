@@ -12,10 +12,14 @@ import { SqlError } from "@effect/sql/SqlError"
 import { freshDatabase } from "../support/database.js"
 import { admin, request, signIn, TestApp } from "../support/app.js"
 
-/** Relays connections to PostgreSQL until `cut`: then refuses new ones and resets open ones. */
+/**
+ * Relays connections to PostgreSQL until `cut`: then refuses new ones and resets open ones. While
+ * `frozen`, it holds every byte in either direction, as a stalled network or a hung server would.
+ */
 class Relay {
   private server: net.Server | undefined
   private readonly sockets = new Set<net.Socket>()
+  private held: Array<() => void> | undefined
   constructor(private readonly target: { host: string; port: number }, public port = 0) {}
 
   open = () =>
@@ -30,7 +34,8 @@ class Relay {
             upstream.destroy()
           })
         }
-        client.pipe(upstream).pipe(client)
+        this.forward(client, upstream)
+        this.forward(upstream, client)
       })
       server.once("error", reject)
       server.listen(this.port, "127.0.0.1", () => {
@@ -39,6 +44,23 @@ class Relay {
         resolve()
       })
     })
+
+  private forward(from: net.Socket, to: net.Socket) {
+    from.on("data", (chunk: Buffer) => {
+      if (this.held === undefined) to.write(chunk)
+      else this.held.push(() => to.write(chunk))
+    })
+  }
+
+  freeze = () => {
+    this.held ??= []
+  }
+
+  thaw = () => {
+    const held = this.held ?? []
+    this.held = undefined
+    for (const write of held) write()
+  }
 
   cut = () =>
     new Promise<void>((resolve) => {
@@ -88,6 +110,24 @@ layer(RelayedApp, { timeout: 60_000 })("database unreachable", (it) => {
 
       yield* Effect.promise(relay.open)
       expect((yield* request("GET", "/v1/users", { token })).status).toBe(200)
+    }))
+
+  it.effect("a database that stops answering: /health answers 503 at its two-second deadline, then 200 once it answers again", () =>
+    Effect.gen(function*() {
+      const relay = yield* DatabaseRelay
+      expect((yield* request("GET", "/health")).status).toBe(200)
+
+      relay.freeze()
+      const started = performance.now()
+      const health = yield* request("GET", "/health")
+      const elapsed = performance.now() - started
+      relay.thaw()
+      expect({ status: health.status, body: health.body }).toEqual({ status: 503, body: { status: "unavailable", database: "unreachable" } })
+      expect(health.headers["retry-after"]).toBe("5")
+      expect(elapsed).toBeGreaterThanOrEqual(1_900)
+      expect(elapsed).toBeLessThan(4_000)
+
+      expect((yield* request("GET", "/health")).status).toBe(200)
     }))
 
   it.effect("the ECM area gets the list form", () =>
