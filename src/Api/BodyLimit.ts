@@ -25,6 +25,7 @@ export const carriesFiles: Context.Context<BodyLimit> = Context.make(BodyLimit, 
 /**
  * A JSON string field of an endpoint's body (its path of object keys) that carries a whole file as
  * a base64 data URI: the body checks decode it as the body arrives, never holding it as text, and
- * hand the endpoint a placeholder in its place (src/Layers/Http/StreamedJson.ts).
+ * hand the endpoint a placeholder in its place (src/Layers/Http/StreamedJson.ts). The service
+ * reads the field with `receivedDataUri` (src/Services/DataUri.ts).
  */
 export class DataUriField extends Context.Tag("app/DataUriField")<DataUriField, ReadonlyArray<string>>() {}

@@ -7,17 +7,24 @@
  * only says what the text was (`DataUri`), in the terms needed to judge it exactly as if it had the
  * whole string (`String.prototype.trim`, then a prefix, then standard padded base64).
  */
-import { Context } from "effect"
+import { Context, Effect, Option } from "effect"
 
 /** What a data URI text was, read piece by piece. */
 export interface DataUri {
   /**
    * The text after leading whitespace, up to and including its first comma (the media type and
-   * `;base64,`), or its first `maxHeadChars` characters when no comma comes before.
+   * `;base64,`); when no comma comes before, up to the first character no data URI head of ours
+   * has (`headCharacters`), or its first 5 when they are not `data:`.
    */
   readonly head: string
   /** Characters after `head`, trailing whitespace excluded. */
   readonly encodedLength: number
+  /** Whitespace characters before `head` (trimmed by `String.prototype.trim`). */
+  readonly leadingSpace: number
+  /** Whitespace characters after the last other character (none when the text is all head). */
+  readonly trailingSpace: number
+  /** Characters of the whole text, counted as code points (a schema's `maxLength` counts them so). */
+  readonly characters: number
   /** Whether those characters are standard base64 with padding (RFC 4648 §4), length a multiple of 4. */
   readonly base64: boolean
   /** The decoded bytes (when `base64`; empty otherwise). */
@@ -28,8 +35,12 @@ export interface DataUri {
   readonly nul: boolean
 }
 
-/** Longest head kept: far longer than any media type a data URI of ours names. */
-export const maxHeadChars = 256
+/**
+ * Characters a data URI head of ours may have before its comma: letters, digits and `.+/=;:-`.
+ * The head ends at any other (the text is then no data URI of ours), so a long one is kept only
+ * while it could still be a media type with parameters.
+ */
+const headCharacters = /[A-Za-z0-9.+/=;:-]*/y
 
 /** The characters `String.prototype.trim` removes. */
 const isTrimmed = (code: number) =>
@@ -51,7 +62,12 @@ export const dataUriDecoder = (expectedChars = 0) => {
   let head = ""
   let headDone = false
   let leading = true
+  let leadingSpace = 0
   let nul = false
+  /** Surrogate pairs after the head: each is one character of two UTF-16 units. */
+  let pairs = 0
+  /** The last character after the head was a high surrogate. */
+  let afterHigh = false
   // After the head:
   let total = 0
   let trailingSpace = 0
@@ -89,6 +105,8 @@ export const dataUriDecoder = (expectedChars = 0) => {
     for (let i = 0; i < piece.length; i++) {
       const code = piece.charCodeAt(i)
       if (code === 0) nul = true
+      if (afterHigh && code >= 0xdc00 && code <= 0xdfff) pairs++
+      afterHigh = code >= 0xd800 && code <= 0xdbff
       if (isTrimmed(code)) {
         trailingSpace++
         spaced = true
@@ -108,7 +126,10 @@ export const dataUriDecoder = (expectedChars = 0) => {
   const afterHead = (piece: string) => {
     total += piece.length
     if (base64 && !spaced && padding === 0 && base64Alphabet.test(piece)) {
-      if (piece.length > 0) trailingSpace = 0
+      if (piece.length > 0) {
+        trailingSpace = 0
+        afterHigh = false
+      }
       decodeGroups(piece)
       return
     }
@@ -127,19 +148,26 @@ export const dataUriDecoder = (expectedChars = 0) => {
     let start = 0
     if (leading) {
       while (start < piece.length && isTrimmed(piece.charCodeAt(start))) start++
+      leadingSpace += start
       if (start === piece.length) return
       leading = false
     }
-    const comma = piece.indexOf(",", start)
-    const room = maxHeadChars - head.length
-    const end = comma !== -1 && comma - start < room ? comma + 1 : start + room
-    const taken = piece.slice(start, Math.min(end, piece.length))
-    if (taken.includes("\u0000")) nul = true
-    head += taken
-    if ((comma !== -1 && comma - start < room) || head.length >= maxHeadChars) {
+    headCharacters.lastIndex = start
+    headCharacters.test(piece)
+    let end = headCharacters.lastIndex
+    const comma = end < piece.length && piece.charCodeAt(end) === 0x2c
+    if (comma) end++
+    head += piece.slice(start, end)
+    const named = head.length < 5 || head.slice(0, 5).toLowerCase() === "data:"
+    if (!named) {
+      // Not `data:`: the head is its first 5 characters, and the text no data URI of ours.
+      end -= head.length - 5
+      head = head.slice(0, 5)
+    }
+    if (comma || end < piece.length || !named) {
       headDone = true
       // No media type ends the head: whatever follows is not a file to decode.
-      if (!head.endsWith(",")) base64 = false
+      if (!comma || !named) base64 = false
     }
     if (end < piece.length) afterHead(piece.slice(end))
   }
@@ -154,6 +182,9 @@ export const dataUriDecoder = (expectedChars = 0) => {
     return {
       head,
       encodedLength,
+      leadingSpace,
+      trailingSpace,
+      characters: leadingSpace + head.length + total - pairs,
       base64: valid,
       bytes: new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength),
       blank: leading,
@@ -177,3 +208,17 @@ export const readDataUri = (text: string): DataUri => {
  * declares such a field (`DataUriField`).
  */
 export class ReceivedDataUris extends Context.Tag("app/ReceivedDataUris")<ReceivedDataUris, ReadonlyMap<string, DataUri>>() {}
+
+/**
+ * The data URI a request field holds: read as the body arrived when the body checks took it out
+ * (the field holds its placeholder), else the text itself (a caller other than the Api), read the
+ * same way. The current span says which (`data_uri.streamed`).
+ */
+export const receivedDataUri = (text: string): Effect.Effect<DataUri> =>
+  Effect.flatMap(Effect.serviceOption(ReceivedDataUris), (received) => {
+    const streamed = Option.flatMap(received, (uris) => Option.fromNullable(uris.get(text)))
+    return Effect.as(
+      Effect.annotateCurrentSpan("data_uri.streamed", Option.isSome(streamed)),
+      Option.getOrElse(streamed, () => readDataUri(text))
+    )
+  })

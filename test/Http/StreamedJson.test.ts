@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { isUtf8 } from "node:buffer"
 import fc from "fast-check"
 import { jsonBodyScanner } from "../../src/Layers/Http/StreamedJson.js"
+import { hasAtMostCharacters } from "../../src/Api/Schemas.js"
 import { readDataUri } from "../../src/Services/DataUri.js"
 
 const scan = (body: Buffer, cuts: ReadonlyArray<number>) => {
@@ -75,6 +76,27 @@ describe("a JSON body with its data URI field taken out as it arrives", () => {
         const bytes = Buffer.from(JSON.stringify({ a: "é", mif: { file }, b: "😀" }))
         for (const [at, byte] of flips) bytes[at % bytes.length] = byte
         expect(scan(bytes, cuts).utf8).toBe(isUtf8(bytes))
+      }),
+      { numRuns: 1000 }
+    )
+  })
+
+  it("replaces a field longer than its maxLength by one the schema refuses the same way, before a NUL or a blank one", () => {
+    fc.assert(
+      // Any maxLength the placeholder itself fits in (a data URI field's is millions of characters).
+      fc.property(fileText, fc.integer({ min: "received-data-uri-1".length, max: 80 }), fc.array(fc.nat(), { maxLength: 8 }), (file, maxCharacters, cuts) => {
+        const json = JSON.stringify({ mif: { file } })
+        const scanner = jsonBodyScanner(["mif", "file"], json.length, maxCharacters)
+        const body = Buffer.from(json)
+        const at = [...new Set(cuts.map((c) => c % (body.length + 1)))].sort((a, b) => a - b)
+        let from = 0
+        for (const cut of [...at, body.length]) {
+          if (cut > from) scanner.push(body.subarray(from, cut))
+          from = cut
+        }
+        const standIn = (JSON.parse(scanner.finish().rest.toString("utf8")) as { mif: { file: string } }).mif.file
+        expect(hasAtMostCharacters(standIn, maxCharacters)).toBe(hasAtMostCharacters(file, maxCharacters))
+        if (!hasAtMostCharacters(file, maxCharacters)) expect(standIn).toBe("x".repeat(maxCharacters + 1))
       }),
       { numRuns: 1000 }
     )

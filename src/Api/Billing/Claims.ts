@@ -12,7 +12,7 @@ import {
 } from "../../Domain/Ids.js"
 import { AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { IsoTimestamp } from "../../Domain/Time.js"
-import { BodyLimit, carriesFiles } from "../BodyLimit.js"
+import { BodyLimit, carriesFiles, DataUriField } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { NotFound, ValidationFailed } from "../Errors.js"
 import { dateRange, listBodyFields, listQuery, nameFilter } from "../Lists.js"
@@ -373,6 +373,7 @@ export class ClaimsApi extends HttpApiGroup.make("claims")
       .addSuccess(ClaimDocumentResponse, { status: 201 })
       .addError(NotFound.schema)
       .annotateContext(carriesFiles)
+      .annotate(DataUriField, ["document", "file"])
       .annotateContext(operationDocs({
         summary: "Attach a document",
         description: "Stores a PDF or image (superbill, EOB, clinical note, other) sent as a base64 data URI; the content " +
@@ -402,6 +403,7 @@ export class ClaimsApi extends HttpApiGroup.make("claims")
       .addSuccess(ClaimDocumentResponse)
       .addError(NotFound.schema)
       .annotateContext(carriesFiles)
+      .annotate(DataUriField, ["document", "file"])
       .annotateContext(operationDocs({
         summary: "Update a claim document",
         description: "Renames it, changes its kind, or replaces the file (same checks as the upload).",

@@ -4,7 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
-import { carriesFiles } from "../BodyLimit.js"
+import { carriesFiles, DataUriField } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { reportAllErrors, ValidationFailed } from "../Errors.js"
 import { BooleanFromQuery, RequiredString } from "../Schemas.js"
@@ -98,6 +98,7 @@ export class AdminContentApi extends HttpApiGroup.make("adminContent")
       .setPayload(UploadContentFileRequest)
       .addSuccess(UploadedContentFile, { status: 201 })
       .annotateContext(carriesFiles)
+      .annotate(DataUriField, ["file"])
       .annotateContext(operationDocs({
         summary: "Upload a content file",
         description: "Stores a PDF, MP3, MP4, PNG or JPEG (at most 50 MB; the type is sniffed from the bytes, not taken " +

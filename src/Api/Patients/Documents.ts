@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { PatientIdFromText } from "../../Domain/Ids.js"
 import { documentContentTypes, maxDocumentBytes, PatientDocument } from "../../Domain/Patients/Records.js"
-import { carriesFiles } from "../BodyLimit.js"
+import { carriesFiles, DataUriField } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { Forbidden, NotFound, ValidationFailed } from "../Errors.js"
 import { listQuery } from "../Lists.js"
@@ -62,6 +62,7 @@ export class PatientDocumentsApi extends HttpApiGroup.make("patientDocuments")
       .setPayload(UploadDocumentRequest)
       .addSuccess(DocumentResponse, { status: 201 })
       .annotateContext(carriesFiles)
+      .annotate(DataUriField, ["document", "file"])
       .annotateContext(operationDocs({
         summary: "Upload a patient document",
         description: "Stores a file for the patient (beyond the spec). PDF, PNG, JPEG, GIF, WebP, plain text and CSV; " +

@@ -23,7 +23,13 @@ export interface ApiRoute {
   readonly limit: Option.Option<BodyLimitValue>
   /** Media types the endpoint takes a body in (none: it takes no body). */
   readonly mediaTypes: ReadonlySet<string>
-  readonly dataUriField: Option.Option<ReadonlyArray<string>>
+  readonly dataUriField: Option.Option<DataUriFieldRoute>
+}
+
+/** A JSON field that carries a file as a data URI (`DataUriField`), and the most characters its schema takes. */
+export interface DataUriFieldRoute {
+  readonly path: ReadonlyArray<string>
+  readonly maxCharacters: number
 }
 
 interface Compiled extends ApiRoute {
@@ -45,6 +51,49 @@ export const areaOfGroup = (group: HttpApiGroup.HttpApiGroup.AnyWithProps): Area
     )
     ? "ecm"
     : "general"
+
+const maxLengthOf = (ast: AST.AST): number => {
+  const json: { readonly maxLength?: unknown } = Option.getOrElse(AST.getJSONSchemaAnnotation(ast), () => ({}))
+  return typeof json.maxLength === "number" ? json.maxLength : Infinity
+}
+
+/**
+ * The most characters the payload schema takes in the string at `path` (object keys), as the JSON
+ * text is decoded (through class transformations, optional unions and the string's refinements):
+ * Infinity when unbounded, -Infinity when no string is there.
+ */
+export const maxLengthAt = (ast: AST.AST, path: ReadonlyArray<string>): number => {
+  const [key, ...rest] = path
+  switch (ast._tag) {
+    case "Transformation":
+      return maxLengthAt(ast.from, path)
+    case "Suspend":
+      return maxLengthAt(ast.f(), path)
+    case "Union":
+      return Math.max(...ast.types.map((member) => maxLengthAt(member, path)))
+    case "Refinement":
+      return Math.min(key === undefined ? maxLengthOf(ast) : Infinity, maxLengthAt(ast.from, path))
+    case "TypeLiteral": {
+      const property = ast.propertySignatures.find((signature) => signature.name === key)
+      return property === undefined ? -Infinity : maxLengthAt(property.type, rest)
+    }
+    case "StringKeyword":
+      return key === undefined ? Infinity : -Infinity
+    default:
+      return -Infinity
+  }
+}
+
+/** The data URI field an endpoint declares; a path that names no string of its payload is a mistake in the Api. */
+const dataUriFieldOf = (
+  endpoint: { readonly path: string; readonly annotations: Context.Context<never> },
+  payloads: ReadonlyMap<string, { readonly ast: AST.AST }>
+): Option.Option<DataUriFieldRoute> =>
+  Option.map(Context.getOption(endpoint.annotations, DataUriField), (path) => {
+    const maxCharacters = Math.min(...[...payloads.values()].map(({ ast }) => maxLengthAt(ast, path)))
+    if (!(maxCharacters > 0)) throw new Error(`DataUriField ${path.join(".")} of ${endpoint.path} is not a string of its payload`)
+    return { path, maxCharacters }
+  })
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
@@ -87,7 +136,7 @@ export const apiRoutes = (api: HttpApi.HttpApi.Any): ApiRoutes => {
         area: areaOfGroup(group),
         limit: Context.getOption(mergedAnnotations, BodyLimit),
         mediaTypes: new Set([...payloads.keys()].map((type) => type.toLowerCase())),
-        dataUriField: Context.getOption(endpoint.annotations, DataUriField)
+        dataUriField: dataUriFieldOf(endpoint, payloads)
       }))
     }
   })

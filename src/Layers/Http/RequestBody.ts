@@ -14,7 +14,7 @@
  * These are refused with a 422 in the area's shape, naming `body`.
  *
  * A JSON field an endpoint declares as carrying a file (`DataUriField`: the MIF import's
- * `mif.file`) is taken out of the body and decoded as the body arrives (./StreamedJson.ts): the
+ * `mif.file`, the patient, claim and content document uploads' `file`) is taken out of the body and decoded as the body arrives (./StreamedJson.ts): the
  * rest of the body is checked and handed on as any other, the field's file through
  * `ReceivedDataUris`.
  */
@@ -36,7 +36,7 @@ import { type BodyLimitValue, smallBodyBytes } from "../../Api/BodyLimit.js"
 import { type Area, payloadTooLarge, validationFailure } from "../../Api/Errors.js"
 import { AppConfig } from "../../Services/AppConfig.js"
 import { ReceivedDataUris } from "../../Services/DataUri.js"
-import { apiRoutes } from "./ApiRoutes.js"
+import { apiRoutes, type DataUriFieldRoute } from "./ApiRoutes.js"
 import { errorResponse } from "./Errors.js"
 import { jsonBodyScanner } from "./StreamedJson.js"
 
@@ -66,7 +66,7 @@ export interface BodyRoute {
    */
   readonly mediaTypes?: ReadonlySet<string> | undefined
   /** The JSON field that carries a file as a data URI, decoded as the body arrives (`DataUriField`). */
-  readonly dataUriField?: ReadonlyArray<string> | undefined
+  readonly dataUriField?: DataUriFieldRoute | undefined
 }
 
 /**
@@ -296,7 +296,7 @@ export const checkRequestBody = <E, R>(
       : withBody(text, app)
   if (dataUriField !== undefined) {
     // The field's file is decoded as it arrives; the rest of the body is read as any other.
-    const scanned = readBody(request, incoming, limit, jsonBodyScanner(dataUriField, declared)).pipe(unreadable)
+    const scanned = readBody(request, incoming, limit, jsonBodyScanner(dataUriField.path, declared, dataUriField.maxCharacters)).pipe(unreadable)
     return Effect.flatMap(scanned, (outcome) => {
       if (outcome._tag === "Unreadable") return answer(refuse(area, "could not be read"))
       if (outcome._tag === "TooLarge") return answer(tooLargeAnswer(area, outcome.whole))

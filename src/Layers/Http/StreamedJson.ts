@@ -11,8 +11,9 @@
  * - the field's text is checked as JSON string content (escapes, no raw control characters) and as
  *   UTF-8; a field that is not valid JSON is replaced by an invalid string (`"\q"`), so the body
  *   is refused as invalid JSON, as it was;
- * - a field holding a NUL is replaced by `"\u0000"` and a blank one by `" "`, which the request
- *   schema and the service refuse as before.
+ * - a field longer than its schema's `maxLength` is replaced by a string one character longer (as
+ *   large as what was sent, but only when it is refused), one holding a NUL by `"\u0000"` and a
+ *   blank one by `" "`, which the request schema and the service refuse as before, in that order.
  * Each chunk of the body is scanned once, in time proportional to its size.
  */
 import { isAscii, isUtf8 } from "node:buffer"
@@ -54,14 +55,22 @@ export interface ScannedBody {
   readonly dataUris: ReadonlyMap<string, DataUri>
 }
 
+/** A JSON string of `maxCharacters + 1` characters. */
+const tooLongStandIn = (maxCharacters: number) => {
+  const text = Buffer.alloc(maxCharacters + 3, "x")
+  text[0] = quote
+  text[text.length - 1] = quote
+  return text
+}
+
 const placeholderOf = (n: number) => `received-data-uri-${n}`
 
 /**
  * Scans a JSON body chunk by chunk (`push`), taking out every string value at `path` (object keys
  * from the top) into a data URI decoder; `finish` at the body's end. `expectedBytes` (the declared
- * Content-Length, or 0) sizes the decoded file's buffer.
+ * Content-Length, or 0) sizes the decoded file's buffer; `maxCharacters` is the field's `maxLength`.
  */
-export const jsonBodyScanner = (path: ReadonlyArray<string>, expectedBytes: number) => {
+export const jsonBodyScanner = (path: ReadonlyArray<string>, expectedBytes: number, maxCharacters = Infinity) => {
   const rest: Array<Buffer> = []
   const dataUris = new Map<string, DataUri>()
   const frames: Array<Frame> = []
@@ -159,6 +168,7 @@ export const jsonBodyScanner = (path: ReadonlyArray<string>, expectedBytes: numb
     const read = decoder.finish()
     decoder = dataUriDecoder()
     if (!fieldValid || escapeState !== 0) return rest.push(Buffer.from("\"\\q\""))
+    if (read.characters > maxCharacters) return rest.push(tooLongStandIn(maxCharacters))
     if (read.nul) return rest.push(Buffer.from("\"\\u0000\""))
     if (read.blank) return rest.push(Buffer.from("\" \""))
     const placeholder = placeholderOf(dataUris.size + 1)

@@ -13,7 +13,8 @@ import { AuditLog } from "../AuditLog.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { ClaimDocumentsRepo, type DocumentRow } from "./ClaimDocumentsRepo.js"
 import { ClaimsRepo } from "./ClaimsRepo.js"
-import { type DataUriProblem, readDocumentDataUri } from "./DocumentFiles.js"
+import { receivedDataUri } from "../DataUri.js"
+import { type DataUriProblem, documentFileOf } from "./DocumentFiles.js"
 
 /** `20 MB`, `1.5 MB`, `512 KB`. */
 const sizeText = (bytes: number) =>
@@ -72,7 +73,7 @@ export class ClaimDocuments extends Effect.Service<ClaimDocuments>()("app/ClaimD
 
     const readFile = (uri: string) =>
       Effect.gen(function*() {
-        const read = readDocumentDataUri(uri, maxBytes)
+        const read = documentFileOf(yield* receivedDataUri(uri), maxBytes)
         if ("problem" in read) return yield* Effect.fail(invalidField("file", problemMessage(read.problem, maxBytes)))
         return read
       })

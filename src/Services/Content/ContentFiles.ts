@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto"
 import { maxContentFileBytes, UploadedContentFile } from "../../Api/Content/AdminContent.js"
 import { invalidField } from "../../Api/Errors.js"
 import { AuditLog } from "../AuditLog.js"
+import { type DataUri, receivedDataUri } from "../DataUri.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { ContentFilesRepo } from "./ContentFilesRepo.js"
 
@@ -20,19 +21,19 @@ export const contentFileTypes: Readonly<Record<string, string>> = {
   jpg: "image/jpeg"
 }
 
-const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/
+/** `data:<type>;` any parameters, `base64,`, within the text's first 200 characters. */
+const contentHead = /^data:[a-z0-9.+-]+\/[a-z0-9.+-]+(;[a-z0-9=.+-]+)*;base64,$/i
+const maxHeadLength = 200
 
-/** `data:<anything>;base64,<data>` → the bytes, or the message for `file`. */
-export const decodeDataUri = (uri: string, maxBytes: number): Uint8Array | string => {
-  const match = /^data:[a-z0-9.+-]+\/[a-z0-9.+-]+(;[a-z0-9=.+-]+)*;base64,/i.exec(uri.slice(0, 200))
-  if (match === null) return "must be a base64 data URI (data:<type>;base64,…)"
-  const encoded = uri.slice(match[0].length)
-  if (encoded.length === 0) return "can't be blank"
-  if (Math.floor((encoded.length * 3) / 4) - 2 > maxBytes) return `is too large (maximum is ${maxBytes / (1024 * 1024)} MB)`
-  if (encoded.length % 4 !== 0 || !base64Pattern.test(encoded)) return "is not valid base64"
-  const buffer = Buffer.from(encoded, "base64")
-  if (buffer.byteLength > maxBytes) return `is too large (maximum is ${maxBytes / (1024 * 1024)} MB)`
-  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
+/** `data:<anything>;base64,<data>` (untrimmed) → the bytes, or the message for `file`. */
+export const decodeDataUri = (uri: DataUri, maxBytes: number): Uint8Array | string => {
+  if (uri.leadingSpace > 0 || uri.head.length > maxHeadLength || !contentHead.test(uri.head)) return "must be a base64 data URI (data:<type>;base64,…)"
+  const encodedLength = uri.encodedLength + uri.trailingSpace
+  if (encodedLength === 0) return "can't be blank"
+  if (Math.floor((encodedLength * 3) / 4) - 2 > maxBytes) return `is too large (maximum is ${maxBytes / (1024 * 1024)} MB)`
+  if (!uri.base64 || uri.trailingSpace > 0) return "is not valid base64"
+  if (uri.bytes.byteLength > maxBytes) return `is too large (maximum is ${maxBytes / (1024 * 1024)} MB)`
+  return uri.bytes
 }
 
 export class ContentFiles extends Effect.Service<ContentFiles>()("app/ContentFiles", {
@@ -43,7 +44,7 @@ export class ContentFiles extends Effect.Service<ContentFiles>()("app/ContentFil
 
     const upload = (actorId: number, file: string, filename: string) =>
       Effect.gen(function*() {
-        const bytes = decodeDataUri(file, maxContentFileBytes)
+        const bytes = decodeDataUri(yield* receivedDataUri(file), maxContentFileBytes)
         if (typeof bytes === "string") return yield* Effect.fail(invalidField("file", bytes))
         // file-type (and its tokenizers) loads on first upload, not with every instance.
         const { fileTypeFromBuffer } = yield* Effect.promise(() => import("file-type"))

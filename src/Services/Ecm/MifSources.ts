@@ -16,7 +16,7 @@ import {
   sniffFileType
 } from "../../Domain/Ecm/Mif.js"
 import { AppConfig, type MifSettings } from "../AppConfig.js"
-import { type DataUri, readDataUri, ReceivedDataUris } from "../DataUri.js"
+import { type DataUri, receivedDataUri } from "../DataUri.js"
 import { FetchRefused, type FetchRefusal, safeFetch } from "./SafeFetch.js"
 
 export interface MifInput {
@@ -78,14 +78,6 @@ const fromDataUri = (uri: DataUri, settings: MifSettings) =>
     onLeft: fail,
     onRight: ({ bytes, fileType }) => Effect.succeed({ bytes, fileType: Option.some(fileType), name: Option.none<string>() })
   })
-
-/**
- * `mif.file`: read as the body arrived when the body checks took it out (the field holds its
- * placeholder), else the text itself (a caller other than the Api), read the same way.
- */
-const dataUriOf = (file: string) =>
-  Effect.map(Effect.serviceOption(ReceivedDataUris), (received) =>
-    Option.getOrElse(Option.flatMap(received, (uris) => Option.fromNullable(uris.get(file))), () => readDataUri(file)))
 
 const refusalMessage = (refusal: FetchRefusal, settings: MifSettings): string => {
   switch (refusal._tag) {
@@ -200,7 +192,7 @@ export const obtainMifFile = (input: MifInput): Effect.Effect<MifSource, EcmVali
     if (given.length === 0) return yield* fail(sourceMessages.none)
     if (given.length > 1) return yield* fail(sourceMessages.several)
     const [sourceType, read] = input.file !== undefined && input.file.trim() !== ""
-      ? ["base64" as const, Effect.flatMap(dataUriOf(input.file), (uri) => fromDataUri(uri, settings))]
+      ? ["base64" as const, Effect.flatMap(receivedDataUri(input.file), (uri) => fromDataUri(uri, settings))]
       : input.url !== undefined && input.url.trim() !== ""
       ? ["url" as const, fromUrl(input.url.trim(), settings)]
       : ["path" as const, fromPath(input.path!.trim(), settings)]

@@ -10,6 +10,7 @@ import type { PageRequest } from "../../Api/Pagination.js"
 import { DocumentList, type UploadDocumentRequest } from "../../Api/Patients/Documents.js"
 import { documentContentTypes, maxDocumentBytes, PatientDocument } from "../../Domain/Patients/Records.js"
 import { AuditLog } from "../AuditLog.js"
+import { type DataUri, readDataUri, receivedDataUri } from "../DataUri.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { staffRequired } from "./ClinicPatients.js"
 import { Access, canManagePatientRecords, readsClinicalContent, type Viewer } from "../Access/Access.js"
@@ -26,8 +27,6 @@ export const documentMessages = {
   mismatch: "does not match its declared type",
   clinical: "can only be set by clinical staff"
 } as const
-
-const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/
 
 const startsWith = (bytes: Uint8Array, prefix: ReadonlyArray<number>, at = 0) => prefix.every((b, i) => bytes[at + i] === b)
 const ascii = (s: string) => [...s].map((c) => c.charCodeAt(0))
@@ -50,20 +49,24 @@ export const contentMatches = (contentType: string, bytes: Uint8Array): boolean 
   }
 }
 
-/** A data URI → its type and bytes, or the message for `file`. */
-export const parseDocument = (file: string): { readonly contentType: string; readonly bytes: Uint8Array } | string => {
-  const match = /^data:([a-z0-9.+/-]+)(?:;[a-z0-9=.-]+)*;base64,/i.exec(file.trim())
+/** The head of a document's data URI: its media type, any parameters, `;base64,`. */
+const documentHead = /^data:([a-z0-9.+/-]+)(?:;[a-z0-9=.-]+)*;base64,$/i
+
+/** A data URI (trimmed) → its type and bytes, or the message for `file`. */
+export const documentOf = (uri: DataUri): { readonly contentType: string; readonly bytes: Uint8Array } | string => {
+  const match = documentHead.exec(uri.head)
   if (match === null) return documentMessages.dataUri
   const contentType = match[1]!.toLowerCase()
   if (!(documentContentTypes as ReadonlyArray<string>).includes(contentType)) return documentMessages.contentType
-  const encoded = file.trim().slice(match[0].length)
-  if (encoded.length % 4 !== 0 || !base64Pattern.test(encoded)) return documentMessages.base64
-  if ((encoded.length / 4) * 3 - (encoded.endsWith("==") ? 2 : encoded.endsWith("=") ? 1 : 0) > maxDocumentBytes) return documentMessages.tooLarge
-  const bytes = new Uint8Array(Buffer.from(encoded, "base64"))
-  if (bytes.byteLength === 0) return documentMessages.empty
-  if (!contentMatches(contentType, bytes)) return documentMessages.mismatch
-  return { contentType, bytes }
+  if (!uri.base64) return documentMessages.base64
+  if (uri.bytes.byteLength > maxDocumentBytes) return documentMessages.tooLarge
+  if (uri.bytes.byteLength === 0) return documentMessages.empty
+  if (!contentMatches(contentType, uri.bytes)) return documentMessages.mismatch
+  return { contentType, bytes: uri.bytes }
 }
+
+/** A data URI given whole → its type and bytes, or the message for `file`. */
+export const parseDocument = (file: string) => documentOf(readDataUri(file))
 
 export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/PatientDocuments", {
   effect: Effect.gen(function*() {
@@ -98,7 +101,7 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
         const patient = yield* access.visiblePatient(viewer, patientId)
         if (input.clinical === true && !readsClinicalContent(viewer)) return yield* Effect.fail(invalidField("clinical", documentMessages.clinical))
         const clinical = input.clinical ?? readsClinicalContent(viewer)
-        const parsed = parseDocument(input.file)
+        const parsed = documentOf(yield* receivedDataUri(input.file))
         if (typeof parsed === "string") return yield* Effect.fail(invalidField("file", parsed))
         const key = `patients/${patient}/documents/${randomBytes(16).toString("hex")}`
         yield* store.put(key, parsed.bytes, parsed.contentType)
