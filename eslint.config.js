@@ -8,8 +8,7 @@ import tseslint from "typescript-eslint"
  */
 const sqlOutsideRepositories = [
   // Builders of SQL fragments that repositories apply, not statements: the access module's list
-  // scopes and record lookups (ARCHITECTURE "Access"), and the search expressions.
-  "src/Services/Access/Access.ts",
+  // scopes (ARCHITECTURE "Access"), and the search expressions.
   "src/Services/Access/Scopes.ts",
   "src/Services/SqlSearch.ts",
   // The list kit's builder (ARCHITECTURE "Lists"): it wraps a repository's fragments into the
