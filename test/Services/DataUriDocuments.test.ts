@@ -59,7 +59,8 @@ const contentRule = (uri: string, maxBytes: number) => {
 
 const readInPieces = (text: string, cuts: ReadonlyArray<number>): DataUri => {
   const at = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b)
-  const decoder = dataUriDecoder(cuts[0] ?? 0)
+  // The size hint varies too, but stays small: the decoder allocates a buffer that size.
+  const decoder = dataUriDecoder((cuts[0] ?? 0) % 64)
   let from = 0
   for (const cut of [...at, text.length]) {
     decoder.push(text.slice(from, cut))
