@@ -24,8 +24,8 @@
  * keeps its own statements, returns the same `{ rows, pagination }` through `paginationOf`, and
  * says why where it is written.
  */
-import { SqlClient, SqlSchema, Statement } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { SqlClient, Statement } from "@effect/sql"
+import { Effect, type ParseResult, Schema } from "effect"
 import { type PageRequest, type Pagination, paginationOf } from "../Api/Pagination.js"
 import { orDefect } from "./Repository.js"
 
@@ -109,8 +109,25 @@ export interface ListPage<A, T> {
 }
 
 const Count = { count: Schema.Int }
+/** The count statement's row: the count, and the `totals` columns when asked. */
+type DecodeCounted = (row: unknown) => Effect.Effect<{ readonly count: number } & Record<string, unknown>, ParseResult.ParseError>
+const decodeCount: DecodeCounted = Schema.decodeUnknown(Schema.Struct(Count))
 /** The count of matches the sorted statement returns with each row, under a name no row uses. */
-const MatchCount = Schema.Struct({ list_match_count: Schema.Int })
+const decodeMatchCount = Schema.decodeUnknown(Schema.Struct({ list_match_count: Schema.Int }))
+
+/**
+ * The decoder of a page's rows, one per row schema: compiling it on every call (as a statement
+ * built with `SqlSchema` per call does) cost a list about 0.1 ms, more than decoding a page.
+ */
+const pageDecoders = new WeakMap<Schema.Schema.Any, (rows: unknown) => Effect.Effect<ReadonlyArray<unknown>, ParseResult.ParseError>>()
+const decodePage = <A, I>(row: Schema.Schema<A, I, never>) => {
+  let decode = pageDecoders.get(row)
+  if (decode === undefined) {
+    decode = Schema.decodeUnknown(Schema.Array(row)) as (rows: unknown) => Effect.Effect<ReadonlyArray<unknown>, ParseResult.ParseError>
+    pageDecoders.set(row, decode)
+  }
+  return decode as (rows: unknown) => Effect.Effect<ReadonlyArray<A>, ParseResult.ParseError>
+}
 
 /**
  * `listPage(spec, page)`: the page of rows and its pagination (counted over every match; a page
@@ -141,20 +158,24 @@ export const makeListPage = Effect.map(SqlClient.SqlClient, (sql) => {
     if (spec.sortFewMatches !== undefined && spec.totals !== undefined) throw new Error("sortFewMatches does not compute totals")
     const condition = where(spec)
     const countFrom = spec.countFrom ?? spec.from
-    const rows = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: spec.row,
-      execute: () =>
+    // Built when run: the sorted statement of few matches needs neither.
+    const rows = Effect.suspend(() =>
+      Effect.flatMap(
         sql`SELECT ${spec.select} FROM ${spec.from} WHERE ${condition}
-          ORDER BY ${orderBy(spec.sort)} LIMIT ${page.perPage} OFFSET ${page.offset}`
-    })(undefined)
-    const counted = SqlSchema.single({
-      Request: Schema.Void,
-      Result: Schema.Struct({ ...Count, ...spec.totals?.fields }),
-      execute: () =>
+          ORDER BY ${orderBy(spec.sort)} LIMIT ${page.perPage} OFFSET ${page.offset}`,
+        decodePage(spec.row)
+      )
+    )
+    const counted = Effect.suspend(() => {
+      const decode: DecodeCounted = spec.totals === undefined
+        ? decodeCount
+        : Schema.decodeUnknown(Schema.Struct({ ...Count, ...spec.totals.fields })) as unknown as DecodeCounted
+      return Effect.flatMap(
         sql`SELECT count(*)::int AS count${spec.totals === undefined ? sql`` : sql`, ${spec.totals.select}`}
-          FROM ${countFrom} WHERE ${condition}`
-    })(undefined)
+          FROM ${countFrom} WHERE ${condition}`,
+        (found) => decode(found[0])
+      )
+    })
     const listed = (found: ReadonlyArray<A>, count: number, totals: object, sortedFewMatches: boolean): ListPage<A, Schema.Struct.Type<T>> => ({
       rows: found,
       pagination: paginationOf(page, count),
@@ -177,8 +198,8 @@ export const makeListPage = Effect.map(SqlClient.SqlClient, (sql) => {
         ORDER BY ${orderBy(spec.sort)} LIMIT ${page.perPage} OFFSET ${page.offset}`,
       (raw) =>
         Effect.all({
-          found: Schema.decodeUnknown(Schema.Array(spec.row))(raw),
-          count: raw.length === 0 ? Effect.succeed(undefined) : Effect.map(Schema.decodeUnknown(MatchCount)(raw[0]), (r) => r.list_match_count)
+          found: decodePage(spec.row)(raw),
+          count: raw.length === 0 ? Effect.succeed(undefined) : Effect.map(decodeMatchCount(raw[0]), (r) => r.list_match_count)
         })
     )
     return orDefect(Effect.gen(function*() {
