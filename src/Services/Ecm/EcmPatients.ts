@@ -14,7 +14,7 @@ import {
   StatusHistoryEntry
 } from "../../Api/Ecm/Patients.js"
 import { ecmNotFound } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { type EcmPatientCriteria, type EcmPatientRow, PatientsRepo } from "../Patients/PatientsRepo.js"
 
 export type { EcmPatientCriteria }
@@ -50,8 +50,8 @@ export class EcmPatients extends Effect.Service<EcmPatients>()("app/EcmPatients"
 
     const list = (criteria: EcmPatientCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const { rows, total } = yield* patients.ecmPage(criteria, request.perPage, request.offset)
-        yield* Effect.annotateCurrentSpan({ "patients.count": rows.length, "patients.total_count": total })
+        const { pagination, rows } = yield* patients.ecmList(criteria, request)
+        yield* Effect.annotateCurrentSpan({ "patients.count": rows.length, "patients.total_count": pagination.total_count })
         return EcmPatientList.make({
           patients: rows.map((row) =>
             EcmPatientListItem.make({
@@ -61,7 +61,7 @@ export class EcmPatients extends Effect.Service<EcmPatients>()("app/EcmPatients"
               ecm_eligibility_information: latestOf(row),
               case_load: caseLoadOf(row)
             }, true)),
-          pagination: paginationOf(request, total)
+          pagination
         }, true)
       }).pipe(Effect.withSpan("EcmPatients.list"))
 

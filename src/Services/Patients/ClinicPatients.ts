@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { forbidden, invalid, type FieldMessages } from "../../Api/Errors.js"
-import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import {
   type CreatePatientRequest,
   PatientFilterOptions,
@@ -64,9 +64,13 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
 
     const list = (viewer: Viewer, criteria: PatientCriteria, request: PageRequest) =>
       Effect.gen(function*() {
-        const { few, rows, total } = yield* patients.search(Access.scope.patients(sql, viewer, yield* now), criteria, request.perPage, request.offset)
-        yield* Effect.annotateCurrentSpan({ "patients.count": rows.length, "patients.total_count": total, "patients.few_matches": few })
-        return PatientList.make({ patients: rows.map(toPatient), pagination: paginationOf(request, total) }, true)
+        const { pagination, rows, sortedFewMatches } = yield* patients.list(Access.scope.patients(sql, viewer, yield* now), criteria, request)
+        yield* Effect.annotateCurrentSpan({
+          "patients.count": rows.length,
+          "patients.total_count": pagination.total_count,
+          "patients.few_matches": sortedFewMatches
+        })
+        return PatientList.make({ patients: rows.map(toPatient), pagination }, true)
       }).pipe(Effect.withSpan("ClinicPatients.list"))
 
     const load = (id: number) => Effect.map(patients.findById(id), (row) => toPatient(Option.getOrThrow(row)))

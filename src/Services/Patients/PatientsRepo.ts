@@ -12,9 +12,11 @@
 import { SqlClient, SqlSchema, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { invalid, type ValidationFailed } from "../../Api/Errors.js"
+import type { PageRequest } from "../../Api/Pagination.js"
 import { PatientSortColumn } from "../../Domain/Patients/Patient.js"
 import { PatientId, ProviderId, UserId } from "../../Domain/Ids.js"
 import { AuditEntryOfWrite, auditInsertOf } from "../AuditLogRepo.js"
+import { type ListFilter, makeListPage } from "../Lists.js"
 import { blankToNull, orDefect, prepared } from "../Repository.js"
 import { isForeignKeyViolation, isUniqueViolation } from "../SqlErrors.js"
 import { likePattern, patientSearchText } from "../SqlSearch.js"
@@ -22,9 +24,6 @@ import { now } from "../Time.js"
 
 const Text = Schema.String
 const NullText = Schema.NullOr(Schema.String)
-
-/** A list scope of the access module (`Access.scope.patients`): a SQL condition on `p`. */
-const Scope = Schema.declare(Statement.isFragment)
 
 /** The person and contact columns a clinic patient is read with and written from; the birth date as `YYYY-MM-DD`. */
 const demographicFields = {
@@ -56,9 +55,6 @@ export const ClinicPatientRow = Schema.Struct({
 })
 export type ClinicPatientRow = typeof ClinicPatientRow.Type
 
-const MatchedRow = Schema.Struct({ ...ClinicPatientRow.fields, matched: Schema.Int })
-const Count = Schema.Struct({ count: Schema.Int })
-
 /** What a clinic patient list may be narrowed and ordered by (general §4.2). */
 export interface PatientCriteria {
   readonly search?: string | null | undefined
@@ -68,20 +64,6 @@ export interface PatientCriteria {
   readonly providerId?: number | null | undefined
   readonly status?: "active" | "inactive" | null | undefined
 }
-
-const ListRequest = Schema.Struct({
-  scope: Scope,
-  criteria: Schema.Struct({
-    search: Schema.optional(NullText),
-    sortBy: Schema.optional(PatientSortColumn),
-    sortDir: Schema.optional(Schema.Literal("ASC", "DESC")),
-    providerName: Schema.optional(NullText),
-    providerId: Schema.optional(Schema.NullOr(Schema.Number)),
-    status: Schema.optional(Schema.NullOr(Schema.Literal("active", "inactive")))
-  }),
-  limit: Schema.Int,
-  offset: Schema.Int
-})
 
 /** The columns a clinic create or update writes, checked and normalised by `ClinicPatients`. */
 export const PatientValues = Schema.partialWith(Schema.Struct({
@@ -97,12 +79,6 @@ export interface EcmPatientCriteria {
   readonly status?: string | undefined
   readonly providerId?: number | undefined
 }
-
-const EcmCriteria = Schema.Struct({
-  search: Schema.optional(Text),
-  status: Schema.optional(Text),
-  providerId: Schema.optional(Schema.Number)
-})
 
 /** A member with their latest eligibility record and case load; dates as `YYYY-MM-DD`. */
 export const EcmPatientRow = Schema.Struct({
@@ -231,82 +207,52 @@ export class PatientsRepo extends Effect.Service<PatientsRepo>()("app/PatientsRe
     const from = sql.literal(clinicFrom)
     const searchable = patientSearchText(sql)
 
-    const sortColumns: Record<PatientSortColumn, Statement.Fragment> = {
+    const listPage = yield* makeListPage
+
+    // A sort name each; with none asked, by name: last, then first.
+    const sortColumns: Record<PatientSortColumn | "name", Statement.Fragment | ReadonlyArray<Statement.Fragment>> = {
       id: sql`p.id`,
       first_name: sql`lower(p.first_name)`,
       last_name: sql`lower(p.last_name)`,
       date_of_birth: sql`p.date_of_birth`,
-      created_at: sql`p.created_at`
+      created_at: sql`p.created_at`,
+      name: [sql`lower(p.last_name)`, sql`lower(p.first_name)`]
     }
-    const directions = { ASC: sql`ASC`, DESC: sql`DESC` } as const
-    const orderBy = (criteria: PatientCriteria) => {
-      const dir = directions[criteria.sortDir ?? "ASC"]
-      return criteria.sortBy === undefined
-        ? sql`ORDER BY lower(p.last_name) ${dir}, lower(p.first_name) ${dir}, p.id ${dir}`
-        : sql`ORDER BY ${sortColumns[criteria.sortBy]} ${dir}, p.id ${dir}`
+    const searchFilter = (search: string) => {
+      const digits = searchDigits(search)
+      const byText = sql`${searchable} ILIKE ${likePattern(search)} ESCAPE '\\'`
+      return digits === null || digits === search ? byText : sql`(${byText} OR ${searchable} LIKE ${likePattern(digits)} ESCAPE '\\')`
     }
-
-    const whereOf = (scope: Statement.Fragment, criteria: PatientCriteria) => {
-      const clauses: Array<Statement.Fragment> = [scope]
-      const search = blankToNull(criteria.search)
-      if (search !== null) {
-        const digits = searchDigits(search)
-        const byText = sql`${searchable} ILIKE ${likePattern(search)} ESCAPE '\\'`
-        clauses.push(digits === null || digits === search ? byText : sql`(${byText} OR ${searchable} LIKE ${likePattern(digits)} ESCAPE '\\')`)
-      }
-      const providerName = blankToNull(criteria.providerName)
-      if (providerName !== null) clauses.push(sql`(pu.first_name || ' ' || pu.last_name) ILIKE ${likePattern(providerName)} ESCAPE '\\'`)
-      if (criteria.providerId !== undefined && criteria.providerId !== null) clauses.push(sql`p.provider_id = ${criteria.providerId}`)
-      if (criteria.status === "active") clauses.push(sql`p.active`)
-      if (criteria.status === "inactive") clauses.push(sql`NOT p.active`)
-      return sql.and(clauses)
-    }
-    // The provider join only narrows when filtering by provider name.
-    const countFromOf = (criteria: PatientCriteria) => blankToNull(criteria.providerName) === null ? sql`patients p` : from
-    const pageOf = ({ criteria, limit, offset }: typeof ListRequest.Type) => sql`${orderBy(criteria)} LIMIT ${limit} OFFSET ${offset}`
-
-    const findNarrowed = SqlSchema.findAll({
-      Request: ListRequest,
-      Result: MatchedRow,
-      execute: (request) =>
-        sql`WITH matched AS MATERIALIZED (
-                SELECT p.* FROM ${countFromOf(request.criteria)} WHERE ${whereOf(request.scope, request.criteria)} LIMIT ${fewMatches + 1})
-              SELECT ${columns}, (SELECT count(*) FROM matched)::int AS matched FROM matched p
-                LEFT JOIN providers pr ON pr.id = p.provider_id LEFT JOIN users pu ON pu.id = pr.user_id
-              ${pageOf(request)}`
-    })
-    const countMatches = SqlSchema.single({
-      Request: ListRequest,
-      Result: Count,
-      execute: ({ criteria, scope }) => sql`SELECT count(*)::int AS count FROM ${countFromOf(criteria)} WHERE ${whereOf(scope, criteria)}`
-    })
-    const findPage = SqlSchema.findAll({
-      Request: ListRequest,
-      Result: ClinicPatientRow,
-      execute: (request) => sql`SELECT ${columns} FROM ${from} WHERE ${whereOf(request.scope, request.criteria)} ${pageOf(request)}`
-    })
+    const joins = sql.literal(clinicJoins)
 
     /**
-     * A search or provider filter usually matches few patients: they are read through the search
-     * index once (a materialised CTE, capped at `fewMatches` + 1 rows), counted and sorted there,
-     * in one statement. Left to itself PostgreSQL, which cannot estimate a trigram match well, may
-     * walk a sort index past most of the table looking for 25 matches (bench/patients-list.ts:
-     * 75 ms against 2 ms). Many matches, or no search: an exact count, and the sort index stopping
-     * after the page.
+     * A search or provider filter usually matches few patients: they are counted and sorted apart
+     * (`sortFewMatches`), since PostgreSQL, which cannot estimate a trigram match well, may walk a
+     * sort index past most of the table looking for 25 matches (bench/patients-list.ts: 75 ms
+     * against 2 ms). Many matches, or no search: an exact count, and the sort index stopping after
+     * the page.
      */
-    const search = (scope: Statement.Fragment, criteria: PatientCriteria, limit: number, offset: number) =>
-      Effect.gen(function*() {
-        const request = { scope, criteria, limit, offset }
-        const narrowing = blankToNull(criteria.search) !== null || blankToNull(criteria.providerName) !== null
-        const narrowed = narrowing ? yield* findNarrowed(request) : []
-        const few = narrowed.length > 0 && narrowed[0]!.matched <= fewMatches
-        if (few) return { rows: narrowed as ReadonlyArray<ClinicPatientRow>, total: narrowed[0]!.matched, few }
-        const { count: total } = yield* countMatches(request)
-        const rows = total <= offset || (narrowing && total <= fewMatches)
-          ? [] // past the end (the narrowed statement found no row on this page)
-          : yield* findPage(request)
-        return { rows, total, few }
-      }).pipe(orDefect)
+    const list = (scope: Statement.Fragment, criteria: PatientCriteria, page: PageRequest) => {
+      const search = blankToNull(criteria.search)
+      const providerName = blankToNull(criteria.providerName)
+      return listPage({
+        select: columns,
+        from,
+        // The provider join only narrows when filtering by provider name.
+        countFrom: providerName === null ? sql`patients p` : undefined,
+        row: ClinicPatientRow,
+        scope,
+        filters: [
+          search !== null && searchFilter(search),
+          providerName !== null && sql`(pu.first_name || ' ' || pu.last_name) ILIKE ${likePattern(providerName)} ESCAPE '\\'`,
+          criteria.providerId !== undefined && criteria.providerId !== null && sql`p.provider_id = ${criteria.providerId}`,
+          criteria.status === "active" && sql`p.active`,
+          criteria.status === "inactive" && sql`NOT p.active`
+        ],
+        sort: { columns: sortColumns, by: criteria.sortBy ?? "name", dir: criteria.sortDir ?? "ASC", id: sql`p.id` },
+        sortFewMatches: search === null && providerName === null ? undefined : { atMost: fewMatches, table: "p", joins }
+      }, page)
+    }
 
     // Loads by id are fixed-shape and the clinic's hottest reads of a patient: named (prepared),
     // one name per text (the load, and the load within each kind of viewer's scope).
@@ -340,7 +286,6 @@ export class PatientsRepo extends Effect.Service<PatientsRepo>()("app/PatientsRe
      * Insert, audit entry and read back in one statement (one round trip, one transaction). Its text
      * follows the columns given, so it stays unnamed.
      */
-    const joins = sql.literal(clinicJoins)
     const insertAuditedOne = SqlSchema.single({
       Request: Schema.Struct({ values: PatientValues, audit: AuditEntryOfWrite }),
       Result: ClinicPatientRow,
@@ -357,35 +302,29 @@ export class PatientsRepo extends Effect.Service<PatientsRepo>()("app/PatientsRe
 
     const ecmColumnsLiteral = sql.literal(ecmColumns)
     const ecmFromLiteral = sql.literal(ecmFrom)
-    const ecmWhereOf = (criteria: EcmPatientCriteria) => {
-      const clauses: Array<Statement.Fragment> = []
+    const ecmFiltersOf = (criteria: EcmPatientCriteria): ReadonlyArray<ListFilter> => {
       const text = criteria.search?.trim() ?? ""
-      if (text !== "") {
-        const pattern = likePattern(text)
+      const pattern = text === "" ? null : likePattern(text)
+      const status = criteria.status?.trim() ?? ""
+      return [
         // The ECM search covers names and member id only. Its text begins the indexed patient text
         // (names, member id, phone), so what it matches the indexed text matches too: the index
         // narrows, the second condition keeps phone digits out.
-        clauses.push(sql`${searchable} ILIKE ${pattern} ESCAPE '\\'`)
-        clauses.push(sql`(p.first_name || ' ' || p.last_name || ' ' || coalesce(p.member_id, '')) ILIKE ${pattern} ESCAPE '\\'`)
-      }
-      const status = criteria.status?.trim() ?? ""
-      if (status !== "") clauses.push(sql`e.member_record_status = ${status}`)
-      if (criteria.providerId !== undefined) clauses.push(sql`c.provider_id = ${criteria.providerId}`)
-      return clauses.length === 0 ? sql`TRUE` : sql.and(clauses)
+        pattern !== null && sql`${searchable} ILIKE ${pattern} ESCAPE '\\'`,
+        pattern !== null && sql`(p.first_name || ' ' || p.last_name || ' ' || coalesce(p.member_id, '')) ILIKE ${pattern} ESCAPE '\\'`,
+        status !== "" && sql`e.member_record_status = ${status}`,
+        criteria.providerId !== undefined && sql`c.provider_id = ${criteria.providerId}`
+      ]
     }
-
-    const findEcmPage = SqlSchema.findAll({
-      Request: Schema.Struct({ criteria: EcmCriteria, limit: Schema.Int, offset: Schema.Int }),
-      Result: EcmPatientRow,
-      execute: ({ criteria, limit, offset }) =>
-        sql`SELECT ${ecmColumnsLiteral} FROM ${ecmFromLiteral} WHERE ${ecmWhereOf(criteria)}
-          ORDER BY lower(p.last_name), lower(p.first_name), p.id LIMIT ${limit} OFFSET ${offset}`
-    })
-    const countEcm = SqlSchema.single({
-      Request: EcmCriteria,
-      Result: Count,
-      execute: (criteria) => sql`SELECT count(*)::int AS count FROM ${ecmFromLiteral} WHERE ${ecmWhereOf(criteria)}`
-    })
+    const ecmByName = { name: sortColumns.name }
+    const ecmList = (criteria: EcmPatientCriteria, page: PageRequest) =>
+      listPage({
+        select: ecmColumnsLiteral,
+        from: ecmFromLiteral,
+        row: EcmPatientRow,
+        filters: ecmFiltersOf(criteria),
+        sort: { columns: ecmByName, by: "name", dir: "ASC", id: sql`p.id` }
+      }, page)
     const findEcmById = SqlSchema.findOne({
       Request: Schema.Number,
       Result: EcmPatientDetailRow,
@@ -414,10 +353,10 @@ export class PatientsRepo extends Effect.Service<PatientsRepo>()("app/PatientsRe
 
     return {
       /**
-       * One page of the clinic patient list within the access scope, with the count of every
-       * match; `few` when the matches were counted and sorted in one statement.
+       * One page of the clinic patient list within the access scope (`Access.scope.patients`), with
+       * the count of every match; `sortedFewMatches` when they were counted and sorted in one statement.
        */
-      search,
+      list,
       /** The patient as the clinic sees it. */
       findById: (id: number) => orDefect(findById(id)),
       /** The patient as the clinic sees it, if `scope` (the viewer's, from the access module) lets them. */
@@ -433,9 +372,8 @@ export class PatientsRepo extends Effect.Service<PatientsRepo>()("app/PatientsRe
       /** Writes the given columns (at least one), `updated_at` from the clock. */
       update: (id: number, values: PatientValues) =>
         Effect.flatMap(now, (at) => updateOne({ id, values, at })).pipe(Effect.catchTag("SqlError", writeErrors), orDefect),
-      /** One page of ECM members (the patients with an eligibility record) and the count of every match. */
-      ecmPage: (criteria: EcmPatientCriteria, limit: number, offset: number) =>
-        orDefect(Effect.all({ rows: findEcmPage({ criteria, limit, offset }), total: Effect.map(countEcm(criteria), (c) => c.count) })),
+      /** One page of ECM members (the patients with an eligibility record), by name, with the count of every match. */
+      ecmList,
       /** The ECM member with their eligibility records and status history; none for a patient that is no member. */
       ecmFindById: (id: number) => orDefect(findEcmById(id)),
       eligibilityOf: (id: number) => orDefect(findEligibility(id)),
