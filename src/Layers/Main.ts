@@ -5,8 +5,8 @@
  * services, job tasks and schedules (`Http/<Area>/index.ts`); this file lists the areas and the
  * platform layers.
  */
-import { Etag, FileSystem, Headers, HttpApiBuilder, HttpPlatform, type HttpRouter, HttpServer, Path } from "@effect/platform"
-import { Context, Effect, Function, Layer, Scope } from "effect"
+import { Headers, HttpApiBuilder, HttpServer } from "@effect/platform"
+import { Effect, Layer } from "effect"
 import { Api } from "../Api/Api.js"
 import { Access } from "../Services/Access/Access.js"
 import { AppConfig } from "../Services/AppConfig.js"
@@ -24,18 +24,18 @@ import { ContentArea } from "./Http/Content/index.js"
 import { EcmArea } from "./Http/Ecm/index.js"
 import { EcmExchangeArea } from "./Http/EcmExchange/index.js"
 import { ErrorHandlingLive } from "./Http/Errors.js"
-import { observeRequests, withoutPlatformTracer } from "./Http/Observability.js"
+import { withoutPlatformTracer } from "./Http/Observability.js"
 import { PatientsArea } from "./Http/Patients/index.js"
 import { PrescriptionsArea } from "./Http/Prescriptions/index.js"
 import { ProvidersArea } from "./Http/Providers/index.js"
 import { QuestionnairesArea } from "./Http/Questionnaires/index.js"
 import { ReportsArea } from "./Http/Reports/index.js"
-import { corsFor, withResponseHeaders } from "./Http/ResponseHeaders.js"
 import { BodyLimitLive, DocsLive, HealthLive } from "./Http/Routes.js"
 import { SchedulingArea } from "./Http/Scheduling/index.js"
 import { SecurityLive } from "./Http/Security.js"
+import { serveLive } from "./Http/Serve.js"
 import { SessionNotesArea } from "./Http/SessionNotes/index.js"
-import { currentTracker, GracefulDrainLive, nodeServer, ShutdownReportLive } from "./Http/Shutdown.js"
+import { GracefulDrainLive, nodeServer, ShutdownReportLive } from "./Http/Shutdown.js"
 import { VideosArea } from "./Http/Videos/index.js"
 import { InstanceLive } from "./Instance.js"
 import { JobWorkerLive, PgJobsLive } from "./Jobs.js"
@@ -51,40 +51,6 @@ const areas = combineAreas([
 const SharedServicesLive = Layer.mergeAll(AuditLog.Default, Access.Default, Auth.Default)
 
 export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(areas.handlers), Layer.provide(SecurityLive))
-
-/**
- * What a request fiber starts with: the services the server's layer needs and the ones the
- * platform may use while answering (`HttpRouter.DefaultServices`). Handlers bring the services
- * they were built with (the builder merges them in), and routes and middleware take theirs when
- * they are built, so nothing else is read from a request's context. Every `provideService`,
- * scope and span on the way copies that context: with all of the app's services in it, that
- * was most of a bodiless request's cost.
- */
-const requestContext = (context: Context.Context<HttpServer.HttpServer | Scope.Scope | HttpRouter.HttpRouter.DefaultServices>) =>
-  Context.pick(HttpServer.HttpServer, Scope.Scope, HttpPlatform.HttpPlatform, Etag.Generator, FileSystem.FileSystem, Path.Path)(context)
-
-/**
- * Around every request, outermost first: span, access log and in-flight count; CORS (whose
- * preflight answers before any route). The headers every response carries are added as it is sent.
- * `HttpApiBuilder.serve`, with request fibers started from `requestContext`.
- */
-const serveLive = Layer.unwrapEffect(Effect.gen(function*() {
-  const config = yield* AppConfig
-  const tracker = yield* currentTracker
-  const https = config.publicBaseUrl.startsWith("https:")
-  const middleware = Function.flow(
-    corsFor(config),
-    observeRequests({ trustedProxies: config.trustedProxies, tracker })
-  )
-  return Layer.scopedDiscard(Effect.gen(function*() {
-    const app = yield* HttpApiBuilder.httpApp
-    const server = yield* HttpServer.HttpServer
-    yield* Effect.mapInputContext(server.serve(app, middleware), requestContext)
-  })).pipe(
-    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]),
-    withResponseHeaders({ https, draining: () => tracker.draining })
-  )
-}))
 
 /** The HTTP app on the given server layer (the real one, or `NodeHttpServer.layerTest`). */
 export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
