@@ -4,7 +4,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { mkdtemp, writeFile } from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { pgClientLayer, runMigrations, sqlFileLoader } from "../../src/Layers/Database.js"
+import { pgClientLayer, runMigrations, sqlFileLoader, withSessionOptions } from "../../src/Layers/Database.js"
 import { NodeFileSystem } from "@effect/platform-node"
 import { freshDatabase } from "../support/database.js"
 
@@ -49,4 +49,27 @@ describe("migrations", () => {
       ).pipe(Effect.provide(pgClientLayer(Redacted.make(url), 1)))
       expect(rows[0]!.n).toBe(Math.max(a.length, b.length))
     }))
+})
+
+describe("session settings", () => {
+  const setting = (url: string, name: string) =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ value: string }>`SELECT current_setting(${name}) AS value`
+      return rows[0]!.value
+    }).pipe(Effect.provide(pgClientLayer(Redacted.make(url), 1)))
+
+  it.scoped("the app's connections run with JIT off, keeping options the URL already gives", () =>
+    Effect.gen(function*() {
+      const { url } = yield* freshDatabase({ migrated: false })
+      expect(yield* setting(url, "jit")).toBe("off")
+      const withOptions = new URL(url)
+      withOptions.searchParams.set("options", "-c statement_timeout=7000")
+      expect(yield* setting(withOptions.toString(), "statement_timeout")).toBe("7s")
+      expect(yield* setting(withOptions.toString(), "jit")).toBe("off")
+    }))
+
+  it("a URL that does not parse is used as it is", () => {
+    expect(Redacted.value(withSessionOptions(Redacted.make("not a url")))).toBe("not a url")
+  })
 })
