@@ -10,7 +10,7 @@ import type { PageRequest } from "../../Api/Pagination.js"
 import { DocumentList, type UploadDocumentRequest } from "../../Api/Patients/Documents.js"
 import { documentContentTypes, maxDocumentBytes, PatientDocument } from "../../Domain/Patients/Records.js"
 import { AuditLog } from "../AuditLog.js"
-import { type DataUri, readDataUri, receivedDataUri } from "../DataUri.js"
+import { type DataUri, receivedDataUri } from "../DataUri.js"
 import { ObjectStore } from "../ObjectStore.js"
 import { staffRequired } from "./ClinicPatients.js"
 import { Access, canManagePatientRecords, readsClinicalContent, type Viewer } from "../Access/Access.js"
@@ -64,9 +64,6 @@ export const documentOf = (uri: DataUri): { readonly contentType: string; readon
   if (!contentMatches(contentType, uri.bytes)) return documentMessages.mismatch
   return { contentType, bytes: uri.bytes }
 }
-
-/** A data URI given whole → its type and bytes, or the message for `file`. */
-export const parseDocument = (file: string) => documentOf(readDataUri(file))
 
 export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/PatientDocuments", {
   effect: Effect.gen(function*() {

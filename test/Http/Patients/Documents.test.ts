@@ -9,10 +9,14 @@ import { MemoryTelephony } from "../../../src/Layers/MemoryTelephony.js"
 import { MemoryPush } from "../../../src/Layers/MemoryPush.js"
 import { SigningSecretLive } from "../../../src/Layers/SigningSecret.js"
 import { maxDocumentBytes } from "../../../src/Domain/Patients/Records.js"
-import { documentMessages, parseDocument } from "../../../src/Services/Patients/PatientDocuments.js"
+import { readDataUri } from "../../../src/Services/DataUri.js"
+import { documentMessages, documentOf as documentRule } from "../../../src/Services/Patients/PatientDocuments.js"
 import { clientAs, request, TestApp, testConfig } from "../../support/app.js"
 import { auditActions } from "../Providers/helpers.js"
 import { iso, newPatient, patientNotFound, signedIn, staffRequired } from "./helpers.js"
+
+/** The upload's rule on a data URI given whole. */
+const parseDocument = (file: string) => documentRule(readDataUri(file))
 
 const pdf = Buffer.from("%PDF-1.4\n%âãÏÓ\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n")
 const dataUri = (type: string, bytes: Uint8Array | string) => `data:${type};base64,${Buffer.from(bytes).toString("base64")}`
