@@ -135,4 +135,33 @@ layer(TestApp({}, Observability))("tracing", (it) => {
         ["POST", "unmatched", 413]
       ])
     }))
+
+  it.effect("a caller's trace context is linked from the server span, never adopted as its parent", () =>
+    Effect.gen(function*() {
+      exporter.reset()
+      const callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+      const callerSpan = "00f067aa0ba902b7"
+      const sent = [
+        { traceparent: `00-${callerTrace}-${callerSpan}-01` },
+        { b3: `${callerTrace}-${callerSpan}-1` },
+        // Not W3C: a version we do not know, and a trace id of zeros' length gone wrong.
+        { traceparent: `ff-${callerTrace}-${callerSpan}-01` },
+        { traceparent: `00-${callerTrace.slice(1)}-${callerSpan}-01` },
+        {}
+      ]
+      for (const headers of sent) expect((yield* request("GET", "/v1/no/such/route", { headers })).status).toBe(404)
+
+      const served = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER)
+      expect(served).toHaveLength(sent.length)
+      // Our trace ids are our own, whatever the caller sent; no span of ours lands in its trace.
+      expect(exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === callerTrace)).toEqual([])
+      expect(served.every((s) => s.parentSpanContext === undefined)).toBe(true)
+      expect(served.map((s) => s.links.map((l) => [l.context.traceId, l.context.spanId]))).toEqual([
+        [[callerTrace, callerSpan]],
+        [[callerTrace, callerSpan]],
+        [],
+        [],
+        []
+      ])
+    }))
 })

@@ -8,9 +8,14 @@
  * The route is known once the router matched (it sets `http.route` on the span), or once the
  * body checks refused a body for a known endpoint (./RequestBody.ts sets it the same way), so the
  * span is renamed when the request ends.
+ *
+ * A caller's trace context (W3C `traceparent`, or `b3`, as Effect's HttpClient sends it) becomes a
+ * link of the server span, not its parent: anyone may send the header, and the trace id is ours to
+ * give (logs and audit entries carry it), so a client can follow its request into our trace but
+ * cannot place our spans and audit rows in a trace it chose.
  */
-import { HttpMiddleware, HttpServerError, HttpServerRequest, type HttpApp } from "@effect/platform"
-import { Effect, Exit, FiberRef, type Layer, LogLevel, type Tracer } from "effect"
+import { HttpMiddleware, HttpServerError, HttpServerRequest, HttpTraceContext, type HttpApp } from "@effect/platform"
+import { Effect, Exit, FiberRef, type Layer, LogLevel, Option, type Tracer } from "effect"
 import type { TrustedProxies } from "../../Services/AppConfig.js"
 import { requestOrigin } from "./Forwarded.js"
 import type { RequestTracker } from "./Shutdown.js"
@@ -44,7 +49,11 @@ export const observeRequests = (options: ObserveOptions) => <E, R>(app: HttpApp.
     const origin = requestOrigin(request, options.trustedProxies)
     const [address, port] = splitHost(origin.host)
     const userAgent = request.headers["user-agent"]?.slice(0, maxUserAgent)
-    return Effect.useSpan(request.method, { kind: "server", captureStackTrace: false }, (span) => {
+    const caller = HttpTraceContext.fromHeaders(request.headers)
+    const links: ReadonlyArray<Tracer.SpanLink> = Option.isSome(caller)
+      ? [{ _tag: "SpanLink", span: caller.value, attributes: {} }]
+      : []
+    return Effect.useSpan(request.method, { kind: "server", captureStackTrace: false, links }, (span) => {
       const common: Record<string, string | number> = {
         "http.request.method": request.method,
         "url.scheme": origin.scheme

@@ -120,7 +120,7 @@ export const corsFor = (settings: Pick<AppSettings, "corsOrigins">) => {
     allowedOrigins: (origin) => allowed.has(origin),
     allowedMethods: corsMethods,
     // Trace context as Effect's HttpClient sends it by default (W3C `traceparent`/`tracestate`,
-    // and `b3`): a frontend's spans join the server's traces, and its preflights pass.
+    // and `b3`): the server span links to a frontend's span (./Observability.ts), and its preflights pass.
     allowedHeaders: ["Content-Type", "X-User-Token", "traceparent", "tracestate", "b3"],
     // Readable by the frontend beyond the safelisted ones: when to retry after 429/503; the ETag of
     // a video part PUT to the disk store's signed route (docs/videos.md).
