@@ -15,7 +15,8 @@ const sqlOutsideRepositories = [
   // count and page statements; it names no table and is called only from repositories.
   "src/Services/Lists.ts",
   // The repository kit: its sweep statement (`failStale`) wraps a repository's fragments the same
-  // way; it names no table and is called only from repositories.
+  // way, naming no table; the sweeps' one condition on the job queue (`jobCanNoLongerRun`) is a
+  // fragment they apply. Called only from repositories.
   "src/Services/Repository.ts"
 ]
 

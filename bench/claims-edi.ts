@@ -13,12 +13,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
 import * as path from "node:path"
 import { parseArgs } from "node:util"
-import pg from "pg"
 import { checkInterchange } from "../src/Domain/Billing/Edi/Check.js"
 import { type EdiClaim, generate837P } from "../src/Domain/Billing/Edi/Claim837.js"
 import { npiCheckDigit } from "../src/Domain/Providers/Npi.js"
@@ -27,6 +23,7 @@ import { appConfig } from "../src/Layers/Config.js"
 import { backendLayer } from "../src/Layers/Main.js"
 import { AppConfig } from "../src/Services/AppConfig.js"
 import { batchOf, EdiBatches } from "../src/Services/Billing/EdiBatches.js"
+import { runBench } from "./support.js"
 
 const { values: flags } = parseArgs({
   options: { claims: { type: "string", default: "1000" }, rounds: { type: "string", default: "3" } }
@@ -71,26 +68,6 @@ const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(x
 console.log(`generator + checker, ${claimCount} claims (${(bytes / 1024).toFixed(0)} KiB): median ${fmt(median(pure))}, max ${fmt(Math.max(...pure))} (7 runs, first includes warm-up)`)
 
 // 2. End to end through the service.
-const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "cc-bench-edi-"))
-const serverUrl = process.env.DATABASE_URL
-const database = `cc_bench_edi_${randomBytes(4).toString("hex")}`
-const adminQuery = async (text: string) => {
-  const client = new pg.Client({ connectionString: serverUrl })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
-let databaseUrl: Option.Option<Redacted.Redacted> = Option.none()
-if (serverUrl !== undefined && serverUrl !== "") {
-  await adminQuery(`CREATE DATABASE ${database}`)
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  databaseUrl = Option.some(Redacted.make(url.href))
-}
-
 const seed = (round: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -139,10 +116,11 @@ const program = Effect.gen(function*() {
   return timings
 })
 
-const settings = Effect.map(appConfig, (base) => ({
+/** The app's configuration on the bench's database, DATA_DIR `dataDir`, the job worker off. */
+const settings = (databaseUrl: string, dataDir: string) => Effect.map(appConfig, (base) => ({
   ...base,
   dataDir,
-  databaseUrl,
+  databaseUrl: Option.some(Redacted.make(databaseUrl)),
   dbPoolSize: 4,
   bootstrapAdminEmail: Option.some("bench-admin@bench.test"),
   bootstrapAdminPassword: Option.some(Redacted.make("bench-password-1")),
@@ -150,18 +128,14 @@ const settings = Effect.map(appConfig, (base) => ({
   logLevel: LogLevel.Warning
 }))
 
-const layer = backendLayer.pipe(
-  Layer.provideMerge(AdaptersLive),
-  Layer.provideMerge(Layer.effect(AppConfig, settings)),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
-)
-
-try {
+runBench("edi", async (bench) => {
+  const layer = backendLayer.pipe(
+    Layer.provideMerge(AdaptersLive),
+    Layer.provideMerge(Layer.effect(AppConfig, settings(bench.databaseUrl, path.join(bench.tmpDir, "data")))),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  )
   const timings = await Effect.runPromise(program.pipe(Effect.provide(layer), Effect.scoped) as Effect.Effect<Array<number>>)
   const worst = Math.max(...timings)
   console.log(`end to end (service, disk store), ${claimCount} claims: median ${fmt(median(timings))}, max ${fmt(worst)} over ${rounds} rounds; target ≤ ${targetMs} ms: ${worst <= targetMs ? "met" : "MISSED"}`)
   if (worst > targetMs) process.exitCode = 1
-} finally {
-  if (Option.isSome(databaseUrl)) await adminQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-  await fs.rm(dataDir, { recursive: true, force: true })
-}
+})

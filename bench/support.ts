@@ -4,7 +4,7 @@
  * of it at the end; children never outlive the bench; latency percentiles.
  *
  * bench/run.ts and bench/startup.ts keep their own richer machinery (output capture, signal
- * handling, several targets at once).
+ * handling, several targets at once). scripts/fuzz.ts takes its scratch database from here too.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -65,7 +65,7 @@ export const waitUntilAnswering = async (url: string, what: string): Promise<voi
  * A fresh temp directory `cc-bench-<name>-…`, 0755 like an ordinary directory (mkdtemp makes it
  * 0700): under root the embedded server runs as the `postgres` user and must enter it.
  */
-const benchTempDir = async (name: string) => {
+export const benchTempDir = async (name: string) => {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), `cc-bench-${name}-`))
   await fs.chmod(dir, 0o755)
   return { dir, remove: () => fs.rm(dir, { recursive: true, force: true }) }

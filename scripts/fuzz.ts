@@ -10,12 +10,8 @@
  * --race-repeats R (default 3), --latency-ms L (oversize mode's bound, default 2000).
  */
 import { Effect } from "effect"
-import { chmod, mkdtemp, rm } from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
 import { parseArgs } from "node:util"
-import pg from "pg"
-import { startEmbeddedPostgres } from "../src/Layers/EmbeddedPostgres.js"
+import { benchDatabase, benchTempDir } from "../bench/support.js"
 import { formatAccessFailures, runAccessMatrix } from "../test/harness/access.js"
 import { HarnessApp } from "../test/harness/app.js"
 import { formatBolaFailures, patients, runBola, users } from "../test/harness/bola.js"
@@ -51,45 +47,21 @@ if (
   process.exit(2)
 }
 
-const withDatabase = (url: string, database: string) => {
-  const parsed = new URL(url)
-  parsed.pathname = `/${database}`
-  return parsed.toString()
-}
-
-const adminQuery = (serverUrl: string, text: string) =>
+/**
+ * An empty database of the campaign's own (bench/support.ts: on DATABASE_URL's server, else on an
+ * embedded one in a temporary directory), dropped with the directory at the end; the app migrates
+ * it at start.
+ */
+const campaignDatabase = Effect.acquireRelease(
   Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: serverUrl })
-    await client.connect()
-    try {
-      await client.query(text)
-    } finally {
-      await client.end()
-    }
-  })
-
-/** DATABASE_URL's server, or an embedded one in a temporary directory (as test/support/globalSetup.ts). */
-const postgresServer = Effect.acquireRelease(
-  Effect.promise(async () => {
-    if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} }
-    const dir = await mkdtemp(path.join(os.tmpdir(), "cc-fuzz-"))
-    await chmod(dir, 0o755)
-    const server = await startEmbeddedPostgres({ dataDir: path.join(dir, "pg"), persistent: false })
-    return { url: server.url, stop: async () => { await server.stop(); await rm(dir, { recursive: true, force: true }) } }
+    const tmp = await benchTempDir("fuzz")
+    return { tmp, database: await benchDatabase("fuzz", tmp.dir) }
   }),
-  (server) => Effect.promise(server.stop)
-)
-
-/** An empty database of the campaign's own; the app migrates it at start. */
-const campaignDatabase = (serverUrl: string) =>
-  Effect.acquireRelease(
-    Effect.gen(function*() {
-      const name = `cc_fuzz_${process.pid}_${Date.now()}`
-      yield* adminQuery(serverUrl, `CREATE DATABASE ${name}`)
-      return name
-    }),
-    (name) => adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-  ).pipe(Effect.map((name) => withDatabase(serverUrl, name)))
+  ({ database, tmp }) => Effect.promise(async () => {
+    await database.release()
+    await tmp.remove()
+  })
+).pipe(Effect.map(({ database }) => database.url))
 
 const campaign = (telemetry: Telemetry) =>
   Effect.gen(function*() {
@@ -144,9 +116,8 @@ const campaign = (telemetry: Telemetry) =>
   })
 
 const program = Effect.gen(function*() {
-  const server = yield* postgresServer
   const telemetry = new Telemetry()
-  const app = HarnessApp({ databaseUrl: campaignDatabase(server.url), observability: telemetry.layer, underTestClock: false })
+  const app = HarnessApp({ databaseUrl: campaignDatabase, observability: telemetry.layer, underTestClock: false })
   return yield* campaign(telemetry).pipe(Effect.provide(app))
 }).pipe(Effect.scoped)
 

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { checkExchange, errorShapeProblem, leaks, type Received } from "./checks.js"
 import { securityHeaders, syntheticApi } from "./synthetic.js"
 import { type OpenApiDocument, operationsOf } from "./document.js"
-import { noPatientsYet, patientParameter, patients, runBola } from "./bola.js"
+import { patientParameter, patients, runBola, withoutPatients } from "./bola.js"
 import { generateCase, planCase } from "./campaign.js"
 import { makeContract } from "./contract.js"
 import { makeHarness } from "./harness.js"
@@ -139,11 +139,11 @@ describe("harness machinery", () => {
       }
     }))
 
-  it.effect("BOLA without patients yet: finds the operations, seeds no records, sends nothing for them", () =>
+  it.effect("BOLA over an API without patients: finds the operations, seeds no records, sends nothing for them", () =>
     Effect.gen(function*() {
       const server = syntheticApi.server({ leaky: true })
       const harness = yield* makeHarness(server.send, new Telemetry())
-      const report = yield* runBola({ harness, kinds: [patients(noPatientsYet)], newParent: server.newParent, seed: 7 })
+      const report = yield* runBola({ harness, kinds: [patients(withoutPatients)], newParent: server.newParent, seed: 7 })
       expect(report.scoped.get("patient")?.length).toBe(2)
       expect(report.requests).toBe(0)
     }))

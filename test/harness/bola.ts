@@ -7,7 +7,7 @@
  *
  * Kinds of owned record are pluggable: `users` (a parent owns their own account, /v1/users/{id})
  * and `patients`, which takes a `FamilySeeder` that links patients to each family:
- * `ecmPatientFamilies` (patients.ts) for the app, `noPatientsYet` (none) for a synthetic API.
+ * `ecmPatientFamilies` (patients.ts) for the app, `withoutPatients` for a synthetic API that has none.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -112,7 +112,7 @@ export const patientParameter = (operation: Operation, document?: OpenApiDocumen
   return undefined
 }
 
-/** Links patients to a parent: plugged in once clinic patients exist. */
+/** Links patients (and their records) to each family's parent. */
 export interface FamilySeeder<R> {
   readonly description: string
   readonly patientsOf: (parent: Principal) => Effect.Effect<ReadonlyArray<number>, never, R>
@@ -121,9 +121,9 @@ export interface FamilySeeder<R> {
   readonly recordOf?: (patientId: number, record: string) => number | undefined
 }
 
-/** There is no patients table yet: families have no patients. */
-export const noPatientsYet: FamilySeeder<never> = {
-  description: "none: there is no patients table yet",
+/** For a synthetic API without patients: families get none, so nothing is sent for them. */
+export const withoutPatients: FamilySeeder<never> = {
+  description: "none: the API has no patients",
   patientsOf: () => Effect.succeed([]),
   snapshot: () => Effect.succeed(null)
 }

@@ -29,9 +29,9 @@ const exchangeJobKeyPrefix = "ecm-exchange:"
 export const exchangeJobKey = (id: number) => `${exchangeJobKeyPrefix}${id}`
 
 /**
- * Fails `generating` reports whose job can no longer run — out of runs after crashes, or gone —
- * and which have not moved for the stale time (../Recovery.ts); how many. A job that is locked or
- * has runs left is left to the queue: its next run claims the report again and starts over.
+ * Fails `generating` return files whose job can no longer run (../Repository.ts
+ * `jobCanNoLongerRun`) and which have not moved for the stale time (../Recovery.ts); how many. A
+ * job that can still run claims the report again on its next run and starts over.
  */
 export const failStrandedExchangeReports = (staleAfterSeconds: number) =>
   failStrandedReports(staleAfterSeconds, exchangeJobKeyPrefix, interruptedReason, "exchange_reports")

@@ -39,9 +39,8 @@ const reportJobKeyPrefix = "report:"
 export const reportJobKey = (id: number) => `${reportJobKeyPrefix}${id}`
 
 /**
- * Fails `generating` reports whose job can no longer run — out of runs after crashes, or gone —
- * and which have not moved for the stale time (../Recovery.ts); how many. A job that is locked
- * (running, or held by a crashed worker not yet released) or has runs left is left to the queue.
+ * Fails `generating` reports whose job can no longer run (../Repository.ts `jobCanNoLongerRun`)
+ * and which have not moved for the stale time (../Recovery.ts); how many.
  */
 export const failStrandedReports = (staleAfterSeconds: number) =>
   failStranded(staleAfterSeconds, reportJobKeyPrefix, failureReasons.interrupted)

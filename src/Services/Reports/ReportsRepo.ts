@@ -7,7 +7,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { GroupBy, PatientStatus, ReportFormat, ReportStatus } from "../../Domain/Reports/Report.js"
 import { staleCutoff } from "../HeartbeatsRepo.js"
-import { failStale, orDefect } from "../Repository.js"
+import { failStale, jobCanNoLongerRun, orDefect } from "../Repository.js"
 
 /** A report's validated parameters, as stored in `reports.parameters`. */
 export const ReportParams = Schema.Struct({
@@ -69,7 +69,7 @@ const Id = Schema.Struct({ id: Schema.Int })
 
 /**
  * Fails `generating` reports not moved for `staleAfterSeconds` whose job (key `jobKeyPrefix` and
- * the row id) is neither locked nor has runs left, with `reason`; how many. Run by the recovery
+ * the row id) can no longer run (`jobCanNoLongerRun`), with `reason`; how many. Run by the recovery
  * sweep (../Recovery.ts), which has no services. `table`: the reports' table (the return files
  * keep theirs in `exchange_reports`, with the same status columns).
  */
@@ -83,8 +83,7 @@ export const failStrandedReports = (
     table,
     set: sql`status = 'failed', failure_reason = ${reason}`,
     where: sql`r.status = 'generating' AND r.updated_at < ${staleCutoff(sql, staleAfterSeconds)}
-      AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j
-        WHERE j.key = ${jobKeyPrefix} || r.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))`
+      AND ${jobCanNoLongerRun(sql, jobKeyPrefix)}`
   }))
 
 export class ReportsRepo extends Effect.Service<ReportsRepo>()("app/ReportsRepo", {

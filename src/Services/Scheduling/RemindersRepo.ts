@@ -14,7 +14,7 @@ import { AppointmentReminder, type DeliveryReport, DeliveryStatus, ReminderStatu
 import { Access, type Viewer } from "../Access/Access.js"
 import { staleCutoff } from "../HeartbeatsRepo.js"
 import { makeListPage } from "../Lists.js"
-import { failStale, orDefect } from "../Repository.js"
+import { failStale, jobCanNoLongerRun, orDefect } from "../Repository.js"
 import { now } from "../Time.js"
 
 const Text = Schema.String
@@ -192,9 +192,9 @@ export const recordSentToProvider = (sent: { readonly id: number; readonly claim
   ).pipe(Effect.map((rows) => rows.length > 0), orDefect)
 
 /**
- * Fails reminders left `sending` whose job can no longer run (out of runs after crashes, or gone)
- * and claimed longer than the stale time ago (../Recovery.ts); how many. Jobs with runs left
- * settle their own reminder on their next run.
+ * Fails reminders left `sending` whose job can no longer run (`jobCanNoLongerRun`) and claimed
+ * longer than the stale time ago (../Recovery.ts); how many. Jobs with runs left settle their own
+ * reminder on their next run.
  */
 export const failStrandedReminders = (staleAfterSeconds: number) =>
   failStale((sql) => ({
@@ -202,8 +202,7 @@ export const failStrandedReminders = (staleAfterSeconds: number) =>
     set: sql`status = 'failed', delivery_status = 'failed', status_reason = ${reminderReasons.interrupted},
       claimed_at = NULL, claimed_by = NULL`,
     where: sql`r.status = 'scheduled' AND r.delivery_status = 'sending' AND r.claimed_at < ${staleCutoff(sql, staleAfterSeconds)}
-      AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j
-        WHERE j.key = ${reminderJobKeyPrefix} || r.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))`
+      AND ${jobCanNoLongerRun(sql, reminderJobKeyPrefix)}`
   }))
 
 export class RemindersRepo extends Effect.Service<RemindersRepo>()("app/RemindersRepo", {
