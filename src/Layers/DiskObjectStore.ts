@@ -159,67 +159,65 @@ export const makeDiskObjectStore = (
   secret: Redacted.Redacted<string>
 ) =>
   ObjectStore.of({
-    put: (key, body, contentType) =>
-      checkObjectKey(key).pipe(
-        Effect.zipRight(Effect.promise(async () => {
-          const paths = pathsOf(settings.dataDir, key)
-          await writeAtomically(paths.tmp, paths.meta, JSON.stringify({ contentType }))
-          await writeAtomically(paths.tmp, paths.body, body)
-        })),
-        Effect.withSpan("ObjectStore.put", { attributes: { "object.key_length": key.length, "object.bytes": body.byteLength } })
-      ),
+    put: Effect.fn("ObjectStore.put")(function*(key, body, contentType) {
+      yield* Effect.annotateCurrentSpan({ "object.key_length": key.length, "object.bytes": body.byteLength })
+      yield* checkObjectKey(key)
+      yield* Effect.promise(async () => {
+        const paths = pathsOf(settings.dataDir, key)
+        await writeAtomically(paths.tmp, paths.meta, JSON.stringify({ contentType }))
+        await writeAtomically(paths.tmp, paths.body, body)
+      })
+    }),
     get: (key) =>
       tracedGet(key, checkObjectKey(key).pipe(Effect.zipRight(readObject(settings.dataDir, key)))),
-    signedUrl: (key, lifetime) =>
-      checkObjectKey(key).pipe(
-        Effect.zipRight(Clock.currentTimeMillis),
-        Effect.map((now) => {
-          const expires = Math.ceil((now + Duration.toMillis(lifetime)) / 1000)
-          const signature = signObjectUrl(secret, key, expires)
-          return `${settings.publicBaseUrl}/objects/${key}?expires=${expires}&signature=${signature}`
-        }),
-        Effect.withSpan("ObjectStore.signedUrl", { attributes: { "object.key_length": key.length } })
-      ),
-    delete: (key) =>
-      checkObjectKey(key).pipe(
-        Effect.zipRight(Effect.promise(async () => {
-          const paths = pathsOf(settings.dataDir, key)
-          await fs.rm(paths.body, { force: true })
-          await fs.rm(paths.meta, { force: true })
-        })),
-        Effect.withSpan("ObjectStore.delete", { attributes: { "object.key_length": key.length } })
-      ),
-    putFile: (key, filePath, contentType) =>
-      checkObjectKey(key).pipe(
-        Effect.zipRight(Effect.promise(async () => {
-          const paths = pathsOf(settings.dataDir, key)
-          await writeAtomically(paths.tmp, paths.meta, JSON.stringify({ contentType }))
-          await copyAtomically(paths.tmp, filePath, paths.body)
-        })),
-        Effect.withSpan("ObjectStore.putFile", { attributes: { "object.key_length": key.length } })
-      ),
-    getToFile: (key, filePath) =>
-      checkObjectKey(key).pipe(
-        Effect.zipRight(Effect.promise(() =>
-          fs.copyFile(pathsOf(settings.dataDir, key).body, filePath).then(() => true, (error) => {
-            if (isMissing(error)) return false
-            throw error
-          })
-        )),
-        Effect.withSpan("ObjectStore.getToFile", { attributes: { "object.key_length": key.length } })
-      ),
+    signedUrl: Effect.fn("ObjectStore.signedUrl")(function*(key, lifetime) {
+      yield* Effect.annotateCurrentSpan({ "object.key_length": key.length })
+      yield* checkObjectKey(key)
+      const now = yield* Clock.currentTimeMillis
+      const expires = Math.ceil((now + Duration.toMillis(lifetime)) / 1000)
+      const signature = signObjectUrl(secret, key, expires)
+      return `${settings.publicBaseUrl}/objects/${key}?expires=${expires}&signature=${signature}`
+    }),
+    delete: Effect.fn("ObjectStore.delete")(function*(key) {
+      yield* Effect.annotateCurrentSpan({ "object.key_length": key.length })
+      yield* checkObjectKey(key)
+      yield* Effect.promise(async () => {
+        const paths = pathsOf(settings.dataDir, key)
+        await fs.rm(paths.body, { force: true })
+        await fs.rm(paths.meta, { force: true })
+      })
+    }),
+    putFile: Effect.fn("ObjectStore.putFile")(function*(key, filePath, contentType) {
+      yield* Effect.annotateCurrentSpan({ "object.key_length": key.length })
+      yield* checkObjectKey(key)
+      yield* Effect.promise(async () => {
+        const paths = pathsOf(settings.dataDir, key)
+        await writeAtomically(paths.tmp, paths.meta, JSON.stringify({ contentType }))
+        await copyAtomically(paths.tmp, filePath, paths.body)
+      })
+    }),
+    getToFile: Effect.fn("ObjectStore.getToFile")(function*(key, filePath) {
+      yield* Effect.annotateCurrentSpan({ "object.key_length": key.length })
+      yield* checkObjectKey(key)
+      return yield* Effect.promise(() =>
+        fs.copyFile(pathsOf(settings.dataDir, key).body, filePath).then(() => true, (error) => {
+          if (isMissing(error)) return false
+          throw error
+        })
+      )
+    }),
     multipart: {
-      create: (key, contentType) =>
-        checkObjectKey(key).pipe(
-          Effect.zipRight(Effect.promise(async () => {
-            const uploadId = randomBytes(16).toString("hex")
-            const dir = uploadDir(settings.dataDir, uploadId)
-            await fs.mkdir(dir, { recursive: true })
-            await fs.writeFile(path.join(dir, "upload.json"), JSON.stringify({ key, contentType } satisfies UploadMeta))
-            return uploadId
-          })),
-          Effect.withSpan("ObjectStore.multipart.create", { attributes: { "object.key_length": key.length } })
-        ),
+      create: Effect.fn("ObjectStore.multipart.create")(function*(key, contentType) {
+        yield* Effect.annotateCurrentSpan({ "object.key_length": key.length })
+        yield* checkObjectKey(key)
+        return yield* Effect.promise(async () => {
+          const uploadId = randomBytes(16).toString("hex")
+          const dir = uploadDir(settings.dataDir, uploadId)
+          await fs.mkdir(dir, { recursive: true })
+          await fs.writeFile(path.join(dir, "upload.json"), JSON.stringify({ key, contentType } satisfies UploadMeta))
+          return uploadId
+        })
+      }),
       presignPart: (key, uploadId, partNumber, lifetime, maxBytes) =>
         checkObjectKey(key).pipe(
           Effect.zipRight(Clock.currentTimeMillis),
@@ -229,59 +227,56 @@ export const makeDiskObjectStore = (
             return `${settings.publicBaseUrl}/objects/uploads/${uploadId}/${partNumber}?expires=${expires}&max=${maxBytes}&signature=${signature}`
           })
         ),
-      listParts: (key, uploadId) =>
-        checkObjectKey(key).pipe(
-          Effect.zipRight(Effect.promise(async () => {
-            if (!isValidUploadId(uploadId)) return []
-            const meta = await readJson<UploadMeta>(path.join(uploadDir(settings.dataDir, uploadId), "upload.json"))
-            return meta?.key === key ? await partsOnDisk(settings.dataDir, uploadId) : []
-          })),
-          Effect.withSpan("ObjectStore.multipart.listParts")
-        ),
-      complete: (key, uploadId, parts) =>
-        checkObjectKey(key).pipe(
-          Effect.zipRight(Effect.tryPromise({
-            try: async () => {
-              const dir = uploadDir(settings.dataDir, uploadId)
-              const meta = isValidUploadId(uploadId) ? await readJson<UploadMeta>(path.join(dir, "upload.json")) : undefined
-              if (meta?.key !== key) throw new MultipartRejected({ reason: "NoSuchUpload" })
-              const stored = new Map((await partsOnDisk(settings.dataDir, uploadId)).map((p) => [p.partNumber, p]))
-              let previous = 0
-              for (const part of parts) {
-                if (part.partNumber <= previous) throw new MultipartRejected({ reason: "InvalidPartOrder" })
-                previous = part.partNumber
-                if (stored.get(part.partNumber)?.etag !== part.etag) throw new MultipartRejected({ reason: "InvalidPart" })
-              }
-              if (parts.length === 0) throw new MultipartRejected({ reason: "InvalidPart" })
-              const paths = pathsOf(settings.dataDir, key)
-              await fs.mkdir(paths.tmp, { recursive: true })
-              await fs.mkdir(path.dirname(paths.body), { recursive: true })
-              const tmp = path.join(paths.tmp, randomBytes(12).toString("hex"))
-              try {
-                await concatenateFiles(parts.map((part) => path.join(dir, `${part.partNumber}.part`)), tmp)
-                await writeAtomically(paths.tmp, paths.meta, JSON.stringify({ contentType: meta.contentType }))
-                await fs.rename(tmp, paths.body)
-              } finally {
-                await fs.rm(tmp, { force: true })
-              }
-              await fs.rm(dir, { recursive: true, force: true })
-              return parts.reduce((sum, part) => sum + stored.get(part.partNumber)!.size, 0)
-            },
-            catch: (error) => error
-          })),
-          Effect.catchAll((error) => error instanceof MultipartRejected ? Effect.fail(error) : Effect.die(error)),
-          Effect.withSpan("ObjectStore.multipart.complete", { attributes: { "object.parts": parts.length } })
-        ),
-      abort: (key, uploadId) =>
-        checkObjectKey(key).pipe(
-          Effect.zipRight(Effect.promise(async () => {
-            if (!isValidUploadId(uploadId)) return
+      listParts: Effect.fn("ObjectStore.multipart.listParts")(function*(key, uploadId) {
+        yield* checkObjectKey(key)
+        return yield* Effect.promise(async () => {
+          if (!isValidUploadId(uploadId)) return []
+          const meta = await readJson<UploadMeta>(path.join(uploadDir(settings.dataDir, uploadId), "upload.json"))
+          return meta?.key === key ? await partsOnDisk(settings.dataDir, uploadId) : []
+        })
+      }),
+      complete: Effect.fn("ObjectStore.multipart.complete")(function*(key, uploadId, parts) {
+        yield* Effect.annotateCurrentSpan({ "object.parts": parts.length })
+        yield* checkObjectKey(key)
+        return yield* Effect.tryPromise({
+          try: async () => {
             const dir = uploadDir(settings.dataDir, uploadId)
-            const meta = await readJson<UploadMeta>(path.join(dir, "upload.json"))
-            if (meta?.key === key) await fs.rm(dir, { recursive: true, force: true })
-          })),
-          Effect.withSpan("ObjectStore.multipart.abort")
-        )
+            const meta = isValidUploadId(uploadId) ? await readJson<UploadMeta>(path.join(dir, "upload.json")) : undefined
+            if (meta?.key !== key) throw new MultipartRejected({ reason: "NoSuchUpload" })
+            const stored = new Map((await partsOnDisk(settings.dataDir, uploadId)).map((p) => [p.partNumber, p]))
+            let previous = 0
+            for (const part of parts) {
+              if (part.partNumber <= previous) throw new MultipartRejected({ reason: "InvalidPartOrder" })
+              previous = part.partNumber
+              if (stored.get(part.partNumber)?.etag !== part.etag) throw new MultipartRejected({ reason: "InvalidPart" })
+            }
+            if (parts.length === 0) throw new MultipartRejected({ reason: "InvalidPart" })
+            const paths = pathsOf(settings.dataDir, key)
+            await fs.mkdir(paths.tmp, { recursive: true })
+            await fs.mkdir(path.dirname(paths.body), { recursive: true })
+            const tmp = path.join(paths.tmp, randomBytes(12).toString("hex"))
+            try {
+              await concatenateFiles(parts.map((part) => path.join(dir, `${part.partNumber}.part`)), tmp)
+              await writeAtomically(paths.tmp, paths.meta, JSON.stringify({ contentType: meta.contentType }))
+              await fs.rename(tmp, paths.body)
+            } finally {
+              await fs.rm(tmp, { force: true })
+            }
+            await fs.rm(dir, { recursive: true, force: true })
+            return parts.reduce((sum, part) => sum + stored.get(part.partNumber)!.size, 0)
+          },
+          catch: (error) => error
+        }).pipe(Effect.catchAll((error) => error instanceof MultipartRejected ? Effect.fail(error) : Effect.die(error)))
+      }),
+      abort: Effect.fn("ObjectStore.multipart.abort")(function*(key, uploadId) {
+        yield* checkObjectKey(key)
+        yield* Effect.promise(async () => {
+          if (!isValidUploadId(uploadId)) return
+          const dir = uploadDir(settings.dataDir, uploadId)
+          const meta = await readJson<UploadMeta>(path.join(dir, "upload.json"))
+          if (meta?.key === key) await fs.rm(dir, { recursive: true, force: true })
+        })
+      })
     }
   })
 

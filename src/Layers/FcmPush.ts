@@ -41,8 +41,8 @@ export const makeFcmPush = (options: FcmOptions) =>
     )
     const messaging = getMessaging(app)
     return Push.of({
-      send: (message: PushMessage) =>
-        Effect.tryPromise({
+      send: Effect.fn("Push.send", { attributes: { "push.provider": "fcm" } })(function*(message: PushMessage) {
+        const messageId = yield* Effect.tryPromise({
           try: () =>
             messaging.send({
               token: message.token,
@@ -54,10 +54,9 @@ export const makeFcmPush = (options: FcmOptions) =>
             const text = error instanceof Error ? error.message : "FCM request failed"
             return new PushError({ reason: `${code}: ${text}`.slice(0, 500), unregistered: deadTokenCodes.has(code) })
           }
-        }).pipe(
-          Effect.map((messageId) => ({ messageId })),
-          Effect.withSpan("Push.send", { attributes: { "push.provider": "fcm" } })
-        )
+        })
+        return { messageId }
+      })
     })
   })
 

@@ -87,50 +87,48 @@ const isExecutable = (file: string) => access(file, constants.X_OK).then(() => t
 export const makeFfmpegVideoProcessor = (ffmpeg: string, ffprobe: string, available: boolean) =>
   VideoProcessor.of({
     available,
-    probe: (file) =>
-      Effect.gen(function*() {
-        const result = yield* run(ffprobe, [
-          "-v", "error", ...inputGuards, ...threads, "-of", "json", "-show_format", "-show_streams", "--", file
-        ], timeLimitMs(0))
-        if (result.code !== 0) return yield* Effect.fail(new NotPlayable({ reason: "probe failed" }))
-        try {
-          return JSON.parse(result.stdout) as ProbeResult
-        } catch {
-          return yield* Effect.fail(new NotPlayable({ reason: "probe output unreadable" }))
-        }
-      }).pipe(Effect.withSpan("VideoProcessor.probe")),
-    convert: (input, output, options) =>
-      Effect.gen(function*() {
-        const codecs = options.transcode
-          ? ["-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-pix_fmt", "yuv420p", "-c:a", "aac"]
-          : ["-c", "copy"]
-        const durationUs = Math.max(1, options.durationSeconds * 1_000_000)
-        const updates = yield* Queue.sliding<number>(1)
-        const result = yield* Effect.raceFirst(
-          run(ffmpeg, [
-            "-nostdin", "-hide_banner", "-loglevel", "error", ...inputGuards, "-i", input, ...threads,
-            "-map", "0:v:0", "-map", "0:a:0?", ...codecs, "-movflags", "+faststart", "-nostats", "-progress", "pipe:1",
-            "-f", "mp4", "-y", output
-          ], timeLimitMs(options.durationSeconds), (line) => {
-            const match = /^out_time_us=(\d+)$/.exec(line.trim())
-            if (match) Queue.unsafeOffer(updates, Number(match[1]) / durationUs)
-          }),
-          // ffmpeg's position, reported as it comes (the latest only, should the writer fall behind).
-          Effect.forever(Effect.flatMap(Queue.take(updates), options.onProgress)).pipe(Effect.zipRight(Effect.never))
-        )
-        if (result.code !== 0) {
-          return yield* Effect.fail(new NotPlayable({ reason: result.timedOut ? "time limit" : "conversion failed" }))
-        }
-        yield* options.onProgress(1)
-      }).pipe(Effect.withSpan("VideoProcessor.convert", { attributes: { "video.transcode": options.transcode } })),
-    thumbnail: (input, output, atSeconds, durationSeconds) =>
-      Effect.gen(function*() {
-        const result = yield* run(ffmpeg, [
-          "-nostdin", "-hide_banner", "-loglevel", "error", ...inputGuards, ...threads, "-ss", atSeconds.toFixed(3), "-i", input,
-          "-frames:v", "1", "-vf", "scale=320:-2", "-f", "image2", "-c:v", "mjpeg", "-y", output
-        ], timeLimitMs(durationSeconds))
-        if (result.code !== 0) return yield* Effect.fail(new NotPlayable({ reason: "thumbnail failed" }))
-      }).pipe(Effect.withSpan("VideoProcessor.thumbnail"))
+    probe: Effect.fn("VideoProcessor.probe")(function*(file) {
+      const result = yield* run(ffprobe, [
+        "-v", "error", ...inputGuards, ...threads, "-of", "json", "-show_format", "-show_streams", "--", file
+      ], timeLimitMs(0))
+      if (result.code !== 0) return yield* Effect.fail(new NotPlayable({ reason: "probe failed" }))
+      try {
+        return JSON.parse(result.stdout) as ProbeResult
+      } catch {
+        return yield* Effect.fail(new NotPlayable({ reason: "probe output unreadable" }))
+      }
+    }),
+    convert: Effect.fn("VideoProcessor.convert")(function*(input, output, options) {
+      yield* Effect.annotateCurrentSpan({ "video.transcode": options.transcode })
+      const codecs = options.transcode
+        ? ["-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-pix_fmt", "yuv420p", "-c:a", "aac"]
+        : ["-c", "copy"]
+      const durationUs = Math.max(1, options.durationSeconds * 1_000_000)
+      const updates = yield* Queue.sliding<number>(1)
+      const result = yield* Effect.raceFirst(
+        run(ffmpeg, [
+          "-nostdin", "-hide_banner", "-loglevel", "error", ...inputGuards, "-i", input, ...threads,
+          "-map", "0:v:0", "-map", "0:a:0?", ...codecs, "-movflags", "+faststart", "-nostats", "-progress", "pipe:1",
+          "-f", "mp4", "-y", output
+        ], timeLimitMs(options.durationSeconds), (line) => {
+          const match = /^out_time_us=(\d+)$/.exec(line.trim())
+          if (match) Queue.unsafeOffer(updates, Number(match[1]) / durationUs)
+        }),
+        // ffmpeg's position, reported as it comes (the latest only, should the writer fall behind).
+        Effect.forever(Effect.flatMap(Queue.take(updates), options.onProgress)).pipe(Effect.zipRight(Effect.never))
+      )
+      if (result.code !== 0) {
+        return yield* Effect.fail(new NotPlayable({ reason: result.timedOut ? "time limit" : "conversion failed" }))
+      }
+      yield* options.onProgress(1)
+    }),
+    thumbnail: Effect.fn("VideoProcessor.thumbnail")(function*(input, output, atSeconds, durationSeconds) {
+      const result = yield* run(ffmpeg, [
+        "-nostdin", "-hide_banner", "-loglevel", "error", ...inputGuards, ...threads, "-ss", atSeconds.toFixed(3), "-i", input,
+        "-frames:v", "1", "-vf", "scale=320:-2", "-f", "image2", "-c:v", "mjpeg", "-y", output
+      ], timeLimitMs(durationSeconds))
+      if (result.code !== 0) return yield* Effect.fail(new NotPlayable({ reason: "thumbnail failed" }))
+    })
   })
 
 /** Warns at start-up when ffmpeg or ffprobe is missing: processing then fails each video with a message. */

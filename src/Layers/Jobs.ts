@@ -20,19 +20,20 @@ export const PgJobsLive = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return Jobs.of({
-      enqueue: (task, payload, options = {}) =>
-        Effect.gen(function*() {
-          const encoded = yield* Schema.encode(task.payload)(payload)
-          yield* sql`SELECT graphile_worker.add_job(
+      enqueue: Effect.fn("Jobs.enqueue")(function*(task, payload, options = {}) {
+        yield* Effect.annotateCurrentSpan({ "job.task": task.name })
+        const encoded = yield* Schema.encode(task.payload)(payload)
+        yield* sql`SELECT graphile_worker.add_job(
             ${task.name}::text,
             ${JSON.stringify(encoded)}::json,
             run_at => ${options.runAt ?? null}::timestamptz,
             max_attempts => ${options.maxAttempts ?? null}::int,
             job_key => ${options.jobKey ?? null}::text
           )`
-        }).pipe(Effect.orDie, Effect.withSpan("Jobs.enqueue", { attributes: { "job.task": task.name } })),
-      cancel: (jobKey) =>
-        sql`SELECT graphile_worker.remove_job(${jobKey}::text)`.pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.cancel"))
+      }, Effect.orDie),
+      cancel: Effect.fn("Jobs.cancel")(function*(jobKey) {
+        yield* sql`SELECT graphile_worker.remove_job(${jobKey}::text)`
+      }, Effect.orDie)
     })
   })
 )

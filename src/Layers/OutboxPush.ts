@@ -19,27 +19,26 @@ export const tokenTail = (token: string) => token.slice(-8)
 export const makeOutboxPush = (dataDir: string) => {
   const file = pushOutboxFile(dataDir)
   return Push.of({
-    send: (message: PushMessage) =>
-      Effect.gen(function*() {
-        const messageId = fakePushId()
-        const line = {
-          token: tokenTail(message.token),
-          title: message.title,
-          body: message.body,
-          data: message.data ?? {},
-          message_id: messageId,
-          created_at: new Date(yield* Clock.currentTimeMillis).toISOString()
-        }
-        // One appendFile per whole line: O_APPEND writes of a line do not interleave.
-        yield* Effect.tryPromise({
-          try: async () => {
-            await fs.mkdir(path.dirname(file), { recursive: true })
-            await fs.appendFile(file, JSON.stringify(line) + "\n")
-          },
-          catch: () => new PushError({ reason: "Could not write to the local push outbox", unregistered: false })
-        })
-        return { messageId }
-      }).pipe(Effect.withSpan("Push.send"))
+    send: Effect.fn("Push.send")(function*(message: PushMessage) {
+      const messageId = fakePushId()
+      const line = {
+        token: tokenTail(message.token),
+        title: message.title,
+        body: message.body,
+        data: message.data ?? {},
+        message_id: messageId,
+        created_at: new Date(yield* Clock.currentTimeMillis).toISOString()
+      }
+      // One appendFile per whole line: O_APPEND writes of a line do not interleave.
+      yield* Effect.tryPromise({
+        try: async () => {
+          await fs.mkdir(path.dirname(file), { recursive: true })
+          await fs.appendFile(file, JSON.stringify(line) + "\n")
+        },
+        catch: () => new PushError({ reason: "Could not write to the local push outbox", unregistered: false })
+      })
+      return { messageId }
+    })
   })
 }
 

@@ -101,16 +101,16 @@ export const makeOutboxTelephony = (settings: Pick<AppSettings, "dataDir" | "twi
       )
 
   return Telephony.of({
-    sendSms: (sms: OutboundSms) =>
-      record("send_sms", "sms", sms.to, sms.from, sms.body).pipe(
-        Effect.tap((receipt) => report(receipt, "sms", sms.statusCallback)),
-        Effect.withSpan("Telephony.sendSms")
-      ),
-    placeCall: (call: OutboundCall) =>
-      record("place_call", "call", call.to, call.from, call.say).pipe(
-        Effect.tap((receipt) => report(receipt, "call", call.statusCallback)),
-        Effect.withSpan("Telephony.placeCall")
-      )
+    sendSms: Effect.fn("Telephony.sendSms")(function*(sms: OutboundSms) {
+      const receipt = yield* record("send_sms", "sms", sms.to, sms.from, sms.body)
+      yield* report(receipt, "sms", sms.statusCallback)
+      return receipt
+    }),
+    placeCall: Effect.fn("Telephony.placeCall")(function*(call: OutboundCall) {
+      const receipt = yield* record("place_call", "call", call.to, call.from, call.say)
+      yield* report(receipt, "call", call.statusCallback)
+      return receipt
+    })
   })
 }
 

@@ -94,14 +94,13 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
     const Bucket = settings.bucket
     // Storage failures are defects: callers cannot act on them beyond failing the request.
     return ObjectStore.of({
-      put: (key, body, contentType) =>
-        checkObjectKey(key).pipe(
-          Effect.zipRight(storeCall((signal) =>
-            client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }), { abortSignal: signal })
-          )),
-          Effect.asVoid,
-          Effect.withSpan("ObjectStore.put", { attributes: { "object.key_length": key.length, "object.bytes": body.byteLength } })
-        ),
+      put: Effect.fn("ObjectStore.put")(function*(key, body, contentType) {
+        yield* Effect.annotateCurrentSpan({ "object.key_length": key.length, "object.bytes": body.byteLength })
+        yield* checkObjectKey(key)
+        yield* storeCall((signal) =>
+          client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }), { abortSignal: signal })
+        )
+      }),
       get: (key) =>
         checkObjectKey(key).pipe(
           Effect.zipRight(storeCall(async (signal) => {
@@ -116,68 +115,63 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
           })),
           (lookup) => tracedGet(key, lookup)
         ),
-      signedUrl: (key, lifetime) =>
-        checkObjectKey(key).pipe(
-          Effect.zipRight(Clock.currentTimeMillis),
-          Effect.flatMap((now) =>
-            storeCall(() =>
-              getSignedUrl(client, new GetObjectCommand({ Bucket, Key: key }), {
-                expiresIn: Math.min(maxPresignSeconds, Math.max(1, Math.ceil(Duration.toSeconds(lifetime)))),
-                // Signed at Effect's clock, so expiry follows the same time as the rest of the service.
-                signingDate: new Date(now)
-              })
-            )
-          ),
-          Effect.withSpan("ObjectStore.signedUrl", { attributes: { "object.key_length": key.length } })
-        ),
-      delete: (key) =>
-        checkObjectKey(key).pipe(
-          Effect.zipRight(storeCall((signal) =>
-            client.send(new DeleteObjectCommand({ Bucket, Key: key }), { abortSignal: signal })
-          )),
-          Effect.asVoid,
-          Effect.withSpan("ObjectStore.delete", { attributes: { "object.key_length": key.length } })
-        ),
-      putFile: (key, filePath, contentType) =>
-        checkObjectKey(key).pipe(
-          Effect.zipRight(storeCall(async (signal) => {
-            // A known length lets one PutObject stream the file (up to S3's 5 GB single-put limit).
-            const { size } = await stat(filePath)
-            await client.send(
-              new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(filePath), ContentLength: size, ContentType: contentType }),
-              { abortSignal: signal }
-            )
-            return size
-          })),
-          Effect.tap((size) => Effect.annotateCurrentSpan("object.bytes", size)),
-          Effect.asVoid,
-          Effect.withSpan("ObjectStore.putFile", { attributes: { "object.key_length": key.length } })
-        ),
-      getToFile: (key, filePath) =>
-        checkObjectKey(key).pipe(
-          Effect.zipRight(storeCall(async (signal) => {
-            try {
-              const response = await client.send(new GetObjectCommand({ Bucket, Key: key }), { abortSignal: signal })
-              await pipeline(response.Body as Readable, createWriteStream(filePath), { signal })
-              return true
-            } catch (error) {
-              if (isNotFound(error)) return false
-              throw error
-            }
-          })),
-          Effect.tap((found) => Effect.annotateCurrentSpan("object.found", found)),
-          Effect.withSpan("ObjectStore.getToFile", { attributes: { "object.key_length": key.length } })
-        ),
+      signedUrl: Effect.fn("ObjectStore.signedUrl")(function*(key, lifetime) {
+        yield* Effect.annotateCurrentSpan({ "object.key_length": key.length })
+        yield* checkObjectKey(key)
+        const now = yield* Clock.currentTimeMillis
+        return yield* storeCall(() =>
+          getSignedUrl(client, new GetObjectCommand({ Bucket, Key: key }), {
+            expiresIn: Math.min(maxPresignSeconds, Math.max(1, Math.ceil(Duration.toSeconds(lifetime)))),
+            // Signed at Effect's clock, so expiry follows the same time as the rest of the service.
+            signingDate: new Date(now)
+          })
+        )
+      }),
+      delete: Effect.fn("ObjectStore.delete")(function*(key) {
+        yield* Effect.annotateCurrentSpan({ "object.key_length": key.length })
+        yield* checkObjectKey(key)
+        yield* storeCall((signal) => client.send(new DeleteObjectCommand({ Bucket, Key: key }), { abortSignal: signal }))
+      }),
+      putFile: Effect.fn("ObjectStore.putFile")(function*(key, filePath, contentType) {
+        yield* Effect.annotateCurrentSpan({ "object.key_length": key.length })
+        yield* checkObjectKey(key)
+        const size = yield* storeCall(async (signal) => {
+          // A known length lets one PutObject stream the file (up to S3's 5 GB single-put limit).
+          const { size } = await stat(filePath)
+          await client.send(
+            new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(filePath), ContentLength: size, ContentType: contentType }),
+            { abortSignal: signal }
+          )
+          return size
+        })
+        yield* Effect.annotateCurrentSpan("object.bytes", size)
+      }),
+      getToFile: Effect.fn("ObjectStore.getToFile")(function*(key, filePath) {
+        yield* Effect.annotateCurrentSpan({ "object.key_length": key.length })
+        yield* checkObjectKey(key)
+        const found = yield* storeCall(async (signal) => {
+          try {
+            const response = await client.send(new GetObjectCommand({ Bucket, Key: key }), { abortSignal: signal })
+            await pipeline(response.Body as Readable, createWriteStream(filePath), { signal })
+            return true
+          } catch (error) {
+            if (isNotFound(error)) return false
+            throw error
+          }
+        })
+        yield* Effect.annotateCurrentSpan("object.found", found)
+        return found
+      }),
       multipart: {
-        create: (key, contentType) =>
-          checkObjectKey(key).pipe(
-            Effect.zipRight(storeCall(async (signal) => {
-              const response = await client.send(new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType: contentType }), { abortSignal: signal })
-              if (!response.UploadId) throw new Error("CreateMultipartUpload answered no UploadId")
-              return response.UploadId
-            })),
-            Effect.withSpan("ObjectStore.multipart.create", { attributes: { "object.key_length": key.length } })
-          ),
+        create: Effect.fn("ObjectStore.multipart.create")(function*(key, contentType) {
+          yield* Effect.annotateCurrentSpan({ "object.key_length": key.length })
+          yield* checkObjectKey(key)
+          return yield* storeCall(async (signal) => {
+            const response = await client.send(new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType: contentType }), { abortSignal: signal })
+            if (!response.UploadId) throw new Error("CreateMultipartUpload answered no UploadId")
+            return response.UploadId
+          })
+        }),
         presignPart: (key, uploadId, partNumber, lifetime) =>
           checkObjectKey(key).pipe(
             Effect.zipRight(Clock.currentTimeMillis),
@@ -190,62 +184,59 @@ export const makeS3ObjectStore = (settings: S3Settings) =>
               )
             )
           ),
-        listParts: (key, uploadId) =>
-          checkObjectKey(key).pipe(
-            Effect.zipRight(storeCall(async (signal) => {
-              const parts: Array<UploadedPart> = []
-              let marker: string | undefined
-              try {
-                for (;;) {
-                  const page = await client.send(
-                    new ListPartsCommand({ Bucket, Key: key, UploadId: uploadId, ...(marker ? { PartNumberMarker: marker } : {}) }),
-                    { abortSignal: signal }
-                  )
-                  for (const part of page.Parts ?? []) {
-                    parts.push({ partNumber: part.PartNumber ?? 0, etag: part.ETag ?? "", size: part.Size ?? 0 })
-                  }
-                  if (!page.IsTruncated || !page.NextPartNumberMarker) break
-                  marker = page.NextPartNumberMarker
+        listParts: Effect.fn("ObjectStore.multipart.listParts")(function*(key, uploadId) {
+          yield* checkObjectKey(key)
+          return yield* storeCall(async (signal) => {
+            const parts: Array<UploadedPart> = []
+            let marker: string | undefined
+            try {
+              for (;;) {
+                const page = await client.send(
+                  new ListPartsCommand({ Bucket, Key: key, UploadId: uploadId, ...(marker ? { PartNumberMarker: marker } : {}) }),
+                  { abortSignal: signal }
+                )
+                for (const part of page.Parts ?? []) {
+                  parts.push({ partNumber: part.PartNumber ?? 0, etag: part.ETag ?? "", size: part.Size ?? 0 })
                 }
-              } catch (error) {
-                if (errorName(error) === "NoSuchUpload" || isNotFound(error)) return []
-                throw error
+                if (!page.IsTruncated || !page.NextPartNumberMarker) break
+                marker = page.NextPartNumberMarker
               }
-              return parts.sort((a, b) => a.partNumber - b.partNumber)
-            })),
-            Effect.withSpan("ObjectStore.multipart.listParts")
-          ),
-        complete: (key, uploadId, parts) =>
-          checkObjectKey(key).pipe(
-            Effect.zipRight(Effect.tryPromise({
-              try: async (signal) => {
-                await client.send(new CompleteMultipartUploadCommand({
-                  Bucket,
-                  Key: key,
-                  UploadId: uploadId,
-                  MultipartUpload: { Parts: parts.map((part) => ({ PartNumber: part.partNumber, ETag: part.etag })) }
-                }), { abortSignal: signal })
-                const head = await client.send(new HeadObjectCommand({ Bucket, Key: key }), { abortSignal: signal })
-                return head.ContentLength ?? 0
-              },
-              catch: (error) => error
-            })),
-            Effect.catchAll((error) =>
-              rejectedParts.has(errorName(error)) ? Effect.fail(new MultipartRejected({ reason: errorName(error) })) : Effect.die(asUnavailable(error))
-            ),
-            Effect.withSpan("ObjectStore.multipart.complete", { attributes: { "object.parts": parts.length } })
-          ),
-        abort: (key, uploadId) =>
-          checkObjectKey(key).pipe(
-            Effect.zipRight(storeCall(async (signal) => {
-              try {
-                await client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId }), { abortSignal: signal })
-              } catch (error) {
-                if (errorName(error) !== "NoSuchUpload" && !isNotFound(error)) throw error
-              }
-            })),
-            Effect.withSpan("ObjectStore.multipart.abort")
-          )
+            } catch (error) {
+              if (errorName(error) === "NoSuchUpload" || isNotFound(error)) return []
+              throw error
+            }
+            return parts.sort((a, b) => a.partNumber - b.partNumber)
+          })
+        }),
+        complete: Effect.fn("ObjectStore.multipart.complete")(function*(key, uploadId, parts) {
+          yield* Effect.annotateCurrentSpan({ "object.parts": parts.length })
+          yield* checkObjectKey(key)
+          return yield* Effect.tryPromise({
+            try: async (signal) => {
+              await client.send(new CompleteMultipartUploadCommand({
+                Bucket,
+                Key: key,
+                UploadId: uploadId,
+                MultipartUpload: { Parts: parts.map((part) => ({ PartNumber: part.partNumber, ETag: part.etag })) }
+              }), { abortSignal: signal })
+              const head = await client.send(new HeadObjectCommand({ Bucket, Key: key }), { abortSignal: signal })
+              return head.ContentLength ?? 0
+            },
+            catch: (error) => error
+          }).pipe(Effect.catchAll((error) =>
+            rejectedParts.has(errorName(error)) ? Effect.fail(new MultipartRejected({ reason: errorName(error) })) : Effect.die(asUnavailable(error))
+          ))
+        }),
+        abort: Effect.fn("ObjectStore.multipart.abort")(function*(key, uploadId) {
+          yield* checkObjectKey(key)
+          yield* storeCall(async (signal) => {
+            try {
+              await client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId }), { abortSignal: signal })
+            } catch (error) {
+              if (errorName(error) !== "NoSuchUpload" && !isNotFound(error)) throw error
+            }
+          })
+        })
       }
     })
   })

@@ -67,53 +67,51 @@ export const makeTwilioTelephony = (settings: TwilioSettings) => {
     createdAt: resource.dateCreated ?? new Date(now)
   })
 
-  const sendSms = (sms: OutboundSms) =>
-    Effect.gen(function*() {
-      const from = sms.from ?? settings.fromNumber
-      const message = yield* Effect.tryPromise({
-        try: () =>
-          client.messages.create({
-            to: sms.to,
-            body: sms.body,
-            // A messaging service picks the sender from its pool; otherwise our number.
-            ...Option.match(settings.messagingServiceSid, {
-              onNone: () => ({ from }),
-              onSome: (messagingServiceSid) => (sms.from === undefined ? { messagingServiceSid } : { from, messagingServiceSid })
-            }),
-            ...(sms.statusCallback === undefined ? {} : { statusCallback: sms.statusCallback })
+  const sendSms = Effect.fn("Telephony.sendSms", { kind: "client" })(function*(sms: OutboundSms) {
+    const from = sms.from ?? settings.fromNumber
+    const message = yield* Effect.tryPromise({
+      try: () =>
+        client.messages.create({
+          to: sms.to,
+          body: sms.body,
+          // A messaging service picks the sender from its pool; otherwise our number.
+          ...Option.match(settings.messagingServiceSid, {
+            onNone: () => ({ from }),
+            onSome: (messagingServiceSid) => (sms.from === undefined ? { messagingServiceSid } : { from, messagingServiceSid })
           }),
-        catch: (error) => new TelephonyError({ action: "send_sms", reason: reasonOf(error) })
-      })
-      yield* Effect.annotateCurrentSpan("telephony.sid", message.sid)
-      return receiptOf(message, from, yield* Clock.currentTimeMillis)
-    }).pipe(Effect.withSpan("Telephony.sendSms", { kind: "client" }))
+          ...(sms.statusCallback === undefined ? {} : { statusCallback: sms.statusCallback })
+        }),
+      catch: (error) => new TelephonyError({ action: "send_sms", reason: reasonOf(error) })
+    })
+    yield* Effect.annotateCurrentSpan("telephony.sid", message.sid)
+    return receiptOf(message, from, yield* Clock.currentTimeMillis)
+  })
 
-  const placeCall = (call: OutboundCall) =>
-    Effect.gen(function*() {
-      const from = call.from ?? settings.fromNumber
-      const placed = yield* Effect.tryPromise({
-        try: () =>
-          client.calls.create({
-            to: call.to,
-            from,
-            // Without a URL of ours, TwiML saying the caller's text (a reminder's), else a short
-            // greeting: Twilio needs one or the other.
-            ...(call.url === undefined
-              ? { twiml: sayResponse(call.say ?? "Hello from your care team.") }
-              : { url: call.url, method: "POST" }),
-            ...(call.statusCallback === undefined
-              ? {}
-              : {
-                statusCallback: call.statusCallback,
-                statusCallbackMethod: "POST",
-                statusCallbackEvent: ["initiated", "ringing", "answered", "completed"]
-              })
-          }),
-        catch: (error) => new TelephonyError({ action: "place_call", reason: reasonOf(error) })
-      })
-      yield* Effect.annotateCurrentSpan("telephony.sid", placed.sid)
-      return receiptOf(placed, from, yield* Clock.currentTimeMillis)
-    }).pipe(Effect.withSpan("Telephony.placeCall", { kind: "client" }))
+  const placeCall = Effect.fn("Telephony.placeCall", { kind: "client" })(function*(call: OutboundCall) {
+    const from = call.from ?? settings.fromNumber
+    const placed = yield* Effect.tryPromise({
+      try: () =>
+        client.calls.create({
+          to: call.to,
+          from,
+          // Without a URL of ours, TwiML saying the caller's text (a reminder's), else a short
+          // greeting: Twilio needs one or the other.
+          ...(call.url === undefined
+            ? { twiml: sayResponse(call.say ?? "Hello from your care team.") }
+            : { url: call.url, method: "POST" }),
+          ...(call.statusCallback === undefined
+            ? {}
+            : {
+              statusCallback: call.statusCallback,
+              statusCallbackMethod: "POST",
+              statusCallbackEvent: ["initiated", "ringing", "answered", "completed"]
+            })
+        }),
+      catch: (error) => new TelephonyError({ action: "place_call", reason: reasonOf(error) })
+    })
+    yield* Effect.annotateCurrentSpan("telephony.sid", placed.sid)
+    return receiptOf(placed, from, yield* Clock.currentTimeMillis)
+  })
 
   return Telephony.of({ sendSms, placeCall })
 }

@@ -13,14 +13,16 @@ export const TwilioVideoTokensLive: Layer.Layer<VideoTokens, never, AppConfig> =
   const settings = Option.getOrThrowWith(config.video, () => new Error("Twilio video settings are required"))
   return {
     configured: true,
-    issue: (request) =>
-      Effect.sync(() => {
+    issue: Effect.fn("VideoTokens.issue")(function*(request) {
+      yield* Effect.annotateCurrentSpan({ "video.ttl_seconds": request.ttlSeconds })
+      return yield* Effect.sync(() => {
         const token = new AccessToken(settings.accountSid, settings.apiKeySid, Redacted.value(settings.apiKeySecret), {
           identity: request.identity,
           ttl: request.ttlSeconds
         })
         token.addGrant(new AccessToken.VideoGrant({ room: request.room }))
         return token.toJwt()
-      }).pipe(Effect.withSpan("VideoTokens.issue", { attributes: { "video.ttl_seconds": request.ttlSeconds } }))
+      })
+    })
   }
 }))

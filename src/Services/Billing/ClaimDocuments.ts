@@ -78,63 +78,70 @@ export class ClaimDocuments extends Effect.Service<ClaimDocuments>()("app/ClaimD
         return read
       })
 
-    const list = (claimId: number) =>
-      Effect.gen(function*() {
-        yield* claimExists(claimId)
-        const rows = yield* repo.listOf(claimId)
-        return { documents: yield* Effect.forEach(rows, toDocument) }
-      }).pipe(Effect.withSpan("ClaimDocuments.list", { attributes: { "claim.id": claimId } }))
+    const list = Effect.fn("ClaimDocuments.list")(function*(claimId: number) {
+      yield* Effect.annotateCurrentSpan({ "claim.id": claimId })
+      yield* claimExists(claimId)
+      const rows = yield* repo.listOf(claimId)
+      return { documents: yield* Effect.forEach(rows, toDocument) }
+    })
 
-    const show = (claimId: number, id: number) =>
-      Effect.flatMap(findRow(claimId, id), toDocument).pipe(Effect.withSpan("ClaimDocuments.show", { attributes: { "claim.id": claimId, "document.id": id } }))
+    const show = Effect.fn("ClaimDocuments.show")(function*(claimId: number, id: number) {
+      yield* Effect.annotateCurrentSpan({ "claim.id": claimId, "document.id": id })
+      return yield* toDocument(yield* findRow(claimId, id))
+    })
 
     const newKey = (claimId: number) => `claims/${claimId}/documents/${randomUUID()}`
 
-    const create = (actorId: number, claimId: number, input: CreateClaimDocumentRequest["document"]) =>
-      Effect.gen(function*() {
-        yield* claimExists(claimId)
-        const file = yield* readFile(input.file)
-        const key = newKey(claimId)
-        yield* store.put(key, file.bytes, file.contentType)
-        const row = yield* repo.insert({
-          claimId, name: input.name.trim(), contentType: file.contentType, size: file.bytes.byteLength, kind: input.kind ?? "other",
-          objectKey: key, createdById: actorId
-        }).pipe(Effect.tapErrorCause(() => store.delete(key)))
-        // A claim deleted meanwhile takes its documents with it (foreign key): the insert fails above.
-        yield* audit.record({ actorId, action: "claim_document.create", targetType: "claim", targetId: claimId })
-        return yield* toDocument(row)
-      }).pipe(Effect.withSpan("ClaimDocuments.create", { attributes: { "claim.id": claimId } }))
+    const create = Effect.fn("ClaimDocuments.create")(function*(actorId: number, claimId: number, input: CreateClaimDocumentRequest["document"]) {
+      yield* Effect.annotateCurrentSpan({ "claim.id": claimId })
+      yield* claimExists(claimId)
+      const file = yield* readFile(input.file)
+      const key = newKey(claimId)
+      yield* store.put(key, file.bytes, file.contentType)
+      const row = yield* repo.insert({
+        claimId, name: input.name.trim(), contentType: file.contentType, size: file.bytes.byteLength, kind: input.kind ?? "other",
+        objectKey: key, createdById: actorId
+      }).pipe(Effect.tapErrorCause(() => store.delete(key)))
+      // A claim deleted meanwhile takes its documents with it (foreign key): the insert fails above.
+      yield* audit.record({ actorId, action: "claim_document.create", targetType: "claim", targetId: claimId })
+      return yield* toDocument(row)
+    })
 
-    const update = (actorId: number, claimId: number, id: number, input: UpdateClaimDocumentRequest["document"]) =>
-      Effect.gen(function*() {
-        const current = yield* findRow(claimId, id)
-        const file = input.file === undefined ? undefined : yield* readFile(input.file)
-        const key = file === undefined ? current.object_key : newKey(claimId)
-        if (file !== undefined) yield* store.put(key, file.bytes, file.contentType)
-        const changed = yield* repo.update({
-          claimId,
-          id,
-          name: input.name?.trim() ?? current.name,
-          kind: input.kind ?? current.kind,
-          contentType: file?.contentType ?? current.content_type,
-          size: file?.bytes.byteLength ?? current.size,
-          objectKey: key
-        })
-        if (Option.isNone(changed)) return yield* Effect.fail(notFound("Document"))
-        const row = changed.value
-        if (file !== undefined) yield* store.delete(current.object_key)
-        yield* audit.record({ actorId, action: "claim_document.update", targetType: "claim", targetId: claimId })
-        return yield* toDocument(row)
-      }).pipe(Effect.withSpan("ClaimDocuments.update", { attributes: { "claim.id": claimId, "document.id": id } }))
+    const update = Effect.fn("ClaimDocuments.update")(function*(
+      actorId: number,
+      claimId: number,
+      id: number,
+      input: UpdateClaimDocumentRequest["document"]
+    ) {
+      yield* Effect.annotateCurrentSpan({ "claim.id": claimId, "document.id": id })
+      const current = yield* findRow(claimId, id)
+      const file = input.file === undefined ? undefined : yield* readFile(input.file)
+      const key = file === undefined ? current.object_key : newKey(claimId)
+      if (file !== undefined) yield* store.put(key, file.bytes, file.contentType)
+      const changed = yield* repo.update({
+        claimId,
+        id,
+        name: input.name?.trim() ?? current.name,
+        kind: input.kind ?? current.kind,
+        contentType: file?.contentType ?? current.content_type,
+        size: file?.bytes.byteLength ?? current.size,
+        objectKey: key
+      })
+      if (Option.isNone(changed)) return yield* Effect.fail(notFound("Document"))
+      const row = changed.value
+      if (file !== undefined) yield* store.delete(current.object_key)
+      yield* audit.record({ actorId, action: "claim_document.update", targetType: "claim", targetId: claimId })
+      return yield* toDocument(row)
+    })
 
-    const remove = (actorId: number, claimId: number, id: number) =>
-      Effect.gen(function*() {
-        yield* claimExists(claimId)
-        const removed = yield* repo.delete(claimId, id)
-        if (Option.isNone(removed)) return yield* Effect.fail(notFound("Document"))
-        yield* store.delete(removed.value.object_key)
-        yield* audit.record({ actorId, action: "claim_document.delete", targetType: "claim", targetId: claimId })
-      }).pipe(Effect.withSpan("ClaimDocuments.delete", { attributes: { "claim.id": claimId, "document.id": id } }))
+    const remove = Effect.fn("ClaimDocuments.delete")(function*(actorId: number, claimId: number, id: number) {
+      yield* Effect.annotateCurrentSpan({ "claim.id": claimId, "document.id": id })
+      yield* claimExists(claimId)
+      const removed = yield* repo.delete(claimId, id)
+      if (Option.isNone(removed)) return yield* Effect.fail(notFound("Document"))
+      yield* store.delete(removed.value.object_key)
+      yield* audit.record({ actorId, action: "claim_document.delete", targetType: "claim", targetId: claimId })
+    })
 
     return { list, show, create, update, remove } as const
   })

@@ -69,19 +69,23 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
         return { claims: rows.map(toClaim), pagination, totalCents: centsOfDecimal(totals.total) }
       })
 
-    const list = (criteria: ClaimCriteria, request: PageRequest) =>
-      Effect.map(page(criteria, request), (p) => ClaimList.make({ claims: p.claims, pagination: p.pagination })).pipe(Effect.withSpan("Claims.list"))
+    const list = Effect.fn("Claims.list")(function*(criteria: ClaimCriteria, request: PageRequest) {
+      const p = yield* page(criteria, request)
+      return ClaimList.make({ claims: p.claims, pagination: p.pagination })
+    })
 
-    const filter = (criteria: ClaimCriteria, request: PageRequest) =>
-      Effect.map(page(criteria, request), (p) =>
-        FilteredClaimList.make({ claims: p.claims, pagination: p.pagination, total_amount: amountOfCents(p.totalCents) })).pipe(
-          Effect.withSpan("Claims.filter")
-        )
+    const filter = Effect.fn("Claims.filter")(function*(criteria: ClaimCriteria, request: PageRequest) {
+      const p = yield* page(criteria, request)
+      return FilteredClaimList.make({ claims: p.claims, pagination: p.pagination, total_amount: amountOfCents(p.totalCents) })
+    })
 
     const findRow = (id: number, lock = false) =>
       Effect.flatMap(repo.findById(id, lock), Option.match({ onNone: () => Effect.fail(notFound("Claim")), onSome: Effect.succeed }))
 
-    const show = (id: number) => Effect.map(findRow(id), toClaim).pipe(Effect.withSpan("Claims.show", { attributes: { "claim.id": id } }))
+    const show = Effect.fn("Claims.show")(function*(id: number) {
+      yield* Effect.annotateCurrentSpan({ "claim.id": id })
+      return toClaim(yield* findRow(id))
+    })
 
     const today = Effect.map(Clock.currentTimeMillis, (ms) => calendarDayIn(ms, zone))
 
@@ -134,90 +138,90 @@ export class Claims extends Effect.Service<Claims>()("app/Claims", {
         if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors as FieldMessages))
       })
 
-    const create = (actorId: number, input: ClaimInput) =>
-      Effect.gen(function*() {
-        const fields = fieldsOf(input)
-        yield* checkFields(fields)
-        const id = yield* repo.insert(stored(fields), actorId)
-        yield* audit.record({ actorId, action: "claim.create", targetType: "claim", targetId: id })
-        return toClaim(yield* Effect.orDie(findRow(id)))
-      }).pipe(Effect.withSpan("Claims.create", { attributes: { "actor.id": actorId } }))
+    const create = Effect.fn("Claims.create")(function*(actorId: number, input: ClaimInput) {
+      yield* Effect.annotateCurrentSpan({ "actor.id": actorId })
+      const fields = fieldsOf(input)
+      yield* checkFields(fields)
+      const id = yield* repo.insert(stored(fields), actorId)
+      yield* audit.record({ actorId, action: "claim.create", targetType: "claim", targetId: id })
+      return toClaim(yield* Effect.orDie(findRow(id)))
+    })
 
-    const update = (actorId: number, id: number, changes: ClaimChanges) =>
-      Effect.gen(function*() {
-        yield* transaction(Effect.gen(function*() {
-          const current = yield* findRow(id, true)
-          const before: BillingFields = {
-            patientId: current.patient_id,
-            providerId: current.provider_id,
-            appointmentId: current.appointment_id,
-            cptCode: current.cpt_code,
-            diagnosisCodes: current.diagnosis_codes,
-            serviceDate: current.service_date,
-            amountCents: centsOfDecimal(current.amount),
-            modifiers: current.modifiers,
-            placeOfService: current.place_of_service
-          }
-          const after = fieldsOf({
-            patient_id: changes.patient_id ?? current.patient_id,
-            provider_id: changes.provider_id ?? current.provider_id,
-            appointment_id: changes.appointment_id ?? current.appointment_id,
-            cpt_code: changes.cpt_code ?? current.cpt_code,
-            diagnosis_codes: changes.diagnosis_codes ?? current.diagnosis_codes,
-            service_date: changes.service_date ?? current.service_date,
-            amount: changes.amount ?? amountOfCents(before.amountCents),
-            modifiers: changes.modifiers ?? current.modifiers,
-            place_of_service: (changes.place_of_service ?? current.place_of_service) as never
-          })
-          // A claim that may not change keeps its codes as written when they come back spelt the other way.
-          const edits = !sameFields(before, after)
-          if (edits && !isEditable(current.status)) return yield* Effect.fail(invalidField("status", claimMessages.notEditable(current.status)))
-          const status = changes.status ?? current.status
-          if (status !== current.status) {
-            if (setByEdiOnly.includes(status)) return yield* Effect.fail(invalidField("status", claimMessages.submittedByEdi))
-            if (!canMove(current.status, status)) return yield* Effect.fail(invalidField("status", claimMessages.move(current.status, status)))
-          }
-          const paymentAmount = changes.payment_amount === undefined
-            ? current.payment_amount
-            : changes.payment_amount === null ? null : decimalOfCents(centsOfAmount(changes.payment_amount) ?? 0)
-          let paymentDate = changes.payment_date === undefined ? current.payment_date : changes.payment_date
-          const denialReason = changes.denial_reason === undefined ? current.denial_reason : blankToNull(changes.denial_reason)
-          if (status !== current.status && status === "paid") {
-            if (paymentAmount === null) return yield* Effect.fail(invalidField("payment_amount", "can't be blank"))
-            paymentDate ??= yield* today
-          }
-          if (status !== current.status && (status === "denied" || status === "rejected") && denialReason === null) {
-            return yield* Effect.fail(invalidField("denial_reason", "can't be blank"))
-          }
-          if (edits) yield* checkFields(after)
-          yield* repo.update({
-            id,
-            fields: stored({ ...after, diagnosisCodes: (isEditable(current.status) ? after : before).diagnosisCodes }),
-            status,
-            paymentAmount,
-            paymentDate,
-            denialReason,
-            refreshPlan: edits
-          })
-          yield* audit.record({ actorId, action: "claim.update", targetType: "claim", targetId: id })
-          if (status !== current.status) yield* audit.record({ actorId, action: `claim.${status}`, targetType: "claim", targetId: id })
-        }))
-        return toClaim(yield* findRow(id))
-      }).pipe(Effect.withSpan("Claims.update", { attributes: { "claim.id": id, "actor.id": actorId } }))
+    const update = Effect.fn("Claims.update")(function*(actorId: number, id: number, changes: ClaimChanges) {
+      yield* Effect.annotateCurrentSpan({ "claim.id": id, "actor.id": actorId })
+      yield* transaction(Effect.gen(function*() {
+        const current = yield* findRow(id, true)
+        const before: BillingFields = {
+          patientId: current.patient_id,
+          providerId: current.provider_id,
+          appointmentId: current.appointment_id,
+          cptCode: current.cpt_code,
+          diagnosisCodes: current.diagnosis_codes,
+          serviceDate: current.service_date,
+          amountCents: centsOfDecimal(current.amount),
+          modifiers: current.modifiers,
+          placeOfService: current.place_of_service
+        }
+        const after = fieldsOf({
+          patient_id: changes.patient_id ?? current.patient_id,
+          provider_id: changes.provider_id ?? current.provider_id,
+          appointment_id: changes.appointment_id ?? current.appointment_id,
+          cpt_code: changes.cpt_code ?? current.cpt_code,
+          diagnosis_codes: changes.diagnosis_codes ?? current.diagnosis_codes,
+          service_date: changes.service_date ?? current.service_date,
+          amount: changes.amount ?? amountOfCents(before.amountCents),
+          modifiers: changes.modifiers ?? current.modifiers,
+          place_of_service: (changes.place_of_service ?? current.place_of_service) as never
+        })
+        // A claim that may not change keeps its codes as written when they come back spelt the other way.
+        const edits = !sameFields(before, after)
+        if (edits && !isEditable(current.status)) return yield* Effect.fail(invalidField("status", claimMessages.notEditable(current.status)))
+        const status = changes.status ?? current.status
+        if (status !== current.status) {
+          if (setByEdiOnly.includes(status)) return yield* Effect.fail(invalidField("status", claimMessages.submittedByEdi))
+          if (!canMove(current.status, status)) return yield* Effect.fail(invalidField("status", claimMessages.move(current.status, status)))
+        }
+        const paymentAmount = changes.payment_amount === undefined
+          ? current.payment_amount
+          : changes.payment_amount === null ? null : decimalOfCents(centsOfAmount(changes.payment_amount) ?? 0)
+        let paymentDate = changes.payment_date === undefined ? current.payment_date : changes.payment_date
+        const denialReason = changes.denial_reason === undefined ? current.denial_reason : blankToNull(changes.denial_reason)
+        if (status !== current.status && status === "paid") {
+          if (paymentAmount === null) return yield* Effect.fail(invalidField("payment_amount", "can't be blank"))
+          paymentDate ??= yield* today
+        }
+        if (status !== current.status && (status === "denied" || status === "rejected") && denialReason === null) {
+          return yield* Effect.fail(invalidField("denial_reason", "can't be blank"))
+        }
+        if (edits) yield* checkFields(after)
+        yield* repo.update({
+          id,
+          fields: stored({ ...after, diagnosisCodes: (isEditable(current.status) ? after : before).diagnosisCodes }),
+          status,
+          paymentAmount,
+          paymentDate,
+          denialReason,
+          refreshPlan: edits
+        })
+        yield* audit.record({ actorId, action: "claim.update", targetType: "claim", targetId: id })
+        if (status !== current.status) yield* audit.record({ actorId, action: `claim.${status}`, targetType: "claim", targetId: id })
+      }))
+      return toClaim(yield* findRow(id))
+    })
 
-    const remove = (actorId: number, id: number) =>
-      Effect.gen(function*() {
-        const keys = yield* transaction(Effect.gen(function*() {
-          const current = yield* findRow(id, true)
-          if (current.status !== "draft") return yield* Effect.fail(invalidField("status", claimMessages.deleteDraftOnly(current.status)))
-          const documentKeys = yield* documentsRepo.deleteAllOf(id)
-          yield* repo.delete(id)
-          yield* audit.record({ actorId, action: "claim.delete", targetType: "claim", targetId: id })
-          return documentKeys
-        }))
-        // Files go once the rows are gone: a failed delete leaves an unreachable file, never a row without its file.
-        yield* Effect.forEach(keys, (key) => store.delete(key), { discard: true })
-      }).pipe(Effect.withSpan("Claims.delete", { attributes: { "claim.id": id, "actor.id": actorId } }))
+    const remove = Effect.fn("Claims.delete")(function*(actorId: number, id: number) {
+      yield* Effect.annotateCurrentSpan({ "claim.id": id, "actor.id": actorId })
+      const keys = yield* transaction(Effect.gen(function*() {
+        const current = yield* findRow(id, true)
+        if (current.status !== "draft") return yield* Effect.fail(invalidField("status", claimMessages.deleteDraftOnly(current.status)))
+        const documentKeys = yield* documentsRepo.deleteAllOf(id)
+        yield* repo.delete(id)
+        yield* audit.record({ actorId, action: "claim.delete", targetType: "claim", targetId: id })
+        return documentKeys
+      }))
+      // Files go once the rows are gone: a failed delete leaves an unreachable file, never a row without its file.
+      yield* Effect.forEach(keys, (key) => store.delete(key), { discard: true })
+    })
 
     const filters = Effect.gen(function*() {
       const providers = yield* repo.activeProviders

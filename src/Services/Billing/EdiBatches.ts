@@ -96,52 +96,52 @@ export class EdiBatches extends Effect.Service<EdiBatches>()("app/EdiBatches", {
     const audit = yield* AuditLog
     const config = yield* AppConfig
 
-    const generate = (actorId: number, claimIds: ReadonlyArray<number>, batchName: string | undefined) =>
-      Effect.gen(function*() {
-        const ids = [...new Set(claimIds)]
-        const name = batchName?.trim() || null
-        const generatedAt = new Date(yield* Clock.currentTimeMillis)
-        const result = yield* transaction(Effect.gen(function*() {
-          const rows = yield* claimsRepo.lockForBatch(ids)
-          const found = new Map(rows.map((r) => [r.id as number, r]))
-          const refusals = [
-            ...ids.filter((id) => !found.has(id)).map((id) => `claim ${id} not found`),
-            ...rows.map(refusalOf).filter((r) => r !== undefined)
-          ]
-          if (refusals.length > 0) return yield* Effect.fail(invalid({ claim_ids: refusals }))
+    const generate = Effect.fn("EdiBatches.generate")(function*(actorId: number, claimIds: ReadonlyArray<number>, batchName: string | undefined) {
+      yield* Effect.annotateCurrentSpan({ "actor.id": actorId, "edi.requested": claimIds.length })
+      const ids = [...new Set(claimIds)]
+      const name = batchName?.trim() || null
+      const generatedAt = new Date(yield* Clock.currentTimeMillis)
+      const result = yield* transaction(Effect.gen(function*() {
+        const rows = yield* claimsRepo.lockForBatch(ids)
+        const found = new Map(rows.map((r) => [r.id as number, r]))
+        const refusals = [
+          ...ids.filter((id) => !found.has(id)).map((id) => `claim ${id} not found`),
+          ...rows.map(refusalOf).filter((r) => r !== undefined)
+        ]
+        if (refusals.length > 0) return yield* Effect.fail(invalid({ claim_ids: refusals }))
 
-          const controlNumber = yield* batchesRepo.nextControlNumber
-          const batchId = `EDI${controlNumberText(controlNumber)}`
-          const claims = rows.map(toEdiClaim)
-          const text = yield* Effect.try({
-            try: () => generate837P(batchOf(config.billing, controlNumber, batchId, generatedAt, claims)),
-            catch: (error) => error
-          }).pipe(Effect.catchAll((error) =>
-            error instanceof InvalidClaimData ? Effect.fail(invalidField("claim_ids", error.message)) : Effect.die(error)))
-          // Our own structural check: a file that breaks an X12 rule is a bug, never sent.
-          const check = checkInterchange(text)
-          if (check.problems.length > 0) return yield* Effect.dieMessage(`generated 837P fails the structural check: ${check.problems.slice(0, 5).join("; ")}`)
-          const totalCents = claims.reduce((sum, c) => sum + c.amountCents, 0)
-          const key = `edi/${batchId}.x12`
-          yield* store.put(key, new TextEncoder().encode(text), "application/edi-x12")
-          const batchRowId = yield* batchesRepo.insert({
-            batchId, controlNumber, batchName: name, objectKey: key, claimCount: claims.length, totalAmount: decimalOfCents(totalCents),
-            createdById: actorId, generatedAt
-          })
-          yield* claimsRepo.markSubmitted({ ids, batchRowId, submissionDate: calendarDayIn(generatedAt.getTime(), config.clinicTimeZone) })
-          yield* audit.recordMany(ids.map((id) => ({ actorId, action: "claim.submitted", targetType: "claim", targetId: id })))
-          return { batchId, key, count: claims.length, totalCents }
-        }))
-        yield* Effect.annotateCurrentSpan({ "edi.claim_count": result.count })
-        return EdiBatch.make({
-          batch_id: result.batchId,
-          batch_name: name,
-          file_url: yield* store.signedUrl(result.key, `${fileUrlMinutes} minutes`),
-          claim_count: result.count,
-          total_amount: amountOfCents(result.totalCents),
-          generated_at: generatedAt
+        const controlNumber = yield* batchesRepo.nextControlNumber
+        const batchId = `EDI${controlNumberText(controlNumber)}`
+        const claims = rows.map(toEdiClaim)
+        const text = yield* Effect.try({
+          try: () => generate837P(batchOf(config.billing, controlNumber, batchId, generatedAt, claims)),
+          catch: (error) => error
+        }).pipe(Effect.catchAll((error) =>
+          error instanceof InvalidClaimData ? Effect.fail(invalidField("claim_ids", error.message)) : Effect.die(error)))
+        // Our own structural check: a file that breaks an X12 rule is a bug, never sent.
+        const check = checkInterchange(text)
+        if (check.problems.length > 0) return yield* Effect.dieMessage(`generated 837P fails the structural check: ${check.problems.slice(0, 5).join("; ")}`)
+        const totalCents = claims.reduce((sum, c) => sum + c.amountCents, 0)
+        const key = `edi/${batchId}.x12`
+        yield* store.put(key, new TextEncoder().encode(text), "application/edi-x12")
+        const batchRowId = yield* batchesRepo.insert({
+          batchId, controlNumber, batchName: name, objectKey: key, claimCount: claims.length, totalAmount: decimalOfCents(totalCents),
+          createdById: actorId, generatedAt
         })
-      }).pipe(Effect.withSpan("EdiBatches.generate", { attributes: { "actor.id": actorId, "edi.requested": claimIds.length } }))
+        yield* claimsRepo.markSubmitted({ ids, batchRowId, submissionDate: calendarDayIn(generatedAt.getTime(), config.clinicTimeZone) })
+        yield* audit.recordMany(ids.map((id) => ({ actorId, action: "claim.submitted", targetType: "claim", targetId: id })))
+        return { batchId, key, count: claims.length, totalCents }
+      }))
+      yield* Effect.annotateCurrentSpan({ "edi.claim_count": result.count })
+      return EdiBatch.make({
+        batch_id: result.batchId,
+        batch_name: name,
+        file_url: yield* store.signedUrl(result.key, `${fileUrlMinutes} minutes`),
+        claim_count: result.count,
+        total_amount: amountOfCents(result.totalCents),
+        generated_at: generatedAt
+      })
+    })
 
     return { generate } as const
   })

@@ -28,34 +28,32 @@ export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
 
     const findPlan = (id: number) => Effect.flatMap(plans.findById(id), Option.match({ onNone: planNotFound, onSome: Effect.succeed }))
 
-    const listPlans = (search: string | undefined, request: PageRequest) =>
-      Effect.gen(function*() {
-        const { pagination, rows } = yield* plans.list(blankToNull(search), request)
-        return InsurancePlanList.make({ insurance_plans: rows, pagination })
-      }).pipe(Effect.withSpan("Insurance.listPlans"))
+    const listPlans = Effect.fn("Insurance.listPlans")(function*(search: string | undefined, request: PageRequest) {
+      const { pagination, rows } = yield* plans.list(blankToNull(search), request)
+      return InsurancePlanList.make({ insurance_plans: rows, pagination })
+    })
 
-    const createPlan = (actorId: number, input: CreateInsurancePlanRequest["insurance_plan"]) =>
-      Effect.gen(function*() {
-        const plan = yield* plans.insert({
-          name: input.name.trim(), payer_id: input.payer_id.trim(), claim_filing_indicator: input.claim_filing_indicator, active: input.active ?? true
-        })
-        yield* audit.record({ actorId, action: "insurance_plan.create", targetType: "insurance_plan", targetId: plan.id })
-        return plan
-      }).pipe(Effect.withSpan("Insurance.createPlan"))
+    const createPlan = Effect.fn("Insurance.createPlan")(function*(actorId: number, input: CreateInsurancePlanRequest["insurance_plan"]) {
+      const plan = yield* plans.insert({
+        name: input.name.trim(), payer_id: input.payer_id.trim(), claim_filing_indicator: input.claim_filing_indicator, active: input.active ?? true
+      })
+      yield* audit.record({ actorId, action: "insurance_plan.create", targetType: "insurance_plan", targetId: plan.id })
+      return plan
+    })
 
-    const updatePlan = (actorId: number, id: number, input: UpdateInsurancePlanRequest["insurance_plan"]) =>
-      Effect.gen(function*() {
-        const changed = yield* plans.update({
-          id,
-          name: input.name?.trim() ?? null,
-          payer_id: input.payer_id?.trim() ?? null,
-          claim_filing_indicator: input.claim_filing_indicator ?? null,
-          active: input.active ?? null
-        })
-        if (Option.isNone(changed)) return yield* planNotFound()
-        yield* audit.record({ actorId, action: "insurance_plan.update", targetType: "insurance_plan", targetId: id })
-        return changed.value
-      }).pipe(Effect.withSpan("Insurance.updatePlan", { attributes: { "insurance_plan.id": id } }))
+    const updatePlan = Effect.fn("Insurance.updatePlan")(function*(actorId: number, id: number, input: UpdateInsurancePlanRequest["insurance_plan"]) {
+      yield* Effect.annotateCurrentSpan({ "insurance_plan.id": id })
+      const changed = yield* plans.update({
+        id,
+        name: input.name?.trim() ?? null,
+        payer_id: input.payer_id?.trim() ?? null,
+        claim_filing_indicator: input.claim_filing_indicator ?? null,
+        active: input.active ?? null
+      })
+      if (Option.isNone(changed)) return yield* planNotFound()
+      yield* audit.record({ actorId, action: "insurance_plan.update", targetType: "insurance_plan", targetId: id })
+      return changed.value
+    })
 
     /** The patient (with its linked account) when the caller may see it (Access's rule); otherwise 404, as for an unknown id. */
     const visiblePatient = (viewer: Viewer, patientId: number) =>
@@ -88,64 +86,64 @@ export class Insurance extends Effect.Service<Insurance>()("app/Insurance", {
       }, true)
     }
 
-    const showCoverage = (viewer: Viewer, patientId: number) =>
-      Effect.gen(function*() {
-        yield* visiblePatient(viewer, patientId)
-        const row = yield* coverages.findByPatient(patientId)
-        if (Option.isNone(row)) return yield* Effect.fail(notFound("Coverage"))
-        return toCoverage(row.value, yield* Effect.orDie(findPlan(row.value.insurance_plan_id)))
-      }).pipe(Effect.withSpan("Insurance.showCoverage", { attributes: { "patient.id": patientId } }))
+    const showCoverage = Effect.fn("Insurance.showCoverage")(function*(viewer: Viewer, patientId: number) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId })
+      yield* visiblePatient(viewer, patientId)
+      const row = yield* coverages.findByPatient(patientId)
+      if (Option.isNone(row)) return yield* Effect.fail(notFound("Coverage"))
+      return toCoverage(row.value, yield* Effect.orDie(findPlan(row.value.insurance_plan_id)))
+    })
 
     /**
      * The subscriber rule (docs/spec-decisions.md): `self` — the patient. Otherwise the guardian named
      * in the request; fields not given come from the account linked to the patient (`patients.user_id`,
      * the parent), and the address from the patient's when neither has one.
      */
-    const setCoverage = (viewer: Viewer, patientId: number, input: UpdateCoverageRequest["coverage"]) =>
-      Effect.gen(function*() {
-        const patient = yield* visiblePatient(viewer, patientId)
-        const relationship = input.relationship ?? "self"
-        const given = input.subscriber ?? {}
-        let subscriber = {
-          first_name: blankToNull(given.first_name), last_name: blankToNull(given.last_name), date_of_birth: given.date_of_birth ?? null,
-          gender: given.gender ?? null, address: blankToNull(given.address), city: blankToNull(given.city), state: blankToNull(given.state)?.toUpperCase() ?? null,
-          zip: blankToNull(given.zip)
-        }
-        if (relationship !== "self") {
-          if (patient.user_id !== null && (subscriber.first_name === null || subscriber.last_name === null || subscriber.date_of_birth === null)) {
-            const account = Option.getOrUndefined(yield* coverages.findAccount(patient.user_id))
-            if (account !== undefined && subscriber.first_name === null && subscriber.last_name === null) {
-              subscriber = { ...subscriber, first_name: account.first_name, last_name: account.last_name }
-            }
-            if (account !== undefined && subscriber.date_of_birth === null) subscriber = { ...subscriber, date_of_birth: account.date_of_birth }
+    const setCoverage = Effect.fn("Insurance.setCoverage")(function*(viewer: Viewer, patientId: number, input: UpdateCoverageRequest["coverage"]) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId })
+      const patient = yield* visiblePatient(viewer, patientId)
+      const relationship = input.relationship ?? "self"
+      const given = input.subscriber ?? {}
+      let subscriber = {
+        first_name: blankToNull(given.first_name), last_name: blankToNull(given.last_name), date_of_birth: given.date_of_birth ?? null,
+        gender: given.gender ?? null, address: blankToNull(given.address), city: blankToNull(given.city), state: blankToNull(given.state)?.toUpperCase() ?? null,
+        zip: blankToNull(given.zip)
+      }
+      if (relationship !== "self") {
+        if (patient.user_id !== null && (subscriber.first_name === null || subscriber.last_name === null || subscriber.date_of_birth === null)) {
+          const account = Option.getOrUndefined(yield* coverages.findAccount(patient.user_id))
+          if (account !== undefined && subscriber.first_name === null && subscriber.last_name === null) {
+            subscriber = { ...subscriber, first_name: account.first_name, last_name: account.last_name }
           }
-          const errors: Record<string, Array<string>> = {}
-          if (subscriber.first_name === null) errors["subscriber.first_name"] = ["can't be blank"]
-          if (subscriber.last_name === null) errors["subscriber.last_name"] = ["can't be blank"]
-          if (subscriber.date_of_birth === null) errors["subscriber.date_of_birth"] = ["can't be blank"]
-          if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
-        } else {
-          subscriber = { first_name: null, last_name: null, date_of_birth: null, gender: null, address: null, city: null, state: null, zip: null }
+          if (account !== undefined && subscriber.date_of_birth === null) subscriber = { ...subscriber, date_of_birth: account.date_of_birth }
         }
-        if (!(yield* plans.isActive(input.insurance_plan_id))) return yield* Effect.fail(invalidField("insurance_plan_id", "must exist"))
-        yield* coverages.save({
-          patientId,
-          insurancePlanId: input.insurance_plan_id,
-          memberId: input.member_id.trim(),
-          groupNumber: blankToNull(input.group_number),
-          relationship,
-          firstName: subscriber.first_name,
-          lastName: subscriber.last_name,
-          dateOfBirth: subscriber.date_of_birth,
-          gender: subscriber.gender,
-          address: subscriber.address,
-          city: subscriber.city,
-          state: subscriber.state,
-          zip: subscriber.zip
-        })
-        yield* audit.record({ actorId: viewer.id, action: "coverage.update", targetType: "patient", targetId: patientId })
-        return yield* showCoverage(viewer, patientId)
-      }).pipe(Effect.withSpan("Insurance.setCoverage", { attributes: { "patient.id": patientId } }))
+        const errors: Record<string, Array<string>> = {}
+        if (subscriber.first_name === null) errors["subscriber.first_name"] = ["can't be blank"]
+        if (subscriber.last_name === null) errors["subscriber.last_name"] = ["can't be blank"]
+        if (subscriber.date_of_birth === null) errors["subscriber.date_of_birth"] = ["can't be blank"]
+        if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
+      } else {
+        subscriber = { first_name: null, last_name: null, date_of_birth: null, gender: null, address: null, city: null, state: null, zip: null }
+      }
+      if (!(yield* plans.isActive(input.insurance_plan_id))) return yield* Effect.fail(invalidField("insurance_plan_id", "must exist"))
+      yield* coverages.save({
+        patientId,
+        insurancePlanId: input.insurance_plan_id,
+        memberId: input.member_id.trim(),
+        groupNumber: blankToNull(input.group_number),
+        relationship,
+        firstName: subscriber.first_name,
+        lastName: subscriber.last_name,
+        dateOfBirth: subscriber.date_of_birth,
+        gender: subscriber.gender,
+        address: subscriber.address,
+        city: subscriber.city,
+        state: subscriber.state,
+        zip: subscriber.zip
+      })
+      yield* audit.record({ actorId: viewer.id, action: "coverage.update", targetType: "patient", targetId: patientId })
+      return yield* showCoverage(viewer, patientId)
+    })
 
     return { listPlans, findPlan, createPlan, updatePlan, showCoverage, setCoverage } as const
   })

@@ -26,8 +26,9 @@ export class AssessmentJobs extends Effect.Service<AssessmentJobs>()("app/Collab
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     const linkBase = Option.getOrElse(config.collaborators.formUrl, () => `${config.publicBaseUrl}/v1/collaborator_assessments/form`)
 
-    const sendLink = (tokenId: number, sealed: string) =>
-      transaction(Effect.gen(function*() {
+    const sendLink = Effect.fn("CollaboratorAssessmentJobs.sendLink")(function*(tokenId: number, sealed: string) {
+      yield* Effect.annotateCurrentSpan({ "token.id": tokenId })
+      return yield* transaction(Effect.gen(function*() {
         const at = yield* now
         // Still usable and not yet mailed: a link revoked or used meanwhile is not sent.
         const found = yield* tokens.markMailed(tokenId, at)
@@ -45,10 +46,12 @@ export class AssessmentJobs extends Effect.Service<AssessmentJobs>()("app/Collab
             `The link works once, until ${row.expires_at.toISOString()}. If you do not want to take part, you can decline on the form.`
           ].join("\n\n")
         })
-      })).pipe(Effect.withSpan("CollaboratorAssessmentJobs.sendLink", { attributes: { "token.id": tokenId } }))
+      }))
+    })
 
-    const alert = (assessmentId: number) =>
-      transaction(Effect.gen(function*() {
+    const alert = Effect.fn("CollaboratorAssessmentJobs.alert")(function*(assessmentId: number) {
+      yield* Effect.annotateCurrentSpan({ "collaborator_assessment.id": assessmentId })
+      return yield* transaction(Effect.gen(function*() {
         const at = yield* now
         const email = Option.getOrNull(yield* assessments.markAlerted(assessmentId, at))
         if (email === null) return
@@ -60,7 +63,8 @@ export class AssessmentJobs extends Effect.Service<AssessmentJobs>()("app/Collab
             `Open it: ${config.publicBaseUrl}/v1/collaborator_assessments/${assessmentId}`
           ].join("\n\n")
         })
-      })).pipe(Effect.withSpan("CollaboratorAssessmentJobs.alert", { attributes: { "collaborator_assessment.id": assessmentId } }))
+      }))
+    })
 
     const expire = Effect.gen(function*() {
       const at = yield* now

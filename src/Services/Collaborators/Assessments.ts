@@ -117,94 +117,85 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
         return found.row
       })
 
-    const issueToken = (caller: Caller, query: {
+    const issueToken = Effect.fn("CollaboratorAssessments.issueToken")(function*(caller: Caller, query: {
       readonly collaborator_id: number
       readonly patient_id: number
       readonly assessment_type: AssessmentType
       readonly send?: boolean | undefined
-    }) =>
-      Effect.gen(function*() {
-        yield* access.visiblePatient(caller, query.patient_id, "clinical")
-        const token = newToken()
-        const at = yield* now
-        const expiresAt = new Date(at.getTime() + Duration.toMillis(ttl))
-        yield* transaction(Effect.gen(function*() {
-          yield* checkAssessor(caller, query.collaborator_id, query.patient_id)
-          const set = yield* questionSet(query.assessment_type)
-          // One pending assessment per triple: a new link reuses it and revokes its open link.
-          const assessmentId = yield* assessments.upsertPending({
-            collaboratorId: query.collaborator_id,
-            patientId: query.patient_id,
-            assessmentType: query.assessment_type,
-            version: set.version,
-            expiresAt,
-            at
-          })
-          yield* tokens.revokeOpen([assessmentId], at)
-          const issued = yield* tokens.insert({
-            assessment_id: assessmentId, token_hash: hashToken(token), expires_at: expiresAt, issued_by: caller.id, created_at: at
-          })
-          if (query.send === true) yield* jobs.enqueue(sendAssessmentLinkTask, { token_id: issued, sealed_token: seal(sealKey, token) })
-          yield* audit.record({ actorId: caller.id, action: "collaborator_assessment.token_issued", targetType: "collaborator_assessment", targetId: assessmentId })
-        }))
-        return AssessmentToken.make({ token, expires_at: expiresAt, assessment_url: inviteLink(linkBase, token) }, true)
-      }).pipe(
-        Effect.withSpan("CollaboratorAssessments.issueToken", {
-          attributes: { "collaborator.id": query.collaborator_id, "patient.id": query.patient_id, "send": query.send === true }
+    }) {
+      yield* Effect.annotateCurrentSpan({ "collaborator.id": query.collaborator_id, "patient.id": query.patient_id, "send": query.send === true })
+      yield* access.visiblePatient(caller, query.patient_id, "clinical")
+      const token = newToken()
+      const at = yield* now
+      const expiresAt = new Date(at.getTime() + Duration.toMillis(ttl))
+      yield* transaction(Effect.gen(function*() {
+        yield* checkAssessor(caller, query.collaborator_id, query.patient_id)
+        const set = yield* questionSet(query.assessment_type)
+        // One pending assessment per triple: a new link reuses it and revokes its open link.
+        const assessmentId = yield* assessments.upsertPending({
+          collaboratorId: query.collaborator_id,
+          patientId: query.patient_id,
+          assessmentType: query.assessment_type,
+          version: set.version,
+          expiresAt,
+          at
         })
-      )
+        yield* tokens.revokeOpen([assessmentId], at)
+        const issued = yield* tokens.insert({
+          assessment_id: assessmentId, token_hash: hashToken(token), expires_at: expiresAt, issued_by: caller.id, created_at: at
+        })
+        if (query.send === true) yield* jobs.enqueue(sendAssessmentLinkTask, { token_id: issued, sealed_token: seal(sealKey, token) })
+        yield* audit.record({ actorId: caller.id, action: "collaborator_assessment.token_issued", targetType: "collaborator_assessment", targetId: assessmentId })
+      }))
+      return AssessmentToken.make({ token, expires_at: expiresAt, assessment_url: inviteLink(linkBase, token) }, true)
+    })
 
     /** Claims the link (single use), with its question set: undefined when it is not usable. */
     const claim = (token: string, at: Date) => Effect.map(tokens.claim(hashToken(token), at), Option.getOrUndefined)
 
-    const form = (clientAddress: string, token: string) =>
-      Effect.gen(function*() {
-        yield* limiter.enforce(`assessment_form:${clientAddress}`, publicLinkLimit)
-        const at = yield* now
-        // The link, its question set and the first opening recorded in one statement (one round trip).
-        const row = Option.getOrUndefined(yield* tokens.open(hashToken(token), at))
-        if (row === undefined) {
-          yield* audit.record({ actorId: null, action: "collaborator_assessment.refused", targetType: "collaborator_assessment", targetId: null })
-          return yield* Effect.fail(invalidLink())
-        }
-        yield* audit.record({ actorId: null, action: "collaborator_assessment.form_opened", targetType: "collaborator_assessment", targetId: row.assessment_id })
-        const set = setOf(row)
-        return {
-          assessment: {
-            assessment_type: row.assessment_type,
-            expires_at: row.expires_at,
-            collaborator: { first_name: row.collaborator_first_name, last_name: row.collaborator_last_name },
-            patient: { first_name: row.patient_first_name }
-          },
-          questions: set.questions as ReadonlyArray<AssessmentQuestion>
-        }
-      }).pipe(Effect.withSpan("CollaboratorAssessments.form"))
+    const form = Effect.fn("CollaboratorAssessments.form")(function*(clientAddress: string, token: string) {
+      yield* limiter.enforce(`assessment_form:${clientAddress}`, publicLinkLimit)
+      const at = yield* now
+      // The link, its question set and the first opening recorded in one statement (one round trip).
+      const row = Option.getOrUndefined(yield* tokens.open(hashToken(token), at))
+      if (row === undefined) {
+        yield* audit.record({ actorId: null, action: "collaborator_assessment.refused", targetType: "collaborator_assessment", targetId: null })
+        return yield* Effect.fail(invalidLink())
+      }
+      yield* audit.record({ actorId: null, action: "collaborator_assessment.form_opened", targetType: "collaborator_assessment", targetId: row.assessment_id })
+      const set = setOf(row)
+      return {
+        assessment: {
+          assessment_type: row.assessment_type,
+          expires_at: row.expires_at,
+          collaborator: { first_name: row.collaborator_first_name, last_name: row.collaborator_last_name },
+          patient: { first_name: row.patient_first_name }
+        },
+        questions: set.questions as ReadonlyArray<AssessmentQuestion>
+      }
+    })
 
-    const decline = (clientAddress: string, token: string) =>
-      Effect.gen(function*() {
-        yield* limiter.enforce(`assessment_decline:${clientAddress}`, publicLinkLimit)
-        const at = yield* now
-        const result = yield* transaction(Effect.gen(function*() {
-          const link = yield* claim(token, at)
-          if (link === undefined) return yield* Effect.fail(invalidLink())
-          if (yield* collaboratorsRepo.declinePending(link.collaborator_id, at)) {
-            // Pending → declined: every open request to them is over.
-            yield* collaborators.closeOpenAssessments(link.collaborator_id, at)
-            yield* audit.record({ actorId: null, action: "collaborator.status", targetType: "collaborator", targetId: link.collaborator_id })
-          } else {
-            // An active collaborator turns down this request only (docs/spec-decisions.md).
-            yield* assessments.cancel(link.assessment_id, at)
-          }
-          yield* audit.record({ actorId: null, action: "collaborator_assessment.declined", targetType: "collaborator_assessment", targetId: link.assessment_id })
-          return { declined: true, assessment: { assessment_type: link.assessment_type, status: "cancelled" as const } }
-        }))
-        return result
-      }).pipe(
-        Effect.tapError((error) => error._tag === "Unauthorized"
-          ? audit.record({ actorId: null, action: "collaborator_assessment.refused", targetType: "collaborator_assessment", targetId: null })
-          : Effect.void),
-        Effect.withSpan("CollaboratorAssessments.decline")
-      )
+    const decline = Effect.fn("CollaboratorAssessments.decline")(function*(clientAddress: string, token: string) {
+      yield* limiter.enforce(`assessment_decline:${clientAddress}`, publicLinkLimit)
+      const at = yield* now
+      const result = yield* transaction(Effect.gen(function*() {
+        const link = yield* claim(token, at)
+        if (link === undefined) return yield* Effect.fail(invalidLink())
+        if (yield* collaboratorsRepo.declinePending(link.collaborator_id, at)) {
+          // Pending → declined: every open request to them is over.
+          yield* collaborators.closeOpenAssessments(link.collaborator_id, at)
+          yield* audit.record({ actorId: null, action: "collaborator.status", targetType: "collaborator", targetId: link.collaborator_id })
+        } else {
+          // An active collaborator turns down this request only (docs/spec-decisions.md).
+          yield* assessments.cancel(link.assessment_id, at)
+        }
+        yield* audit.record({ actorId: null, action: "collaborator_assessment.declined", targetType: "collaborator_assessment", targetId: link.assessment_id })
+        return { declined: true, assessment: { assessment_type: link.assessment_type, status: "cancelled" as const } }
+      }))
+      return result
+    }, Effect.tapError((error) => error._tag === "Unauthorized"
+      ? audit.record({ actorId: null, action: "collaborator_assessment.refused", targetType: "collaborator_assessment", targetId: null })
+      : Effect.void))
 
     /** Completes the assessment with scored answers; the collaborator's first one makes them active. */
     const complete = (
@@ -241,45 +232,47 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
         return toAssessment(row)
       })
 
-    const submitWithToken = (clientAddress: string, token: string, input: CreateAssessmentRequest["collaborator_assessment"]) =>
-      Effect.gen(function*() {
-        yield* limiter.enforce(`assessment_submit:${clientAddress}`, publicLinkLimit)
-        const at = yield* now
-        return yield* transaction(Effect.gen(function*() {
-          const link = yield* claim(token, at)
-          if (link === undefined) return yield* Effect.fail(invalidLink())
-          const differs = (input.collaborator_id !== undefined && input.collaborator_id !== link.collaborator_id) ||
-            (input.patient_id !== undefined && input.patient_id !== link.patient_id) ||
-            (input.assessment_type !== undefined && input.assessment_type !== link.assessment_type)
-          if (differs) return yield* Effect.fail(forbidden(collaboratorMessages.differentAssessment))
-          return yield* complete(link.assessment_id, link.collaborator_id, setOf(link), input.responses, at, null)
-        }))
-      }).pipe(
-        Effect.tapError((error) => error._tag === "Unauthorized" || error._tag === "Forbidden"
-          ? audit.record({ actorId: null, action: "collaborator_assessment.refused", targetType: "collaborator_assessment", targetId: null })
-          : Effect.void),
-        Effect.withSpan("CollaboratorAssessments.submitWithToken")
-      )
+    const submitWithToken = Effect.fn("CollaboratorAssessments.submitWithToken")(function*(
+      clientAddress: string,
+      token: string,
+      input: CreateAssessmentRequest["collaborator_assessment"]
+    ) {
+      yield* limiter.enforce(`assessment_submit:${clientAddress}`, publicLinkLimit)
+      const at = yield* now
+      return yield* transaction(Effect.gen(function*() {
+        const link = yield* claim(token, at)
+        if (link === undefined) return yield* Effect.fail(invalidLink())
+        const differs = (input.collaborator_id !== undefined && input.collaborator_id !== link.collaborator_id) ||
+          (input.patient_id !== undefined && input.patient_id !== link.patient_id) ||
+          (input.assessment_type !== undefined && input.assessment_type !== link.assessment_type)
+        if (differs) return yield* Effect.fail(forbidden(collaboratorMessages.differentAssessment))
+        return yield* complete(link.assessment_id, link.collaborator_id, setOf(link), input.responses, at, null)
+      }))
+    }, Effect.tapError((error) => error._tag === "Unauthorized" || error._tag === "Forbidden"
+      ? audit.record({ actorId: null, action: "collaborator_assessment.refused", targetType: "collaborator_assessment", targetId: null })
+      : Effect.void))
 
-    const submitWithSession = (caller: Caller, input: CreateAssessmentRequest["collaborator_assessment"]) =>
-      Effect.gen(function*() {
-        if (input.patient_id !== undefined) yield* access.visiblePatient(caller, input.patient_id, "clinical")
-        const blanks = (["collaborator_id", "patient_id", "assessment_type"] as const).filter((field) => input[field] === undefined)
-        if (blanks.length > 0) return yield* Effect.fail(invalid(Object.fromEntries(blanks.map((field) => [field, ["can't be blank"]]))))
-        const collaboratorId = input.collaborator_id!
-        const patientId = input.patient_id!
-        const type = input.assessment_type!
-        const at = yield* now
-        return yield* transaction(Effect.gen(function*() {
-          yield* checkAssessor(caller, collaboratorId, patientId)
-          // The triple's pending assessment (its link is revoked), else a new one.
-          const triple = { collaboratorId, patientId, assessmentType: type }
-          const pending = Option.getOrUndefined(yield* assessments.findPendingForUpdate(triple))
-          const set = yield* questionSet(type, pending?.question_set_version)
-          const id = pending?.id ?? (yield* assessments.insertCompleted({ ...triple, version: set.version, at }))
-          return yield* complete(id, collaboratorId, set, input.responses, at, caller.id)
-        }))
-      }).pipe(Effect.withSpan("CollaboratorAssessments.submitWithSession"))
+    const submitWithSession = Effect.fn("CollaboratorAssessments.submitWithSession")(function*(
+      caller: Caller,
+      input: CreateAssessmentRequest["collaborator_assessment"]
+    ) {
+      if (input.patient_id !== undefined) yield* access.visiblePatient(caller, input.patient_id, "clinical")
+      const blanks = (["collaborator_id", "patient_id", "assessment_type"] as const).filter((field) => input[field] === undefined)
+      if (blanks.length > 0) return yield* Effect.fail(invalid(Object.fromEntries(blanks.map((field) => [field, ["can't be blank"]]))))
+      const collaboratorId = input.collaborator_id!
+      const patientId = input.patient_id!
+      const type = input.assessment_type!
+      const at = yield* now
+      return yield* transaction(Effect.gen(function*() {
+        yield* checkAssessor(caller, collaboratorId, patientId)
+        // The triple's pending assessment (its link is revoked), else a new one.
+        const triple = { collaboratorId, patientId, assessmentType: type }
+        const pending = Option.getOrUndefined(yield* assessments.findPendingForUpdate(triple))
+        const set = yield* questionSet(type, pending?.question_set_version)
+        const id = pending?.id ?? (yield* assessments.insertCompleted({ ...triple, version: set.version, at }))
+        return yield* complete(id, collaboratorId, set, input.responses, at, caller.id)
+      }))
+    })
 
     /** A body token wins over a session; neither is a 401. */
     const submit = (clientAddress: string, caller: Option.Option<Caller>, payload: CreateAssessmentRequest) =>
@@ -292,39 +285,38 @@ export class Assessments extends Effect.Service<Assessments>()("app/Collaborator
 
     const readerOf = (caller: Caller): Reader => isAdmin(caller) ? { _tag: "Everyone" } : { _tag: "Viewer", viewer: caller }
 
-    const list = (caller: Caller, query: {
+    const list = Effect.fn("CollaboratorAssessments.list")(function*(caller: Caller, query: {
       readonly page?: number | undefined
       readonly page_size?: number | undefined
       readonly patient_id?: PatientId | undefined
       readonly collaborator_id?: CollaboratorId | undefined
       readonly assessment_type?: AssessmentType | undefined
       readonly status?: AssessmentStatus | undefined
-    }) =>
-      Effect.gen(function*() {
-        if (query.patient_id !== undefined) yield* access.visiblePatient(caller, query.patient_id, "clinical")
-        const page = pageRequest(query, assessmentsPageSize)
-        // A provider or supervisor who may see the patient (care relationship or break-glass) reads its assessments.
-        const reader: Reader = query.patient_id !== undefined && followsCareRelationships(caller) ? { _tag: "Everyone" } : readerOf(caller)
-        const { pagination, rows } = yield* assessments.list(reader, {
-          patientId: query.patient_id,
-          collaboratorId: query.collaborator_id,
-          assessmentType: query.assessment_type,
-          status: query.status
-        }, page)
-        return { collaborator_assessments: rows.map(toAssessment), pagination }
-      }).pipe(Effect.withSpan("CollaboratorAssessments.list"))
+    }) {
+      if (query.patient_id !== undefined) yield* access.visiblePatient(caller, query.patient_id, "clinical")
+      const page = pageRequest(query, assessmentsPageSize)
+      // A provider or supervisor who may see the patient (care relationship or break-glass) reads its assessments.
+      const reader: Reader = query.patient_id !== undefined && followsCareRelationships(caller) ? { _tag: "Everyone" } : readerOf(caller)
+      const { pagination, rows } = yield* assessments.list(reader, {
+        patientId: query.patient_id,
+        collaboratorId: query.collaborator_id,
+        assessmentType: query.assessment_type,
+        status: query.status
+      }, page)
+      return { collaborator_assessments: rows.map(toAssessment), pagination }
+    })
 
-    const show = (caller: Caller, id: number) =>
-      Effect.gen(function*() {
-        const found = yield* assessments.findReadable(readerOf(caller), id)
-        if (Option.isSome(found)) return toAssessment(found.value)
-        // Outside the caller's rules: a provider or supervisor may open it by breaking the glass for its patient.
-        if (!followsCareRelationships(caller)) return yield* Effect.fail(assessmentNotFound())
-        const row = yield* assessments.findReadable({ _tag: "Everyone" }, id)
-        if (Option.isNone(row)) return yield* Effect.fail(assessmentNotFound())
-        yield* access.visibleRecord(caller, { visible: false, patient_id: row.value.patient_id }, assessmentNotFound, "clinical")
-        return toAssessment(row.value)
-      }).pipe(Effect.withSpan("CollaboratorAssessments.show", { attributes: { "collaborator_assessment.id": id } }))
+    const show = Effect.fn("CollaboratorAssessments.show")(function*(caller: Caller, id: number) {
+      yield* Effect.annotateCurrentSpan({ "collaborator_assessment.id": id })
+      const found = yield* assessments.findReadable(readerOf(caller), id)
+      if (Option.isSome(found)) return toAssessment(found.value)
+      // Outside the caller's rules: a provider or supervisor may open it by breaking the glass for its patient.
+      if (!followsCareRelationships(caller)) return yield* Effect.fail(assessmentNotFound())
+      const row = yield* assessments.findReadable({ _tag: "Everyone" }, id)
+      if (Option.isNone(row)) return yield* Effect.fail(assessmentNotFound())
+      yield* access.visibleRecord(caller, { visible: false, patient_id: row.value.patient_id }, assessmentNotFound, "clinical")
+      return toAssessment(row.value)
+    })
 
     return { issueToken, form, decline, submit, list, show } as const
   }),

@@ -112,120 +112,118 @@ export class Collaborators extends Effect.Service<Collaborators>()("app/Collabor
       return Option.match(normalizePhone(trimmed), { onNone: () => "invalid" as const, onSome: (p) => Option.some(p) })
     }
 
-    const list = (caller: Caller, query: {
+    const list = Effect.fn("Collaborators.list")(function*(caller: Caller, query: {
       readonly page?: number | undefined
       readonly page_size?: number | undefined
       readonly type?: CollaboratorType | undefined
       readonly status?: CollaboratorStatus | undefined
       readonly organization?: string | undefined
       readonly patient_id?: PatientId | undefined
-    }) =>
-      Effect.gen(function*() {
-        if (query.patient_id !== undefined) yield* access.visiblePatient(caller, query.patient_id)
-        const page = pageRequest(query, collaboratorsPageSize)
-        const criteria = {
-          type: query.type,
-          status: query.status,
-          organization: query.organization?.trim() ?? "",
-          patientId: query.patient_id
-        }
-        // A provider or supervisor who may see the patient (care relationship or break-glass) reads its collaborators.
-        const everyOne = isAdmin(caller) || (query.patient_id !== undefined && followsCareRelationships(caller))
-        const { pagination, rows } = everyOne ? yield* repo.everyPage(criteria, page) : yield* repo.readablePage(caller, criteria, page)
-        yield* Effect.annotateCurrentSpan({ "collaborators.count": rows.length, "collaborators.total_count": pagination.total_count })
-        return { collaborators: yield* represent(caller, rows), pagination }
-      }).pipe(Effect.withSpan("Collaborators.list"))
+    }) {
+      if (query.patient_id !== undefined) yield* access.visiblePatient(caller, query.patient_id)
+      const page = pageRequest(query, collaboratorsPageSize)
+      const criteria = {
+        type: query.type,
+        status: query.status,
+        organization: query.organization?.trim() ?? "",
+        patientId: query.patient_id
+      }
+      // A provider or supervisor who may see the patient (care relationship or break-glass) reads its collaborators.
+      const everyOne = isAdmin(caller) || (query.patient_id !== undefined && followsCareRelationships(caller))
+      const { pagination, rows } = everyOne ? yield* repo.everyPage(criteria, page) : yield* repo.readablePage(caller, criteria, page)
+      yield* Effect.annotateCurrentSpan({ "collaborators.count": rows.length, "collaborators.total_count": pagination.total_count })
+      return { collaborators: yield* represent(caller, rows), pagination }
+    })
 
-    const show = (caller: Caller, id: number) =>
-      Effect.gen(function*() {
-        const found = yield* standing(caller, id)
-        if (!found.reads) return yield* Effect.fail(notAuthorized())
-        return (yield* represent(caller, [found.row]))[0]!
-      }).pipe(Effect.withSpan("Collaborators.show", { attributes: { "collaborator.id": id } }))
+    const show = Effect.fn("Collaborators.show")(function*(caller: Caller, id: number) {
+      yield* Effect.annotateCurrentSpan({ "collaborator.id": id })
+      const found = yield* standing(caller, id)
+      if (!found.reads) return yield* Effect.fail(notAuthorized())
+      return (yield* represent(caller, [found.row]))[0]!
+    })
 
-    const create = (caller: Caller, input: CreateCollaboratorRequest["collaborator"]) =>
-      Effect.gen(function*() {
-        const errors: Record<string, Array<string>> = {}
-        const phone = phoneOf(input.phone)
-        if (phone === "invalid") errors.phone = ["is invalid"]
-        const patients = yield* visiblePatients(caller, input.patient_ids ?? [])
-        if (!patients.ok) errors.patient_ids = ["must exist"]
-        if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
-        const at = yield* now
-        return yield* transaction(Effect.gen(function*() {
-          const row = yield* repo.insert({
-            owner_id: caller.id,
-            first_name: input.first_name.trim(),
-            last_name: input.last_name.trim(),
-            email: normalizeEmail(input.email),
-            phone: phone === "invalid" ? null : Option.getOrNull(phone),
-            organization: input.organization.trim(),
-            title: input.title?.trim() || null,
-            type: input.type,
-            specialization: input.specialization ?? null,
-            created_at: at,
-            updated_at: at
-          })
-          yield* links.link(patients.ids.map((patientId) => ({ collaborator_id: row.id, patient_id: patientId, added_by: caller.id, created_at: at })))
-          yield* audit.record({ actorId: caller.id, action: "collaborator.create", targetType: "collaborator", targetId: row.id })
-          return (yield* represent(caller, [row]))[0]!
-        }))
-      }).pipe(Effect.withSpan("Collaborators.create"))
+    const create = Effect.fn("Collaborators.create")(function*(caller: Caller, input: CreateCollaboratorRequest["collaborator"]) {
+      const errors: Record<string, Array<string>> = {}
+      const phone = phoneOf(input.phone)
+      if (phone === "invalid") errors.phone = ["is invalid"]
+      const patients = yield* visiblePatients(caller, input.patient_ids ?? [])
+      if (!patients.ok) errors.patient_ids = ["must exist"]
+      if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
+      const at = yield* now
+      return yield* transaction(Effect.gen(function*() {
+        const row = yield* repo.insert({
+          owner_id: caller.id,
+          first_name: input.first_name.trim(),
+          last_name: input.last_name.trim(),
+          email: normalizeEmail(input.email),
+          phone: phone === "invalid" ? null : Option.getOrNull(phone),
+          organization: input.organization.trim(),
+          title: input.title?.trim() || null,
+          type: input.type,
+          specialization: input.specialization ?? null,
+          created_at: at,
+          updated_at: at
+        })
+        yield* links.link(patients.ids.map((patientId) => ({ collaborator_id: row.id, patient_id: patientId, added_by: caller.id, created_at: at })))
+        yield* audit.record({ actorId: caller.id, action: "collaborator.create", targetType: "collaborator", targetId: row.id })
+        return (yield* represent(caller, [row]))[0]!
+      }))
+    })
 
     /** Revokes the open links of the collaborator's pending assessments and cancels them. */
     const closeOpenAssessments = (collaboratorId: number, at: Date) =>
       Effect.flatMap(assessments.cancelPendingOf(collaboratorId, at), (cancelled) => tokens.revokeOpen(cancelled, at))
 
-    const update = (caller: Caller, id: number, input: UpdateCollaboratorRequest["collaborator"]) =>
-      Effect.gen(function*() {
-        const phone = phoneOf(input.phone)
-        const patients = input.patient_ids === undefined ? undefined : yield* visiblePatients(caller, input.patient_ids)
-        const at = yield* now
-        return yield* transaction(Effect.gen(function*() {
-          const found = yield* standing(caller, id, "update")
-          if (!found.manages) return yield* Effect.fail(notAuthorized())
-          const errors: Record<string, Array<string>> = {}
-          if (phone === "invalid") errors.phone = ["is invalid"]
-          if (patients !== undefined && !patients.ok) errors.patient_ids = ["must exist"]
-          const from = found.row.status
-          const to = input.status ?? from
-          if (!canChangeStatus(from, to, isAdmin(caller) ? "admin" : "owner")) errors.status = [collaboratorMessages.move(from, to)]
-          if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors as FieldMessages))
-          const change: { -readonly [K in keyof CollaboratorChange]: CollaboratorChange[K] } = { updated_at: at }
-          if (input.first_name !== undefined) change.first_name = input.first_name.trim()
-          if (input.last_name !== undefined) change.last_name = input.last_name.trim()
-          if (input.email !== undefined) change.email = normalizeEmail(input.email)
-          if (input.organization !== undefined) change.organization = input.organization.trim()
-          if (input.type !== undefined) change.type = input.type
-          if (input.title !== undefined) change.title = input.title?.trim() || null
-          if (input.specialization !== undefined) change.specialization = input.specialization
-          if (phone !== "invalid" && Option.isSome(phone)) change.phone = phone.value
-          if (to !== from) change.status = to
-          const row = yield* repo.update(id, change)
-          if (patients !== undefined) {
-            // Links to patients the caller may see become exactly the given ones; others stay.
-            const keep = patients.ids
-            yield* links.unlinkOthers(id, keep, caller)
-            yield* links.linkMissing(keep.map((patientId) => ({ collaborator_id: id, patient_id: patientId, added_by: caller.id, created_at: at })))
-          }
-          if (to === "suspended" && from !== "suspended") yield* closeOpenAssessments(id, at)
-          yield* audit.record({ actorId: caller.id, action: "collaborator.update", targetType: "collaborator", targetId: id })
-          if (to !== from) yield* audit.record({ actorId: caller.id, action: "collaborator.status", targetType: "collaborator", targetId: id })
-          return (yield* represent(caller, [row]))[0]!
-        }))
-      }).pipe(Effect.withSpan("Collaborators.update", { attributes: { "collaborator.id": id } }))
+    const update = Effect.fn("Collaborators.update")(function*(caller: Caller, id: number, input: UpdateCollaboratorRequest["collaborator"]) {
+      yield* Effect.annotateCurrentSpan({ "collaborator.id": id })
+      const phone = phoneOf(input.phone)
+      const patients = input.patient_ids === undefined ? undefined : yield* visiblePatients(caller, input.patient_ids)
+      const at = yield* now
+      return yield* transaction(Effect.gen(function*() {
+        const found = yield* standing(caller, id, "update")
+        if (!found.manages) return yield* Effect.fail(notAuthorized())
+        const errors: Record<string, Array<string>> = {}
+        if (phone === "invalid") errors.phone = ["is invalid"]
+        if (patients !== undefined && !patients.ok) errors.patient_ids = ["must exist"]
+        const from = found.row.status
+        const to = input.status ?? from
+        if (!canChangeStatus(from, to, isAdmin(caller) ? "admin" : "owner")) errors.status = [collaboratorMessages.move(from, to)]
+        if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors as FieldMessages))
+        const change: { -readonly [K in keyof CollaboratorChange]: CollaboratorChange[K] } = { updated_at: at }
+        if (input.first_name !== undefined) change.first_name = input.first_name.trim()
+        if (input.last_name !== undefined) change.last_name = input.last_name.trim()
+        if (input.email !== undefined) change.email = normalizeEmail(input.email)
+        if (input.organization !== undefined) change.organization = input.organization.trim()
+        if (input.type !== undefined) change.type = input.type
+        if (input.title !== undefined) change.title = input.title?.trim() || null
+        if (input.specialization !== undefined) change.specialization = input.specialization
+        if (phone !== "invalid" && Option.isSome(phone)) change.phone = phone.value
+        if (to !== from) change.status = to
+        const row = yield* repo.update(id, change)
+        if (patients !== undefined) {
+          // Links to patients the caller may see become exactly the given ones; others stay.
+          const keep = patients.ids
+          yield* links.unlinkOthers(id, keep, caller)
+          yield* links.linkMissing(keep.map((patientId) => ({ collaborator_id: id, patient_id: patientId, added_by: caller.id, created_at: at })))
+        }
+        if (to === "suspended" && from !== "suspended") yield* closeOpenAssessments(id, at)
+        yield* audit.record({ actorId: caller.id, action: "collaborator.update", targetType: "collaborator", targetId: id })
+        if (to !== from) yield* audit.record({ actorId: caller.id, action: "collaborator.status", targetType: "collaborator", targetId: id })
+        return (yield* represent(caller, [row]))[0]!
+      }))
+    })
 
-    const remove = (caller: Caller, id: number) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        yield* transaction(Effect.gen(function*() {
-          const found = yield* standing(caller, id, "update")
-          if (!found.manages) return yield* Effect.fail(notAuthorized())
-          yield* repo.softDelete(id, at)
-          yield* closeOpenAssessments(id, at)
-          yield* audit.record({ actorId: caller.id, action: "collaborator.delete", targetType: "collaborator", targetId: id })
-        }))
-      }).pipe(Effect.withSpan("Collaborators.delete", { attributes: { "collaborator.id": id } }))
+    const remove = Effect.fn("Collaborators.delete")(function*(caller: Caller, id: number) {
+      yield* Effect.annotateCurrentSpan({ "collaborator.id": id })
+      const at = yield* now
+      yield* transaction(Effect.gen(function*() {
+        const found = yield* standing(caller, id, "update")
+        if (!found.manages) return yield* Effect.fail(notAuthorized())
+        yield* repo.softDelete(id, at)
+        yield* closeOpenAssessments(id, at)
+        yield* audit.record({ actorId: caller.id, action: "collaborator.delete", targetType: "collaborator", targetId: id })
+      }))
+    })
 
     return { list, show, create, update, remove, standing, closeOpenAssessments } as const
   }),

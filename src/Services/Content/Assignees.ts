@@ -41,28 +41,30 @@ export class Assignees extends Effect.Service<Assignees>()("app/ContentAssignees
         return userId !== null && (yield* users.exists(userId)) ? userId : null
       })
 
-    const resolve = (caller: Viewer, input: { readonly patient_id?: number | null | undefined; readonly user_id?: number | null | undefined }) =>
-      Effect.gen(function*() {
-        const patientId = input.patient_id ?? undefined
-        const userId = input.user_id ?? undefined
-        if (isParent(caller)) {
-          if (userId !== undefined && userId !== caller.id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
-          if (patientId === undefined) return { userId: caller.id, patientId: null } satisfies Assignee
-          return { userId: caller.id, patientId: yield* access.visiblePatient(caller, patientId) } satisfies Assignee
-        }
-        if (patientId !== undefined) {
-          yield* access.visiblePatient(caller, patientId)
-          const account = yield* accountOf(patientId)
-          if (account === null) return yield* Effect.fail(invalidField("patient_id", contentMessages.noAccount))
-          if (userId !== undefined && userId !== account) return yield* Effect.fail(invalidField("user_id", "is invalid"))
-          return { userId: account, patientId } satisfies Assignee
-        }
-        if (userId !== undefined) {
-          if (!(yield* users.exists(userId))) return yield* Effect.fail(invalidField("user_id", "must exist"))
-          return { userId, patientId: null } satisfies Assignee
-        }
-        return { userId: caller.id, patientId: null } satisfies Assignee
-      }).pipe(Effect.withSpan("ContentAssignees.resolve"))
+    const resolve = Effect.fn("ContentAssignees.resolve")(function*(
+      caller: Viewer,
+      input: { readonly patient_id?: number | null | undefined; readonly user_id?: number | null | undefined }
+    ) {
+      const patientId = input.patient_id ?? undefined
+      const userId = input.user_id ?? undefined
+      if (isParent(caller)) {
+        if (userId !== undefined && userId !== caller.id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
+        if (patientId === undefined) return { userId: caller.id, patientId: null } satisfies Assignee
+        return { userId: caller.id, patientId: yield* access.visiblePatient(caller, patientId) } satisfies Assignee
+      }
+      if (patientId !== undefined) {
+        yield* access.visiblePatient(caller, patientId)
+        const account = yield* accountOf(patientId)
+        if (account === null) return yield* Effect.fail(invalidField("patient_id", contentMessages.noAccount))
+        if (userId !== undefined && userId !== account) return yield* Effect.fail(invalidField("user_id", "is invalid"))
+        return { userId: account, patientId } satisfies Assignee
+      }
+      if (userId !== undefined) {
+        if (!(yield* users.exists(userId))) return yield* Effect.fail(invalidField("user_id", "must exist"))
+        return { userId, patientId: null } satisfies Assignee
+      }
+      return { userId: caller.id, patientId: null } satisfies Assignee
+    })
 
     /** `assigned_by`: the caller by default; only staff may name another staff user. */
     const assigner = (caller: Viewer, assignedBy: number | null | undefined) =>

@@ -42,26 +42,25 @@ export class ContentFiles extends Effect.Service<ContentFiles>()("app/ContentFil
     const store = yield* ObjectStore
     const audit = yield* AuditLog
 
-    const upload = (actorId: number, file: string, filename: string) =>
-      Effect.gen(function*() {
-        const bytes = decodeDataUri(yield* receivedDataUri(file), maxContentFileBytes)
-        if (typeof bytes === "string") return yield* Effect.fail(invalidField("file", bytes))
-        // file-type (and its tokenizers) loads on first upload, not with every instance.
-        const { fileTypeFromBuffer } = yield* Effect.promise(() => import("file-type"))
-        const sniffed = yield* Effect.promise(() => fileTypeFromBuffer(bytes).catch(() => undefined))
-        const contentType = sniffed === undefined ? undefined : contentFileTypes[sniffed.ext]
-        if (sniffed === undefined || contentType === undefined || contentType !== sniffed.mime) {
-          return yield* Effect.fail(invalidField("file", "must be a PDF, MP3, MP4, PNG or JPEG"))
-        }
-        const key = `content/files/${randomUUID()}.${sniffed.ext}`
-        yield* store.put(key, bytes, contentType)
-        // A file whose row was not written is no one's: remove it again.
-        yield* files.insert({ object_key: key, filename: filename.trim(), content_type: contentType, size: bytes.byteLength, created_by_id: actorId })
-          .pipe(Effect.onError(() => store.delete(key)))
-        yield* audit.record({ actorId, action: "content_file.create", targetType: "content_file", targetId: null })
-        yield* Effect.annotateCurrentSpan({ "content_file.bytes": bytes.byteLength })
-        return UploadedContentFile.make({ object_key: key })
-      }).pipe(Effect.withSpan("ContentFiles.upload"))
+    const upload = Effect.fn("ContentFiles.upload")(function*(actorId: number, file: string, filename: string) {
+      const bytes = decodeDataUri(yield* receivedDataUri(file), maxContentFileBytes)
+      if (typeof bytes === "string") return yield* Effect.fail(invalidField("file", bytes))
+      // file-type (and its tokenizers) loads on first upload, not with every instance.
+      const { fileTypeFromBuffer } = yield* Effect.promise(() => import("file-type"))
+      const sniffed = yield* Effect.promise(() => fileTypeFromBuffer(bytes).catch(() => undefined))
+      const contentType = sniffed === undefined ? undefined : contentFileTypes[sniffed.ext]
+      if (sniffed === undefined || contentType === undefined || contentType !== sniffed.mime) {
+        return yield* Effect.fail(invalidField("file", "must be a PDF, MP3, MP4, PNG or JPEG"))
+      }
+      const key = `content/files/${randomUUID()}.${sniffed.ext}`
+      yield* store.put(key, bytes, contentType)
+      // A file whose row was not written is no one's: remove it again.
+      yield* files.insert({ object_key: key, filename: filename.trim(), content_type: contentType, size: bytes.byteLength, created_by_id: actorId })
+        .pipe(Effect.onError(() => store.delete(key)))
+      yield* audit.record({ actorId, action: "content_file.create", targetType: "content_file", targetId: null })
+      yield* Effect.annotateCurrentSpan({ "content_file.bytes": bytes.byteLength })
+      return UploadedContentFile.make({ object_key: key })
+    })
 
     return { upload } as const
   }),

@@ -127,8 +127,12 @@ export class ContentImport extends Effect.Service<ContentImport>()("app/ContentI
      * Validates, diffs against the library and (unless `dryRun`) applies the bundle. `actorId`
      * null: the start-up demo load or the command line.
      */
-    const load = (bundle: ContentBundle, options: { readonly dryRun: boolean; readonly actorId: number | null }) =>
-      transaction(Effect.gen(function*() {
+    const load = Effect.fn("ContentImport.load")(function*(
+      bundle: ContentBundle,
+      options: { readonly dryRun: boolean; readonly actorId: number | null }
+    ) {
+      yield* Effect.annotateCurrentSpan({ "content.pieces": bundle.pieces.length, "content.dry_run": options.dryRun })
+      return yield* transaction(Effect.gen(function*() {
         yield* piecesRepo.lockLibrary
         const keys = [...new Set(bundle.pieces.flatMap((p) => [p.file_key, p.thumbnail_file_key]).filter((k): k is string => k != null))]
         const errors = bundleErrors(bundle, yield* filesRepo.known(keys))
@@ -209,9 +213,8 @@ export class ContentImport extends Effect.Service<ContentImport>()("app/ContentI
           "content.deleted": deleted.pieces
         })
         return result
-      })).pipe(
-        Effect.withSpan("ContentImport.load", { attributes: { "content.pieces": bundle.pieces.length, "content.dry_run": options.dryRun } })
-      )
+      }))
+    })
 
     /** The library in the import format: importing it back changes nothing. */
     const exportBundle = Effect.gen(function*() {

@@ -51,29 +51,30 @@ export class ContentLibrary extends Effect.Service<ContentLibrary>()("app/Conten
     const toFields = pieceFieldsOf(store)
     const toPiece = (row: PieceRow) => Effect.map(toFields(row), (fields) => ContentPiece.make(fields, true))
 
-    const tags = (category: string | undefined, request: PageRequest) =>
-      Effect.map(tagsRepo.list(category, request), ({ pagination, rows }) =>
-        TagList.make({ tags: rows.map((row) => ContentTag.make(row, true)), pagination })).pipe(Effect.withSpan("ContentLibrary.tags"))
+    const tags = Effect.fn("ContentLibrary.tags")(function*(category: string | undefined, request: PageRequest) {
+      const { pagination, rows } = yield* tagsRepo.list(category, request)
+      return TagList.make({ tags: rows.map((row) => ContentTag.make(row, true)), pagination })
+    })
 
-    const collections = (criteria: CollectionCriteria, request: PageRequest) =>
-      Effect.map(collectionsRepo.publishedPage(criteria, request), ({ pagination, rows }) =>
-        CollectionList.make({
-          collections: rows.map((row) => ContentCollection.make({ ...row, tags: tagRefs(row.tags) }, true)),
-          pagination
-        })).pipe(Effect.withSpan("ContentLibrary.collections"))
+    const collections = Effect.fn("ContentLibrary.collections")(function*(criteria: CollectionCriteria, request: PageRequest) {
+      const { pagination, rows } = yield* collectionsRepo.publishedPage(criteria, request)
+      return CollectionList.make({
+        collections: rows.map((row) => ContentCollection.make({ ...row, tags: tagRefs(row.tags) }, true)),
+        pagination
+      })
+    })
 
-    const pieces = (criteria: PieceCriteria, request: PageRequest) =>
-      Effect.gen(function*() {
-        const { pagination, rows } = yield* piecesRepo.publishedPage(criteria, request)
-        return PieceList.make({ pieces: yield* Effect.forEach(rows, toPiece), pagination })
-      }).pipe(Effect.withSpan("ContentLibrary.pieces"))
+    const pieces = Effect.fn("ContentLibrary.pieces")(function*(criteria: PieceCriteria, request: PageRequest) {
+      const { pagination, rows } = yield* piecesRepo.publishedPage(criteria, request)
+      return PieceList.make({ pieces: yield* Effect.forEach(rows, toPiece), pagination })
+    })
 
-    const piece = (id: number) =>
-      Effect.gen(function*() {
-        const row = yield* piecesRepo.findPublished(id)
-        if (Option.isNone(row)) return yield* Effect.fail(notFound("Content piece"))
-        return { piece: yield* toPiece(row.value) }
-      }).pipe(Effect.withSpan("ContentLibrary.piece", { attributes: { "content_piece.id": id } }))
+    const piece = Effect.fn("ContentLibrary.piece")(function*(id: number) {
+      yield* Effect.annotateCurrentSpan({ "content_piece.id": id })
+      const row = yield* piecesRepo.findPublished(id)
+      if (Option.isNone(row)) return yield* Effect.fail(notFound("Content piece"))
+      return { piece: yield* toPiece(row.value) }
+    })
 
     return { tags, collections, pieces, piece } as const
   }),

@@ -45,21 +45,21 @@ export class Recommendations extends Effect.Service<Recommendations>()("app/Reco
     const transaction = yield* makeTransaction
     const toFields = pieceFieldsOf(store)
 
-    const forPatient = (
+    const forPatient = Effect.fn("Recommendations.forPatient")(function*(
       caller: Viewer,
       query: { readonly patientId?: number | undefined; readonly limit?: number | undefined; readonly contentType?: ContentType | undefined }
-    ) =>
-      Effect.gen(function*() {
-        const patientId = yield* access.defaultPatientFor(caller, query.patientId)
-        const limit = Math.min(query.limit ?? defaultRecommendations, maxRecommendations)
-        const { at, today } = yield* assignees.now
-        const rows = yield* pieces.recommended({ patientId, today, at, limit, contentType: query.contentType ?? null })
-        const recommended = yield* Effect.forEach(rows, (row) =>
-          Effect.map(toFields(row), (fields) =>
-            RecommendedPiece.make({ ...fields, score: Math.round(row.score * 10_000) / 10_000, reasons: reasonsOf(row) }, true)))
-        yield* Effect.annotateCurrentSpan({ "recommendations.count": recommended.length })
-        return RecommendationList.make({ content_pieces: recommended })
-      }).pipe(Effect.withSpan("Recommendations.forPatient", { attributes: { "patient.id": query.patientId ?? 0 } }))
+    ) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": query.patientId ?? 0 })
+      const patientId = yield* access.defaultPatientFor(caller, query.patientId)
+      const limit = Math.min(query.limit ?? defaultRecommendations, maxRecommendations)
+      const { at, today } = yield* assignees.now
+      const rows = yield* pieces.recommended({ patientId, today, at, limit, contentType: query.contentType ?? null })
+      const recommended = yield* Effect.forEach(rows, (row) =>
+        Effect.map(toFields(row), (fields) =>
+          RecommendedPiece.make({ ...fields, score: Math.round(row.score * 10_000) / 10_000, reasons: reasonsOf(row) }, true)))
+      yield* Effect.annotateCurrentSpan({ "recommendations.count": recommended.length })
+      return RecommendationList.make({ content_pieces: recommended })
+    })
 
     /**
      * The popularity figures (`ContentPieceStatsRepo.refresh`) under the library's lock, so an

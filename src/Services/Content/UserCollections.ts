@@ -56,18 +56,17 @@ export class UserCollections extends Effect.Service<UserCollections>()("app/User
     const pieces = yield* ContentPiecesRepo
     const transaction = yield* makeTransaction
 
-    const list = (caller: Viewer, criteria: UserCollectionCriteria, request: PageRequest) =>
-      Effect.gen(function*() {
-        let userId = criteria.userId
-        if (isParent(caller)) {
-          if (userId !== undefined && userId !== caller.id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
-          userId = caller.id
-        }
-        // One patient the caller may see (break-glass included): that patient's assignments; else the caller's scope.
-        if (criteria.patientId !== undefined) yield* access.visiblePatient(caller, criteria.patientId)
-        const { pagination, rows } = yield* repo.list(caller, { ...criteria, userId }, request)
-        return UserCollectionList.make({ user_collections: rows.map(toUserCollection), pagination })
-      }).pipe(Effect.withSpan("UserCollections.list"))
+    const list = Effect.fn("UserCollections.list")(function*(caller: Viewer, criteria: UserCollectionCriteria, request: PageRequest) {
+      let userId = criteria.userId
+      if (isParent(caller)) {
+        if (userId !== undefined && userId !== caller.id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
+        userId = caller.id
+      }
+      // One patient the caller may see (break-glass included): that patient's assignments; else the caller's scope.
+      if (criteria.patientId !== undefined) yield* access.visiblePatient(caller, criteria.patientId)
+      const { pagination, rows } = yield* repo.list(caller, { ...criteria, userId }, request)
+      return UserCollectionList.make({ user_collections: rows.map(toUserCollection), pagination })
+    })
 
     const findRow = (caller: Viewer, id: number) =>
       Effect.gen(function*() {
@@ -77,55 +76,59 @@ export class UserCollections extends Effect.Service<UserCollections>()("app/User
         return found.value
       })
 
-    const create = (caller: Viewer, input: CreateUserCollectionRequest["user_collection"]) =>
-      Effect.gen(function*() {
-        const target = yield* assignees.resolve(caller, input)
-        const { at, today } = yield* assignees.now
-        const collectionId = input.content_collection_id
-        const errors: Record<string, Array<string>> = {}
-        const published = yield* collections.isPublished(collectionId)
-        const pieceIds = published ? yield* pieces.publishedIdsOf(collectionId) : []
-        if (!published) errors.content_collection_id = ["must exist"]
-        else if (pieceIds.length === 0) errors.content_collection_id = ["has no published pieces"]
-        if (input.due_date != null && input.due_date < today) errors.due_date = [contentMessages.future]
-        if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
-        const assignment = {
-          user_id: target.userId,
-          patient_id: target.patientId,
-          assigned_by: caller.id,
-          assigned_at: at,
-          due_date: input.due_date ?? null
-        }
-        const id = yield* transaction(Effect.gen(function*() {
-          const id = yield* repo.insert({ ...assignment, content_collection_id: collectionId, notes: blankToNull(input.notes) })
-          // New assignments where none is open; the open ones are reused (the unique index decides, not a look first).
-          yield* userPieces.assignMany(pieceIds, assignment)
-          yield* repo.linkOpenPieces(id, pieceIds, target)
-          yield* audit.record({ actorId: caller.id, action: "user_collection.create", targetType: "user_collection", targetId: id })
-          return id
-        }))
-        return toUserCollection(yield* findRow(caller, id).pipe(Effect.orDie))
-      }).pipe(Effect.withSpan("UserCollections.create", { attributes: { "content_collection.id": input.content_collection_id } }))
+    const create = Effect.fn("UserCollections.create")(function*(caller: Viewer, input: CreateUserCollectionRequest["user_collection"]) {
+      yield* Effect.annotateCurrentSpan({ "content_collection.id": input.content_collection_id })
+      const target = yield* assignees.resolve(caller, input)
+      const { at, today } = yield* assignees.now
+      const collectionId = input.content_collection_id
+      const errors: Record<string, Array<string>> = {}
+      const published = yield* collections.isPublished(collectionId)
+      const pieceIds = published ? yield* pieces.publishedIdsOf(collectionId) : []
+      if (!published) errors.content_collection_id = ["must exist"]
+      else if (pieceIds.length === 0) errors.content_collection_id = ["has no published pieces"]
+      if (input.due_date != null && input.due_date < today) errors.due_date = [contentMessages.future]
+      if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
+      const assignment = {
+        user_id: target.userId,
+        patient_id: target.patientId,
+        assigned_by: caller.id,
+        assigned_at: at,
+        due_date: input.due_date ?? null
+      }
+      const id = yield* transaction(Effect.gen(function*() {
+        const id = yield* repo.insert({ ...assignment, content_collection_id: collectionId, notes: blankToNull(input.notes) })
+        // New assignments where none is open; the open ones are reused (the unique index decides, not a look first).
+        yield* userPieces.assignMany(pieceIds, assignment)
+        yield* repo.linkOpenPieces(id, pieceIds, target)
+        yield* audit.record({ actorId: caller.id, action: "user_collection.create", targetType: "user_collection", targetId: id })
+        return id
+      }))
+      return toUserCollection(yield* findRow(caller, id).pipe(Effect.orDie))
+    })
 
-    const update = (caller: Viewer, id: number, changes: UpdateUserCollectionRequest["user_collection"]) =>
-      Effect.gen(function*() {
-        const { at, today } = yield* assignees.now
-        yield* transaction(Effect.gen(function*() {
-          yield* findRow(caller, id)
-          yield* repo.lock(id)
-          if (changes.due_date != null && changes.due_date < today) return yield* Effect.fail(invalidField("due_date", contentMessages.future))
-          if (changes.due_date !== undefined || changes.notes !== undefined) {
-            yield* repo.update(id, {
-              ...(changes.due_date === undefined ? {} : { due_date: changes.due_date }),
-              ...(changes.notes === undefined ? {} : { notes: blankToNull(changes.notes) })
-            }, at)
-          }
-          if (changes.due_date !== undefined) yield* userPieces.setDueDateIn(id, changes.due_date, at)
-          if (changes.status === "skipped") yield* userPieces.skipOpenIn(id, at)
-          yield* audit.record({ actorId: caller.id, action: "user_collection.update", targetType: "user_collection", targetId: id })
-        }))
-        return toUserCollection(yield* findRow(caller, id))
-      }).pipe(Effect.withSpan("UserCollections.update", { attributes: { "user_collection.id": id } }))
+    const update = Effect.fn("UserCollections.update")(function*(
+      caller: Viewer,
+      id: number,
+      changes: UpdateUserCollectionRequest["user_collection"]
+    ) {
+      yield* Effect.annotateCurrentSpan({ "user_collection.id": id })
+      const { at, today } = yield* assignees.now
+      yield* transaction(Effect.gen(function*() {
+        yield* findRow(caller, id)
+        yield* repo.lock(id)
+        if (changes.due_date != null && changes.due_date < today) return yield* Effect.fail(invalidField("due_date", contentMessages.future))
+        if (changes.due_date !== undefined || changes.notes !== undefined) {
+          yield* repo.update(id, {
+            ...(changes.due_date === undefined ? {} : { due_date: changes.due_date }),
+            ...(changes.notes === undefined ? {} : { notes: blankToNull(changes.notes) })
+          }, at)
+        }
+        if (changes.due_date !== undefined) yield* userPieces.setDueDateIn(id, changes.due_date, at)
+        if (changes.status === "skipped") yield* userPieces.skipOpenIn(id, at)
+        yield* audit.record({ actorId: caller.id, action: "user_collection.update", targetType: "user_collection", targetId: id })
+      }))
+      return toUserCollection(yield* findRow(caller, id))
+    })
 
     return { list, create, update } as const
   }),

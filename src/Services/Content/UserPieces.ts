@@ -42,18 +42,17 @@ export class UserPieces extends Effect.Service<UserPieces>()("app/UserPieces", {
     const pieces = yield* ContentPiecesRepo
     const transaction = yield* makeTransaction
 
-    const list = (caller: Viewer, criteria: UserPieceCriteria, request: PageRequest) =>
-      Effect.gen(function*() {
-        let userId = criteria.userId
-        if (isParent(caller)) {
-          if (userId !== undefined && userId !== caller.id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
-          userId = caller.id
-        }
-        // One patient the caller may see (break-glass included): that patient's assignments; else the caller's scope.
-        if (criteria.patientId !== undefined) yield* access.visiblePatient(caller, criteria.patientId)
-        const { pagination, rows } = yield* repo.list(caller, { ...criteria, userId }, request)
-        return UserPieceList.make({ user_pieces: rows.map(toUserPiece), pagination })
-      }).pipe(Effect.withSpan("UserPieces.list"))
+    const list = Effect.fn("UserPieces.list")(function*(caller: Viewer, criteria: UserPieceCriteria, request: PageRequest) {
+      let userId = criteria.userId
+      if (isParent(caller)) {
+        if (userId !== undefined && userId !== caller.id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
+        userId = caller.id
+      }
+      // One patient the caller may see (break-glass included): that patient's assignments; else the caller's scope.
+      if (criteria.patientId !== undefined) yield* access.visiblePatient(caller, criteria.patientId)
+      const { pagination, rows } = yield* repo.list(caller, { ...criteria, userId }, request)
+      return UserPieceList.make({ user_pieces: rows.map(toUserPiece), pagination })
+    })
 
     const findRow = (caller: Viewer, id: number, lock: boolean) =>
       Effect.gen(function*() {
@@ -63,53 +62,53 @@ export class UserPieces extends Effect.Service<UserPieces>()("app/UserPieces", {
         return found.value
       })
 
-    const create = (caller: Viewer, input: CreateUserPieceRequest["user_piece"]) =>
-      Effect.gen(function*() {
-        const target = yield* assignees.resolve(caller, input)
-        const assignedBy = yield* assignees.assigner(caller, input.assigned_by)
-        const { at, today } = yield* assignees.now
-        const errors: Record<string, Array<string>> = {}
-        if (!(yield* pieces.isPublished(input.content_piece_id))) errors.content_piece_id = ["must exist"]
-        if (input.due_date != null && input.due_date < today) errors.due_date = [contentMessages.future]
-        if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
-        const id = yield* repo.insert({
-          content_piece_id: input.content_piece_id,
-          user_id: target.userId,
-          patient_id: target.patientId,
-          assigned_by: assignedBy,
-          assigned_at: at,
-          due_date: input.due_date ?? null,
-          notes: blankToNull(input.notes)
-        })
-        yield* audit.record({ actorId: caller.id, action: "user_piece.create", targetType: "user_piece", targetId: id })
-        return toUserPiece(yield* findRow(caller, id, false).pipe(Effect.orDie))
-      }).pipe(Effect.withSpan("UserPieces.create", { attributes: { "content_piece.id": input.content_piece_id } }))
+    const create = Effect.fn("UserPieces.create")(function*(caller: Viewer, input: CreateUserPieceRequest["user_piece"]) {
+      yield* Effect.annotateCurrentSpan({ "content_piece.id": input.content_piece_id })
+      const target = yield* assignees.resolve(caller, input)
+      const assignedBy = yield* assignees.assigner(caller, input.assigned_by)
+      const { at, today } = yield* assignees.now
+      const errors: Record<string, Array<string>> = {}
+      if (!(yield* pieces.isPublished(input.content_piece_id))) errors.content_piece_id = ["must exist"]
+      if (input.due_date != null && input.due_date < today) errors.due_date = [contentMessages.future]
+      if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
+      const id = yield* repo.insert({
+        content_piece_id: input.content_piece_id,
+        user_id: target.userId,
+        patient_id: target.patientId,
+        assigned_by: assignedBy,
+        assigned_at: at,
+        due_date: input.due_date ?? null,
+        notes: blankToNull(input.notes)
+      })
+      yield* audit.record({ actorId: caller.id, action: "user_piece.create", targetType: "user_piece", targetId: id })
+      return toUserPiece(yield* findRow(caller, id, false).pipe(Effect.orDie))
+    })
 
-    const update = (caller: Viewer, id: number, changes: UpdateUserPieceRequest["user_piece"]) =>
-      Effect.gen(function*() {
-        yield* transaction(Effect.gen(function*() {
-          const current = yield* findRow(caller, id, true)
-          const { at } = yield* assignees.now
-          const to = changes.status ?? current.status
-          if (!canMove(current.status, to)) return yield* Effect.fail(invalidField("status", moveMessage(current.status, to)))
-          const errors: Record<string, Array<string>> = {}
-          const add = (field: string, message: string) => (errors[field] ??= []).push(message)
-          let completedAt: Date | null = null
-          if (to === "completed") {
-            completedAt = changes.completed_at ?? (current.status === "completed" ? current.completed_at : at)
-            if (completedAt !== null && (completedAt.getTime() > at.getTime() || completedAt.getTime() < current.assigned_at.getTime())) {
-              add("completed_at", "is invalid")
-            }
-          } else if (changes.completed_at != null) add("completed_at", contentMessages.ratingBeforeCompletion)
-          const rating = changes.rating === undefined ? current.rating : changes.rating
-          if (changes.rating != null && to !== "completed") add("rating", contentMessages.ratingBeforeCompletion)
-          const feedback = changes.feedback === undefined ? current.feedback : blankToNull(changes.feedback)
-          if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
-          yield* repo.update({ id, status: to, completed_at: completedAt, rating: to === "completed" ? rating : null, feedback, updated_at: at })
-          yield* audit.record({ actorId: caller.id, action: "user_piece.update", targetType: "user_piece", targetId: id })
-        }))
-        return toUserPiece(yield* findRow(caller, id, false))
-      }).pipe(Effect.withSpan("UserPieces.update", { attributes: { "user_piece.id": id } }))
+    const update = Effect.fn("UserPieces.update")(function*(caller: Viewer, id: number, changes: UpdateUserPieceRequest["user_piece"]) {
+      yield* Effect.annotateCurrentSpan({ "user_piece.id": id })
+      yield* transaction(Effect.gen(function*() {
+        const current = yield* findRow(caller, id, true)
+        const { at } = yield* assignees.now
+        const to = changes.status ?? current.status
+        if (!canMove(current.status, to)) return yield* Effect.fail(invalidField("status", moveMessage(current.status, to)))
+        const errors: Record<string, Array<string>> = {}
+        const add = (field: string, message: string) => (errors[field] ??= []).push(message)
+        let completedAt: Date | null = null
+        if (to === "completed") {
+          completedAt = changes.completed_at ?? (current.status === "completed" ? current.completed_at : at)
+          if (completedAt !== null && (completedAt.getTime() > at.getTime() || completedAt.getTime() < current.assigned_at.getTime())) {
+            add("completed_at", "is invalid")
+          }
+        } else if (changes.completed_at != null) add("completed_at", contentMessages.ratingBeforeCompletion)
+        const rating = changes.rating === undefined ? current.rating : changes.rating
+        if (changes.rating != null && to !== "completed") add("rating", contentMessages.ratingBeforeCompletion)
+        const feedback = changes.feedback === undefined ? current.feedback : blankToNull(changes.feedback)
+        if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
+        yield* repo.update({ id, status: to, completed_at: completedAt, rating: to === "completed" ? rating : null, feedback, updated_at: at })
+        yield* audit.record({ actorId: caller.id, action: "user_piece.update", targetType: "user_piece", targetId: id })
+      }))
+      return toUserPiece(yield* findRow(caller, id, false))
+    })
 
     return { list, create, update } as const
   }),

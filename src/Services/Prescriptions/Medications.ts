@@ -17,11 +17,13 @@ export class Medications extends Effect.Service<Medications>()("app/Medications"
     const medications = yield* MedicationsRepo
     const audit = yield* AuditLog
 
-    const list = (criteria: { readonly search?: string | undefined; readonly includeInactive: boolean }, request: PageRequest) =>
-      Effect.gen(function*() {
-        const { pagination, rows } = yield* medications.list(criteria, request)
-        return MedicationList.make({ medications: rows.map(toMedication), pagination })
-      }).pipe(Effect.withSpan("Medications.list"))
+    const list = Effect.fn("Medications.list")(function*(
+      criteria: { readonly search?: string | undefined; readonly includeInactive: boolean },
+      request: PageRequest
+    ) {
+      const { pagination, rows } = yield* medications.list(criteria, request)
+      return MedicationList.make({ medications: rows.map(toMedication), pagination })
+    })
 
     const findRow = (id: number) =>
       Effect.flatMap(medications.findById(id), Option.match({
@@ -29,39 +31,42 @@ export class Medications extends Effect.Service<Medications>()("app/Medications"
         onSome: Effect.succeed
       }))
 
-    const show = (id: number) => Effect.map(findRow(id), toMedication).pipe(Effect.withSpan("Medications.show", { attributes: { "medication.id": id } }))
+    const show = Effect.fn("Medications.show")(function*(id: number) {
+      yield* Effect.annotateCurrentSpan({ "medication.id": id })
+      return toMedication(yield* findRow(id))
+    })
 
-    const create = (actorId: number, input: CreateMedicationRequest["medication"]) =>
-      Effect.gen(function*() {
-        const row = yield* medications.insert({
-          name: input.name.trim(),
-          generic_name: input.generic_name.trim(),
-          brand_names: clean(input.brand_names ?? []),
-          strength: input.strength.trim(),
-          dosage_form: input.dosage_form.trim(),
-          rxnorm_cui: input.rxnorm_cui ?? null
-        })
-        yield* audit.record({ actorId, action: "medication.create", targetType: "medication", targetId: row.id })
-        return toMedication(row)
-      }).pipe(Effect.withSpan("Medications.create", { attributes: { "actor.id": actorId } }))
+    const create = Effect.fn("Medications.create")(function*(actorId: number, input: CreateMedicationRequest["medication"]) {
+      yield* Effect.annotateCurrentSpan({ "actor.id": actorId })
+      const row = yield* medications.insert({
+        name: input.name.trim(),
+        generic_name: input.generic_name.trim(),
+        brand_names: clean(input.brand_names ?? []),
+        strength: input.strength.trim(),
+        dosage_form: input.dosage_form.trim(),
+        rxnorm_cui: input.rxnorm_cui ?? null
+      })
+      yield* audit.record({ actorId, action: "medication.create", targetType: "medication", targetId: row.id })
+      return toMedication(row)
+    })
 
-    const update = (actorId: number, id: number, changes: UpdateMedicationRequest["medication"]) =>
-      Effect.gen(function*() {
-        const current = yield* findRow(id)
-        const updated = yield* medications.update(id, {
-          name: changes.name?.trim() ?? current.name,
-          generic_name: changes.generic_name?.trim() ?? current.generic_name,
-          brand_names: clean(changes.brand_names ?? current.brand_names),
-          strength: changes.strength?.trim() ?? current.strength,
-          dosage_form: changes.dosage_form?.trim() ?? current.dosage_form,
-          rxnorm_cui: changes.rxnorm_cui === undefined ? current.rxnorm_cui : changes.rxnorm_cui
-        }, changes.active ?? current.active)
-        if (Option.isNone(updated)) return yield* Effect.fail(notFound("Medication"))
-        const row = updated.value
-        const retired = current.active && !row.active
-        yield* audit.record({ actorId, action: retired ? "medication.retire" : "medication.update", targetType: "medication", targetId: id })
-        return toMedication(row)
-      }).pipe(Effect.withSpan("Medications.update", { attributes: { "medication.id": id, "actor.id": actorId } }))
+    const update = Effect.fn("Medications.update")(function*(actorId: number, id: number, changes: UpdateMedicationRequest["medication"]) {
+      yield* Effect.annotateCurrentSpan({ "medication.id": id, "actor.id": actorId })
+      const current = yield* findRow(id)
+      const updated = yield* medications.update(id, {
+        name: changes.name?.trim() ?? current.name,
+        generic_name: changes.generic_name?.trim() ?? current.generic_name,
+        brand_names: clean(changes.brand_names ?? current.brand_names),
+        strength: changes.strength?.trim() ?? current.strength,
+        dosage_form: changes.dosage_form?.trim() ?? current.dosage_form,
+        rxnorm_cui: changes.rxnorm_cui === undefined ? current.rxnorm_cui : changes.rxnorm_cui
+      }, changes.active ?? current.active)
+      if (Option.isNone(updated)) return yield* Effect.fail(notFound("Medication"))
+      const row = updated.value
+      const retired = current.active && !row.active
+      yield* audit.record({ actorId, action: retired ? "medication.retire" : "medication.update", targetType: "medication", targetId: id })
+      return toMedication(row)
+    })
 
     return { list, show, create, update } as const
   }),

@@ -99,22 +99,22 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
      */
     const openedForWrite = (actor: ProviderViewer, id: number) => (isParent(actor) ? Effect.void : Effect.asVoid(readable(actor, id)))
 
-    const list = (viewer: Viewer, criteria: PrescriptionCriteria, request: PageRequest) =>
-      Effect.gen(function*() {
-        const actor = yield* actorOf(viewer)
-        if (isParent(viewer) && criteria.patientId !== undefined) yield* access.visiblePatient(viewer, criteria.patientId)
-        const visible = Access.scope.prescriptions(sql, actor)
-        if (visible === undefined) return yield* Effect.fail(notAuthorized())
-        const { pagination, rows } = yield* prescriptions.list(visible, criteria, request)
-        yield* Effect.annotateCurrentSpan({ "prescriptions.count": rows.length })
-        return PrescriptionList.make({ prescriptions: rows.map(toPrescription), pagination })
-      }).pipe(Effect.withSpan("Prescriptions.list", { attributes: { "actor.id": viewer.id } }))
+    const list = Effect.fn("Prescriptions.list")(function*(viewer: Viewer, criteria: PrescriptionCriteria, request: PageRequest) {
+      yield* Effect.annotateCurrentSpan({ "actor.id": viewer.id })
+      const actor = yield* actorOf(viewer)
+      if (isParent(viewer) && criteria.patientId !== undefined) yield* access.visiblePatient(viewer, criteria.patientId)
+      const visible = Access.scope.prescriptions(sql, actor)
+      if (visible === undefined) return yield* Effect.fail(notAuthorized())
+      const { pagination, rows } = yield* prescriptions.list(visible, criteria, request)
+      yield* Effect.annotateCurrentSpan({ "prescriptions.count": rows.length })
+      return PrescriptionList.make({ prescriptions: rows.map(toPrescription), pagination })
+    })
 
-    const show = (viewer: Viewer, id: number) =>
-      Effect.gen(function*() {
-        const actor = yield* actorOf(viewer)
-        return toPrescription(yield* readable(actor, id))
-      }).pipe(Effect.withSpan("Prescriptions.show", { attributes: { "prescription.id": id, "actor.id": viewer.id } }))
+    const show = Effect.fn("Prescriptions.show")(function*(viewer: Viewer, id: number) {
+      yield* Effect.annotateCurrentSpan({ "prescription.id": id, "actor.id": viewer.id })
+      const actor = yield* actorOf(viewer)
+      return toPrescription(yield* readable(actor, id))
+    })
 
     /**
      * Every rule at once (Rails style); only what changed is checked against the database. A patient
@@ -148,46 +148,46 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
 
     const appendHistory = prescriptionHistory.append
 
-    const create = (viewer: Viewer, input: PrescriptionInput) =>
-      Effect.gen(function*() {
-        const actor = yield* actorOf(viewer)
-        if (isParent(viewer)) {
-          yield* access.visiblePatient(viewer, input.patient_id)
-          return yield* Effect.fail(notAuthorized())
-        }
-        let providerId: number
-        if (isAdmin(viewer)) {
-          if (input.provider_id === undefined) return yield* Effect.fail(invalidField("provider_id", "can't be blank"))
-          providerId = input.provider_id
-        } else if (actor.providerId !== null) {
-          providerId = actor.providerId
-        } else {
-          return yield* Effect.fail(notAuthorized())
-        }
-        const refills = input.refills ?? 0
-        const terms: Terms = {
-          patientId: input.patient_id,
-          providerId,
-          medicationId: input.medication_id,
-          dosage: input.dosage.trim(),
-          frequency: canonicalFrequency(input.frequency),
-          quantity: input.quantity,
-          refills,
-          refillsRemaining: refills,
-          instructions: blankToNull(input.instructions),
-          prescriptionDate: input.prescription_date,
-          startDate: input.start_date ?? null,
-          endDate: input.end_date ?? null
-        }
-        const id = yield* transaction(Effect.gen(function*() {
-          yield* checkTerms(viewer, terms, undefined)
-          const id = yield* prescriptions.insert(terms, viewer.id)
-          yield* appendHistory([id], "created", null, viewer.id)
-          yield* audit.record({ actorId: viewer.id, action: "prescription.create", targetType: "prescription", targetId: id })
-          return id
-        }))
-        return toPrescription((yield* findRow(id))!)
-      }).pipe(Effect.withSpan("Prescriptions.create", { attributes: { "actor.id": viewer.id } }))
+    const create = Effect.fn("Prescriptions.create")(function*(viewer: Viewer, input: PrescriptionInput) {
+      yield* Effect.annotateCurrentSpan({ "actor.id": viewer.id })
+      const actor = yield* actorOf(viewer)
+      if (isParent(viewer)) {
+        yield* access.visiblePatient(viewer, input.patient_id)
+        return yield* Effect.fail(notAuthorized())
+      }
+      let providerId: number
+      if (isAdmin(viewer)) {
+        if (input.provider_id === undefined) return yield* Effect.fail(invalidField("provider_id", "can't be blank"))
+        providerId = input.provider_id
+      } else if (actor.providerId !== null) {
+        providerId = actor.providerId
+      } else {
+        return yield* Effect.fail(notAuthorized())
+      }
+      const refills = input.refills ?? 0
+      const terms: Terms = {
+        patientId: input.patient_id,
+        providerId,
+        medicationId: input.medication_id,
+        dosage: input.dosage.trim(),
+        frequency: canonicalFrequency(input.frequency),
+        quantity: input.quantity,
+        refills,
+        refillsRemaining: refills,
+        instructions: blankToNull(input.instructions),
+        prescriptionDate: input.prescription_date,
+        startDate: input.start_date ?? null,
+        endDate: input.end_date ?? null
+      }
+      const id = yield* transaction(Effect.gen(function*() {
+        yield* checkTerms(viewer, terms, undefined)
+        const id = yield* prescriptions.insert(terms, viewer.id)
+        yield* appendHistory([id], "created", null, viewer.id)
+        yield* audit.record({ actorId: viewer.id, action: "prescription.create", targetType: "prescription", targetId: id })
+        return id
+      }))
+      return toPrescription((yield* findRow(id))!)
+    })
 
     const termsOf = (row: PrescriptionRow): Terms => ({
       patientId: row.patient_id,
@@ -204,122 +204,120 @@ export class Prescriptions extends Effect.Service<Prescriptions>()("app/Prescrip
       endDate: row.end_date
     })
 
-    const update = (viewer: Viewer, id: number, changes: PrescriptionChanges) =>
-      Effect.gen(function*() {
-        const actor = yield* actorOf(viewer)
-        yield* openedForWrite(actor, id)
-        yield* transaction(Effect.gen(function*() {
-          const current = yield* writable(actor, id, changes.patient_id)
-          const before = termsOf(current)
-          if (changes.provider_id !== undefined && changes.provider_id !== current.provider_id && !isAdmin(viewer)) {
-            return yield* Effect.fail(invalidField("provider_id", "can only be changed by an admin"))
-          }
-          const refills = changes.refills ?? current.refills
-          // A change of refills moves what remains by as much, never below 0 nor above refills.
-          const refillsRemaining = changes.refills_remaining ??
-            Math.min(refills, Math.max(0, current.refills_remaining + (refills - current.refills)))
-          const after: Terms = {
-            patientId: changes.patient_id ?? current.patient_id,
-            providerId: changes.provider_id ?? current.provider_id,
-            medicationId: changes.medication_id ?? current.medication_id,
-            dosage: changes.dosage?.trim() ?? current.dosage,
-            frequency: changes.frequency === undefined ? current.frequency : canonicalFrequency(changes.frequency),
-            quantity: changes.quantity ?? current.quantity,
-            refills,
-            refillsRemaining,
-            instructions: changes.instructions === undefined ? current.instructions : blankToNull(changes.instructions),
-            prescriptionDate: changes.prescription_date ?? current.prescription_date,
-            startDate: changes.start_date === undefined ? current.start_date : changes.start_date,
-            endDate: changes.end_date === undefined ? current.end_date : changes.end_date
-          }
-          const edits = !sameTerms(before, after)
-          const status = changes.status ?? current.status
-          if (edits && current.status !== "active" && current.status !== "on_hold") {
-            return yield* Effect.fail(invalidField("status", prescriptionMessages.notEditable(current.status)))
-          }
-          if (status !== current.status) {
-            if (setByJobOnly.includes(status)) return yield* Effect.fail(invalidField("status", prescriptionMessages.expiredByJob))
-            if (!canMove(current.status, status)) return yield* Effect.fail(invalidField("status", prescriptionMessages.move(current.status, status)))
-          }
-          if (edits) yield* checkTerms(viewer, after, before)
-          if (!edits && status === current.status) return
-          yield* prescriptions.update(id, after, status)
-          if (edits) yield* appendHistory([id], "changed", null, viewer.id)
-          if (status !== current.status) yield* appendHistory([id], "status_changed", current.status, viewer.id)
-          yield* audit.record({ actorId: viewer.id, action: "prescription.update", targetType: "prescription", targetId: id })
-          if (status !== current.status) yield* audit.record({ actorId: viewer.id, action: `prescription.${status}`, targetType: "prescription", targetId: id })
-        }))
-        return toPrescription((yield* findRow(id))!)
-      }).pipe(Effect.withSpan("Prescriptions.update", { attributes: { "prescription.id": id, "actor.id": viewer.id } }))
+    const update = Effect.fn("Prescriptions.update")(function*(viewer: Viewer, id: number, changes: PrescriptionChanges) {
+      yield* Effect.annotateCurrentSpan({ "prescription.id": id, "actor.id": viewer.id })
+      const actor = yield* actorOf(viewer)
+      yield* openedForWrite(actor, id)
+      yield* transaction(Effect.gen(function*() {
+        const current = yield* writable(actor, id, changes.patient_id)
+        const before = termsOf(current)
+        if (changes.provider_id !== undefined && changes.provider_id !== current.provider_id && !isAdmin(viewer)) {
+          return yield* Effect.fail(invalidField("provider_id", "can only be changed by an admin"))
+        }
+        const refills = changes.refills ?? current.refills
+        // A change of refills moves what remains by as much, never below 0 nor above refills.
+        const refillsRemaining = changes.refills_remaining ??
+          Math.min(refills, Math.max(0, current.refills_remaining + (refills - current.refills)))
+        const after: Terms = {
+          patientId: changes.patient_id ?? current.patient_id,
+          providerId: changes.provider_id ?? current.provider_id,
+          medicationId: changes.medication_id ?? current.medication_id,
+          dosage: changes.dosage?.trim() ?? current.dosage,
+          frequency: changes.frequency === undefined ? current.frequency : canonicalFrequency(changes.frequency),
+          quantity: changes.quantity ?? current.quantity,
+          refills,
+          refillsRemaining,
+          instructions: changes.instructions === undefined ? current.instructions : blankToNull(changes.instructions),
+          prescriptionDate: changes.prescription_date ?? current.prescription_date,
+          startDate: changes.start_date === undefined ? current.start_date : changes.start_date,
+          endDate: changes.end_date === undefined ? current.end_date : changes.end_date
+        }
+        const edits = !sameTerms(before, after)
+        const status = changes.status ?? current.status
+        if (edits && current.status !== "active" && current.status !== "on_hold") {
+          return yield* Effect.fail(invalidField("status", prescriptionMessages.notEditable(current.status)))
+        }
+        if (status !== current.status) {
+          if (setByJobOnly.includes(status)) return yield* Effect.fail(invalidField("status", prescriptionMessages.expiredByJob))
+          if (!canMove(current.status, status)) return yield* Effect.fail(invalidField("status", prescriptionMessages.move(current.status, status)))
+        }
+        if (edits) yield* checkTerms(viewer, after, before)
+        if (!edits && status === current.status) return
+        yield* prescriptions.update(id, after, status)
+        if (edits) yield* appendHistory([id], "changed", null, viewer.id)
+        if (status !== current.status) yield* appendHistory([id], "status_changed", current.status, viewer.id)
+        yield* audit.record({ actorId: viewer.id, action: "prescription.update", targetType: "prescription", targetId: id })
+        if (status !== current.status) yield* audit.record({ actorId: viewer.id, action: `prescription.${status}`, targetType: "prescription", targetId: id })
+      }))
+      return toPrescription((yield* findRow(id))!)
+    })
 
     /** DELETE: an active prescription written in error becomes `cancelled` and stays readable. */
-    const cancel = (viewer: Viewer, id: number) =>
-      Effect.gen(function*() {
-        const actor = yield* actorOf(viewer)
-        yield* openedForWrite(actor, id)
-        yield* transaction(Effect.gen(function*() {
-          const current = yield* writable(actor, id, undefined)
-          if (current.status !== "active") return yield* Effect.fail(invalidField("status", prescriptionMessages.cancelActiveOnly(current.status)))
-          yield* prescriptions.cancel(id)
-          yield* appendHistory([id], "status_changed", "active", viewer.id)
-          yield* audit.record({ actorId: viewer.id, action: "prescription.cancelled", targetType: "prescription", targetId: id })
-        }))
-      }).pipe(Effect.withSpan("Prescriptions.cancel", { attributes: { "prescription.id": id, "actor.id": viewer.id } }))
+    const cancel = Effect.fn("Prescriptions.cancel")(function*(viewer: Viewer, id: number) {
+      yield* Effect.annotateCurrentSpan({ "prescription.id": id, "actor.id": viewer.id })
+      const actor = yield* actorOf(viewer)
+      yield* openedForWrite(actor, id)
+      yield* transaction(Effect.gen(function*() {
+        const current = yield* writable(actor, id, undefined)
+        if (current.status !== "active") return yield* Effect.fail(invalidField("status", prescriptionMessages.cancelActiveOnly(current.status)))
+        yield* prescriptions.cancel(id)
+        yield* appendHistory([id], "status_changed", "active", viewer.id)
+        yield* audit.record({ actorId: viewer.id, action: "prescription.cancelled", targetType: "prescription", targetId: id })
+      }))
+    })
 
     /** One refill: `refills_remaining` − 1 on an active prescription, never below 0 (the row is locked). */
-    const refill = (viewer: Viewer, id: number) =>
-      Effect.gen(function*() {
-        const actor = yield* actorOf(viewer)
-        yield* openedForWrite(actor, id)
-        yield* transaction(Effect.gen(function*() {
-          const current = yield* writable(actor, id, undefined)
-          if (current.status !== "active") {
-            return yield* Effect.fail(invalidField("status", `is ${current.status}: only an active prescription can be refilled`))
-          }
-          if (!(yield* prescriptions.refill(id))) return yield* Effect.fail(invalidField("refills_remaining", prescriptionMessages.noRefills))
-          yield* appendHistory([id], "refilled", null, viewer.id)
-          yield* audit.record({ actorId: viewer.id, action: "prescription.refill", targetType: "prescription", targetId: id })
-        }))
-        return toPrescription((yield* findRow(id))!)
-      }).pipe(Effect.withSpan("Prescriptions.refill", { attributes: { "prescription.id": id, "actor.id": viewer.id } }))
+    const refill = Effect.fn("Prescriptions.refill")(function*(viewer: Viewer, id: number) {
+      yield* Effect.annotateCurrentSpan({ "prescription.id": id, "actor.id": viewer.id })
+      const actor = yield* actorOf(viewer)
+      yield* openedForWrite(actor, id)
+      yield* transaction(Effect.gen(function*() {
+        const current = yield* writable(actor, id, undefined)
+        if (current.status !== "active") {
+          return yield* Effect.fail(invalidField("status", `is ${current.status}: only an active prescription can be refilled`))
+        }
+        if (!(yield* prescriptions.refill(id))) return yield* Effect.fail(invalidField("refills_remaining", prescriptionMessages.noRefills))
+        yield* appendHistory([id], "refilled", null, viewer.id)
+        yield* audit.record({ actorId: viewer.id, action: "prescription.refill", targetType: "prescription", targetId: id })
+      }))
+      return toPrescription((yield* findRow(id))!)
+    })
 
     /** §4.2 medication history: the patient's prescriptions grouped by medication, most recently prescribed first. */
-    const history = (viewer: Viewer, patientId: number, request: PageRequest) =>
-      Effect.gen(function*() {
-        const patient: PatientId = yield* access.visiblePatient(viewer, patientId, "clinical")
-        const { pagination, rows: groups } = yield* prescriptions.medicationGroups(patient, request)
-        const rows = yield* prescriptions.ofMedications(patient, groups.map((g) => g.medication_id))
-        const entries = yield* prescriptionHistory.entriesOf(rows.map((r) => r.id))
-        const entriesOf = new Map<number, Array<PrescriptionHistoryEntry>>()
-        for (const { prescription_id, ...entry } of entries) {
-          const list = entriesOf.get(prescription_id) ?? []
-          list.push(PrescriptionHistoryEntry.make(entry, true))
-          entriesOf.set(prescription_id, list)
-        }
-        const medications = groups.map((group) => {
-          const ofGroup = rows.filter((r) => r.medication_id === group.medication_id)
-          return MedicationHistoryGroup.make({
-            medication: toMedicationSummary(ofGroup[0]!),
-            first_prescribed: group.first_prescribed,
-            last_prescribed: group.last_prescribed,
-            prescriptions: ofGroup.map((r) => HistoryPrescription.make({
-              id: r.id,
-              provider: PersonName.make({ id: r.provider_id, first_name: r.provider_first_name, last_name: r.provider_last_name }),
-              prescription_date: r.prescription_date,
-              start_date: r.start_date,
-              end_date: r.end_date,
-              status: r.status,
-              dosage: r.dosage,
-              frequency: r.frequency,
-              history: entriesOf.get(r.id) ?? []
-            }, true))
-          }, true)
-        })
-        yield* Effect.annotateCurrentSpan({ "medications.count": medications.length })
-        return MedicationHistory.make({ patient_id: patient, medications, pagination })
-      }).pipe(
-        Effect.withSpan("Prescriptions.history", { attributes: { "patient.id": patientId, "actor.id": viewer.id } })
-      )
+    const history = Effect.fn("Prescriptions.history")(function*(viewer: Viewer, patientId: number, request: PageRequest) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId, "actor.id": viewer.id })
+      const patient: PatientId = yield* access.visiblePatient(viewer, patientId, "clinical")
+      const { pagination, rows: groups } = yield* prescriptions.medicationGroups(patient, request)
+      const rows = yield* prescriptions.ofMedications(patient, groups.map((g) => g.medication_id))
+      const entries = yield* prescriptionHistory.entriesOf(rows.map((r) => r.id))
+      const entriesOf = new Map<number, Array<PrescriptionHistoryEntry>>()
+      for (const { prescription_id, ...entry } of entries) {
+        const list = entriesOf.get(prescription_id) ?? []
+        list.push(PrescriptionHistoryEntry.make(entry, true))
+        entriesOf.set(prescription_id, list)
+      }
+      const medications = groups.map((group) => {
+        const ofGroup = rows.filter((r) => r.medication_id === group.medication_id)
+        return MedicationHistoryGroup.make({
+          medication: toMedicationSummary(ofGroup[0]!),
+          first_prescribed: group.first_prescribed,
+          last_prescribed: group.last_prescribed,
+          prescriptions: ofGroup.map((r) => HistoryPrescription.make({
+            id: r.id,
+            provider: PersonName.make({ id: r.provider_id, first_name: r.provider_first_name, last_name: r.provider_last_name }),
+            prescription_date: r.prescription_date,
+            start_date: r.start_date,
+            end_date: r.end_date,
+            status: r.status,
+            dosage: r.dosage,
+            frequency: r.frequency,
+            history: entriesOf.get(r.id) ?? []
+          }, true))
+        }, true)
+      })
+      yield* Effect.annotateCurrentSpan({ "medications.count": medications.length })
+      return MedicationHistory.make({ patient_id: patient, medications, pagination })
+    })
 
     /**
      * The daily job: active prescriptions whose end date has passed (clinic time zone) become

@@ -105,25 +105,24 @@ export class Catalogue extends Effect.Service<Catalogue>()("app/QuestionnaireCat
      * changed becomes the next version (the previous one inactive). Idempotent; instances starting
      * together queue on an advisory lock.
      */
-    const seed = (dir: string = seedsDir) =>
-      Effect.gen(function*() {
-        const files = (yield* Effect.promise(() => readdir(dir))).filter((f) => f.endsWith(".json")).sort()
-        const seeds = yield* Effect.forEach(files, (file) =>
-          Effect.gen(function*() {
-            const text = yield* Effect.promise(() => readFile(join(dir, file), "utf8"))
-            const parsed: unknown = JSON.parse(text)
-            const seed = yield* Schema.decodeUnknown(SeedFile)(parsed).pipe(Effect.orDie)
-            return { seed, hash: createHash("sha256").update(JSON.stringify(parsed)).digest("hex") }
-          }))
-        const created = yield* transaction(Effect.gen(function*() {
-          yield* versions.lockSeeding
-          let count = 0
-          for (const { seed, hash } of seeds) if (yield* seedOne(seed, hash)) count++
-          return count
+    const seed = Effect.fn("Catalogue.seed")(function*(dir: string = seedsDir) {
+      const files = (yield* Effect.promise(() => readdir(dir))).filter((f) => f.endsWith(".json")).sort()
+      const seeds = yield* Effect.forEach(files, (file) =>
+        Effect.gen(function*() {
+          const text = yield* Effect.promise(() => readFile(join(dir, file), "utf8"))
+          const parsed: unknown = JSON.parse(text)
+          const seed = yield* Schema.decodeUnknown(SeedFile)(parsed).pipe(Effect.orDie)
+          return { seed, hash: createHash("sha256").update(JSON.stringify(parsed)).digest("hex") }
         }))
-        yield* Effect.annotateCurrentSpan("questionnaires.versions_created", created)
-        return created
-      }).pipe(Effect.withSpan("Catalogue.seed"))
+      const created = yield* transaction(Effect.gen(function*() {
+        yield* versions.lockSeeding
+        let count = 0
+        for (const { seed, hash } of seeds) if (yield* seedOne(seed, hash)) count++
+        return count
+      }))
+      yield* Effect.annotateCurrentSpan("questionnaires.versions_created", created)
+      return created
+    })
 
     const toQuestionnaire = (row: QuestionnaireRow, questions: ReadonlyArray<QuestionnaireQuestionRow>) =>
       Questionnaire.make({
@@ -137,18 +136,17 @@ export class Catalogue extends Effect.Service<Catalogue>()("app/QuestionnaireCat
     const withQuestions = (rows: ReadonlyArray<QuestionnaireRow>) =>
       Effect.map(questionRows.ofVersions(rows.map((r) => r.id)), (questions) => rows.map((r) => toQuestionnaire(r, questions)))
 
-    const list = (filters: CatalogueFilters, request: PageRequest) =>
-      Effect.gen(function*() {
-        const { pagination, rows } = yield* versions.list(filters, request)
-        return { questionnaires: yield* withQuestions(rows), pagination }
-      }).pipe(Effect.withSpan("Catalogue.list"))
+    const list = Effect.fn("Catalogue.list")(function*(filters: CatalogueFilters, request: PageRequest) {
+      const { pagination, rows } = yield* versions.list(filters, request)
+      return { questionnaires: yield* withQuestions(rows), pagination }
+    })
 
-    const show = (id: number) =>
-      Effect.gen(function*() {
-        const row = yield* versions.findById(id)
-        if (Option.isNone(row)) return yield* Effect.fail(questionnaireNotFound())
-        return (yield* withQuestions([row.value]))[0]!
-      }).pipe(Effect.withSpan("Catalogue.show", { attributes: { "questionnaire.id": id } }))
+    const show = Effect.fn("Catalogue.show")(function*(id: number) {
+      yield* Effect.annotateCurrentSpan({ "questionnaire.id": id })
+      const row = yield* versions.findById(id)
+      if (Option.isNone(row)) return yield* Effect.fail(questionnaireNotFound())
+      return (yield* withQuestions([row.value]))[0]!
+    })
 
     /** A version's questions and scoring spec (cached: versions never change). */
     const definition = (id: number): Effect.Effect<Definition | undefined> =>

@@ -20,21 +20,21 @@ export class QuestionnaireAlerts extends Effect.Service<QuestionnaireAlerts>()("
     const jobs = yield* Jobs
 
     /** Call inside the saving transaction. Returns whether this call raised it (false: it already was). */
-    const raise = (target: AlertTarget, actorId: number | null) =>
-      Effect.gen(function*() {
-        const alert = target._tag === "Response"
-          ? yield* repo.raiseForResponse(target.id, target.patientId)
-          : yield* repo.raiseForScreener(target.id)
-        if (Option.isNone(alert)) return false
-        yield* audit.record({
-          actorId,
-          action: "questionnaire.self_harm_alert",
-          targetType: target._tag === "Response" ? "questionnaire_response" : "marketing_questionnaire",
-          targetId: target.id
-        })
-        yield* jobs.enqueue(questionnaireAlertTask, { alert_id: alert.value })
-        return true
-      }).pipe(Effect.orDie, Effect.withSpan("QuestionnaireAlerts.raise", { attributes: { "questionnaire.target_id": target.id } }))
+    const raise = Effect.fn("QuestionnaireAlerts.raise")(function*(target: AlertTarget, actorId: number | null) {
+      yield* Effect.annotateCurrentSpan({ "questionnaire.target_id": target.id })
+      const alert = target._tag === "Response"
+        ? yield* repo.raiseForResponse(target.id, target.patientId)
+        : yield* repo.raiseForScreener(target.id)
+      if (Option.isNone(alert)) return false
+      yield* audit.record({
+        actorId,
+        action: "questionnaire.self_harm_alert",
+        targetType: target._tag === "Response" ? "questionnaire_response" : "marketing_questionnaire",
+        targetId: target.id
+      })
+      yield* jobs.enqueue(questionnaireAlertTask, { alert_id: alert.value })
+      return true
+    }, Effect.orDie)
 
     /** A review acknowledges the response's alert. */
     const acknowledge = (responseId: number, userId: number, at: Date) => repo.acknowledge(responseId, userId, at)

@@ -62,74 +62,77 @@ export class QuestionnaireInvites extends Effect.Service<QuestionnaireInvites>()
         return instantOf(nextDay, zone)
       })
 
-    const create = (viewer: Viewer, input: CreateQuestionnaireInviteRequest["questionnaire_invite"]) =>
-      Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, input.patient_id)
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const def = (yield* catalogue.isActive(input.questionnaire_id)) ? yield* catalogue.definition(input.questionnaire_id) : undefined
-        const expiresAt = yield* Effect.either(expiryOf(now, input.due_date))
-        const problems = {
-          ...(def === undefined ? { questionnaire_id: ["must exist"] } : {}),
-          ...(expiresAt._tag === "Left" ? expiresAt.left.errors : {})
-        }
-        if (Object.keys(problems).length > 0 || expiresAt._tag === "Left") return yield* Effect.fail(invalid(problems))
-        const token = newToken()
-        const row = yield* transaction(Effect.gen(function*() {
-          // One open invite per patient and questionnaire: concurrent invites queue here, the later revokes the earlier.
-          yield* repo.lockPatient(patient)
-          yield* repo.revokeOpen(patient, input.questionnaire_id, now)
-          const row = yield* repo.insert({
-            questionnaireId: input.questionnaire_id,
-            patientId: patient,
-            email: input.email.trim(),
-            dueDate: input.due_date ?? null,
-            message: input.message ?? null,
-            tokenHash: hashToken(token),
-            expiresAt: expiresAt.right,
-            invitedById: viewer.id,
-            at: now
-          })
-          yield* jobs.enqueue(questionnaireInviteTask, { invite_id: row.id, token })
-          yield* audit.record({ actorId: viewer.id, action: "questionnaire_invite.create", targetType: "questionnaire_invite", targetId: row.id })
-          return row
-        }))
-        return QuestionnaireInvite.make(row, true)
-      }).pipe(Effect.withSpan("QuestionnaireInvites.create"))
+    const create = Effect.fn("QuestionnaireInvites.create")(function*(
+      viewer: Viewer,
+      input: CreateQuestionnaireInviteRequest["questionnaire_invite"]
+    ) {
+      const patient = yield* access.visiblePatient(viewer, input.patient_id)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const def = (yield* catalogue.isActive(input.questionnaire_id)) ? yield* catalogue.definition(input.questionnaire_id) : undefined
+      const expiresAt = yield* Effect.either(expiryOf(now, input.due_date))
+      const problems = {
+        ...(def === undefined ? { questionnaire_id: ["must exist"] } : {}),
+        ...(expiresAt._tag === "Left" ? expiresAt.left.errors : {})
+      }
+      if (Object.keys(problems).length > 0 || expiresAt._tag === "Left") return yield* Effect.fail(invalid(problems))
+      const token = newToken()
+      const row = yield* transaction(Effect.gen(function*() {
+        // One open invite per patient and questionnaire: concurrent invites queue here, the later revokes the earlier.
+        yield* repo.lockPatient(patient)
+        yield* repo.revokeOpen(patient, input.questionnaire_id, now)
+        const row = yield* repo.insert({
+          questionnaireId: input.questionnaire_id,
+          patientId: patient,
+          email: input.email.trim(),
+          dueDate: input.due_date ?? null,
+          message: input.message ?? null,
+          tokenHash: hashToken(token),
+          expiresAt: expiresAt.right,
+          invitedById: viewer.id,
+          at: now
+        })
+        yield* jobs.enqueue(questionnaireInviteTask, { invite_id: row.id, token })
+        yield* audit.record({ actorId: viewer.id, action: "questionnaire_invite.create", targetType: "questionnaire_invite", targetId: row.id })
+        return row
+      }))
+      return QuestionnaireInvite.make(row, true)
+    })
 
     const limit = (address: string) => limiter.enforce(`questionnaire_invite:${address}`, perAddress)
 
-    const form = (address: string, token: string) =>
-      Effect.gen(function*() {
-        yield* limit(address)
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const opened = yield* repo.open(hashToken(token), now)
-        if (Option.isNone(opened)) return yield* Effect.fail(inviteNotFound())
-        const row = opened.value
-        const questionnaire = yield* Effect.catchTag(catalogue.show(row.questionnaire_id), "NotFound", () => Effect.dieMessage("invite's questionnaire missing"))
-        return InviteForm.make({ invite: { due_date: row.due_date, expires_at: row.expires_at, message: row.message }, questionnaire }, true)
-      }).pipe(Effect.withSpan("QuestionnaireInvites.form"))
+    const form = Effect.fn("QuestionnaireInvites.form")(function*(address: string, token: string) {
+      yield* limit(address)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const opened = yield* repo.open(hashToken(token), now)
+      if (Option.isNone(opened)) return yield* Effect.fail(inviteNotFound())
+      const row = opened.value
+      const questionnaire = yield* Effect.catchTag(catalogue.show(row.questionnaire_id), "NotFound", () => Effect.dieMessage("invite's questionnaire missing"))
+      return InviteForm.make({ invite: { due_date: row.due_date, expires_at: row.expires_at, message: row.message }, questionnaire }, true)
+    })
 
-    const respond = (address: string, input: { readonly token: string; readonly responses: ReadonlyArray<AnswerInput> }) =>
-      Effect.gen(function*() {
-        yield* limit(address)
-        return yield* transaction(Effect.gen(function*() {
-          const now = new Date(yield* Clock.currentTimeMillis)
-          // Locked: of concurrent submissions with one token, the first claims it, the others find it completed.
-          const usable = yield* repo.lockUsable(hashToken(input.token), now)
-          if (Option.isNone(usable)) return yield* Effect.fail(inviteNotFound())
-          const invite = usable.value
-          const def = yield* catalogue.definition(invite.questionnaire_id)
-          if (def === undefined) return yield* Effect.dieMessage("invite's questionnaire missing")
-          const answers = mergeAnswers({}, yield* responses.checked(def, input.responses))
-          const { result } = evaluate(def, answers)
-          if (!result.complete) {
-            return yield* Effect.fail(invalidField("responses", result.invalid ? "leave too many questions blank" : "must answer every required question"))
-          }
-          yield* repo.complete(invite.id, now)
-          const row = yield* responses.insert(def, invite.patient_id, answers, "submitted", { actorId: null, inviteId: invite.id })
-          return InviteResponseReceipt.make({ id: row.id, status: "submitted", crisis_resources: crisisResourcesOf(row.flags) }, true)
-        }))
-      }).pipe(Effect.withSpan("QuestionnaireInvites.respond"))
+    const respond = Effect.fn("QuestionnaireInvites.respond")(function*(
+      address: string,
+      input: { readonly token: string; readonly responses: ReadonlyArray<AnswerInput> }
+    ) {
+      yield* limit(address)
+      return yield* transaction(Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        // Locked: of concurrent submissions with one token, the first claims it, the others find it completed.
+        const usable = yield* repo.lockUsable(hashToken(input.token), now)
+        if (Option.isNone(usable)) return yield* Effect.fail(inviteNotFound())
+        const invite = usable.value
+        const def = yield* catalogue.definition(invite.questionnaire_id)
+        if (def === undefined) return yield* Effect.dieMessage("invite's questionnaire missing")
+        const answers = mergeAnswers({}, yield* responses.checked(def, input.responses))
+        const { result } = evaluate(def, answers)
+        if (!result.complete) {
+          return yield* Effect.fail(invalidField("responses", result.invalid ? "leave too many questions blank" : "must answer every required question"))
+        }
+        yield* repo.complete(invite.id, now)
+        const row = yield* responses.insert(def, invite.patient_id, answers, "submitted", { actorId: null, inviteId: invite.id })
+        return InviteResponseReceipt.make({ id: row.id, status: "submitted", crisis_resources: crisisResourcesOf(row.flags) }, true)
+      }))
+    })
 
     return { create, form, respond } as const
   }),

@@ -29,8 +29,9 @@ export class QuestionnaireMail extends Effect.Service<QuestionnaireMail>()("app/
     /** Sends in the claiming transaction: a failed send rolls the claim back and the job retries. */
     const sendOrFail = (mail: Parameters<typeof mailer.send>[0]) => Effect.asVoid(mailer.send(mail))
 
-    const alert = (alertId: number) =>
-      transaction(Effect.gen(function*() {
+    const alert = Effect.fn("QuestionnaireMail.alert")(function*(alertId: number) {
+      yield* Effect.annotateCurrentSpan({ "questionnaire_alert.id": alertId })
+      return yield* transaction(Effect.gen(function*() {
         const claimed = yield* alerts.claimForMail(alertId)
         if (Option.isNone(claimed)) return
         const row = claimed.value
@@ -47,10 +48,12 @@ export class QuestionnaireMail extends Effect.Service<QuestionnaireMail>()("app/
             "Open it in the clinic application; review acknowledges the alert."
           ].join("\n\n")
         })
-      })).pipe(Effect.withSpan("QuestionnaireMail.alert", { attributes: { "questionnaire_alert.id": alertId } }))
+      }))
+    })
 
-    const invite = (inviteId: number, token: string) =>
-      transaction(Effect.gen(function*() {
+    const invite = Effect.fn("QuestionnaireMail.invite")(function*(inviteId: number, token: string) {
+      yield* Effect.annotateCurrentSpan({ "questionnaire_invite.id": inviteId })
+      return yield* transaction(Effect.gen(function*() {
         const claimed = yield* invites.claimForMail(inviteId, hashToken(token))
         if (Option.isNone(claimed)) return
         const row = claimed.value
@@ -64,10 +67,12 @@ export class QuestionnaireMail extends Effect.Service<QuestionnaireMail>()("app/
             `Open this link to answer (it works once):\n${link}`
           ].join("\n\n")
         })
-      })).pipe(Effect.withSpan("QuestionnaireMail.invite", { attributes: { "questionnaire_invite.id": inviteId } }))
+      }))
+    })
 
-    const screenerResult = (screenerId: number) =>
-      transaction(Effect.gen(function*() {
+    const screenerResult = Effect.fn("QuestionnaireMail.screenerResult")(function*(screenerId: number) {
+      yield* Effect.annotateCurrentSpan({ "marketing_questionnaire.id": screenerId })
+      return yield* transaction(Effect.gen(function*() {
         const claimed = yield* screeners.claimResultMail(screenerId)
         if (Option.isNone(claimed)) return
         const row = claimed.value
@@ -79,7 +84,8 @@ export class QuestionnaireMail extends Effect.Service<QuestionnaireMail>()("app/
             "A screener is not a diagnosis. If you are worried, talk to a clinician. In a crisis call or text 988, or call 911."
           ].join("\n\n")
         })
-      })).pipe(Effect.withSpan("QuestionnaireMail.screenerResult", { attributes: { "marketing_questionnaire.id": screenerId } }))
+      }))
+    })
 
     /** Deletes public screeners older than the retention period; returns how many. */
     const purgeScreeners = Effect.gen(function*() {

@@ -112,15 +112,17 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
         return row
       })
 
-    const create = (viewer: Viewer, input: { readonly questionnaire_id: number; readonly patient_id: number; readonly responses: ReadonlyArray<AnswerInput> }) =>
-      Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, input.patient_id, "clinical")
-        const def = yield* activeDefinition(input.questionnaire_id)
-        const answers = mergeAnswers({}, yield* checked(def, input.responses))
-        const { derived } = evaluate(def, answers)
-        const row = yield* transaction(insert(def, patient, answers, derived, { actorId: viewer.id, inviteId: null }))
-        return toResponse(def, row)
-      }).pipe(Effect.withSpan("QuestionnaireResponses.create"))
+    const create = Effect.fn("QuestionnaireResponses.create")(function*(
+      viewer: Viewer,
+      input: { readonly questionnaire_id: number; readonly patient_id: number; readonly responses: ReadonlyArray<AnswerInput> }
+    ) {
+      const patient = yield* access.visiblePatient(viewer, input.patient_id, "clinical")
+      const def = yield* activeDefinition(input.questionnaire_id)
+      const answers = mergeAnswers({}, yield* checked(def, input.responses))
+      const { derived } = evaluate(def, answers)
+      const row = yield* transaction(insert(def, patient, answers, derived, { actorId: viewer.id, inviteId: null }))
+      return toResponse(def, row)
+    })
 
     /** The response when the caller may see its patient; otherwise 404, as for an unknown id. */
     const find = (viewer: Viewer, id: number) =>
@@ -135,74 +137,73 @@ export class QuestionnaireResponses extends Effect.Service<QuestionnaireResponse
     const lockResponse = (id: number) =>
       Effect.flatMap(repo.findById(id, { _tag: "All" }, true), Option.match({ onNone: () => Effect.fail(responseNotFound()), onSome: Effect.succeed }))
 
-    const show = (viewer: Viewer, id: number) =>
-      Effect.gen(function*() {
-        const row = yield* find(viewer, id)
-        return toResponse(yield* definitionOf(row), row)
-      }).pipe(Effect.withSpan("QuestionnaireResponses.show", { attributes: { "questionnaire_response.id": id } }))
+    const show = Effect.fn("QuestionnaireResponses.show")(function*(viewer: Viewer, id: number) {
+      yield* Effect.annotateCurrentSpan({ "questionnaire_response.id": id })
+      const row = yield* find(viewer, id)
+      return toResponse(yield* definitionOf(row), row)
+    })
 
-    const update = (viewer: Viewer, id: number, changes: ResponseChanges) =>
-      Effect.gen(function*() {
-        yield* find(viewer, id)
-        if (!isStaff(viewer.role) && (changes.status === "reviewed" || changes.review_notes !== undefined)) {
-          return yield* Effect.fail(forbidden(messages.unauthorized))
-        }
-        const row = yield* transaction(Effect.gen(function*() {
-          const current = yield* lockResponse(id)
-          const def = yield* definitionOf(current)
-          const answerChanges = yield* checked(def, changes.responses ?? [])
-          const answersChanged = changesAnything(current.answers, answerChanges)
-          const answers = mergeAnswers(current.answers, answerChanges)
-          const { derived, result } = evaluate(def, answers)
-          const transition = nextStatus(current.status, derived, answersChanged, changes.status)
-          if (transition._tag === "Refused") return yield* Effect.fail(invalidField("status", transition.message))
-          const status = transition.status
-          const at = yield* now
-          // The self_harm flag is never retracted, even when the answer that raised it changes.
-          const flags = current.flags.includes("self_harm") && !result.flags.includes("self_harm") ? ["self_harm", ...result.flags] : [...result.flags]
-          const scored = isOpen(current.status)
-            ? { score: result.score, severity: result.severity, subscales: result.subscales, flags }
-            : { score: current.score, severity: current.severity, subscales: current.subscales, flags: current.flags }
-          const completedAt = status === "started" || status === "in_progress" ? null : current.completed_at ?? at
-          const submittedAt = status === "submitted" && current.status !== "submitted" ? at : current.submitted_at
-          const reviewed = status === "reviewed" && current.status !== "reviewed"
-          const row = yield* repo.update({
-            id,
-            status,
-            answers,
-            ...scored,
-            completedAt,
-            submittedAt,
-            reviewNotes: changes.review_notes === undefined ? current.review_notes : changes.review_notes,
-            reviewedById: reviewed ? viewer.id : current.reviewed_by_id,
-            reviewedAt: reviewed ? at : current.reviewed_at,
-            at
-          })
-          if (scored.flags.includes("self_harm")) yield* alerts.raise({ _tag: "Response", id, patientId: current.patient_id }, viewer.id)
-          if (reviewed) yield* alerts.acknowledge(id, viewer.id, at)
-          yield* audit.record({
-            actorId: viewer.id,
-            action: status !== current.status ? `questionnaire_response.${status}` : "questionnaire_response.update",
-            targetType: "questionnaire_response",
-            targetId: id
-          })
-          return { row, def }
-        }))
-        return toResponse(row.def, row.row)
-      }).pipe(Effect.withSpan("QuestionnaireResponses.update", { attributes: { "questionnaire_response.id": id } }))
+    const update = Effect.fn("QuestionnaireResponses.update")(function*(viewer: Viewer, id: number, changes: ResponseChanges) {
+      yield* Effect.annotateCurrentSpan({ "questionnaire_response.id": id })
+      yield* find(viewer, id)
+      if (!isStaff(viewer.role) && (changes.status === "reviewed" || changes.review_notes !== undefined)) {
+        return yield* Effect.fail(forbidden(messages.unauthorized))
+      }
+      const row = yield* transaction(Effect.gen(function*() {
+        const current = yield* lockResponse(id)
+        const def = yield* definitionOf(current)
+        const answerChanges = yield* checked(def, changes.responses ?? [])
+        const answersChanged = changesAnything(current.answers, answerChanges)
+        const answers = mergeAnswers(current.answers, answerChanges)
+        const { derived, result } = evaluate(def, answers)
+        const transition = nextStatus(current.status, derived, answersChanged, changes.status)
+        if (transition._tag === "Refused") return yield* Effect.fail(invalidField("status", transition.message))
+        const status = transition.status
+        const at = yield* now
+        // The self_harm flag is never retracted, even when the answer that raised it changes.
+        const flags = current.flags.includes("self_harm") && !result.flags.includes("self_harm") ? ["self_harm", ...result.flags] : [...result.flags]
+        const scored = isOpen(current.status)
+          ? { score: result.score, severity: result.severity, subscales: result.subscales, flags }
+          : { score: current.score, severity: current.severity, subscales: current.subscales, flags: current.flags }
+        const completedAt = status === "started" || status === "in_progress" ? null : current.completed_at ?? at
+        const submittedAt = status === "submitted" && current.status !== "submitted" ? at : current.submitted_at
+        const reviewed = status === "reviewed" && current.status !== "reviewed"
+        const row = yield* repo.update({
+          id,
+          status,
+          answers,
+          ...scored,
+          completedAt,
+          submittedAt,
+          reviewNotes: changes.review_notes === undefined ? current.review_notes : changes.review_notes,
+          reviewedById: reviewed ? viewer.id : current.reviewed_by_id,
+          reviewedAt: reviewed ? at : current.reviewed_at,
+          at
+        })
+        if (scored.flags.includes("self_harm")) yield* alerts.raise({ _tag: "Response", id, patientId: current.patient_id }, viewer.id)
+        if (reviewed) yield* alerts.acknowledge(id, viewer.id, at)
+        yield* audit.record({
+          actorId: viewer.id,
+          action: status !== current.status ? `questionnaire_response.${status}` : "questionnaire_response.update",
+          targetType: "questionnaire_response",
+          targetId: id
+        })
+        return { row, def }
+      }))
+      return toResponse(row.def, row.row)
+    })
 
-    const list = (
+    const list = Effect.fn("QuestionnaireResponses.list")(function*(
       viewer: Viewer,
       filters: { readonly patientId?: number | undefined; readonly questionnaireId?: number | undefined; readonly status?: ResponseStatus | undefined },
       request: PageRequest
-    ) =>
-      Effect.gen(function*() {
-        const patient = filters.patientId === undefined ? undefined : yield* access.visiblePatient(viewer, filters.patientId, "clinical")
-        const criteria = { scope: yield* scopeOf(viewer), patientId: patient, questionnaireId: filters.questionnaireId, status: filters.status }
-        const { pagination, rows } = yield* repo.list(criteria, request)
-        const responses = yield* Effect.forEach(rows, (row) => Effect.map(definitionOf(row), (def) => toResponse(def, row)))
-        return { questionnaire_responses: responses, pagination }
-      }).pipe(Effect.withSpan("QuestionnaireResponses.list"))
+    ) {
+      const patient = filters.patientId === undefined ? undefined : yield* access.visiblePatient(viewer, filters.patientId, "clinical")
+      const criteria = { scope: yield* scopeOf(viewer), patientId: patient, questionnaireId: filters.questionnaireId, status: filters.status }
+      const { pagination, rows } = yield* repo.list(criteria, request)
+      const responses = yield* Effect.forEach(rows, (row) => Effect.map(definitionOf(row), (def) => toResponse(def, row)))
+      return { questionnaire_responses: responses, pagination }
+    })
 
     return { create, update, show, list, insert, activeDefinition, checked } as const
   }),

@@ -40,30 +40,29 @@ export class Screeners extends Effect.Service<Screeners>()("app/Screeners", {
         pagination: page.pagination
       }))
 
-    const create = (address: string, input: CreateScreenerRequest["marketing_questionnaire"]) =>
-      Effect.gen(function*() {
-        if (input.website !== undefined && input.website.trim() !== "") return yield* Effect.fail(invalidField("website", "must be blank"))
-        const def = (yield* catalogue.isActive(input.questionnaire_id)) ? yield* catalogue.definition(input.questionnaire_id) : undefined
-        if (def === undefined || def.targetAudience === null) return yield* Effect.fail(mustExist())
-        const answers = mergeAnswers({}, yield* responses.checked(def, input.responses))
-        const { result } = evaluate(def, answers)
-        const email = input.email.trim()
-        return yield* transaction(Effect.gen(function*() {
-          yield* limiter.enforce(`screener_address:${address}`, perAddress)
-          yield* limiter.enforce(`screener_email:${email.toLowerCase()}`, screenerLimits.perEmail)
-          const now = new Date(yield* Clock.currentTimeMillis)
-          const id = yield* repo.insert({
-            questionnaireId: def.id, email, answers, score: result.score, severity: result.severity,
-            subscales: result.subscales, flags: result.flags, at: now
-          })
-          if (result.flags.includes("self_harm")) yield* alerts.raise({ _tag: "Screener", id: id }, null)
-          yield* jobs.enqueue(screenerResultTask, { marketing_questionnaire_id: id })
-          return ScreenerResult.make({
-            id: id, score: result.score, severity: result.severity, subscales: result.subscales,
-            crisis_resources: crisisResourcesOf(result.flags)
-          }, true)
-        }))
-      }).pipe(Effect.withSpan("Screeners.create"))
+    const create = Effect.fn("Screeners.create")(function*(address: string, input: CreateScreenerRequest["marketing_questionnaire"]) {
+      if (input.website !== undefined && input.website.trim() !== "") return yield* Effect.fail(invalidField("website", "must be blank"))
+      const def = (yield* catalogue.isActive(input.questionnaire_id)) ? yield* catalogue.definition(input.questionnaire_id) : undefined
+      if (def === undefined || def.targetAudience === null) return yield* Effect.fail(mustExist())
+      const answers = mergeAnswers({}, yield* responses.checked(def, input.responses))
+      const { result } = evaluate(def, answers)
+      const email = input.email.trim()
+      return yield* transaction(Effect.gen(function*() {
+        yield* limiter.enforce(`screener_address:${address}`, perAddress)
+        yield* limiter.enforce(`screener_email:${email.toLowerCase()}`, screenerLimits.perEmail)
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const id = yield* repo.insert({
+          questionnaireId: def.id, email, answers, score: result.score, severity: result.severity,
+          subscales: result.subscales, flags: result.flags, at: now
+        })
+        if (result.flags.includes("self_harm")) yield* alerts.raise({ _tag: "Screener", id: id }, null)
+        yield* jobs.enqueue(screenerResultTask, { marketing_questionnaire_id: id })
+        return ScreenerResult.make({
+          id: id, score: result.score, severity: result.severity, subscales: result.subscales,
+          crisis_resources: crisisResourcesOf(result.flags)
+        }, true)
+      }))
+    })
 
     return { list, create } as const
   }),

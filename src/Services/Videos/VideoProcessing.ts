@@ -155,26 +155,27 @@ export class VideoProcessing extends Effect.Service<VideoProcessing>()("app/Vide
       }).pipe(Effect.scoped)
 
     /** One run of `process_video`: permanent failures end the job; crashes retry, the last one marks the video failed. */
-    const process = (id: number, job: JobContext) =>
-      permits.withPermits(1)(runOnce(id)).pipe(
+    const process = Effect.fn("VideoProcessing.process")(function*(id: number, job: JobContext) {
+      yield* Effect.annotateCurrentSpan({ "video.id": id, "job.attempt": job.attempt })
+      return yield* permits.withPermits(1)(runOnce(id)).pipe(
         Effect.catchTag("Permanent", (error) => fail(id, error.message)),
-        Effect.tapErrorCause(() => (job.attempt >= job.maxAttempts ? fail(id, videoMessages.crashed) : Effect.void)),
-        Effect.withSpan("VideoProcessing.process", { attributes: { "video.id": id, "job.attempt": job.attempt } })
+        Effect.tapErrorCause(() => (job.attempt >= job.maxAttempts ? fail(id, videoMessages.crashed) : Effect.void))
       )
+    })
 
     /** Every stored object of a deleted video, and its unfinished upload. Safe to run again. */
-    const removeObjects = (id: number, uploadId: string | null) =>
-      Effect.gen(function*() {
-        const keys = videoKeys(id)
-        const current = yield* repo.uploadOf(id)
-        for (const upload of new Set([uploadId, Option.getOrNull(current)])) {
-          if (upload !== null) yield* store.multipart.abort(keys.source, upload)
-        }
-        yield* store.delete(keys.source)
-        yield* store.delete(keys.playback)
-        yield* store.delete(keys.thumbnail)
-        yield* repo.markObjectsRemoved(id)
-      }).pipe(Effect.withSpan("VideoProcessing.removeObjects", { attributes: { "video.id": id } }))
+    const removeObjects = Effect.fn("VideoProcessing.removeObjects")(function*(id: number, uploadId: string | null) {
+      yield* Effect.annotateCurrentSpan({ "video.id": id })
+      const keys = videoKeys(id)
+      const current = yield* repo.uploadOf(id)
+      for (const upload of new Set([uploadId, Option.getOrNull(current)])) {
+        if (upload !== null) yield* store.multipart.abort(keys.source, upload)
+      }
+      yield* store.delete(keys.source)
+      yield* store.delete(keys.playback)
+      yield* store.delete(keys.thumbnail)
+      yield* repo.markObjectsRemoved(id)
+    })
 
     /** Uploads idle 24 h: failed "Upload was not completed" and aborted; one still receiving parts is kept. */
     const sweepUploads = Effect.gen(function*() {

@@ -66,91 +66,91 @@ export class VideoUploads extends Effect.Service<VideoUploads>()("app/VideoUploa
         }
       })
 
-    const start = (caller: Caller, id: number, input: StartUploadRequest["upload"]) =>
-      Effect.gen(function*() {
-        const row = yield* uploadable(caller, id)
-        if (input.size_bytes > config.clinicVideos.maxBytes) {
-          return yield* Effect.fail(invalidField("size_bytes", videoMessages.tooLarge))
+    const start = Effect.fn("VideoUploads.start")(function*(caller: Caller, id: number, input: StartUploadRequest["upload"]) {
+      yield* Effect.annotateCurrentSpan({ "video.id": id })
+      const row = yield* uploadable(caller, id)
+      if (input.size_bytes > config.clinicVideos.maxBytes) {
+        return yield* Effect.fail(invalidField("size_bytes", videoMessages.tooLarge))
+      }
+      const key = videoKeys(id).source
+      const uploadId = yield* store.multipart.create(key, input.content_type)
+      const { partSize } = partPlan(input.size_bytes)
+      const updated = yield* transaction(Effect.gen(function*() {
+        const updated = yield* repo.startUpload(id, row.upload_id, {
+          upload_id: uploadId,
+          filename: input.filename,
+          content_type: input.content_type,
+          size_bytes: input.size_bytes,
+          part_size: partSize
+        })
+        if (Option.isSome(updated)) {
+          yield* audit.record({ actorId: caller.id, action: "video.upload_start", targetType: "video", targetId: id })
         }
-        const key = videoKeys(id).source
-        const uploadId = yield* store.multipart.create(key, input.content_type)
-        const { partSize } = partPlan(input.size_bytes)
-        const updated = yield* transaction(Effect.gen(function*() {
-          const updated = yield* repo.startUpload(id, row.upload_id, {
-            upload_id: uploadId,
-            filename: input.filename,
-            content_type: input.content_type,
-            size_bytes: input.size_bytes,
-            part_size: partSize
-          })
-          if (Option.isSome(updated)) {
-            yield* audit.record({ actorId: caller.id, action: "video.upload_start", targetType: "video", targetId: id })
-          }
-          return updated
-        }))
-        if (Option.isNone(updated)) {
-          // Another start (or a completion) won the race: drop ours and answer the video as it is now.
-          yield* store.multipart.abort(key, uploadId)
-          const current = yield* uploadable(caller, id)
-          if (current.upload_id === null) return yield* Effect.fail(invalidField("status", videoMessages.notUploading("changing")))
-          return yield* describe(current, current.upload_id)
-        }
-        // The upload it replaces, if any.
-        if (row.upload_id !== null) yield* store.multipart.abort(key, row.upload_id)
-        return yield* describe(updated.value, uploadId)
-      }).pipe(Effect.withSpan("VideoUploads.start", { attributes: { "video.id": id } }))
+        return updated
+      }))
+      if (Option.isNone(updated)) {
+        // Another start (or a completion) won the race: drop ours and answer the video as it is now.
+        yield* store.multipart.abort(key, uploadId)
+        const current = yield* uploadable(caller, id)
+        if (current.upload_id === null) return yield* Effect.fail(invalidField("status", videoMessages.notUploading("changing")))
+        return yield* describe(current, current.upload_id)
+      }
+      // The upload it replaces, if any.
+      if (row.upload_id !== null) yield* store.multipart.abort(key, row.upload_id)
+      return yield* describe(updated.value, uploadId)
+    })
 
-    const show = (caller: Caller, id: number) =>
-      Effect.gen(function*() {
-        const row = yield* uploadable(caller, id)
-        if (row.upload_id === null) return yield* Effect.fail(invalidField("upload", "has not been started"))
-        yield* repo.touchUpload(id, row.upload_id)
-        return yield* describe(row, row.upload_id)
-      }).pipe(Effect.withSpan("VideoUploads.show", { attributes: { "video.id": id } }))
+    const show = Effect.fn("VideoUploads.show")(function*(caller: Caller, id: number) {
+      yield* Effect.annotateCurrentSpan({ "video.id": id })
+      const row = yield* uploadable(caller, id)
+      if (row.upload_id === null) return yield* Effect.fail(invalidField("upload", "has not been started"))
+      yield* repo.touchUpload(id, row.upload_id)
+      return yield* describe(row, row.upload_id)
+    })
 
-    const complete = (caller: Caller, id: number, input: CompleteUploadRequest) =>
-      Effect.gen(function*() {
-        const row = yield* uploadable(caller, id)
-        if (row.upload_id === null) return yield* Effect.fail(invalidField("upload", "has not been started"))
-        const uploadId = row.upload_id
-        const key = videoKeys(id).source
-        const size = row.size_bytes ?? 0
-        const partCount = Math.max(1, Math.ceil(size / (row.part_size ?? partPlan(size).partSize)))
-        // Checked before asking the store, so a bad request leaves the upload as it was.
-        const stored = new Map((yield* store.multipart.listParts(key, uploadId)).map((p) => [p.partNumber, p]))
-        const given = [...input.parts].sort((a, b) => a.part_number - b.part_number)
-        const complete = given.length === partCount &&
-          given.every((part, i) => part.part_number === i + 1 && stored.get(part.part_number)?.etag === part.etag) &&
-          given.reduce((sum, part) => sum + stored.get(part.part_number)!.size, 0) === size
-        if (!complete) return yield* Effect.fail(invalidField("parts", videoMessages.incomplete))
-        const assembled = yield* store.multipart.complete(key, uploadId, given.map((p) => ({ partNumber: p.part_number, etag: p.etag }))).pipe(
-          Effect.catchTag("MultipartRejected", () => Effect.fail(invalidField("parts", videoMessages.incomplete)))
-        )
-        if (assembled !== size) {
-          yield* store.delete(key)
-          yield* repo.dropUpload(id, uploadId)
-          return yield* Effect.fail(invalidField("parts", videoMessages.sizeMismatch))
-        }
-        yield* transaction(Effect.gen(function*() {
-          if (!(yield* repo.completeUpload(id, uploadId, size))) return
-          yield* jobs.enqueue(processVideoTask, { video_id: id }, { jobKey: `process_video:${id}`, maxAttempts: processMaxAttempts })
-          yield* audit.record({ actorId: caller.id, action: "video.upload_complete", targetType: "video", targetId: id })
-        }))
-        return yield* videos.show(caller, id)
-      }).pipe(Effect.withSpan("VideoUploads.complete", { attributes: { "video.id": id } }))
+    const complete = Effect.fn("VideoUploads.complete")(function*(caller: Caller, id: number, input: CompleteUploadRequest) {
+      yield* Effect.annotateCurrentSpan({ "video.id": id })
+      const row = yield* uploadable(caller, id)
+      if (row.upload_id === null) return yield* Effect.fail(invalidField("upload", "has not been started"))
+      const uploadId = row.upload_id
+      const key = videoKeys(id).source
+      const size = row.size_bytes ?? 0
+      const partCount = Math.max(1, Math.ceil(size / (row.part_size ?? partPlan(size).partSize)))
+      // Checked before asking the store, so a bad request leaves the upload as it was.
+      const stored = new Map((yield* store.multipart.listParts(key, uploadId)).map((p) => [p.partNumber, p]))
+      const given = [...input.parts].sort((a, b) => a.part_number - b.part_number)
+      const complete = given.length === partCount &&
+        given.every((part, i) => part.part_number === i + 1 && stored.get(part.part_number)?.etag === part.etag) &&
+        given.reduce((sum, part) => sum + stored.get(part.part_number)!.size, 0) === size
+      if (!complete) return yield* Effect.fail(invalidField("parts", videoMessages.incomplete))
+      const assembled = yield* store.multipart.complete(key, uploadId, given.map((p) => ({ partNumber: p.part_number, etag: p.etag }))).pipe(
+        Effect.catchTag("MultipartRejected", () => Effect.fail(invalidField("parts", videoMessages.incomplete)))
+      )
+      if (assembled !== size) {
+        yield* store.delete(key)
+        yield* repo.dropUpload(id, uploadId)
+        return yield* Effect.fail(invalidField("parts", videoMessages.sizeMismatch))
+      }
+      yield* transaction(Effect.gen(function*() {
+        if (!(yield* repo.completeUpload(id, uploadId, size))) return
+        yield* jobs.enqueue(processVideoTask, { video_id: id }, { jobKey: `process_video:${id}`, maxAttempts: processMaxAttempts })
+        yield* audit.record({ actorId: caller.id, action: "video.upload_complete", targetType: "video", targetId: id })
+      }))
+      return yield* videos.show(caller, id)
+    })
 
-    const abort = (caller: Caller, id: number) =>
-      Effect.gen(function*() {
-        const row = yield* uploadable(caller, id)
-        const uploadId = row.upload_id
-        if (uploadId === null) return
-        const aborted = yield* transaction(Effect.gen(function*() {
-          const aborted = yield* repo.abortUpload(id, uploadId)
-          if (aborted) yield* audit.record({ actorId: caller.id, action: "video.upload_abort", targetType: "video", targetId: id })
-          return aborted
-        }))
-        if (aborted) yield* store.multipart.abort(videoKeys(id).source, uploadId)
-      }).pipe(Effect.withSpan("VideoUploads.abort", { attributes: { "video.id": id } }))
+    const abort = Effect.fn("VideoUploads.abort")(function*(caller: Caller, id: number) {
+      yield* Effect.annotateCurrentSpan({ "video.id": id })
+      const row = yield* uploadable(caller, id)
+      const uploadId = row.upload_id
+      if (uploadId === null) return
+      const aborted = yield* transaction(Effect.gen(function*() {
+        const aborted = yield* repo.abortUpload(id, uploadId)
+        if (aborted) yield* audit.record({ actorId: caller.id, action: "video.upload_abort", targetType: "video", targetId: id })
+        return aborted
+      }))
+      if (aborted) yield* store.multipart.abort(videoKeys(id).source, uploadId)
+    })
 
     return { start, show, complete, abort } as const
   })

@@ -121,130 +121,128 @@ export class Videos extends Effect.Service<Videos>()("app/Videos", {
         if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
       })
 
-    const list = (caller: Caller, filters: VideoFilters, request: PageRequest) =>
-      Effect.gen(function*() {
-        yield* parentNamesPatient(caller, filters.patientId)
-        const viewer = yield* viewerOf(caller)
-        const { pagination, rows } = yield* repo.list(viewer, filters, request)
-        return { videos: yield* shown(viewer, rows), pagination }
-      }).pipe(Effect.withSpan("Videos.list"))
+    const list = Effect.fn("Videos.list")(function*(caller: Caller, filters: VideoFilters, request: PageRequest) {
+      yield* parentNamesPatient(caller, filters.patientId)
+      const viewer = yield* viewerOf(caller)
+      const { pagination, rows } = yield* repo.list(viewer, filters, request)
+      return { videos: yield* shown(viewer, rows), pagination }
+    })
 
-    const create = (caller: Caller, input: CreateVideoRequest["video"]) =>
-      Effect.gen(function*() {
-        yield* parentNamesPatient(caller, input.patient_id)
-        if (!canCreateVideo(caller)) return yield* Effect.fail(notAuthorized())
-        const fields = {
-          category: input.category,
-          patient_id: input.patient_id ?? null,
-          provider_id: input.provider_id ?? null,
-          appointment_id: input.appointment_id ?? null
-        }
-        yield* check(yield* viewerOf(caller), null, fields)
-        const row = yield* transaction(Effect.gen(function*() {
-          const row = yield* repo.insert({
-            title: input.title.trim(),
-            description: input.description ?? null,
-            ...fields,
-            duration_seconds: input.duration_seconds ?? null,
-            shared_with_family: input.shared_with_family ?? false,
-            created_by_id: caller.id
-          })
-          yield* audit.record({ actorId: caller.id, action: "video.create", targetType: "video", targetId: row.id })
-          return row
-        }))
-        return yield* toVideo(store, row)
-      }).pipe(Effect.withSpan("Videos.create"))
+    const create = Effect.fn("Videos.create")(function*(caller: Caller, input: CreateVideoRequest["video"]) {
+      yield* parentNamesPatient(caller, input.patient_id)
+      if (!canCreateVideo(caller)) return yield* Effect.fail(notAuthorized())
+      const fields = {
+        category: input.category,
+        patient_id: input.patient_id ?? null,
+        provider_id: input.provider_id ?? null,
+        appointment_id: input.appointment_id ?? null
+      }
+      yield* check(yield* viewerOf(caller), null, fields)
+      const row = yield* transaction(Effect.gen(function*() {
+        const row = yield* repo.insert({
+          title: input.title.trim(),
+          description: input.description ?? null,
+          ...fields,
+          duration_seconds: input.duration_seconds ?? null,
+          shared_with_family: input.shared_with_family ?? false,
+          created_by_id: caller.id
+        })
+        yield* audit.record({ actorId: caller.id, action: "video.create", targetType: "video", targetId: row.id })
+        return row
+      }))
+      return yield* toVideo(store, row)
+    })
 
-    const show = (caller: Caller, id: number) =>
-      Effect.gen(function*() {
-        const viewer = yield* viewerOf(caller)
-        const row = yield* readable(viewer, id)
-        const [video] = yield* shown(viewer, [row])
-        return video!
-      }).pipe(Effect.withSpan("Videos.show", { attributes: { "video.id": id } }))
+    const show = Effect.fn("Videos.show")(function*(caller: Caller, id: number) {
+      yield* Effect.annotateCurrentSpan({ "video.id": id })
+      const viewer = yield* viewerOf(caller)
+      const row = yield* readable(viewer, id)
+      const [video] = yield* shown(viewer, [row])
+      return video!
+    })
 
-    const update = (caller: Caller, id: number, input: VideoFields) =>
-      Effect.gen(function*() {
-        yield* parentNamesPatient(caller, input.patient_id)
-        const viewer = yield* viewerOf(caller)
-        const row = yield* writable(viewer, id)
-        if (input.status !== undefined && input.status !== row.status) {
-          const allowed = (row.status === "completed" && input.status === "archived") ||
-            (row.status === "archived" && input.status === "completed")
-          if (!allowed) return yield* Effect.fail(invalidField("status", videoMessages.move(row.status, input.status)))
-        }
-        const fields = {
-          category: input.category ?? row.category,
-          patient_id: input.patient_id === undefined ? row.patient_id : input.patient_id,
-          provider_id: input.provider_id === undefined ? row.provider_id : input.provider_id,
-          appointment_id: input.appointment_id === undefined ? row.appointment_id : input.appointment_id
-        }
-        yield* check(viewer, row.patient_id, fields)
-        const status = input.status ?? row.status
-        const updated = yield* transaction(Effect.gen(function*() {
-          const updated = yield* repo.update(id, row.status, {
-            title: input.title?.trim() ?? row.title,
-            description: input.description === undefined ? row.description : input.description,
-            ...fields,
-            duration_seconds: input.duration_seconds === undefined ? row.duration_seconds : input.duration_seconds,
-            shared_with_family: input.shared_with_family ?? row.shared_with_family,
-            status
-          })
-          if (Option.isNone(updated)) return updated
-          const action = status === row.status ? "video.update" : status === "archived" ? "video.archive" : "video.unarchive"
-          yield* audit.record({ actorId: caller.id, action, targetType: "video", targetId: id })
-          return updated
-        }))
-        // Its status moved meanwhile (processing finished, deleted): the caller sees the video as it is now.
-        if (Option.isNone(updated)) return yield* show(caller, id)
-        return yield* toVideo(store, updated.value)
-      }).pipe(Effect.withSpan("Videos.update", { attributes: { "video.id": id } }))
+    const update = Effect.fn("Videos.update")(function*(caller: Caller, id: number, input: VideoFields) {
+      yield* Effect.annotateCurrentSpan({ "video.id": id })
+      yield* parentNamesPatient(caller, input.patient_id)
+      const viewer = yield* viewerOf(caller)
+      const row = yield* writable(viewer, id)
+      if (input.status !== undefined && input.status !== row.status) {
+        const allowed = (row.status === "completed" && input.status === "archived") ||
+          (row.status === "archived" && input.status === "completed")
+        if (!allowed) return yield* Effect.fail(invalidField("status", videoMessages.move(row.status, input.status)))
+      }
+      const fields = {
+        category: input.category ?? row.category,
+        patient_id: input.patient_id === undefined ? row.patient_id : input.patient_id,
+        provider_id: input.provider_id === undefined ? row.provider_id : input.provider_id,
+        appointment_id: input.appointment_id === undefined ? row.appointment_id : input.appointment_id
+      }
+      yield* check(viewer, row.patient_id, fields)
+      const status = input.status ?? row.status
+      const updated = yield* transaction(Effect.gen(function*() {
+        const updated = yield* repo.update(id, row.status, {
+          title: input.title?.trim() ?? row.title,
+          description: input.description === undefined ? row.description : input.description,
+          ...fields,
+          duration_seconds: input.duration_seconds === undefined ? row.duration_seconds : input.duration_seconds,
+          shared_with_family: input.shared_with_family ?? row.shared_with_family,
+          status
+        })
+        if (Option.isNone(updated)) return updated
+        const action = status === row.status ? "video.update" : status === "archived" ? "video.archive" : "video.unarchive"
+        yield* audit.record({ actorId: caller.id, action, targetType: "video", targetId: id })
+        return updated
+      }))
+      // Its status moved meanwhile (processing finished, deleted): the caller sees the video as it is now.
+      if (Option.isNone(updated)) return yield* show(caller, id)
+      return yield* toVideo(store, updated.value)
+    })
 
     /** Status deleted; a job removes every stored object (and any unfinished upload). */
-    const remove = (caller: Caller, id: number) =>
-      Effect.gen(function*() {
-        const viewer = yield* viewerOf(caller)
-        yield* writable(viewer, id)
-        yield* transaction(Effect.gen(function*() {
-          const row = yield* repo.markDeleted(id)
-          if (Option.isNone(row)) return
-          yield* jobs.enqueue(deleteVideoObjectsTask, { video_id: id, upload_id: row.value.upload_id }, { jobKey: `delete_video:${id}` })
-          yield* audit.record({ actorId: caller.id, action: "video.delete", targetType: "video", targetId: id })
-        }))
-      }).pipe(Effect.withSpan("Videos.remove", { attributes: { "video.id": id } }))
+    const remove = Effect.fn("Videos.remove")(function*(caller: Caller, id: number) {
+      yield* Effect.annotateCurrentSpan({ "video.id": id })
+      const viewer = yield* viewerOf(caller)
+      yield* writable(viewer, id)
+      yield* transaction(Effect.gen(function*() {
+        const row = yield* repo.markDeleted(id)
+        if (Option.isNone(row)) return
+        yield* jobs.enqueue(deleteVideoObjectsTask, { video_id: id, upload_id: row.value.upload_id }, { jobKey: `delete_video:${id}` })
+        yield* audit.record({ actorId: caller.id, action: "video.delete", targetType: "video", targetId: id })
+      }))
+    })
 
-    const status = (caller: Caller, id: number) =>
-      Effect.gen(function*() {
-        const viewer = yield* viewerOf(caller)
-        let row: VideoRow = yield* readable(viewer, id)
-        const now = yield* nowMillis
-        if (row.status === "uploading" && row.upload_id !== null && row.size_bytes !== null &&
-          (row.uploaded_checked_at === null || now - row.uploaded_checked_at.getTime() >= uploadCheckMs)) {
-          const parts = yield* store.multipart.listParts(`videos/${id}/source`, row.upload_id)
-          const bytes = parts.reduce((sum, part) => sum + part.size, 0)
-          const updated = yield* repo.recordUploadCheck(id, row.upload_id, bytes)
-          if (Option.isSome(updated)) row = updated.value
-        }
-        return statusOf(row, now)
-      }).pipe(Effect.withSpan("Videos.status", { attributes: { "video.id": id } }))
+    const status = Effect.fn("Videos.status")(function*(caller: Caller, id: number) {
+      yield* Effect.annotateCurrentSpan({ "video.id": id })
+      const viewer = yield* viewerOf(caller)
+      let row: VideoRow = yield* readable(viewer, id)
+      const now = yield* nowMillis
+      if (row.status === "uploading" && row.upload_id !== null && row.size_bytes !== null &&
+        (row.uploaded_checked_at === null || now - row.uploaded_checked_at.getTime() >= uploadCheckMs)) {
+        const parts = yield* store.multipart.listParts(`videos/${id}/source`, row.upload_id)
+        const bytes = parts.reduce((sum, part) => sum + part.size, 0)
+        const updated = yield* repo.recordUploadCheck(id, row.upload_id, bytes)
+        if (Option.isSome(updated)) row = updated.value
+      }
+      return statusOf(row, now)
+    })
 
     /** Re-enqueues a failed video's processing; its source must still be stored. */
-    const retry = (caller: Caller, id: number) =>
-      Effect.gen(function*() {
-        const viewer = yield* viewerOf(caller)
-        const row = yield* writable(viewer, id)
-        if (row.status !== "failed" || !row.source_stored) {
-          return yield* Effect.fail(invalidField("status", videoMessages.notFailed(row.status === "failed" ? "failed without a file" : row.status)))
-        }
-        const done = yield* transaction(Effect.gen(function*() {
-          if (!(yield* repo.markRetried(id))) return false
-          yield* jobs.enqueue(processVideoTask, { video_id: id }, { jobKey: `process_video:${id}`, maxAttempts: 3 })
-          yield* audit.record({ actorId: caller.id, action: "video.retry", targetType: "video", targetId: id })
-          return true
-        }))
-        if (!done) return yield* Effect.fail(invalidField("status", videoMessages.notFailed("no longer failed")))
-        return yield* show(caller, id)
-      }).pipe(Effect.withSpan("Videos.retry", { attributes: { "video.id": id } }))
+    const retry = Effect.fn("Videos.retry")(function*(caller: Caller, id: number) {
+      yield* Effect.annotateCurrentSpan({ "video.id": id })
+      const viewer = yield* viewerOf(caller)
+      const row = yield* writable(viewer, id)
+      if (row.status !== "failed" || !row.source_stored) {
+        return yield* Effect.fail(invalidField("status", videoMessages.notFailed(row.status === "failed" ? "failed without a file" : row.status)))
+      }
+      const done = yield* transaction(Effect.gen(function*() {
+        if (!(yield* repo.markRetried(id))) return false
+        yield* jobs.enqueue(processVideoTask, { video_id: id }, { jobKey: `process_video:${id}`, maxAttempts: 3 })
+        yield* audit.record({ actorId: caller.id, action: "video.retry", targetType: "video", targetId: id })
+        return true
+      }))
+      if (!done) return yield* Effect.fail(invalidField("status", videoMessages.notFailed("no longer failed")))
+      return yield* show(caller, id)
+    })
 
     return { viewerOf, load, readable, writable, list, create, show, update, remove, status, retry } as const
   })
