@@ -30,21 +30,21 @@ export class AuditLog extends Effect.Service<AuditLog>()("app/AuditLog", {
   effect: Effect.gen(function*() {
     const repo = yield* AuditLogRepo
 
-    const record = (entry: AuditEntry) =>
-      Effect.gen(function*() {
-        const traceId = yield* currentTraceId
-        const now = new Date(yield* Clock.currentTimeMillis)
-        yield* repo.insert(rowOf(entry, traceId, now))
-      }).pipe(Effect.withSpan("AuditLog.record", { attributes: { "audit.action": entry.action }, captureStackTrace: false }))
+    const record = Effect.fn("AuditLog.record", { captureStackTrace: false })(function*(entry: AuditEntry) {
+      yield* Effect.annotateCurrentSpan({ "audit.action": entry.action })
+      const traceId = yield* currentTraceId
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* repo.insert(rowOf(entry, traceId, now))
+    })
 
     /** Many entries in one statement (a batch acting on many records: one round trip, not one per record). */
-    const recordMany = (entries: ReadonlyArray<AuditEntry>) =>
-      Effect.gen(function*() {
-        if (entries.length === 0) return
-        const traceId = yield* currentTraceId
-        const now = new Date(yield* Clock.currentTimeMillis)
-        yield* repo.insertMany(entries.map((entry) => rowOf(entry, traceId, now)))
-      }).pipe(Effect.withSpan("AuditLog.recordMany", { attributes: { "audit.count": entries.length }, captureStackTrace: false }))
+    const recordMany = Effect.fn("AuditLog.recordMany", { captureStackTrace: false })(function*(entries: ReadonlyArray<AuditEntry>) {
+      yield* Effect.annotateCurrentSpan({ "audit.count": entries.length })
+      if (entries.length === 0) return
+      const traceId = yield* currentTraceId
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* repo.insertMany(entries.map((entry) => rowOf(entry, traceId, now)))
+    })
 
     const recent = (limit: number) => repo.recent(limit)
 

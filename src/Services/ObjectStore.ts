@@ -98,13 +98,12 @@ export const checkObjectKey = (key: string): Effect.Effect<void> =>
   isValidObjectKey(key) ? Effect.void : Effect.die(new InvalidObjectKey({ key }))
 
 /** The span every store's `get` records: the key's length, found or not, and the size. */
-export const tracedGet = <E, R>(key: string, lookup: Effect.Effect<Option.Option<StoredObject>, E, R>) =>
-  lookup.pipe(
-    Effect.tap((found) =>
-      Effect.annotateCurrentSpan({
-        "object.found": Option.isSome(found),
-        "object.bytes": Option.match(found, { onNone: () => 0, onSome: (o) => o.body.byteLength })
-      })
-    ),
-    Effect.withSpan("ObjectStore.get", { attributes: { "object.key_length": key.length } })
-  )
+export const tracedGet = Effect.fn("ObjectStore.get")(function*<E, R>(key: string, lookup: Effect.Effect<Option.Option<StoredObject>, E, R>) {
+  yield* Effect.annotateCurrentSpan({ "object.key_length": key.length })
+  const found = yield* lookup
+  yield* Effect.annotateCurrentSpan({
+    "object.found": Option.isSome(found),
+    "object.bytes": Option.match(found, { onNone: () => 0, onSome: (o) => o.body.byteLength })
+  })
+  return found
+})

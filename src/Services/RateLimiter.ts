@@ -34,19 +34,18 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("app/RateLimiter"
     const repo = yield* RateLimitsRepo
 
     /** Counts one hit in the bucket's current window. */
-    const take = (bucket: string, { limit, window }: Limit) =>
-      Effect.gen(function*() {
-        const windowMs = Duration.toMillis(window)
-        const now = yield* Clock.currentTimeMillis
-        const windowStart = new Date(now - (now % windowMs))
-        const key = createHash("sha256").update(bucket).digest("hex")
-        const hits = yield* repo.hit(key, windowStart)
-        // Old windows are useless: drop them now and then rather than with a scheduler.
-        if (Math.random() < 0.01) yield* repo.deleteBefore(new Date(now - dayMs))
-        const giveBack = repo.unhit(key, windowStart).pipe(Effect.withSpan("RateLimiter.giveBack", { captureStackTrace: false }))
-        const retryAfter = Duration.millis(windowStart.getTime() + windowMs - now)
-        return { allowed: hits <= limit, retryAfter, giveBack } satisfies Taken
-      }).pipe(Effect.withSpan("RateLimiter.take", { captureStackTrace: false }))
+    const take = Effect.fn("RateLimiter.take", { captureStackTrace: false })(function*(bucket: string, { limit, window }: Limit) {
+      const windowMs = Duration.toMillis(window)
+      const now = yield* Clock.currentTimeMillis
+      const windowStart = new Date(now - (now % windowMs))
+      const key = createHash("sha256").update(bucket).digest("hex")
+      const hits = yield* repo.hit(key, windowStart)
+      // Old windows are useless: drop them now and then rather than with a scheduler.
+      if (Math.random() < 0.01) yield* repo.deleteBefore(new Date(now - dayMs))
+      const giveBack = repo.unhit(key, windowStart).pipe(Effect.withSpan("RateLimiter.giveBack", { captureStackTrace: false }))
+      const retryAfter = Duration.millis(windowStart.getTime() + windowMs - now)
+      return { allowed: hits <= limit, retryAfter, giveBack } satisfies Taken
+    })
 
     /**
      * Counts one hit; beyond the limit fails with 429 and the time left in the window (sent as

@@ -18,7 +18,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { invalidField, notFound, type NotFound, type ValidationFailed } from "../../Api/Errors.js"
+import { invalidField, notFound, type NotFound } from "../../Api/Errors.js"
 import type { PatientId } from "../../Domain/Ids.js"
 import { now } from "../Time.js"
 import { AccessRepo } from "./AccessRepo.js"
@@ -46,16 +46,14 @@ export class Access extends Effect.Service<Access>()("app/Access", {
      * (audit entry `patient.break_glass` and the reason). Front desk and billing never see
      * clinical content, reason or not: break-glass widens whose records, not which.
      */
-    const visiblePatient = (viewer: Viewer, patientId: number, purpose: Purpose = "general"): Effect.Effect<PatientId, NotFound> =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const row = yield* repo.related(viewer, patientId, purpose, at)
-        if (Option.isNone(row)) return yield* Effect.fail(patientNotFound())
-        if (row.value.related || (yield* openedWithGlass(viewer, row.value.id, at))) return row.value.id
-        return yield* Effect.fail(patientNotFound())
-      }).pipe(
-        Effect.withSpan("Access.visiblePatient", { attributes: { "patient.id": patientId, "access.purpose": purpose } })
-      )
+    const visiblePatient = Effect.fn("Access.visiblePatient")(function*(viewer: Viewer, patientId: number, purpose: Purpose = "general") {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId, "access.purpose": purpose })
+      const at = yield* now
+      const row = yield* repo.related(viewer, patientId, purpose, at)
+      if (Option.isNone(row)) return yield* Effect.fail(patientNotFound())
+      if (row.value.related || (yield* openedWithGlass(viewer, row.value.id, at))) return row.value.id
+      return yield* Effect.fail(patientNotFound())
+    })
 
     /** Whether a provider or supervisor breaks the glass for an existing patient; if so the access is recorded. */
     const openedWithGlass = (viewer: Viewer, patientId: number, at: Date): Effect.Effect<boolean> =>
@@ -81,15 +79,16 @@ export class Access extends Effect.Service<Access>()("app/Access", {
      * included: each patient opened is recorded), in one statement for the ones in the caller's
      * relationships. Unknown ids are simply not among them.
      */
-    const visiblePatients = (viewer: Viewer, patientIds: ReadonlyArray<number>, purpose: Purpose = "general"): Effect.Effect<ReadonlyArray<PatientId>> =>
-      Effect.gen(function*() {
+    const visiblePatients: (viewer: Viewer, patientIds: ReadonlyArray<number>, purpose?: Purpose) => Effect.Effect<ReadonlyArray<PatientId>> =
+      Effect.fn("Access.visiblePatients")(function*(viewer: Viewer, patientIds: ReadonlyArray<number>, purpose: Purpose = "general") {
+        yield* Effect.annotateCurrentSpan({ "patients.count": patientIds.length, "access.purpose": purpose })
         if (patientIds.length === 0) return []
         const at = yield* now
         const rows = yield* repo.relatedAll(viewer, patientIds, purpose, at)
         const visible: Array<PatientId> = []
         for (const row of rows) if (row.related || (yield* openedWithGlass(viewer, row.id, at))) visible.push(row.id)
         return visible
-      }).pipe(Effect.withSpan("Access.visiblePatients", { attributes: { "patients.count": patientIds.length, "access.purpose": purpose } }))
+      })
 
     /**
      * The appointment's patient when the caller may see that patient (scheduling: a `general`
@@ -146,18 +145,17 @@ export class Access extends Effect.Service<Access>()("app/Access", {
      * Anyone else without one gets 422 `{"errors":{"patient_id":["can't be blank"]}}` (staff must
      * say which patient; a parent with none or several must choose).
      */
-    const defaultPatientFor = (
+    const defaultPatientFor = Effect.fn("Access.defaultPatientFor")(function*(
       viewer: Viewer,
       patientId: number | undefined,
       purpose: Purpose = "general"
-    ): Effect.Effect<PatientId, NotFound | ValidationFailed> =>
-      Effect.gen(function*() {
-        if (patientId !== undefined) return yield* visiblePatient(viewer, patientId, purpose)
-        if (isStaff(viewer.role)) return yield* Effect.fail(invalidField("patient_id", "can't be blank"))
-        const linked = yield* linkedPatients(viewer.id)
-        if (linked.length !== 1) return yield* Effect.fail(invalidField("patient_id", "can't be blank"))
-        return linked[0]!
-      }).pipe(Effect.withSpan("Access.defaultPatientFor"))
+    ) {
+      if (patientId !== undefined) return yield* visiblePatient(viewer, patientId, purpose)
+      if (isStaff(viewer.role)) return yield* Effect.fail(invalidField("patient_id", "can't be blank"))
+      const linked = yield* linkedPatients(viewer.id)
+      if (linked.length !== 1) return yield* Effect.fail(invalidField("patient_id", "can't be blank"))
+      return linked[0]!
+    })
 
     /**
      * The viewer with their active provider profile (the video rules): parents have none; anyone

@@ -163,8 +163,8 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
         text: emailTextOf(activity.body ?? "", activity.email_attachments)
       }).pipe(Effect.mapError((error) => ecmInvalid([`Email could not be sent: ${error.reason}`])))
 
-    const create = (callerId: number, patientId: number, fields: ActivityFields) =>
-      Effect.gen(function*() {
+    const create = Effect.fn("Activities.create")(
+      function*(callerId: number, patientId: number, fields: ActivityFields) {
         yield* lockPatient(patientId)
         const at = yield* now
         const activity = merged({ ...empty, patient_id: patientId, performed_by_id: callerId, occurred_at: at }, fields)
@@ -180,14 +180,15 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
           patient_id: row.patient_id, performed_by_id: row.performed_by_id, assigned_to_id: row.assigned_to_id,
           created_at: row.created_at, updated_at: row.updated_at
         }, true)
-      }).pipe(
-        sql.withTransaction,
-        Effect.catchTag("SqlError", Effect.die),
-        Effect.withSpan("Activities.create", { attributes: { "patient.id": patientId } })
-      )
+      },
+      sql.withTransaction,
+      Effect.catchTag("SqlError", Effect.die),
+      // Outside the transaction: the body runs under its span.
+      (effect, _callerId, patientId) => Effect.zipRight(Effect.annotateCurrentSpan({ "patient.id": patientId }), effect)
+    )
 
-    const update = (callerId: number, patientId: number, id: number, fields: ActivityFields) =>
-      Effect.gen(function*() {
+    const update = Effect.fn("Activities.update")(
+      function*(callerId: number, patientId: number, id: number, fields: ActivityFields) {
         yield* lockPatient(patientId)
         const previous = yield* requireActivity(patientId, id)
         const activity = merged(previous, fields)
@@ -199,53 +200,56 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
         yield* events.sync(stored)
         yield* audit.record({ actorId: callerId, action: "ecm_activity.update", targetType: "ecm_activity", targetId: id })
         return (yield* repo.detail(patientId, id))!
-      }).pipe(
-        sql.withTransaction,
-        Effect.catchTag("SqlError", Effect.die),
-        Effect.withSpan("Activities.update", { attributes: { "patient.id": patientId, "activity.id": id } })
-      )
+      },
+      sql.withTransaction,
+      Effect.catchTag("SqlError", Effect.die),
+      // Outside the transaction: the body runs under its span.
+      (effect, _callerId, patientId, id) => Effect.zipRight(Effect.annotateCurrentSpan({ "patient.id": patientId, "activity.id": id }), effect)
+    )
 
-    const remove = (callerId: number, patientId: number, id: number) =>
-      Effect.gen(function*() {
+    const remove = Effect.fn("Activities.delete")(
+      function*(callerId: number, patientId: number, id: number) {
         yield* lockPatient(patientId)
         yield* requireActivity(patientId, id)
         yield* events.remove(id)
         yield* repo.remove(patientId, id)
         yield* audit.record({ actorId: callerId, action: "ecm_activity.delete", targetType: "ecm_activity", targetId: id })
-      }).pipe(
-        sql.withTransaction,
-        Effect.catchTag("SqlError", Effect.die),
-        Effect.withSpan("Activities.delete", { attributes: { "patient.id": patientId, "activity.id": id } })
-      )
+      },
+      sql.withTransaction,
+      Effect.catchTag("SqlError", Effect.die),
+      // Outside the transaction: the body runs under its span.
+      (effect, _callerId, patientId, id) => Effect.zipRight(Effect.annotateCurrentSpan({ "patient.id": patientId, "activity.id": id }), effect)
+    )
 
-    const comment = (callerId: number, patientId: number, activityId: number, body: string) =>
-      Effect.gen(function*() {
+    const comment = Effect.fn("Activities.comment")(
+      function*(callerId: number, patientId: number, activityId: number, body: string) {
         yield* requirePatient(patientId)
         yield* requireActivity(patientId, activityId)
         const created = yield* repo.addComment(activityId, callerId, body, yield* now)
         yield* audit.record({ actorId: callerId, action: "ecm_activity_comment.create", targetType: "ecm_activity_comment", targetId: created.id })
         return created
-      }).pipe(
-        sql.withTransaction,
-        Effect.catchTag("SqlError", Effect.die),
-        Effect.withSpan("Activities.comment", { attributes: { "patient.id": patientId, "activity.id": activityId } })
-      )
+      },
+      sql.withTransaction,
+      Effect.catchTag("SqlError", Effect.die),
+      // Outside the transaction: the body runs under its span.
+      (effect, _callerId, patientId, activityId) => Effect.zipRight(Effect.annotateCurrentSpan({ "patient.id": patientId, "activity.id": activityId }), effect)
+    )
 
-    const show = (patientId: number, id: number) =>
-      Effect.gen(function*() {
-        yield* requirePatient(patientId)
-        const detail = yield* repo.detail(patientId, id)
-        if (detail === undefined) return yield* Effect.fail(ecmNotFound("Activity"))
-        return detail
-      }).pipe(Effect.withSpan("Activities.show", { attributes: { "patient.id": patientId, "activity.id": id } }))
+    const show = Effect.fn("Activities.show")(function*(patientId: number, id: number) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId, "activity.id": id })
+      yield* requirePatient(patientId)
+      const detail = yield* repo.detail(patientId, id)
+      if (detail === undefined) return yield* Effect.fail(ecmNotFound("Activity"))
+      return detail
+    })
 
-    const list = (patientId: number, criteria: ActivityCriteria, page: PageRequest) =>
-      Effect.gen(function*() {
-        yield* requirePatient(patientId)
-        const { pagination, rows } = yield* repo.list(patientId, criteria, page)
-        yield* Effect.annotateCurrentSpan({ "activities.count": rows.length, "activities.total_count": pagination.total_count })
-        return { activities: rows, pagination }
-      }).pipe(Effect.withSpan("Activities.list", { attributes: { "patient.id": patientId } }))
+    const list = Effect.fn("Activities.list")(function*(patientId: number, criteria: ActivityCriteria, page: PageRequest) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId })
+      yield* requirePatient(patientId)
+      const { pagination, rows } = yield* repo.list(patientId, criteria, page)
+      yield* Effect.annotateCurrentSpan({ "activities.count": rows.length, "activities.total_count": pagination.total_count })
+      return { activities: rows, pagination }
+    })
 
     return { create, update, remove, comment, show, list } as const
   }),

@@ -137,68 +137,68 @@ export class Communications extends Effect.Service<Communications>()("app/EcmCom
         return { call: { ...row, telephony_sid: row.telephony_sid ?? provider.sid, status }, activity }
       }).pipe(sql.withTransaction, Effect.orDie)
 
-    const sendSms = (callerId: number, patientId: number, phoneNumber: string, body: string) =>
-      Effect.gen(function*() {
-        const to = yield* destination(phoneNumber)
-        const patient = yield* requirePatient(patientId)
-        if (yield* repo.isOptedOut(patient.phone === null ? [to] : [to, patient.phone])) {
-          return yield* Effect.fail(ecmInvalid([optedOutMessage]))
-        }
-        const row = yield* repo.insertOutboundSms({
-          patientId,
-          to,
-          from: fromNumber,
-          body,
-          segments: smsSegments(body),
-          sentById: callerId,
-          now: yield* now
-        })
-        yield* Effect.annotateCurrentSpan("sms.id", row.id)
-        const receipt = yield* telephony.sendSms({ to, body, statusCallback: `${base}${webhookPaths.smsStatus}?sms_id=${row.id}` }).pipe(
-          Effect.catchTag("TelephonyError", (error) =>
-            Effect.zipRight(
-              Effect.flatMap(now, (at) => repo.markFailed("sms_messages", row.id, error.reason, at)),
-              Effect.fail(ecmInvalid([`Failed to send SMS: ${error.reason}`]))
-            ))
-        )
-        const completed = yield* completeSms(row.id, { sid: receipt.sid, status: receipt.status })
-        if (completed === undefined || completed.activity === undefined) return yield* Effect.dieMessage("the sent SMS lost its record")
-        return SmsResponse.make({
-          message: "SMS sent successfully",
-          sms: smsRecordOf({ ...completed.sms, from_number: receipt.from }),
-          activity: communicationActivityOf(completed.activity)
-        }, true)
-      }).pipe(Effect.withSpan("Communications.sendSms", { attributes: { "patient.id": patientId } }))
+    const sendSms = Effect.fn("Communications.sendSms")(function*(callerId: number, patientId: number, phoneNumber: string, body: string) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId })
+      const to = yield* destination(phoneNumber)
+      const patient = yield* requirePatient(patientId)
+      if (yield* repo.isOptedOut(patient.phone === null ? [to] : [to, patient.phone])) {
+        return yield* Effect.fail(ecmInvalid([optedOutMessage]))
+      }
+      const row = yield* repo.insertOutboundSms({
+        patientId,
+        to,
+        from: fromNumber,
+        body,
+        segments: smsSegments(body),
+        sentById: callerId,
+        now: yield* now
+      })
+      yield* Effect.annotateCurrentSpan("sms.id", row.id)
+      const receipt = yield* telephony.sendSms({ to, body, statusCallback: `${base}${webhookPaths.smsStatus}?sms_id=${row.id}` }).pipe(
+        Effect.catchTag("TelephonyError", (error) =>
+          Effect.zipRight(
+            Effect.flatMap(now, (at) => repo.markFailed("sms_messages", row.id, error.reason, at)),
+            Effect.fail(ecmInvalid([`Failed to send SMS: ${error.reason}`]))
+          ))
+      )
+      const completed = yield* completeSms(row.id, { sid: receipt.sid, status: receipt.status })
+      if (completed === undefined || completed.activity === undefined) return yield* Effect.dieMessage("the sent SMS lost its record")
+      return SmsResponse.make({
+        message: "SMS sent successfully",
+        sms: smsRecordOf({ ...completed.sms, from_number: receipt.from }),
+        activity: communicationActivityOf(completed.activity)
+      }, true)
+    })
 
-    const placeCall = (callerId: number, patientId: number, phoneNumber: string) =>
-      Effect.gen(function*() {
-        const to = yield* destination(phoneNumber)
-        yield* requirePatient(patientId)
-        const row = yield* repo.insertOutboundCall({ patientId, to, from: fromNumber, placedById: callerId, now: yield* now })
-        yield* Effect.annotateCurrentSpan("call.id", row.id)
-        const receipt = yield* telephony.placeCall({
-          to,
-          url: `${base}${webhookPaths.outboundCall}?call_id=${row.id}`,
-          statusCallback: `${base}${webhookPaths.voiceStatus}?call_id=${row.id}`
-        }).pipe(
-          Effect.catchTag("TelephonyError", (error) =>
-            Effect.zipRight(
-              Effect.flatMap(now, (at) => repo.markFailed("voice_calls", row.id, error.reason, at)),
-              Effect.fail(ecmInvalid([`Failed to place call: ${error.reason}`]))
-            ))
-        )
-        const completed = yield* completeCall(row.id, { sid: receipt.sid, status: receipt.status })
-        if (completed === undefined || completed.activity === undefined) return yield* Effect.dieMessage("the placed call lost its record")
-        return CallResponse.make({
-          message: "Call initiated successfully",
-          call: callRecordOf({ ...completed.call, from_number: receipt.from }),
-          activity: communicationActivityOf(completed.activity)
-        }, true)
-      }).pipe(Effect.withSpan("Communications.placeCall", { attributes: { "patient.id": patientId } }))
+    const placeCall = Effect.fn("Communications.placeCall")(function*(callerId: number, patientId: number, phoneNumber: string) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId })
+      const to = yield* destination(phoneNumber)
+      yield* requirePatient(patientId)
+      const row = yield* repo.insertOutboundCall({ patientId, to, from: fromNumber, placedById: callerId, now: yield* now })
+      yield* Effect.annotateCurrentSpan("call.id", row.id)
+      const receipt = yield* telephony.placeCall({
+        to,
+        url: `${base}${webhookPaths.outboundCall}?call_id=${row.id}`,
+        statusCallback: `${base}${webhookPaths.voiceStatus}?call_id=${row.id}`
+      }).pipe(
+        Effect.catchTag("TelephonyError", (error) =>
+          Effect.zipRight(
+            Effect.flatMap(now, (at) => repo.markFailed("voice_calls", row.id, error.reason, at)),
+            Effect.fail(ecmInvalid([`Failed to place call: ${error.reason}`]))
+          ))
+      )
+      const completed = yield* completeCall(row.id, { sid: receipt.sid, status: receipt.status })
+      if (completed === undefined || completed.activity === undefined) return yield* Effect.dieMessage("the placed call lost its record")
+      return CallResponse.make({
+        message: "Call initiated successfully",
+        call: callRecordOf({ ...completed.call, from_number: receipt.from }),
+        activity: communicationActivityOf(completed.activity)
+      }, true)
+    })
 
-    const unmatchedSms = (page: PageRequest) =>
+    const unmatchedSms = Effect.fn("Communications.unmatchedSms")((page: PageRequest) =>
       Effect.map(repo.unmatchedSms(page), ({ pagination, rows }) => ({ sms: rows, pagination }))
-        .pipe(Effect.withSpan("Communications.unmatchedSms"))
+    )
 
     return { sendSms, placeCall, completeSms, completeCall, unmatchedSms } as const
   }),

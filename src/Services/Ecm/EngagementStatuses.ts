@@ -34,29 +34,29 @@ export interface OutreachEvent {
  * attempt (never before the current entry, never after today). Runs inside the transaction that
  * writes the event, so the activity, its event and the move commit together.
  */
-export const advanceOnOutreach = (
+export const advanceOnOutreach = Effect.fn("EngagementStatuses.advanceOnOutreach")(function*(
   histories: StatusHistoriesRepo,
   patientId: number,
   activityId: number,
   actorId: number | null,
   event: OutreachEvent
-) =>
-  Effect.gen(function*() {
-    // The statuses this event moves on from: those for which the rule calls it an outreach attempt.
-    const from = awaitingOutreach.filter((status) => contactOf(event, status)?.kind === "outreach")
-    if (from.length === 0) return
-    const nowMs = yield* nowMillis
-    yield* histories.lock(patientId)
-    yield* histories.advance({
-      patientId,
-      from,
-      status: outreachInProgress,
-      day: utcDay(Math.min(event.occurred_at.getTime(), nowMs)),
-      reason: `Outreach attempt recorded (activity ${activityId})`,
-      actorId,
-      at: new Date(nowMs)
-    })
-  }).pipe(Effect.withSpan("EngagementStatuses.advanceOnOutreach", { attributes: { "patient.id": patientId } }))
+) {
+  yield* Effect.annotateCurrentSpan({ "patient.id": patientId })
+  // The statuses this event moves on from: those for which the rule calls it an outreach attempt.
+  const from = awaitingOutreach.filter((status) => contactOf(event, status)?.kind === "outreach")
+  if (from.length === 0) return
+  const nowMs = yield* nowMillis
+  yield* histories.lock(patientId)
+  yield* histories.advance({
+    patientId,
+    from,
+    status: outreachInProgress,
+    day: utcDay(Math.min(event.occurred_at.getTime(), nowMs)),
+    reason: `Outreach attempt recorded (activity ${activityId})`,
+    actorId,
+    at: new Date(nowMs)
+  })
+})
 
 export class EngagementStatuses extends Effect.Service<EngagementStatuses>()("app/EcmEngagementStatuses", {
   effect: Effect.gen(function*() {
@@ -68,8 +68,8 @@ export class EngagementStatuses extends Effect.Service<EngagementStatuses>()("ap
     const requireEcmPatient = (patientId: number) =>
       Effect.flatMap(histories.isEcmPatient(patientId), (found) => (found ? Effect.void : Effect.fail(ecmNotFound("Patient"))))
 
-    const update = (callerId: number, patientId: number, change: EngagementStatusRequest) =>
-      Effect.gen(function*() {
+    const update = Effect.fn("EngagementStatuses.update")(
+      function*(callerId: number, patientId: number, change: EngagementStatusRequest) {
         yield* histories.lock(patientId)
         yield* requireEcmPatient(patientId)
         const history = yield* histories.history(patientId)
@@ -95,17 +95,18 @@ export class EngagementStatuses extends Effect.Service<EngagementStatuses>()("ap
         }
         yield* audit.record({ actorId: callerId, action: "ecm_status_history.create", targetType: "ecm_status_history", targetId: entry.id })
         return entryOf(entry)
-      }).pipe(
-        transaction,
-        Effect.withSpan("EngagementStatuses.update", { attributes: { "patient.id": patientId } })
-      )
+      },
+      transaction,
+      // Outside the transaction: the body runs under its span.
+      (effect, _callerId, patientId) => Effect.zipRight(Effect.annotateCurrentSpan({ "patient.id": patientId }), effect)
+    )
 
-    const show = (patientId: number) =>
-      Effect.gen(function*() {
-        yield* requireEcmPatient(patientId)
-        const history = (yield* histories.entries(patientId)).map(entryOf)
-        return { patient_id: patientId, engagement_status: history[0] ?? null, status_histories: history }
-      }).pipe(Effect.withSpan("EngagementStatuses.show", { attributes: { "patient.id": patientId } }))
+    const show = Effect.fn("EngagementStatuses.show")(function*(patientId: number) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId })
+      yield* requireEcmPatient(patientId)
+      const history = (yield* histories.entries(patientId)).map(entryOf)
+      return { patient_id: patientId, engagement_status: history[0] ?? null, status_histories: history }
+    })
 
     return { update, show } as const
   }),

@@ -26,21 +26,23 @@ export class EventGenerator extends Effect.Service<EventGenerator>()("app/EcmEve
     const histories = yield* StatusHistoriesRepo
 
     /** Brings the activity's event in step with it (its `updated_at` moves only when it changes). */
-    const sync = (activity: ActivityRow) =>
-      Effect.gen(function*() {
-        const event = eventOf(activity)
-        if (event === null) {
-          yield* events.removeOf(activity.id)
-          return
-        }
-        yield* events.upsert({ ...event, patientId: activity.patient_id, activityId: activity.id, at: yield* now })
-        // docs/prtf.md "Automatic moves": an outreach attempt may start outreach.
-        yield* advanceOnOutreach(histories, activity.patient_id, activity.id, activity.performed_by_id ?? null, event)
-      }).pipe(Effect.withSpan("EventGenerator.sync", { attributes: { "activity.id": activity.id } }))
+    const sync = Effect.fn("EventGenerator.sync")(function*(activity: ActivityRow) {
+      yield* Effect.annotateCurrentSpan({ "activity.id": activity.id })
+      const event = eventOf(activity)
+      if (event === null) {
+        yield* events.removeOf(activity.id)
+        return
+      }
+      yield* events.upsert({ ...event, patientId: activity.patient_id, activityId: activity.id, at: yield* now })
+      // docs/prtf.md "Automatic moves": an outreach attempt may start outreach.
+      yield* advanceOnOutreach(histories, activity.patient_id, activity.id, activity.performed_by_id ?? null, event)
+    })
 
     /** Before the activity is deleted (the foreign key would cascade too; this says it). */
-    const remove = (activityId: number) =>
-      events.removeOf(activityId).pipe(Effect.withSpan("EventGenerator.remove", { attributes: { "activity.id": activityId } }))
+    const remove = Effect.fn("EventGenerator.remove")(function*(activityId: number) {
+      yield* Effect.annotateCurrentSpan({ "activity.id": activityId })
+      return yield* events.removeOf(activityId)
+    })
 
     return { sync, remove } as const
   }),

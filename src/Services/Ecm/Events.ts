@@ -63,62 +63,62 @@ export class Events extends Effect.Service<Events>()("app/EcmEvents", {
     const requirePatient = (patientId: number) => Effect.flatMap(repo.patientName(patientId), found)
 
     /** The page, its total and the patient's name at once (three connections): the count dominates a busy member's page. */
-    const list = (patientId: number, criteria: EventCriteria, page: PageRequest) =>
-      Effect.gen(function*() {
-        const filter = {
-          patientId,
-          eventType: criteria.eventType,
-          from: criteria.startDate === undefined ? undefined : dayStart(criteria.startDate),
-          until: criteria.endDate === undefined ? undefined : dayAfter(criteria.endDate)
-        }
-        // Queries beside each other only when none can fail: a failure would interrupt the others,
-        // and @effect/sql-pg cancels an interrupted query with pg_cancel_backend, which can land on
-        // the next query of that connection.
-        const [name, rows, totalCount] = yield* Effect.all([
-          repo.patientName(patientId),
-          repo.page(filter, page.perPage, page.offset),
-          repo.count(filter)
-        ], { concurrency: "unbounded" })
-        const patient = yield* found(name)
-        yield* Effect.annotateCurrentSpan({ "events.count": rows.length, "events.total_count": totalCount })
-        return {
-          events: rows.map((row) => Event.make({ ...row, patient_name: patient }, true)),
-          pagination: paginationOf(page, totalCount)
-        }
-      }).pipe(Effect.withSpan("Events.list", { attributes: { "patient.id": patientId } }))
+    const list = Effect.fn("Events.list")(function*(patientId: number, criteria: EventCriteria, page: PageRequest) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId })
+      const filter = {
+        patientId,
+        eventType: criteria.eventType,
+        from: criteria.startDate === undefined ? undefined : dayStart(criteria.startDate),
+        until: criteria.endDate === undefined ? undefined : dayAfter(criteria.endDate)
+      }
+      // Queries beside each other only when none can fail: a failure would interrupt the others,
+      // and @effect/sql-pg cancels an interrupted query with pg_cancel_backend, which can land on
+      // the next query of that connection.
+      const [name, rows, totalCount] = yield* Effect.all([
+        repo.patientName(patientId),
+        repo.page(filter, page.perPage, page.offset),
+        repo.count(filter)
+      ], { concurrency: "unbounded" })
+      const patient = yield* found(name)
+      yield* Effect.annotateCurrentSpan({ "events.count": rows.length, "events.total_count": totalCount })
+      return {
+        events: rows.map((row) => Event.make({ ...row, patient_name: patient }, true)),
+        pagination: paginationOf(page, totalCount)
+      }
+    })
 
-    const show = (patientId: number, id: number) =>
-      Effect.gen(function*() {
-        const patient = yield* requirePatient(patientId)
-        const found = yield* repo.detail(patientId, id)
-        if (Option.isNone(found)) return yield* Effect.fail(ecmNotFound("Event"))
-        const { a_activity_type, a_status, assigned_to_id, assigned_to_name, performed_by_id, performed_by_name, ...event } = found.value
-        return EventDetail.make({
-          ...event,
-          patient_name: patient,
-          activity: EventActivity.make({
-            id: event.activity_id, activity_type: a_activity_type, status: a_status,
-            performed_by_id, performed_by_name, assigned_to_id, assigned_to_name
-          }, true)
+    const show = Effect.fn("Events.show")(function*(patientId: number, id: number) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId, "event.id": id })
+      const patient = yield* requirePatient(patientId)
+      const found = yield* repo.detail(patientId, id)
+      if (Option.isNone(found)) return yield* Effect.fail(ecmNotFound("Event"))
+      const { a_activity_type, a_status, assigned_to_id, assigned_to_name, performed_by_id, performed_by_name, ...event } = found.value
+      return EventDetail.make({
+        ...event,
+        patient_name: patient,
+        activity: EventActivity.make({
+          id: event.activity_id, activity_type: a_activity_type, status: a_status,
+          performed_by_id, performed_by_name, assigned_to_id, assigned_to_name
         }, true)
-      }).pipe(Effect.withSpan("Events.show", { attributes: { "patient.id": patientId, "event.id": id } }))
+      }, true)
+    })
 
-    const counts = (patientId: number, startDate: string | undefined, endDate: string | undefined) =>
-      Effect.gen(function*() {
-        if (startDate === undefined || endDate === undefined || endDate < startDate) {
-          // An unknown patient is a 404 before anything else is looked at.
-          yield* requirePatient(patientId)
-          return yield* Effect.fail(ecmInvalid([
-            startDate === undefined || endDate === undefined ? "Start date and end date are required" : "End date must be on or after start date"
-          ]))
-        }
-        const [name, groups] = yield* Effect.all([
-          repo.patientName(patientId),
-          repo.groups(patientId, dayStart(startDate), dayAfter(endDate))
-        ], { concurrency: "unbounded" })
-        yield* found(name)
-        return EventCounts.make({ patient_id: patientId, start_date: startDate, end_date: endDate, counts: countsOf(groups) }, true)
-      }).pipe(Effect.withSpan("Events.counts", { attributes: { "patient.id": patientId } }))
+    const counts = Effect.fn("Events.counts")(function*(patientId: number, startDate: string | undefined, endDate: string | undefined) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId })
+      if (startDate === undefined || endDate === undefined || endDate < startDate) {
+        // An unknown patient is a 404 before anything else is looked at.
+        yield* requirePatient(patientId)
+        return yield* Effect.fail(ecmInvalid([
+          startDate === undefined || endDate === undefined ? "Start date and end date are required" : "End date must be on or after start date"
+        ]))
+      }
+      const [name, groups] = yield* Effect.all([
+        repo.patientName(patientId),
+        repo.groups(patientId, dayStart(startDate), dayAfter(endDate))
+      ], { concurrency: "unbounded" })
+      yield* found(name)
+      return EventCounts.make({ patient_id: patientId, start_date: startDate, end_date: endDate, counts: countsOf(groups) }, true)
+    })
 
     return { list, show, counts } as const
   }),

@@ -149,92 +149,93 @@ export class LeadCareManagers extends Effect.Service<LeadCareManagers>()("app/Le
         }, true)
       }).pipe(Effect.withSpan(`LeadCareManagers.${via}`, { attributes: { "patient.id": assignment.patient_id } }))
 
-    const bulkAssign = (actorId: number, assignments: ReadonlyArray<Assignment>) =>
-      Effect.gen(function*() {
-        const outcomes = yield* transaction(apply(actorId, assignments, "bulk_assign"))
-        const results = outcomes.map((o) =>
-          o.problems.length === 0
-            ? BulkAssignSuccess.make({ patient_id: o.patientId, status: "success" }, true)
-            : BulkAssignFailure.make({ patient_id: o.patientId, status: "failed", errors: o.problems }, true))
-        const failed = results.filter((r) => r.status === "failed").length
-        const succeeded = results.length - failed
-        return BulkAssignResponse.make({
-          message: `Bulk assignment completed: ${succeeded} succeeded, ${failed} failed`,
-          successful_count: succeeded,
-          failed_count: failed,
-          results
-        }, true)
-      }).pipe(Effect.withSpan("LeadCareManagers.bulkAssign", { attributes: { "assignments.count": assignments.length } }))
+    const bulkAssign = Effect.fn("LeadCareManagers.bulkAssign")(function*(actorId: number, assignments: ReadonlyArray<Assignment>) {
+      yield* Effect.annotateCurrentSpan({ "assignments.count": assignments.length })
+      const outcomes = yield* transaction(apply(actorId, assignments, "bulk_assign"))
+      const results = outcomes.map((o) =>
+        o.problems.length === 0
+          ? BulkAssignSuccess.make({ patient_id: o.patientId, status: "success" }, true)
+          : BulkAssignFailure.make({ patient_id: o.patientId, status: "failed", errors: o.problems }, true))
+      const failed = results.filter((r) => r.status === "failed").length
+      const succeeded = results.length - failed
+      return BulkAssignResponse.make({
+        message: `Bulk assignment completed: ${succeeded} succeeded, ${failed} failed`,
+        successful_count: succeeded,
+        failed_count: failed,
+        results
+      }, true)
+    })
 
     /** Takes one role off a patient's case load; a role nobody holds is already removed. */
-    const remove = (actorId: number, patientId: number, role: LeadCareManagerRole) =>
-      Effect.gen(function*() {
-        const found = yield* transaction(Effect.gen(function*() {
-          const patients = yield* caseLoads.lockPatients([patientId])
-          if (patients.length === 0) return false
-          const [row] = yield* caseLoads.lockHolders([patientId])
-          const from = row === undefined ? null : role === "olcm" ? row.olcm_user_id : row.ilcm_user_id
-          if (row === undefined || from === null) return true
-          const at = yield* now
-          yield* caseLoads.clearRole(row.id, role, at)
-          yield* recordChanges(actorId, "remove", [{ case_load_id: row.id, patient_id: patientId, role, from_user_id: from, to_user_id: null }], at)
-          return true
-        }))
-        if (!found) return yield* Effect.fail(ecmNotFound("Patient"))
-        return LeadCareManagerMessage.make({ message: "Lead care manager removed successfully" }, true)
-      }).pipe(Effect.withSpan("LeadCareManagers.remove", { attributes: { "patient.id": patientId, "case_load.role": role } }))
+    const remove = Effect.fn("LeadCareManagers.remove")(function*(actorId: number, patientId: number, role: LeadCareManagerRole) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId, "case_load.role": role })
+      const found = yield* transaction(Effect.gen(function*() {
+        const patients = yield* caseLoads.lockPatients([patientId])
+        if (patients.length === 0) return false
+        const [row] = yield* caseLoads.lockHolders([patientId])
+        const from = row === undefined ? null : role === "olcm" ? row.olcm_user_id : row.ilcm_user_id
+        if (row === undefined || from === null) return true
+        const at = yield* now
+        yield* caseLoads.clearRole(row.id, role, at)
+        yield* recordChanges(actorId, "remove", [{ case_load_id: row.id, patient_id: patientId, role, from_user_id: from, to_user_id: null }], at)
+        return true
+      }))
+      if (!found) return yield* Effect.fail(ecmNotFound("Patient"))
+      return LeadCareManagerMessage.make({ message: "Lead care manager removed successfully" }, true)
+    })
 
-    const forPatient = (patientId: number) =>
-      Effect.gen(function*() {
-        const patient = yield* caseLoads.patientName(patientId)
-        if (Option.isNone(patient)) return yield* Effect.fail(ecmNotFound("Patient"))
-        const found = yield* caseLoads.caseLoadOf(patientId)
-        return PatientLeadCareManagersResponse.make({
-          patient_id: patient.value.id,
-          patient_name: patient.value.name,
-          case_load: Option.match(found, {
-            onNone: () => null,
-            onSome: (c) =>
-              PatientCaseLoadManagers.make({
-                id: c.id,
-                provider_id: c.provider_id,
-                provider_name: c.provider_name,
-                olcm: assignedOf(c.olcm_user_id, c.olcm_name, c.olcm_email, c.olcm_assigned_at),
-                ilcm: assignedOf(c.ilcm_user_id, c.ilcm_name, c.ilcm_email, c.ilcm_assigned_at)
-              }, true)
-          })
-        }, true)
-      }).pipe(Effect.withSpan("LeadCareManagers.forPatient", { attributes: { "patient.id": patientId } }))
+    const forPatient = Effect.fn("LeadCareManagers.forPatient")(function*(patientId: number) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId })
+      const patient = yield* caseLoads.patientName(patientId)
+      if (Option.isNone(patient)) return yield* Effect.fail(ecmNotFound("Patient"))
+      const found = yield* caseLoads.caseLoadOf(patientId)
+      return PatientLeadCareManagersResponse.make({
+        patient_id: patient.value.id,
+        patient_name: patient.value.name,
+        case_load: Option.match(found, {
+          onNone: () => null,
+          onSome: (c) =>
+            PatientCaseLoadManagers.make({
+              id: c.id,
+              provider_id: c.provider_id,
+              provider_name: c.provider_name,
+              olcm: assignedOf(c.olcm_user_id, c.olcm_name, c.olcm_email, c.olcm_assigned_at),
+              ilcm: assignedOf(c.ilcm_user_id, c.ilcm_name, c.ilcm_email, c.ilcm_assigned_at)
+            }, true)
+        })
+      }, true)
+    })
 
     /**
      * Users who can hold a role (active staff) and users who hold one (whatever their status now,
      * so an admin can find and replace them), with their counts.
      */
-    const list = (criteria: LeadCareManagerCriteria, request: PageRequest) =>
-      Effect.gen(function*() {
-        const { pagination, rows } = yield* caseLoads.managers(criteria, request)
-        yield* Effect.annotateCurrentSpan({ "lead_care_managers.count": rows.length })
-        return LeadCareManagerList.make({
-          lead_care_managers: rows.map((r) =>
-            LeadCareManager.make({
-              id: r.id,
-              name: `${r.first_name} ${r.last_name}`,
-              email: r.email,
-              roles: leadCareManagerRoles.filter((role) => (role === "olcm" ? r.olcm : r.ilcm) > 0),
-              assigned_patients_count: r.patients,
-              olcm_assignments_count: r.olcm,
-              ilcm_assignments_count: r.ilcm
-            }, true)),
-          pagination
-        }, true)
-      }).pipe(Effect.withSpan("LeadCareManagers.list"))
+    const list = Effect.fn("LeadCareManagers.list")(function*(criteria: LeadCareManagerCriteria, request: PageRequest) {
+      const { pagination, rows } = yield* caseLoads.managers(criteria, request)
+      yield* Effect.annotateCurrentSpan({ "lead_care_managers.count": rows.length })
+      return LeadCareManagerList.make({
+        lead_care_managers: rows.map((r) =>
+          LeadCareManager.make({
+            id: r.id,
+            name: `${r.first_name} ${r.last_name}`,
+            email: r.email,
+            roles: leadCareManagerRoles.filter((role) => (role === "olcm" ? r.olcm : r.ilcm) > 0),
+            assigned_patients_count: r.patients,
+            olcm_assignments_count: r.olcm,
+            ilcm_assignments_count: r.ilcm
+          }, true)),
+        pagination
+      }, true)
+    })
 
     /**
      * Who an inbound SMS or call about the patient goes to: the oLCM and
      * iLCM user ids, null where the role is empty or the patient has no case load.
      */
-    const assigneesOf = (patientId: number) =>
-      caseLoads.holdersOf(patientId).pipe(Effect.withSpan("LeadCareManagers.assigneesOf", { attributes: { "patient.id": patientId } }))
+    const assigneesOf = Effect.fn("LeadCareManagers.assigneesOf")(function*(patientId: number) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId })
+      return yield* caseLoads.holdersOf(patientId)
+    })
 
     return { list, assign, bulkAssign, remove, forPatient, assigneesOf } as const
   }),

@@ -34,41 +34,40 @@ export class MifFiles extends Effect.Service<MifFiles>()("app/MifFiles", {
         })
       )
 
-    const list = (request: PageRequest) =>
-      Effect.gen(function*() {
-        const { pagination, rows } = yield* repo.page(request)
-        const files = yield* Effect.forEach(rows, (row) => Effect.map(fieldsOf(row), (f) => MifFile.make(f, true)))
-        return MifFileList.make({ mif_files: files, pagination }, true)
-      }).pipe(Effect.withSpan("MifFiles.list"))
+    const list = Effect.fn("MifFiles.list")(function*(request: PageRequest) {
+      const { pagination, rows } = yield* repo.page(request)
+      const files = yield* Effect.forEach(rows, (row) => Effect.map(fieldsOf(row), (f) => MifFile.make(f, true)))
+      return MifFileList.make({ mif_files: files, pagination }, true)
+    })
 
-    const show = (id: number, request: PageRequest) =>
-      Effect.gen(function*() {
-        const row = yield* repo.find(id)
-        if (Option.isNone(row)) return yield* Effect.fail(ecmNotFound("MIF file"))
-        const records = yield* repo.eligibility(id, request)
-        const fields = yield* fieldsOf(row.value)
-        const detail = MifFileDetail.make({
-          ...fields,
-          eligibility_informations: records.map((r) =>
-            EligibilityRecord.make({
-              id: r.id,
-              patient_id: r.patient_id,
-              patient_name: `${r.patient_first_name} ${r.patient_last_name}`,
-              member_id: r.member_id,
-              cin: r.cin,
-              first_name: r.first_name,
-              last_name: r.last_name,
-              dob: r.dob,
-              ecm_service_auth_id: r.ecm_service_auth_id,
-              ecm_provider_name: r.ecm_provider_name,
-              member_record_status: r.member_record_status,
-              created_at: r.created_at,
-              updated_at: r.updated_at
-            }, true))
-        }, true)
-        // Every record of a completed import is in the file's eligibility list.
-        return MifFileResponse.make({ mif_file: detail, pagination: paginationOf(request, row.value.records_imported) }, true)
-      }).pipe(Effect.withSpan("MifFiles.show", { attributes: { "mif_file.id": id } }))
+    const show = Effect.fn("MifFiles.show")(function*(id: number, request: PageRequest) {
+      yield* Effect.annotateCurrentSpan({ "mif_file.id": id })
+      const row = yield* repo.find(id)
+      if (Option.isNone(row)) return yield* Effect.fail(ecmNotFound("MIF file"))
+      const records = yield* repo.eligibility(id, request)
+      const fields = yield* fieldsOf(row.value)
+      const detail = MifFileDetail.make({
+        ...fields,
+        eligibility_informations: records.map((r) =>
+          EligibilityRecord.make({
+            id: r.id,
+            patient_id: r.patient_id,
+            patient_name: `${r.patient_first_name} ${r.patient_last_name}`,
+            member_id: r.member_id,
+            cin: r.cin,
+            first_name: r.first_name,
+            last_name: r.last_name,
+            dob: r.dob,
+            ecm_service_auth_id: r.ecm_service_auth_id,
+            ecm_provider_name: r.ecm_provider_name,
+            member_record_status: r.member_record_status,
+            created_at: r.created_at,
+            updated_at: r.updated_at
+          }, true))
+      }, true)
+      // Every record of a completed import is in the file's eligibility list.
+      return MifFileResponse.make({ mif_file: detail, pagination: paginationOf(request, row.value.records_imported) }, true)
+    })
 
     return { list, show } as const
   }),

@@ -91,51 +91,50 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
      * record is written at once as a staging line into one reused buffer, which is copied into the
      * staging table whenever it is nearly full: one batch at a time, no per-record objects kept.
      */
-    const stageRecords = (fileType: MifFileType, bytes: Uint8Array) =>
-      Effect.gen(function*() {
-        const batches = readMif(fileType, bytes, (yield* AppConfig).mif.maxFileBytes)
-        const problems: Array<string> = []
-        let problemCount = 0
-        let staged = 0
-        const buffer = Buffer.allocUnsafe(stageBufferBytes)
-        let used = 0
-        let pendingRecords = 0
-        const flush = Effect.suspend(() => {
-          const lines = buffer.subarray(0, used)
-          const records = pendingRecords
-          used = 0
-          pendingRecords = 0
-          staged += records
-          // The buffer is reused only once this COPY has completed (the caller waits for it).
-          return records === 0 ? Effect.void : staging.stage(lines, records)
-        })
-        while (true) {
-          const next = yield* Effect.tryPromise({ try: () => batches.next(), catch: (error) => error }).pipe(
-            Effect.catchAll((error) =>
-              error instanceof MalformedFile ? Effect.fail(new ImportFailed([error.message])) : Effect.die(error))
-          )
-          if (next.done) break
-          for (const raw of next.value) {
-            const checked = checkRecord(raw, phoneFallback)
-            if (checked._tag === "Invalid") {
-              problemCount += checked.problems.length
-              for (const p of checked.problems) if (problems.length < maxReportedProblems) problems.push(p)
-              continue
-            }
-            // Once a record is bad nothing will be written: keep reading only to report the rest.
-            if (problemCount > 0) continue
-            const line = stagingLine(checked.record)
-            // Three bytes per UTF-16 unit at most: the line always fits after a flush.
-            if (used + line.length * 3 > buffer.length) yield* flush
-            used += buffer.write(line, used)
-            pendingRecords++
+    const stageRecords = Effect.fn("MifImport.stage")(function*(fileType: MifFileType, bytes: Uint8Array) {
+      const batches = readMif(fileType, bytes, (yield* AppConfig).mif.maxFileBytes)
+      const problems: Array<string> = []
+      let problemCount = 0
+      let staged = 0
+      const buffer = Buffer.allocUnsafe(stageBufferBytes)
+      let used = 0
+      let pendingRecords = 0
+      const flush = Effect.suspend(() => {
+        const lines = buffer.subarray(0, used)
+        const records = pendingRecords
+        used = 0
+        pendingRecords = 0
+        staged += records
+        // The buffer is reused only once this COPY has completed (the caller waits for it).
+        return records === 0 ? Effect.void : staging.stage(lines, records)
+      })
+      while (true) {
+        const next = yield* Effect.tryPromise({ try: () => batches.next(), catch: (error) => error }).pipe(
+          Effect.catchAll((error) =>
+            error instanceof MalformedFile ? Effect.fail(new ImportFailed([error.message])) : Effect.die(error))
+        )
+        if (next.done) break
+        for (const raw of next.value) {
+          const checked = checkRecord(raw, phoneFallback)
+          if (checked._tag === "Invalid") {
+            problemCount += checked.problems.length
+            for (const p of checked.problems) if (problems.length < maxReportedProblems) problems.push(p)
+            continue
           }
+          // Once a record is bad nothing will be written: keep reading only to report the rest.
+          if (problemCount > 0) continue
+          const line = stagingLine(checked.record)
+          // Three bytes per UTF-16 unit at most: the line always fits after a flush.
+          if (used + line.length * 3 > buffer.length) yield* flush
+          used += buffer.write(line, used)
+          pendingRecords++
         }
-        if (problemCount > 0) return yield* Effect.fail(new ImportFailed(capped(problems, problemCount)))
-        yield* flush
-        if (staged === 0) return yield* Effect.fail(new ImportFailed(["The file has no member records"]))
-        return staged
-      }).pipe(Effect.withSpan("MifImport.stage"))
+      }
+      if (problemCount > 0) return yield* Effect.fail(new ImportFailed(capped(problems, problemCount)))
+      yield* flush
+      if (staged === 0) return yield* Effect.fail(new ImportFailed(["The file has no member records"]))
+      return staged
+    })
 
     /** The whole import of one file, in the caller's transaction. */
     const importRecords = (mifFileId: number, actorId: number, fileType: MifFileType, bytes: Uint8Array, planId: number | null) =>
@@ -166,8 +165,9 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
      * refused URL or path, unknown type) fail before any row exists; a file that was read but not
      * imported leaves its row `failed`.
      */
-    const run = (actorId: number, input: MifInput): Effect.Effect<ImportResult, EcmValidationFailed, AppConfig> =>
-      Effect.gen(function*() {
+    const run: (actorId: number, input: MifInput) => Effect.Effect<ImportResult, EcmValidationFailed, AppConfig> =
+      Effect.fn("MifImport.run")(function*(actorId: number, input: MifInput) {
+        yield* Effect.annotateCurrentSpan({ "user.id": actorId })
         const planId = input.health_plan_id ?? null
         if (planId !== null && Option.isNone(yield* plans.find(planId))) return yield* Effect.fail(ecmInvalid(["Health plan must exist"]))
         const file = yield* obtainMifFile(input)
@@ -202,7 +202,7 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
         yield* audit.record({ actorId, action: "mif.import", targetType: "mif_file", targetId: id })
         yield* Effect.logInfo("MIF imported").pipe(Effect.annotateLogs({ mif_file_id: id, records: outcome.right }))
         return { mifFileId: id, importedCount: outcome.right }
-      }).pipe(Effect.withSpan("MifImport.run", { attributes: { "user.id": actorId } }))
+      })
 
     return { run } as const
   }),

@@ -106,7 +106,7 @@ const contentTypeOf = (contentType: string | undefined): Option.Option<MifFileTy
   return Option.none()
 }
 
-const fromUrl = (url: string, settings: MifSettings) =>
+const fromUrl = Effect.fn("MifSources.url")((url: string, settings: MifSettings) =>
   Effect.tryPromise({
     try: (signal) =>
       safeFetch(url, {
@@ -121,9 +121,9 @@ const fromUrl = (url: string, settings: MifSettings) =>
       bytes: new Uint8Array(fetched.body.buffer, fetched.body.byteOffset, fetched.body.byteLength),
       fileType: Option.orElse(Option.fromNullable(fileTypeOfName(fetched.finalUrl.pathname)), () => contentTypeOf(fetched.contentType)),
       name: Option.none<string>()
-    })),
-    Effect.withSpan("MifSources.url")
+    }))
   )
+)
 
 const isInside = (root: string, target: string) => {
   const relative = path.relative(root, target)
@@ -136,57 +136,56 @@ const isInside = (root: string, target: string) => {
  * symlink; the final open refuses a symlink swapped in meanwhile (O_NOFOLLOW) and anything but a
  * regular file (O_NONBLOCK keeps a FIFO from hanging the open).
  */
-const fromPath = (requested: string, settings: MifSettings) =>
-  Effect.gen(function*() {
-    if (Option.isNone(settings.importDir)) return yield* fail(sourceMessages.pathDisabled)
-    const root = settings.importDir.value
-    if (requested.includes("\u0000")) return yield* fail(sourceMessages.pathOutside)
-    const lexical = path.resolve(root, requested)
-    if (!isInside(root, lexical)) return yield* fail(sourceMessages.pathOutside)
-    const read = yield* Effect.tryPromise({
-      try: async () => {
-        const realRoot = await fs.realpath(root)
-        let real: string
-        try {
-          real = await fs.realpath(lexical)
-        } catch {
-          return { _tag: "Missing" } as const
-        }
-        if (!isInside(realRoot, real)) return { _tag: "Outside" } as const
-        const handle = await fs.open(real, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK)
-        try {
-          const stat = await handle.stat()
-          if (!stat.isFile()) return { _tag: "Missing" } as const
-          if (stat.size > settings.maxFileBytes) return { _tag: "TooLarge" } as const
-          return { _tag: "Read", bytes: await handle.readFile(), name: real } as const
-        } finally {
-          await handle.close()
-        }
-      },
-      catch: () => ecmInvalid([sourceMessages.pathMissing])
-    })
-    switch (read._tag) {
-      case "Missing":
-        return yield* fail(sourceMessages.pathMissing)
-      case "Outside":
-        return yield* fail(sourceMessages.pathOutside)
-      case "TooLarge":
-        return yield* fail(sourceMessages.tooLarge(settings.maxFileBytes))
-      case "Read":
-        return {
-          bytes: new Uint8Array(read.bytes.buffer, read.bytes.byteOffset, read.bytes.byteLength),
-          fileType: Option.fromNullable(fileTypeOfName(read.name)),
-          name: Option.some(read.name)
-        }
-    }
-  }).pipe(Effect.withSpan("MifSources.path"))
+const fromPath = Effect.fn("MifSources.path")(function*(requested: string, settings: MifSettings) {
+  if (Option.isNone(settings.importDir)) return yield* fail(sourceMessages.pathDisabled)
+  const root = settings.importDir.value
+  if (requested.includes("\u0000")) return yield* fail(sourceMessages.pathOutside)
+  const lexical = path.resolve(root, requested)
+  if (!isInside(root, lexical)) return yield* fail(sourceMessages.pathOutside)
+  const read = yield* Effect.tryPromise({
+    try: async () => {
+      const realRoot = await fs.realpath(root)
+      let real: string
+      try {
+        real = await fs.realpath(lexical)
+      } catch {
+        return { _tag: "Missing" } as const
+      }
+      if (!isInside(realRoot, real)) return { _tag: "Outside" } as const
+      const handle = await fs.open(real, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK)
+      try {
+        const stat = await handle.stat()
+        if (!stat.isFile()) return { _tag: "Missing" } as const
+        if (stat.size > settings.maxFileBytes) return { _tag: "TooLarge" } as const
+        return { _tag: "Read", bytes: await handle.readFile(), name: real } as const
+      } finally {
+        await handle.close()
+      }
+    },
+    catch: () => ecmInvalid([sourceMessages.pathMissing])
+  })
+  switch (read._tag) {
+    case "Missing":
+      return yield* fail(sourceMessages.pathMissing)
+    case "Outside":
+      return yield* fail(sourceMessages.pathOutside)
+    case "TooLarge":
+      return yield* fail(sourceMessages.tooLarge(settings.maxFileBytes))
+    case "Read":
+      return {
+        bytes: new Uint8Array(read.bytes.buffer, read.bytes.byteOffset, read.bytes.byteLength),
+        fileType: Option.fromNullable(fileTypeOfName(read.name)),
+        name: Option.some(read.name)
+      }
+  }
+})
 
 /**
  * The import's file: exactly one source; its type from `file_type`, else the data URI prefix, the
  * URL's or path's extension (or the response's content type), else the content itself.
  */
-export const obtainMifFile = (input: MifInput): Effect.Effect<MifSource, EcmValidationFailed, AppConfig> =>
-  Effect.gen(function*() {
+export const obtainMifFile: (input: MifInput) => Effect.Effect<MifSource, EcmValidationFailed, AppConfig> =
+  Effect.fn("MifSources.obtain")(function*(input: MifInput) {
     const settings = (yield* AppConfig).mif
     const given = [input.file, input.url, input.path].filter((s) => s !== undefined && s.trim() !== "")
     if (given.length === 0) return yield* fail(sourceMessages.none)
@@ -203,4 +202,4 @@ export const obtainMifFile = (input: MifInput): Effect.Effect<MifSource, EcmVali
     if (fileType === undefined) return yield* fail(sourceMessages.unknownType)
     yield* Effect.annotateCurrentSpan({ "mif.source_type": sourceType, "mif.file_type": fileType, "mif.bytes": file.bytes.byteLength })
     return { bytes: file.bytes, sourceType, fileType }
-  }).pipe(Effect.withSpan("MifSources.obtain"))
+  })

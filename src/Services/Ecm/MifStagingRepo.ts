@@ -118,10 +118,10 @@ export class MifStagingRepo extends Effect.Service<MifStagingRepo>()("app/MifSta
      * in. It replaced one `json_populate_recordset` insert per 2,000 records, whose JSON text cost
      * as much to build in JS as to read back in PostgreSQL (bench:mif: staging 1.4 → 0.8 s).
      */
-    const stage = (lines: Buffer, records: number) =>
-      copyIn(`COPY mif_staging (${stagingColumns.join(", ")}) FROM STDIN`, lines).pipe(
-        Effect.withSpan("MifImport.stageBatch", { attributes: { "mif.batch_records": records } })
-      )
+    const stage = Effect.fn("MifImport.stageBatch")(function*(lines: Buffer, records: number) {
+      yield* Effect.annotateCurrentSpan({ "mif.batch_records": records })
+      return yield* copyIn(`COPY mif_staging (${stagingColumns.join(", ")}) FROM STDIN`, lines)
+    })
 
     const ambiguousMatches = SqlSchema.findAll({
       Request: Schema.Int,
@@ -170,8 +170,8 @@ export class MifStagingRepo extends Effect.Service<MifStagingRepo>()("app/MifSta
      * a patient already points at its latest record when it is inserted or updated. A unique
      * violation fails with `MemberIdTaken` (the transaction then rolls back).
      */
-    const writeAll = (context: WriteContext) =>
-      Effect.gen(function*() {
+    const writeAll = Effect.fn("MifImport.write")(
+      function*(context: WriteContext) {
         const { actorId, mifFileId, now, today } = context
         // Sequences are looked up once (a subquery): nextval(text) of pg_get_serial_sequence resolved
         // the name through the catalogs for every row, ~2 µs each. Ids are drawn in line order (the
@@ -273,11 +273,10 @@ export class MifStagingRepo extends Effect.Service<MifStagingRepo>()("app/MifSta
           WHERE case_loads.provider_id IS DISTINCT FROM EXCLUDED.provider_id
              OR case_loads.provider_npi IS DISTINCT FROM EXCLUDED.provider_npi
              OR case_loads.provider_name IS DISTINCT FROM EXCLUDED.provider_name`
-      }).pipe(
-        Effect.catchIf(isUniqueViolation, () => Effect.fail(new MemberIdTaken())),
-        orDefect,
-        Effect.withSpan("MifImport.write")
-      )
+      },
+      Effect.catchIf(isUniqueViolation, () => Effect.fail(new MemberIdTaken())),
+      orDefect
+    )
 
     return { begin, stage, matchPatients, writeAll } as const
   })

@@ -61,51 +61,49 @@ export class PrtfReports extends Effect.Service<PrtfReports>()("app/EcmPrtfRepor
         return { name: found.name ?? "", phone: reportPhone(found.phone) ?? "" }
       })
 
-    const generate = (callerId: number, body: GeneratePrtfRequest) =>
-      Effect.gen(function*() {
-        if (body.end_date <= body.start_date) return yield* Effect.fail(ecmInvalid(["End date must be after start date"]))
-        const npi = body.provider_npi ?? null
-        const at = yield* now
-        const producedOn = at.toISOString().slice(0, 10)
-        const header = yield* headerOf(npi)
-        const providerName = body.provider_name ?? header.name
-        const providerPhone = body.provider_phone ?? header.phone
-        const criteria = {
-          startDate: body.start_date, endDate: body.end_date, npi,
-          providerName: body.provider_name ?? null, providerPhone: body.provider_phone ?? null, producedOn
-        }
-        // Rows stream from a cursor of the repository's transaction, which holds the settings the statement runs under.
-        const { body: file, rowCount } = yield* rows.withRows(criteria, (batches) => writeCsv(Stream.map(batches, (batch) => batch.map(cellsOf))))
-        const id = yield* reports.nextId
-        const filename = prtfFilename(npi, body.end_date, producedOn)
-        const objectKey = `prtf-reports/${id}/${filename}`
-        yield* store.put(objectKey, file, "text/csv; charset=utf-8")
-        const row = yield* reports.insert({
-          id, filename, startDate: body.start_date, endDate: body.end_date, providerNpi: npi, providerName, providerPhone,
-          patientCount: rowCount, objectKey, byteSize: file.byteLength, createdById: callerId, at
-        })
-        yield* audit.record({ actorId: callerId, action: "prtf_report.create", targetType: "prtf_report", targetId: id })
-        yield* Effect.annotateCurrentSpan({ "prtf.patient_count": rowCount, "prtf.bytes": file.byteLength })
-        const url = yield* store.signedUrl(objectKey, prtfUrlLifetime)
-        return CreatedPrtfReport.make({ ...fieldsOf(row), url }, true)
-      }).pipe(Effect.withSpan("PrtfReports.generate"))
+    const generate = Effect.fn("PrtfReports.generate")(function*(callerId: number, body: GeneratePrtfRequest) {
+      if (body.end_date <= body.start_date) return yield* Effect.fail(ecmInvalid(["End date must be after start date"]))
+      const npi = body.provider_npi ?? null
+      const at = yield* now
+      const producedOn = at.toISOString().slice(0, 10)
+      const header = yield* headerOf(npi)
+      const providerName = body.provider_name ?? header.name
+      const providerPhone = body.provider_phone ?? header.phone
+      const criteria = {
+        startDate: body.start_date, endDate: body.end_date, npi,
+        providerName: body.provider_name ?? null, providerPhone: body.provider_phone ?? null, producedOn
+      }
+      // Rows stream from a cursor of the repository's transaction, which holds the settings the statement runs under.
+      const { body: file, rowCount } = yield* rows.withRows(criteria, (batches) => writeCsv(Stream.map(batches, (batch) => batch.map(cellsOf))))
+      const id = yield* reports.nextId
+      const filename = prtfFilename(npi, body.end_date, producedOn)
+      const objectKey = `prtf-reports/${id}/${filename}`
+      yield* store.put(objectKey, file, "text/csv; charset=utf-8")
+      const row = yield* reports.insert({
+        id, filename, startDate: body.start_date, endDate: body.end_date, providerNpi: npi, providerName, providerPhone,
+        patientCount: rowCount, objectKey, byteSize: file.byteLength, createdById: callerId, at
+      })
+      yield* audit.record({ actorId: callerId, action: "prtf_report.create", targetType: "prtf_report", targetId: id })
+      yield* Effect.annotateCurrentSpan({ "prtf.patient_count": rowCount, "prtf.bytes": file.byteLength })
+      const url = yield* store.signedUrl(objectKey, prtfUrlLifetime)
+      return CreatedPrtfReport.make({ ...fieldsOf(row), url }, true)
+    })
 
-    const list = (request: PageRequest) =>
-      Effect.gen(function*() {
-        const { pagination, rows } = yield* reports.list(request)
-        const listed = yield* Effect.forEach(rows, (row) =>
-          Effect.map(store.signedUrl(row.object_key, prtfUrlLifetime), (file_url) => PrtfReport.make({ ...fieldsOf(row), file_url }, true)))
-        return PrtfReportList.make({ prtf_reports: listed, pagination }, true)
-      }).pipe(Effect.withSpan("PrtfReports.list"))
+    const list = Effect.fn("PrtfReports.list")(function*(request: PageRequest) {
+      const { pagination, rows } = yield* reports.list(request)
+      const listed = yield* Effect.forEach(rows, (row) =>
+        Effect.map(store.signedUrl(row.object_key, prtfUrlLifetime), (file_url) => PrtfReport.make({ ...fieldsOf(row), file_url }, true)))
+      return PrtfReportList.make({ prtf_reports: listed, pagination }, true)
+    })
 
-    const show = (id: number) =>
-      Effect.gen(function*() {
-        const found = yield* reports.find(id)
-        if (Option.isNone(found)) return yield* Effect.fail(ecmNotFound("PRTF report"))
-        const row = found.value
-        const file_url = yield* store.signedUrl(row.object_key, prtfUrlLifetime)
-        return PrtfReportDetail.make({ ...fieldsOf(row), file_url, created_by_name: row.created_by_name }, true)
-      }).pipe(Effect.withSpan("PrtfReports.show", { attributes: { "prtf_report.id": id } }))
+    const show = Effect.fn("PrtfReports.show")(function*(id: number) {
+      yield* Effect.annotateCurrentSpan({ "prtf_report.id": id })
+      const found = yield* reports.find(id)
+      if (Option.isNone(found)) return yield* Effect.fail(ecmNotFound("PRTF report"))
+      const row = found.value
+      const file_url = yield* store.signedUrl(row.object_key, prtfUrlLifetime)
+      return PrtfReportDetail.make({ ...fieldsOf(row), file_url, created_by_name: row.created_by_name }, true)
+    })
 
     return { generate, list, show } as const
   }),

@@ -73,100 +73,98 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
         return { id: lcm?.id ?? (yield* repo.systemUserId), phone: lcm?.phone ?? null }
       })
 
-    const inboundSms = (form: Form<typeof InboundSmsForm>) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const from = phoneOf(form.From)
-        const text = form.Body ?? ""
-        const change = optChangeOf(text)
-        const mediaUrls = Array.from({ length: 10 }, (_, i) => form[`MediaUrl${i}` as keyof typeof form] as string | undefined)
-          .filter((url): url is string => url !== undefined && url !== "")
-        const patientId = yield* repo.patientByPhone(from)
-        const row = yield* repo.insertInboundSms({
-          sid: form.MessageSid,
-          patientId: patientId ?? null,
-          to: phoneOf(form.To),
-          from,
-          body: text,
-          mediaUrls,
-          segments: smsSegments(text),
-          now: at
-        })
-        if (row !== undefined) {
-          yield* Effect.annotateCurrentSpan({ "sms.id": row.id, "patient.matched": patientId !== undefined })
-          if (change === "opt_out") yield* repo.optOut(from, row.id, at)
-          if (change === "opt_in") yield* repo.optIn(from)
-          if (patientId !== undefined) {
-            const system = yield* repo.systemUserId
-            const assignee = yield* assigneeOf(patientId)
-            const body = [text, ...mediaUrls.map((url) => `Media: ${url}`)].filter((line) => line !== "").join("\n")
-            const activity = yield* repo.recordActivity({
-              patient_id: patientId,
-              activity_type: "sms",
-              status: "created",
-              subject: change === "opt_out"
-                ? "Inbound SMS: opted out of SMS"
-                : change === "opt_in"
-                ? "Inbound SMS: opted back in to SMS"
-                : "Inbound SMS",
-              message: null,
-              body: body === "" ? "(empty message)" : body,
-              occurred_at: at,
-              performed_by_id: system,
-              assigned_to_id: assignee.id,
-              text_message_id: row.id,
-              voice_call_id: null
-            }, at)
-            yield* repo.linkActivity("sms_messages", row.id, activity.id)
-            yield* audit.record({ actorId: system, action: "ecm_sms.receive", targetType: "sms_message", targetId: row.id })
-          }
-        }
-        // Twilio answers STOP/START itself; otherwise the configured auto-reply, if any.
-        return change === null && Option.isSome(autoReply) ? messageResponse(autoReply.value) : emptyResponse()
-      }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("TelephonyWebhooks.inboundSms"))
-
-    const inboundVoice = (form: Form<typeof InboundVoiceForm>) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const from = phoneOf(form.From)
-        const patientId = yield* repo.patientByPhone(from)
-        const assignee = patientId === undefined ? undefined : yield* assigneeOf(patientId)
-        const forwardTo = assignee?.phone === null || assignee === undefined ? null : Option.getOrNull(normalizePhone(assignee.phone))
-        const status = form.CallStatus !== undefined && isCallStatus(form.CallStatus) ? form.CallStatus : "ringing"
-        const row = yield* repo.insertInboundCall({
-          sid: form.CallSid,
-          patientId: patientId ?? null,
-          to: phoneOf(form.To),
-          from,
-          status,
-          forwardedTo: forwardTo,
-          now: at
-        })
-        // A repeated delivery answers what the first one did.
-        const forwardedTo = row === undefined ? (yield* repo.callBySid(form.CallSid))?.forwarded_to ?? null : forwardTo
-        if (row !== undefined && patientId !== undefined && assignee !== undefined) {
+    const inboundSms = Effect.fn("TelephonyWebhooks.inboundSms")(function*(form: Form<typeof InboundSmsForm>) {
+      const at = yield* now
+      const from = phoneOf(form.From)
+      const text = form.Body ?? ""
+      const change = optChangeOf(text)
+      const mediaUrls = Array.from({ length: 10 }, (_, i) => form[`MediaUrl${i}` as keyof typeof form] as string | undefined)
+        .filter((url): url is string => url !== undefined && url !== "")
+      const patientId = yield* repo.patientByPhone(from)
+      const row = yield* repo.insertInboundSms({
+        sid: form.MessageSid,
+        patientId: patientId ?? null,
+        to: phoneOf(form.To),
+        from,
+        body: text,
+        mediaUrls,
+        segments: smsSegments(text),
+        now: at
+      })
+      if (row !== undefined) {
+        yield* Effect.annotateCurrentSpan({ "sms.id": row.id, "patient.matched": patientId !== undefined })
+        if (change === "opt_out") yield* repo.optOut(from, row.id, at)
+        if (change === "opt_in") yield* repo.optIn(from)
+        if (patientId !== undefined) {
           const system = yield* repo.systemUserId
-          yield* Effect.annotateCurrentSpan({ "call.id": row.id })
+          const assignee = yield* assigneeOf(patientId)
+          const body = [text, ...mediaUrls.map((url) => `Media: ${url}`)].filter((line) => line !== "").join("\n")
           const activity = yield* repo.recordActivity({
             patient_id: patientId,
-            activity_type: "call",
+            activity_type: "sms",
             status: "created",
-            subject: "Inbound call",
+            subject: change === "opt_out"
+              ? "Inbound SMS: opted out of SMS"
+              : change === "opt_in"
+              ? "Inbound SMS: opted back in to SMS"
+              : "Inbound SMS",
             message: null,
-            body: forwardTo === null ? "Voicemail" : "Forwarded to the lead care manager",
+            body: body === "" ? "(empty message)" : body,
             occurred_at: at,
             performed_by_id: system,
             assigned_to_id: assignee.id,
-            text_message_id: null,
-            voice_call_id: row.id
+            text_message_id: row.id,
+            voice_call_id: null
           }, at)
-          yield* repo.linkActivity("voice_calls", row.id, activity.id)
-          yield* audit.record({ actorId: system, action: "ecm_call.receive", targetType: "voice_call", targetId: row.id })
+          yield* repo.linkActivity("sms_messages", row.id, activity.id)
+          yield* audit.record({ actorId: system, action: "ecm_sms.receive", targetType: "sms_message", targetId: row.id })
         }
-        return forwardedTo === null
-          ? voicemailResponse(voicemailGreeting, `${base}${webhookPaths.recording}`)
-          : forwardResponse(forwardGreeting, forwardedTo)
-      }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("TelephonyWebhooks.inboundVoice"))
+      }
+      // Twilio answers STOP/START itself; otherwise the configured auto-reply, if any.
+      return change === null && Option.isSome(autoReply) ? messageResponse(autoReply.value) : emptyResponse()
+    }, sql.withTransaction, Effect.orDie)
+
+    const inboundVoice = Effect.fn("TelephonyWebhooks.inboundVoice")(function*(form: Form<typeof InboundVoiceForm>) {
+      const at = yield* now
+      const from = phoneOf(form.From)
+      const patientId = yield* repo.patientByPhone(from)
+      const assignee = patientId === undefined ? undefined : yield* assigneeOf(patientId)
+      const forwardTo = assignee?.phone === null || assignee === undefined ? null : Option.getOrNull(normalizePhone(assignee.phone))
+      const status = form.CallStatus !== undefined && isCallStatus(form.CallStatus) ? form.CallStatus : "ringing"
+      const row = yield* repo.insertInboundCall({
+        sid: form.CallSid,
+        patientId: patientId ?? null,
+        to: phoneOf(form.To),
+        from,
+        status,
+        forwardedTo: forwardTo,
+        now: at
+      })
+      // A repeated delivery answers what the first one did.
+      const forwardedTo = row === undefined ? (yield* repo.callBySid(form.CallSid))?.forwarded_to ?? null : forwardTo
+      if (row !== undefined && patientId !== undefined && assignee !== undefined) {
+        const system = yield* repo.systemUserId
+        yield* Effect.annotateCurrentSpan({ "call.id": row.id })
+        const activity = yield* repo.recordActivity({
+          patient_id: patientId,
+          activity_type: "call",
+          status: "created",
+          subject: "Inbound call",
+          message: null,
+          body: forwardTo === null ? "Voicemail" : "Forwarded to the lead care manager",
+          occurred_at: at,
+          performed_by_id: system,
+          assigned_to_id: assignee.id,
+          text_message_id: null,
+          voice_call_id: row.id
+        }, at)
+        yield* repo.linkActivity("voice_calls", row.id, activity.id)
+        yield* audit.record({ actorId: system, action: "ecm_call.receive", targetType: "voice_call", targetId: row.id })
+      }
+      return forwardedTo === null
+        ? voicemailResponse(voicemailGreeting, `${base}${webhookPaths.recording}`)
+        : forwardResponse(forwardGreeting, forwardedTo)
+    }, sql.withTransaction, Effect.orDie)
 
     /** A follow-up task for the activity's assignee to verify the patient's contact details. */
     const openFollowUp = (
@@ -195,112 +193,108 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
         yield* audit.record({ actorId: system, action: "ecm_activity.create", targetType: "ecm_activity", targetId: task.id })
       })
 
-    const smsStatus = (smsId: number | undefined, form: Form<typeof SmsStatusForm>) =>
-      Effect.gen(function*() {
-        const reported = form.MessageStatus ?? form.SmsStatus
-        // A status this service does not know (Twilio adds some over time) is acknowledged and ignored.
-        if (reported === undefined || !isSmsStatus(reported)) return emptyResponse()
-        // An outbound message whose step 3 never ran is completed first (Communications: reconciliation).
-        const known = smsId === undefined ? yield* repo.smsBySid(form.MessageSid) : { id: smsId }
-        if (known === undefined) {
-          // Not a communication of ours: an appointment reminder's SMS, if the SID is one.
-          const report = smsDeliveryReport(reported, form.ErrorCode)
-          if (report !== undefined) yield* reminders.report(form.MessageSid, report)
-          return emptyResponse()
-        }
-        const completed = yield* communications.completeSms(known.id, { sid: form.MessageSid, status: "queued" })
-        if (completed === undefined) return emptyResponse()
-        yield* Effect.gen(function*() {
-          const at = yield* now
-          const row = yield* repo.lockSms(completed.sms.id, form.MessageSid)
-          if (row === undefined || !smsMoves(row.status, reported)) return
-          yield* repo.setProviderState("sms_messages", row.id, { status: reported, errorCode: form.ErrorCode, errorMessage: form.ErrorMessage }, at)
-          if (row.activity_id === null) return
-          const activity = yield* repo.findActivity(row.activity_id)
-          if (activity === undefined) return
-          if (smsSucceeded(reported) && activity.status === "created") {
-            yield* repo.updateActivity(activity.id, { status: "complete" }, at)
-          }
-          if (smsFailed(reported) && row.direction === "outbound") {
-            const reason = form.ErrorMessage ?? (form.ErrorCode === undefined ? reported : `error ${form.ErrorCode}`)
-            yield* openFollowUp(activity, { sms: row.id }, `SMS to ${row.to_number} was not delivered (${reason})`, at)
-          }
-        }).pipe(sql.withTransaction, Effect.orDie)
+    const smsStatus = Effect.fn("TelephonyWebhooks.smsStatus")(function*(smsId: number | undefined, form: Form<typeof SmsStatusForm>) {
+      const reported = form.MessageStatus ?? form.SmsStatus
+      // A status this service does not know (Twilio adds some over time) is acknowledged and ignored.
+      if (reported === undefined || !isSmsStatus(reported)) return emptyResponse()
+      // An outbound message whose step 3 never ran is completed first (Communications: reconciliation).
+      const known = smsId === undefined ? yield* repo.smsBySid(form.MessageSid) : { id: smsId }
+      if (known === undefined) {
+        // Not a communication of ours: an appointment reminder's SMS, if the SID is one.
+        const report = smsDeliveryReport(reported, form.ErrorCode)
+        if (report !== undefined) yield* reminders.report(form.MessageSid, report)
         return emptyResponse()
-      }).pipe(Effect.withSpan("TelephonyWebhooks.smsStatus"))
+      }
+      const completed = yield* communications.completeSms(known.id, { sid: form.MessageSid, status: "queued" })
+      if (completed === undefined) return emptyResponse()
+      yield* Effect.gen(function*() {
+        const at = yield* now
+        const row = yield* repo.lockSms(completed.sms.id, form.MessageSid)
+        if (row === undefined || !smsMoves(row.status, reported)) return
+        yield* repo.setProviderState("sms_messages", row.id, { status: reported, errorCode: form.ErrorCode, errorMessage: form.ErrorMessage }, at)
+        if (row.activity_id === null) return
+        const activity = yield* repo.findActivity(row.activity_id)
+        if (activity === undefined) return
+        if (smsSucceeded(reported) && activity.status === "created") {
+          yield* repo.updateActivity(activity.id, { status: "complete" }, at)
+        }
+        if (smsFailed(reported) && row.direction === "outbound") {
+          const reason = form.ErrorMessage ?? (form.ErrorCode === undefined ? reported : `error ${form.ErrorCode}`)
+          yield* openFollowUp(activity, { sms: row.id }, `SMS to ${row.to_number} was not delivered (${reason})`, at)
+        }
+      }).pipe(sql.withTransaction, Effect.orDie)
+      return emptyResponse()
+    })
 
-    const voiceStatus = (callId: number | undefined, form: Form<typeof VoiceStatusForm>) =>
-      Effect.gen(function*() {
-        const reported = form.CallStatus
-        if (!isCallStatus(reported)) return emptyResponse()
-        const known = callId === undefined ? yield* repo.callBySid(form.CallSid) : { id: callId }
-        if (known === undefined) {
-          // Not a communication of ours: an appointment reminder's call, if the SID is one.
-          const report = callDeliveryReport(reported, form.ErrorCode)
-          if (report !== undefined) yield* reminders.report(form.CallSid, report)
-          return emptyResponse()
-        }
-        const completed = yield* communications.completeCall(known.id, { sid: form.CallSid, status: "queued" })
-        if (completed === undefined) return emptyResponse()
-        const seconds = form.CallDuration === undefined ? Number.NaN : Number(form.CallDuration)
-        yield* Effect.gen(function*() {
-          const at = yield* now
-          const row = yield* repo.lockCall(completed.call.id, form.CallSid)
-          if (row === undefined || !callMoves(row.status, reported)) return
-          yield* repo.setProviderState("voice_calls", row.id, { status: reported, errorCode: form.ErrorCode, errorMessage: form.ErrorMessage }, at)
-          const validSeconds = Number.isInteger(seconds) && seconds >= 0 && seconds <= 86_400
-          if (validSeconds) yield* repo.setCallDetails(row.id, { durationSeconds: seconds }, at)
-          if (row.activity_id === null) return
-          const activity = yield* repo.findActivity(row.activity_id)
-          if (activity === undefined) return
-          if (callSucceeded(reported)) {
-            yield* repo.updateActivity(activity.id, {
-              ...(activity.status === "created" ? { status: "complete" as const } : {}),
-              ...(validSeconds ? { duration: Math.min(callMinutes(seconds), 1440) } : {})
-            }, at)
-          }
-          if (callCalledOff(reported) && activity.status === "created") {
-            yield* repo.updateActivity(activity.id, { status: "cancelled" }, at)
-          }
-          if (callFailed(reported) && row.direction === "outbound") {
-            yield* openFollowUp(activity, { call: row.id }, `Call to ${row.to_number} was not answered (${reported})`, at)
-          }
-        }).pipe(sql.withTransaction, Effect.orDie)
+    const voiceStatus = Effect.fn("TelephonyWebhooks.voiceStatus")(function*(callId: number | undefined, form: Form<typeof VoiceStatusForm>) {
+      const reported = form.CallStatus
+      if (!isCallStatus(reported)) return emptyResponse()
+      const known = callId === undefined ? yield* repo.callBySid(form.CallSid) : { id: callId }
+      if (known === undefined) {
+        // Not a communication of ours: an appointment reminder's call, if the SID is one.
+        const report = callDeliveryReport(reported, form.ErrorCode)
+        if (report !== undefined) yield* reminders.report(form.CallSid, report)
         return emptyResponse()
-      }).pipe(Effect.withSpan("TelephonyWebhooks.voiceStatus"))
+      }
+      const completed = yield* communications.completeCall(known.id, { sid: form.CallSid, status: "queued" })
+      if (completed === undefined) return emptyResponse()
+      const seconds = form.CallDuration === undefined ? Number.NaN : Number(form.CallDuration)
+      yield* Effect.gen(function*() {
+        const at = yield* now
+        const row = yield* repo.lockCall(completed.call.id, form.CallSid)
+        if (row === undefined || !callMoves(row.status, reported)) return
+        yield* repo.setProviderState("voice_calls", row.id, { status: reported, errorCode: form.ErrorCode, errorMessage: form.ErrorMessage }, at)
+        const validSeconds = Number.isInteger(seconds) && seconds >= 0 && seconds <= 86_400
+        if (validSeconds) yield* repo.setCallDetails(row.id, { durationSeconds: seconds }, at)
+        if (row.activity_id === null) return
+        const activity = yield* repo.findActivity(row.activity_id)
+        if (activity === undefined) return
+        if (callSucceeded(reported)) {
+          yield* repo.updateActivity(activity.id, {
+            ...(activity.status === "created" ? { status: "complete" as const } : {}),
+            ...(validSeconds ? { duration: Math.min(callMinutes(seconds), 1440) } : {})
+          }, at)
+        }
+        if (callCalledOff(reported) && activity.status === "created") {
+          yield* repo.updateActivity(activity.id, { status: "cancelled" }, at)
+        }
+        if (callFailed(reported) && row.direction === "outbound") {
+          yield* openFollowUp(activity, { call: row.id }, `Call to ${row.to_number} was not answered (${reported})`, at)
+        }
+      }).pipe(sql.withTransaction, Effect.orDie)
+      return emptyResponse()
+    })
 
     /** The TwiML of a call we placed, when the patient answers: who calls, then the caller's phone. */
-    const outboundCall = (callId: number | undefined, form: Form<typeof InboundVoiceForm>) =>
-      Effect.gen(function*() {
-        const row = callId === undefined ? yield* repo.callBySid(form.CallSid) : (yield* repo.lockCall(callId, form.CallSid))
-        const caller = row?.placed_by_id == null ? undefined : yield* repo.userPhone(row.placed_by_id)
-        const phone = caller?.phone == null ? undefined : Option.getOrUndefined(normalizePhone(caller.phone))
-        if (caller !== undefined && phone !== undefined) {
-          return forwardResponse(`Hello, this is ${caller.first_name} from your care team. Connecting you now.`, phone)
-        }
-        return sayResponse("Hello, this is your care team. We are sorry we missed you. Please call us back at this number.")
-      }).pipe(Effect.orDie, Effect.withSpan("TelephonyWebhooks.outboundCall"))
+    const outboundCall = Effect.fn("TelephonyWebhooks.outboundCall")(function*(callId: number | undefined, form: Form<typeof InboundVoiceForm>) {
+      const row = callId === undefined ? yield* repo.callBySid(form.CallSid) : (yield* repo.lockCall(callId, form.CallSid))
+      const caller = row?.placed_by_id == null ? undefined : yield* repo.userPhone(row.placed_by_id)
+      const phone = caller?.phone == null ? undefined : Option.getOrUndefined(normalizePhone(caller.phone))
+      if (caller !== undefined && phone !== undefined) {
+        return forwardResponse(`Hello, this is ${caller.first_name} from your care team. Connecting you now.`, phone)
+      }
+      return sayResponse("Hello, this is your care team. We are sorry we missed you. Please call us back at this number.")
+    }, Effect.orDie)
 
     /** Voicemail recording (the `<Record>` action) and its transcription. */
-    const recording = (form: Form<typeof RecordingForm>) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const row = yield* repo.lockCall(undefined, form.CallSid)
-        const transcript = form.TranscriptionStatus === undefined || form.TranscriptionStatus === "completed"
-          ? form.TranscriptionText
-          : undefined
-        if (row !== undefined) {
-          yield* repo.setCallDetails(row.id, {
-            ...(form.RecordingUrl === undefined ? {} : { recordingUrl: form.RecordingUrl }),
-            ...(transcript === undefined ? {} : { transcript })
-          }, at)
-          if (transcript !== undefined && row.activity_id !== null) yield* repo.updateActivity(row.activity_id, { transcript }, at)
-        }
-        // The `<Record>` action continues the call; a transcription callback only needs an acknowledgement.
-        return form.TranscriptionText === undefined && form.TranscriptionStatus === undefined
-          ? sayResponse("Thank you for your message. Goodbye.")
-          : emptyResponse()
-      }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("TelephonyWebhooks.recording"))
+    const recording = Effect.fn("TelephonyWebhooks.recording")(function*(form: Form<typeof RecordingForm>) {
+      const at = yield* now
+      const row = yield* repo.lockCall(undefined, form.CallSid)
+      const transcript = form.TranscriptionStatus === undefined || form.TranscriptionStatus === "completed"
+        ? form.TranscriptionText
+        : undefined
+      if (row !== undefined) {
+        yield* repo.setCallDetails(row.id, {
+          ...(form.RecordingUrl === undefined ? {} : { recordingUrl: form.RecordingUrl }),
+          ...(transcript === undefined ? {} : { transcript })
+        }, at)
+        if (transcript !== undefined && row.activity_id !== null) yield* repo.updateActivity(row.activity_id, { transcript }, at)
+      }
+      // The `<Record>` action continues the call; a transcription callback only needs an acknowledgement.
+      return form.TranscriptionText === undefined && form.TranscriptionStatus === undefined
+        ? sayResponse("Thank you for your message. Goodbye.")
+        : emptyResponse()
+    }, sql.withTransaction, Effect.orDie)
 
     return { inboundSms, inboundVoice, smsStatus, voiceStatus, outboundCall, recording } as const
   }),

@@ -29,19 +29,19 @@ export class ExchangeFieldsService extends Effect.Service<ExchangeFieldsService>
 
     const show = (viewer: Viewer, patientId: number) => Effect.map(visible(viewer, patientId), (row) => Fields.make(row, true))
 
-    const update = (viewer: Viewer, patientId: number, body: ExchangeFieldsRequest) =>
-      Effect.gen(function*() {
-        const current = yield* visible(viewer, patientId)
-        const changed = yield* repo.update({
-          patient_id: current.patient_id,
-          homelessness_indicator: body.homelessness_indicator === undefined ? current.homelessness_indicator : body.homelessness_indicator,
-          pof_indicator: body.pof_indicator === undefined ? current.pof_indicator : body.pof_indicator,
-          pof: body.pof === undefined ? current.pof : blankToNull(body.pof)
-        }, yield* now)
-        if (Option.isNone(changed)) return yield* Effect.fail(patientNotFound())
-        yield* audit.record({ actorId: viewer.id, action: "patient.exchange_fields_update", targetType: "patient", targetId: current.patient_id })
-        return Fields.make(changed.value, true)
-      }).pipe(Effect.withSpan("ExchangeFields.update", { attributes: { "patient.id": patientId } }))
+    const update = Effect.fn("ExchangeFields.update")(function*(viewer: Viewer, patientId: number, body: ExchangeFieldsRequest) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": patientId })
+      const current = yield* visible(viewer, patientId)
+      const changed = yield* repo.update({
+        patient_id: current.patient_id,
+        homelessness_indicator: body.homelessness_indicator === undefined ? current.homelessness_indicator : body.homelessness_indicator,
+        pof_indicator: body.pof_indicator === undefined ? current.pof_indicator : body.pof_indicator,
+        pof: body.pof === undefined ? current.pof : blankToNull(body.pof)
+      }, yield* now)
+      if (Option.isNone(changed)) return yield* Effect.fail(patientNotFound())
+      yield* audit.record({ actorId: viewer.id, action: "patient.exchange_fields_update", targetType: "patient", targetId: current.patient_id })
+      return Fields.make(changed.value, true)
+    })
 
     return { show, update } as const
   })

@@ -122,14 +122,14 @@ export class ExchangeGenerator extends Effect.Service<ExchangeGenerator>()("app/
       })
 
     /** The job: generate report `id` unless it is no longer queued (done or failed). */
-    const generate = (id: number) =>
-      Effect.gen(function*() {
-        const claimed = yield* reports.claim(id, yield* now)
-        if (!claimed) return
-        const found = yield* reports.find(id)
-        if (found._tag === "None") return
-        yield* run(found.value)
-      }).pipe(Effect.withSpan("ExchangeGenerator.generate", { attributes: { "exchange_report.id": id } }))
+    const generate = Effect.fn("ExchangeGenerator.generate")(function*(id: number) {
+      yield* Effect.annotateCurrentSpan({ "exchange_report.id": id })
+      const claimed = yield* reports.claim(id, yield* now)
+      if (!claimed) return
+      const found = yield* reports.find(id)
+      if (found._tag === "None") return
+      yield* run(found.value)
+    })
 
     return { generate } as const
   })

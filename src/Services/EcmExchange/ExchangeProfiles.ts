@@ -39,27 +39,26 @@ export class ExchangeProfiles extends Effect.Service<ExchangeProfiles>()("app/Ec
     const plans = yield* HealthPlansRepo
     const audit = yield* AuditLog
 
-    const create = (actorId: number, body: CreateExchangeProfileRequest) =>
-      Effect.gen(function*() {
-        const settings = yield* checked(body.file_kind, settingsOf(body, standardProfile(body.file_kind)))
-        if (Option.isNone(yield* plans.find(body.health_plan_id))) return yield* Effect.fail(ecmInvalid(["Health plan must exist"]))
-        const row = yield* profiles.insert(body.health_plan_id, body.file_kind, settings, yield* now)
-        yield* audit.record({ actorId, action: "exchange_profile.create", targetType: "exchange_profile", targetId: row.id })
-        return toProfile(row)
-      }).pipe(Effect.withSpan("ExchangeProfiles.create"))
+    const create = Effect.fn("ExchangeProfiles.create")(function*(actorId: number, body: CreateExchangeProfileRequest) {
+      const settings = yield* checked(body.file_kind, settingsOf(body, standardProfile(body.file_kind)))
+      if (Option.isNone(yield* plans.find(body.health_plan_id))) return yield* Effect.fail(ecmInvalid(["Health plan must exist"]))
+      const row = yield* profiles.insert(body.health_plan_id, body.file_kind, settings, yield* now)
+      yield* audit.record({ actorId, action: "exchange_profile.create", targetType: "exchange_profile", targetId: row.id })
+      return toProfile(row)
+    })
 
     const found = (id: number) =>
       Effect.flatMap(profiles.find(id), Option.match({ onNone: () => Effect.fail(ecmNotFound("Exchange profile")), onSome: Effect.succeed }))
 
-    const update = (actorId: number, id: number, body: UpdateExchangeProfileRequest) =>
-      Effect.gen(function*() {
-        const current = yield* found(id)
-        const settings = yield* checked(current.file_kind, settingsOf(body, current))
-        const row = yield* profiles.update(id, settings, yield* now)
-        if (Option.isNone(row)) return yield* Effect.fail(ecmNotFound("Exchange profile"))
-        yield* audit.record({ actorId, action: "exchange_profile.update", targetType: "exchange_profile", targetId: id })
-        return toProfile(row.value)
-      }).pipe(Effect.withSpan("ExchangeProfiles.update", { attributes: { "exchange_profile.id": id } }))
+    const update = Effect.fn("ExchangeProfiles.update")(function*(actorId: number, id: number, body: UpdateExchangeProfileRequest) {
+      yield* Effect.annotateCurrentSpan({ "exchange_profile.id": id })
+      const current = yield* found(id)
+      const settings = yield* checked(current.file_kind, settingsOf(body, current))
+      const row = yield* profiles.update(id, settings, yield* now)
+      if (Option.isNone(row)) return yield* Effect.fail(ecmNotFound("Exchange profile"))
+      yield* audit.record({ actorId, action: "exchange_profile.update", targetType: "exchange_profile", targetId: id })
+      return toProfile(row.value)
+    })
 
     const show = (id: number) => Effect.map(found(id), toProfile)
 

@@ -78,42 +78,41 @@ export class ExchangeReports extends Effect.Service<ExchangeReports>()("app/EcmE
         })
       }))
 
-    const create = (kind: FileKind, actorId: number, body: CreateExchangeReportRequest) =>
-      Effect.gen(function*() {
-        if (body.end_date < body.start_date) return yield* Effect.fail(ecmInvalid(["End date can't be before start date"]))
-        if (daysBetween(body.start_date, body.end_date) + 1 > maxPeriodDays) {
-          return yield* Effect.fail(ecmInvalid([`The period can't be longer than ${maxPeriodDays} days`]))
-        }
-        if (Option.isNone(yield* plans.find(body.health_plan_id))) return yield* Effect.fail(ecmInvalid(["Health plan must exist"]))
-        const profile = yield* profileFor(body.health_plan_id, kind)
-        const at = yield* now
-        const id = yield* transaction(Effect.gen(function*() {
-          const id = yield* reports.insert({
-            kind, healthPlanId: body.health_plan_id, startDate: body.start_date, endDate: body.end_date, profile, createdById: actorId, at
-          })
-          yield* jobs.enqueue(generateExchangeTask, { report: id }, { maxAttempts: exchangeMaxAttempts, jobKey: exchangeJobKey(id) })
-          yield* audit.record({ actorId, action: `${kind}_report.create`, targetType: `${kind}_report`, targetId: id })
-          return id
-        }))
-        yield* Effect.annotateCurrentSpan({ "exchange_report.id": id })
-        const row = yield* reports.find(id)
-        if (Option.isNone(row)) return yield* Effect.die(new Error("The report just recorded is gone"))
-        return yield* view(row.value)
-      }).pipe(Effect.withSpan("ExchangeReports.create", { attributes: { "exchange_report.kind": kind } }))
+    const create = Effect.fn("ExchangeReports.create")(function*(kind: FileKind, actorId: number, body: CreateExchangeReportRequest) {
+      yield* Effect.annotateCurrentSpan({ "exchange_report.kind": kind })
+      if (body.end_date < body.start_date) return yield* Effect.fail(ecmInvalid(["End date can't be before start date"]))
+      if (daysBetween(body.start_date, body.end_date) + 1 > maxPeriodDays) {
+        return yield* Effect.fail(ecmInvalid([`The period can't be longer than ${maxPeriodDays} days`]))
+      }
+      if (Option.isNone(yield* plans.find(body.health_plan_id))) return yield* Effect.fail(ecmInvalid(["Health plan must exist"]))
+      const profile = yield* profileFor(body.health_plan_id, kind)
+      const at = yield* now
+      const id = yield* transaction(Effect.gen(function*() {
+        const id = yield* reports.insert({
+          kind, healthPlanId: body.health_plan_id, startDate: body.start_date, endDate: body.end_date, profile, createdById: actorId, at
+        })
+        yield* jobs.enqueue(generateExchangeTask, { report: id }, { maxAttempts: exchangeMaxAttempts, jobKey: exchangeJobKey(id) })
+        yield* audit.record({ actorId, action: `${kind}_report.create`, targetType: `${kind}_report`, targetId: id })
+        return id
+      }))
+      yield* Effect.annotateCurrentSpan({ "exchange_report.id": id })
+      const row = yield* reports.find(id)
+      if (Option.isNone(row)) return yield* Effect.die(new Error("The report just recorded is gone"))
+      return yield* view(row.value)
+    })
 
-    const list = (kind: FileKind, page: PageRequest) =>
-      Effect.gen(function*() {
-        const { pagination, rows } = yield* reports.list(kind, page)
-        const listed = yield* Effect.forEach(rows, view)
-        return ExchangeReportList.make({ reports: listed, pagination }, true)
-      }).pipe(Effect.withSpan("ExchangeReports.list"))
+    const list = Effect.fn("ExchangeReports.list")(function*(kind: FileKind, page: PageRequest) {
+      const { pagination, rows } = yield* reports.list(kind, page)
+      const listed = yield* Effect.forEach(rows, view)
+      return ExchangeReportList.make({ reports: listed, pagination }, true)
+    })
 
-    const show = (kind: FileKind, id: number) =>
-      Effect.gen(function*() {
-        const row = yield* reports.find(id, kind)
-        if (Option.isNone(row)) return yield* Effect.fail(notFound())
-        return yield* view(row.value)
-      }).pipe(Effect.withSpan("ExchangeReports.show", { attributes: { "exchange_report.id": id } }))
+    const show = Effect.fn("ExchangeReports.show")(function*(kind: FileKind, id: number) {
+      yield* Effect.annotateCurrentSpan({ "exchange_report.id": id })
+      const row = yield* reports.find(id, kind)
+      if (Option.isNone(row)) return yield* Effect.fail(notFound())
+      return yield* view(row.value)
+    })
 
     return { create, list, show } as const
   })

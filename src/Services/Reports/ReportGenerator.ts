@@ -186,11 +186,11 @@ export class ReportGenerator extends Effect.Service<ReportGenerator>()("app/Repo
       })
 
     /** The job: generate report `id` unless it is no longer queued (already done, failed or expired). */
-    const generate = (id: number) =>
-      claim(id).pipe(
-        Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: run })),
-        Effect.withSpan("ReportGenerator.generate", { attributes: { "report.id": id } })
-      )
+    const generate = Effect.fn("ReportGenerator.generate")(function*(id: number) {
+      yield* Effect.annotateCurrentSpan({ "report.id": id })
+      const claimed = yield* claim(id)
+      if (Option.isSome(claimed)) yield* run(claimed.value)
+    })
 
     /** Deletes the files of reports past their expiry and marks them expired; how many. */
     const expire = Effect.gen(function*() {

@@ -90,28 +90,28 @@ export class Reports extends Effect.Service<Reports>()("app/Reports", {
         return { reportId, estimate }
       })
 
-    const followUpSchedules = (actorId: number, request: FollowUpReportRequest["report_params"]) =>
-      Effect.gen(function*() {
-        const ids = yield* check(request)
-        const params = paramsOf(request, ids, { patient_status: request.patient_status ?? null })
-        const { estimate, reportId } = yield* enqueue(actorId, "patient_follow_up", params, 0)
-        return FollowUpReportQueued.make({ report_id: reportId, status: "queued", estimated_completion: estimate, download_url: null })
-      }).pipe(Effect.withSpan("Reports.followUpSchedules", { attributes: { "actor.id": actorId } }))
+    const followUpSchedules = Effect.fn("Reports.followUpSchedules")(function*(actorId: number, request: FollowUpReportRequest["report_params"]) {
+      yield* Effect.annotateCurrentSpan({ "actor.id": actorId })
+      const ids = yield* check(request)
+      const params = paramsOf(request, ids, { patient_status: request.patient_status ?? null })
+      const { estimate, reportId } = yield* enqueue(actorId, "patient_follow_up", params, 0)
+      return FollowUpReportQueued.make({ report_id: reportId, status: "queued", estimated_completion: estimate, download_url: null })
+    })
 
-    const appointmentsWithRates = (actorId: number, request: AppointmentsReportRequest["report_params"]) =>
-      Effect.gen(function*() {
-        const ids = yield* check(request)
-        const params = paramsOf(request, ids, { include_rates: request.include_rates ?? true, group_by: request.group_by ?? null })
-        const summary = yield* reportRows.appointmentsSummary(zone, params)
-        const { reportId } = yield* enqueue(actorId, "provider_appointments", params, summary.total_appointments)
-        return AppointmentsReportQueued.make({
-          report_id: reportId,
-          status: "queued",
-          generated_at: null,
-          download_url: null,
-          summary: ReportSummary.make(summary)
-        })
-      }).pipe(Effect.withSpan("Reports.appointmentsWithRates", { attributes: { "actor.id": actorId } }))
+    const appointmentsWithRates = Effect.fn("Reports.appointmentsWithRates")(function*(actorId: number, request: AppointmentsReportRequest["report_params"]) {
+      yield* Effect.annotateCurrentSpan({ "actor.id": actorId })
+      const ids = yield* check(request)
+      const params = paramsOf(request, ids, { include_rates: request.include_rates ?? true, group_by: request.group_by ?? null })
+      const summary = yield* reportRows.appointmentsSummary(zone, params)
+      const { reportId } = yield* enqueue(actorId, "provider_appointments", params, summary.total_appointments)
+      return AppointmentsReportQueued.make({
+        report_id: reportId,
+        status: "queued",
+        generated_at: null,
+        download_url: null,
+        summary: ReportSummary.make(summary)
+      })
+    })
 
     /** The report unless unknown or expired (its file gone, or past its expiry and about to be). */
     const find = (reportId: string) =>
@@ -127,43 +127,42 @@ export class Reports extends Effect.Service<Reports>()("app/Reports", {
 
     const downloadUrl = (reportId: string) => `${config.publicBaseUrl}/v1/admin/clinic/reports/${encodeURIComponent(reportId)}/download`
 
-    const status = (reportId: string) =>
-      Effect.gen(function*() {
-        const { at, row } = yield* find(reportId)
-        const running = row.status === "generating" && row.started_at !== null && row.rows_total !== null
-          ? Option.fromNullable(estimateFinish(row.started_at.getTime(), at.getTime(), row.rows_written, row.rows_total))
-          : Option.none()
-        const estimated = row.status === "completed"
-          ? row.generated_at
-          : row.status === "failed"
-          ? null
-          : Option.match(running, { onNone: () => row.estimated_completion, onSome: (ms) => new Date(ms) })
-        yield* Effect.annotateCurrentSpan({ "report.id": row.id })
-        return ReportState.make({
-          report_id: row.report_id,
-          status: row.status,
-          progress_percentage: progressOf(row.status, row.rows_written, row.rows_total),
-          generated_at: row.generated_at,
-          estimated_completion: estimated,
-          download_url: row.status === "completed" ? downloadUrl(row.report_id) : null,
-          expires_at: row.expires_at,
-          failure_reason: row.status === "failed" ? row.failure_reason : null
-        })
-      }).pipe(Effect.withSpan("Reports.status"))
+    const status = Effect.fn("Reports.status")(function*(reportId: string) {
+      const { at, row } = yield* find(reportId)
+      const running = row.status === "generating" && row.started_at !== null && row.rows_total !== null
+        ? Option.fromNullable(estimateFinish(row.started_at.getTime(), at.getTime(), row.rows_written, row.rows_total))
+        : Option.none()
+      const estimated = row.status === "completed"
+        ? row.generated_at
+        : row.status === "failed"
+        ? null
+        : Option.match(running, { onNone: () => row.estimated_completion, onSome: (ms) => new Date(ms) })
+      yield* Effect.annotateCurrentSpan({ "report.id": row.id })
+      return ReportState.make({
+        report_id: row.report_id,
+        status: row.status,
+        progress_percentage: progressOf(row.status, row.rows_written, row.rows_total),
+        generated_at: row.generated_at,
+        estimated_completion: estimated,
+        download_url: row.status === "completed" ? downloadUrl(row.report_id) : null,
+        expires_at: row.expires_at,
+        failure_reason: row.status === "failed" ? row.failure_reason : null
+      })
+    })
 
     /** A signed link to the file, for at most REPORT_LINK_MINUTES and never past the expiry; audited. */
-    const download = (actorId: number, reportId: string) =>
-      Effect.gen(function*() {
-        const { at, row } = yield* find(reportId)
-        if (row.status === "failed") return yield* Effect.fail(conflict(reportMessages.failed))
-        if (row.status !== "completed" || row.object_key === null || row.expires_at === null) {
-          return yield* Effect.fail(conflict(reportMessages.notReady))
-        }
-        const lifetimeMs = Math.min(config.reports.linkMinutes * 60_000, row.expires_at.getTime() - at.getTime())
-        yield* audit.record({ actorId, action: "report.download", targetType: "report", targetId: row.id })
-        yield* Effect.annotateCurrentSpan({ "report.id": row.id })
-        return yield* store.signedUrl(row.object_key, lifetimeMs)
-      }).pipe(Effect.withSpan("Reports.download", { attributes: { "actor.id": actorId } }))
+    const download = Effect.fn("Reports.download")(function*(actorId: number, reportId: string) {
+      yield* Effect.annotateCurrentSpan({ "actor.id": actorId })
+      const { at, row } = yield* find(reportId)
+      if (row.status === "failed") return yield* Effect.fail(conflict(reportMessages.failed))
+      if (row.status !== "completed" || row.object_key === null || row.expires_at === null) {
+        return yield* Effect.fail(conflict(reportMessages.notReady))
+      }
+      const lifetimeMs = Math.min(config.reports.linkMinutes * 60_000, row.expires_at.getTime() - at.getTime())
+      yield* audit.record({ actorId, action: "report.download", targetType: "report", targetId: row.id })
+      yield* Effect.annotateCurrentSpan({ "report.id": row.id })
+      return yield* store.signedUrl(row.object_key, lifetimeMs)
+    })
 
     return { followUpSchedules, appointmentsWithRates, status, download } as const
   })
