@@ -98,15 +98,16 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
         return AdminUserList.make({ users: yield* adminViews(rows), pagination })
       })
 
-    const list = (criteria: Omit<UserCriteria, "scope">, request: PageRequest) =>
-      page({ ...criteria, scope: "live" }, request).pipe(Effect.withSpan("AdminUsers.list"))
+    const list = Effect.fn("AdminUsers.list")((criteria: Omit<UserCriteria, "scope">, request: PageRequest) =>
+      page({ ...criteria, scope: "live" }, request)
+    )
 
-    const filter = (criteria: Omit<UserCriteria, "scope">, request: PageRequest) =>
-      page({ ...criteria, scope: "live" }, request).pipe(
-        Effect.withSpan("AdminUsers.filter", { attributes: { "filter.roles.count": criteria.roles?.length ?? 0 } })
-      )
+    const filter = Effect.fn("AdminUsers.filter")(function*(criteria: Omit<UserCriteria, "scope">, request: PageRequest) {
+      yield* Effect.annotateCurrentSpan({ "filter.roles.count": criteria.roles?.length ?? 0 })
+      return yield* page({ ...criteria, scope: "live" }, request)
+    })
 
-    const archived = (request: PageRequest) => page({ scope: "archived" }, request).pipe(Effect.withSpan("AdminUsers.archived"))
+    const archived = Effect.fn("AdminUsers.archived")((request: PageRequest) => page({ scope: "archived" }, request))
 
     const filters = users.createdRange.pipe(
       Effect.map((range) =>
@@ -126,95 +127,94 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
         onSome: Effect.succeed
       }))
 
-    const show = (id: number) =>
-      findLive(id).pipe(
-        Effect.flatMap(adminView),
-        Effect.withSpan("AdminUsers.show", { attributes: { "user.id": id }, captureStackTrace: false })
-      )
+    const show = Effect.fn("AdminUsers.show", { captureStackTrace: false })(function*(id: number) {
+      yield* Effect.annotateCurrentSpan({ "user.id": id })
+      return yield* adminView(yield* findLive(id))
+    })
 
     /** Admin update; `actorId` is the caller, who may not demote or deactivate themselves. */
-    const update = (actorId: number, id: number, changes: UserChanges) =>
-      Effect.gen(function*() {
-        if (actorId === id && changes.active === false) {
-          return yield* Effect.fail(invalidField("active", rejectionMessages.ownActive))
+    const update = Effect.fn("AdminUsers.update")(function*(actorId: number, id: number, changes: UserChanges) {
+      yield* Effect.annotateCurrentSpan({ "user.id": id, "actor.id": actorId })
+      if (actorId === id && changes.active === false) {
+        return yield* Effect.fail(invalidField("active", rejectionMessages.ownActive))
+      }
+      const email = changes.email === undefined ? undefined : normalizeEmail(changes.email)
+      const phone = yield* phoneOf(changes.phone)
+      const row = yield* transaction(Effect.gen(function*() {
+        const current = yield* findLive(id, true)
+        if (actorId === id && changes.role !== undefined && changes.role !== current.role) {
+          return yield* Effect.fail(invalidField("role", rejectionMessages.ownRole))
         }
-        const email = changes.email === undefined ? undefined : normalizeEmail(changes.email)
-        const phone = yield* phoneOf(changes.phone)
-        const row = yield* transaction(Effect.gen(function*() {
-          const current = yield* findLive(id, true)
-          if (actorId === id && changes.role !== undefined && changes.role !== current.role) {
-            return yield* Effect.fail(invalidField("role", rejectionMessages.ownRole))
-          }
-          const wasActive = current.status === "active"
-          const activeChanged = changes.active !== undefined && changes.active !== wasActive
-          if (activeChanged && current.status === "archived") {
-            return yield* Effect.fail(invalidField("active", rejectionMessages.archivedActive))
-          }
-          const emailChanged = email !== undefined && email.toLowerCase() !== current.email.toLowerCase()
-          // Here no current password is asked for: one's own address changes through the self-service path.
-          if (emailChanged && actorId === id) {
-            return yield* Effect.fail(invalidField("email", rejectionMessages.ownEmail))
-          }
-          if (emailChanged && (yield* users.emailTakenByAnother(email, id))) {
-            return yield* Effect.fail(emailTaken())
-          }
-          const role = changes.role ?? current.role
-          const status = activeChanged ? (changes.active ? "active" : "inactive") : current.status
-          // Every column is written (`updated_at` moves even when nothing else does); a
-          // concurrent change that took the email fails with the repository's 422.
-          const updated = yield* users.update(id, {
-            first_name: changes.first_name?.trim() ?? current.first_name,
-            last_name: changes.last_name?.trim() ?? current.last_name,
-            email: email ?? current.email,
-            phone: phone === undefined ? current.phone : phone,
-            role,
-            status,
-            clinical: changes.clinical ?? current.clinical
-          })
-          // A role change ends the user's sessions: new rights start with a fresh sign-in.
-          if ((activeChanged && !changes.active) || role !== current.role) yield* lifecycle.revokeSessions(id)
-          // The provider profile follows the role in this transaction (created, reactivated or deactivated).
-          if (changes.role !== undefined) yield* profiles.followRole(actorId, id, role)
-          const record = (action: string) => audit.record({ actorId, action, targetType: "user", targetId: id })
-          yield* record("user.update")
-          if (role !== current.role) yield* record("user.role_change")
-          if (activeChanged) yield* record("user.active_change")
-          return { row: updated, previousEmail: emailChanged ? current.email : undefined }
-        }))
-        if (row.previousEmail !== undefined) yield* credentials.announceEmailChanged(id, row.previousEmail)
-        return yield* adminView(row.row)
-      }).pipe(Effect.withSpan("AdminUsers.update", { attributes: { "user.id": id, "actor.id": actorId } }))
+        const wasActive = current.status === "active"
+        const activeChanged = changes.active !== undefined && changes.active !== wasActive
+        if (activeChanged && current.status === "archived") {
+          return yield* Effect.fail(invalidField("active", rejectionMessages.archivedActive))
+        }
+        const emailChanged = email !== undefined && email.toLowerCase() !== current.email.toLowerCase()
+        // Here no current password is asked for: one's own address changes through the self-service path.
+        if (emailChanged && actorId === id) {
+          return yield* Effect.fail(invalidField("email", rejectionMessages.ownEmail))
+        }
+        if (emailChanged && (yield* users.emailTakenByAnother(email, id))) {
+          return yield* Effect.fail(emailTaken())
+        }
+        const role = changes.role ?? current.role
+        const status = activeChanged ? (changes.active ? "active" : "inactive") : current.status
+        // Every column is written (`updated_at` moves even when nothing else does); a
+        // concurrent change that took the email fails with the repository's 422.
+        const updated = yield* users.update(id, {
+          first_name: changes.first_name?.trim() ?? current.first_name,
+          last_name: changes.last_name?.trim() ?? current.last_name,
+          email: email ?? current.email,
+          phone: phone === undefined ? current.phone : phone,
+          role,
+          status,
+          clinical: changes.clinical ?? current.clinical
+        })
+        // A role change ends the user's sessions: new rights start with a fresh sign-in.
+        if ((activeChanged && !changes.active) || role !== current.role) yield* lifecycle.revokeSessions(id)
+        // The provider profile follows the role in this transaction (created, reactivated or deactivated).
+        if (changes.role !== undefined) yield* profiles.followRole(actorId, id, role)
+        const record = (action: string) => audit.record({ actorId, action, targetType: "user", targetId: id })
+        yield* record("user.update")
+        if (role !== current.role) yield* record("user.role_change")
+        if (activeChanged) yield* record("user.active_change")
+        return { row: updated, previousEmail: emailChanged ? current.email : undefined }
+      }))
+      if (row.previousEmail !== undefined) yield* credentials.announceEmailChanged(id, row.previousEmail)
+      return yield* adminView(row.row)
+    })
 
     /** Permanent deletion (personal data erased); see `UserLifecycle.erase`. */
-    const remove = (actorId: number, id: number) =>
-      Effect.gen(function*() {
-        if (actorId === id) return yield* Effect.fail(invalidField("id", rejectionMessages.ownDelete))
-        const erased = yield* lifecycle.erase(actorId, id)
-        if (!erased) return yield* Effect.fail(userNotFound())
-      }).pipe(Effect.withSpan("AdminUsers.delete", { attributes: { "user.id": id, "actor.id": actorId } }))
+    const remove = Effect.fn("AdminUsers.delete")(function*(actorId: number, id: number) {
+      yield* Effect.annotateCurrentSpan({ "user.id": id, "actor.id": actorId })
+      if (actorId === id) return yield* Effect.fail(invalidField("id", rejectionMessages.ownDelete))
+      const erased = yield* lifecycle.erase(actorId, id)
+      if (!erased) return yield* Effect.fail(userNotFound())
+    })
 
     /** Soft delete; archiving an archived user changes nothing and returns it. */
-    const archive = (actorId: number, id: number) =>
-      Effect.gen(function*() {
-        if (actorId === id) return yield* Effect.fail(invalidField("id", rejectionMessages.ownArchive))
-        return yield* transaction(Effect.gen(function*() {
-          const current = yield* findLive(id, true)
-          if (current.status === "archived") return yield* adminView(current)
-          const moved = yield* lifecycle.archive(actorId, id)
-          return yield* adminView(Option.getOrElse(moved, () => current))
-        }))
-      }).pipe(Effect.withSpan("AdminUsers.archive", { attributes: { "user.id": id, "actor.id": actorId } }))
+    const archive = Effect.fn("AdminUsers.archive")(function*(actorId: number, id: number) {
+      yield* Effect.annotateCurrentSpan({ "user.id": id, "actor.id": actorId })
+      if (actorId === id) return yield* Effect.fail(invalidField("id", rejectionMessages.ownArchive))
+      return yield* transaction(Effect.gen(function*() {
+        const current = yield* findLive(id, true)
+        if (current.status === "archived") return yield* adminView(current)
+        const moved = yield* lifecycle.archive(actorId, id)
+        return yield* adminView(Option.getOrElse(moved, () => current))
+      }))
+    })
 
     /** Back to the status held before archiving. */
-    const unarchive = (actorId: number, id: number) =>
-      transaction(Effect.gen(function*() {
-        const current = yield* findLive(id, true)
-        if (current.status !== "archived") {
-          return yield* Effect.fail(invalidField("status", rejectionMessages.notArchived))
-        }
-        const moved = yield* lifecycle.unarchive(actorId, id)
-        return yield* adminView(Option.getOrElse(moved, () => current))
-      })).pipe(Effect.withSpan("AdminUsers.unarchive", { attributes: { "user.id": id, "actor.id": actorId } }))
+    const unarchive = Effect.fn("AdminUsers.unarchive")(function*(actorId: number, id: number) {
+      yield* Effect.annotateCurrentSpan({ "user.id": id, "actor.id": actorId })
+      const current = yield* findLive(id, true)
+      if (current.status !== "archived") {
+        return yield* Effect.fail(invalidField("status", rejectionMessages.notArchived))
+      }
+      const moved = yield* lifecycle.unarchive(actorId, id)
+      return yield* adminView(Option.getOrElse(moved, () => current))
+    }, transaction)
 
     const dashboard = Effect.gen(function*() {
       const monthStart = DateTime.toDate(DateTime.startOf(yield* DateTime.now, "month"))

@@ -43,45 +43,45 @@ export class ConfirmationCodes extends Effect.Service<ConfirmationCodes>()("app/
     })
 
     /** The first code of a new user; returns the code to send. */
-    const create = (userId: number) =>
-      Effect.gen(function*() {
-        const now = yield* clock
-        const code = newCode()
-        yield* codes.insert(fresh(userId, code, now.ms))
-        return code
-      }).pipe(Effect.withSpan("ConfirmationCodes.create", { attributes: { "user.id": userId } }))
+    const create = Effect.fn("ConfirmationCodes.create")(function*(userId: number) {
+      yield* Effect.annotateCurrentSpan({ "user.id": userId })
+      const now = yield* clock
+      const code = newCode()
+      yield* codes.insert(fresh(userId, code, now.ms))
+      return code
+    })
 
     /**
      * A fresh code (Right) unless the last one was sent less than `resendInterval` ago (Left: how
      * long until one may be sent). Only the request whose upsert returns a row may send; the
      * wrong-try count is kept.
      */
-    const replace = (userId: number) =>
-      Effect.gen(function*() {
-        const now = yield* clock
-        const code = newCode()
-        const interval = Duration.toMillis(confirmationRules.resendInterval)
-        if (yield* codes.replaceIfDue(fresh(userId, code, now.ms), new Date(now.ms - interval))) return Either.right(code)
-        // Only names the wait: the upsert above has already decided. A code deleted meanwhile
-        // (confirmed) leaves the full interval, which errs on the side of waiting.
-        const sentAt = Option.match(yield* codes.sentAt(userId), { onNone: () => now.ms, onSome: (at) => at.getTime() })
-        return Either.left(Duration.millis(Math.max(0, sentAt + interval - now.ms)))
-      }).pipe(Effect.withSpan("ConfirmationCodes.replace", { attributes: { "user.id": userId } }))
+    const replace = Effect.fn("ConfirmationCodes.replace")(function*(userId: number) {
+      yield* Effect.annotateCurrentSpan({ "user.id": userId })
+      const now = yield* clock
+      const code = newCode()
+      const interval = Duration.toMillis(confirmationRules.resendInterval)
+      if (yield* codes.replaceIfDue(fresh(userId, code, now.ms), new Date(now.ms - interval))) return Either.right(code)
+      // Only names the wait: the upsert above has already decided. A code deleted meanwhile
+      // (confirmed) leaves the full interval, which errs on the side of waiting.
+      const sentAt = Option.match(yield* codes.sentAt(userId), { onNone: () => now.ms, onSome: (at) => at.getTime() })
+      return Either.left(Duration.millis(Math.max(0, sentAt + interval - now.ms)))
+    })
 
     /**
      * Claims one try (counting it before the comparison), then consumes the code if it matches.
      * Run inside the caller's transaction, with whatever confirming changes.
      */
-    const check = (userId: number, code: string) =>
-      Effect.gen(function*() {
-        const now = yield* clock
-        const windowStart = new Date(now.ms - Duration.toMillis(confirmationRules.attemptWindow))
-        const claimed = yield* codes.claimTry({ userId, now: now.date, windowStart, maxWrongAttempts: confirmationRules.maxWrongAttempts })
-        if (Option.isNone(claimed)) return yield* whyNotClaimed(userId, now.ms, windowStart)
-        const given = codeHash(userId, code.trim())
-        if (!Buffer.from(claimed.value).equals(given)) return { _tag: "Wrong" } as const
-        return (yield* codes.consume(userId, given)) ? { _tag: "Confirmed" } as const : { _tag: "NoCode" } as const
-      }).pipe(Effect.withSpan("ConfirmationCodes.check", { attributes: { "user.id": userId } }))
+    const check = Effect.fn("ConfirmationCodes.check")(function*(userId: number, code: string) {
+      yield* Effect.annotateCurrentSpan({ "user.id": userId })
+      const now = yield* clock
+      const windowStart = new Date(now.ms - Duration.toMillis(confirmationRules.attemptWindow))
+      const claimed = yield* codes.claimTry({ userId, now: now.date, windowStart, maxWrongAttempts: confirmationRules.maxWrongAttempts })
+      if (Option.isNone(claimed)) return yield* whyNotClaimed(userId, now.ms, windowStart)
+      const given = codeHash(userId, code.trim())
+      if (!Buffer.from(claimed.value).equals(given)) return { _tag: "Wrong" } as const
+      return (yield* codes.consume(userId, given)) ? { _tag: "Confirmed" } as const : { _tag: "NoCode" } as const
+    })
 
     /** Only names the refusal: the claim above has already decided. */
     const whyNotClaimed = (userId: number, nowMs: number, windowStart: Date) =>

@@ -61,86 +61,86 @@ export class CredentialChanges extends Effect.Service<CredentialChanges>()("app/
      * The caller proves they know the password of their own account. Attempts are counted first
      * (an atomic upsert), so a stolen token cannot guess the password faster than the limit.
      */
-    const checkCurrentPassword = (user: UserRow, currentPassword: string | undefined) =>
-      Effect.gen(function*() {
-        if (currentPassword === undefined) {
-          return yield* Effect.fail(invalidField("current_password", credentialMessages.currentPasswordMissing))
-        }
-        yield* limiter.enforce(
-          `credential_change:${user.id}`,
-          { limit: emailChangeRules.attemptsPerWindow, window: emailChangeRules.attemptWindow },
-          credentialMessages.tooManyAttempts
-        )
-        if (!(yield* verifyPassword(currentPassword, user.password_hash))) {
-          yield* audit.record({ actorId: user.id, action: "user.current_password_failed", targetType: "user", targetId: user.id })
-          return yield* Effect.fail(invalidField("current_password", credentialMessages.currentPasswordInvalid))
-        }
-      }).pipe(Effect.withSpan("CredentialChanges.checkCurrentPassword", { attributes: { "user.id": user.id } }))
+    const checkCurrentPassword = Effect.fn("CredentialChanges.checkCurrentPassword")(function*(user: UserRow, currentPassword: string | undefined) {
+      yield* Effect.annotateCurrentSpan({ "user.id": user.id })
+      if (currentPassword === undefined) {
+        return yield* Effect.fail(invalidField("current_password", credentialMessages.currentPasswordMissing))
+      }
+      yield* limiter.enforce(
+        `credential_change:${user.id}`,
+        { limit: emailChangeRules.attemptsPerWindow, window: emailChangeRules.attemptWindow },
+        credentialMessages.tooManyAttempts
+      )
+      if (!(yield* verifyPassword(currentPassword, user.password_hash))) {
+        yield* audit.record({ actorId: user.id, action: "user.current_password_failed", targetType: "user", targetId: user.id })
+        return yield* Effect.fail(invalidField("current_password", credentialMessages.currentPasswordInvalid))
+      }
+    })
 
     /**
      * Records the wanted email (replacing any earlier request and its code), sends the code to
      * the new address and tells the old one, which can then change the password: that cancels
      * the pending change.
      */
-    const requestEmailChange = (user: UserRow, newEmail: string) =>
-      Effect.gen(function*() {
-        const code = String(randomInt(0, 1_000_000)).padStart(6, "0")
-        const requestedAt = yield* Time.now
-        const expiresAt = new Date(requestedAt.getTime() + Duration.toMillis(emailChangeRules.lifetime))
-        yield* emailChanges.upsert({ userId: user.id, newEmail, codeHash: codeHash(user.id, code), expiresAt, createdAt: requestedAt })
-        yield* audit.record({ actorId: user.id, action: "user.email_change_requested", targetType: "user", targetId: user.id })
-        yield* sendQuietly(user.id, "email change code", {
-          to: [newEmail],
-          subject: "Confirm your new email address",
-          text: [
-            `Your Care Coordination email change code is ${code}. It expires in 30 minutes.`,
-            "Enter it in the app (POST /v1/users/email_confirmation) to start using this address.",
-            "If you did not ask for this, ignore this email: nothing changes without the code."
-          ].join("\n\n")
-        })
-        yield* sendQuietly(user.id, "email change notice", {
-          to: [user.email],
-          subject: "Your account's email address is being changed",
-          text: [
-            `Someone signed in to your Care Coordination account asked to change its email address to ${newEmail}.`,
-            "The change takes effect only when the code sent to the new address is entered.",
-            "If this was not you, change your password now: that cancels the change and signs out every other session."
-          ].join("\n\n")
-        })
-      }).pipe(Effect.withSpan("CredentialChanges.requestEmailChange", { attributes: { "user.id": user.id } }))
+    const requestEmailChange = Effect.fn("CredentialChanges.requestEmailChange")(function*(user: UserRow, newEmail: string) {
+      yield* Effect.annotateCurrentSpan({ "user.id": user.id })
+      const code = String(randomInt(0, 1_000_000)).padStart(6, "0")
+      const requestedAt = yield* Time.now
+      const expiresAt = new Date(requestedAt.getTime() + Duration.toMillis(emailChangeRules.lifetime))
+      yield* emailChanges.upsert({ userId: user.id, newEmail, codeHash: codeHash(user.id, code), expiresAt, createdAt: requestedAt })
+      yield* audit.record({ actorId: user.id, action: "user.email_change_requested", targetType: "user", targetId: user.id })
+      yield* sendQuietly(user.id, "email change code", {
+        to: [newEmail],
+        subject: "Confirm your new email address",
+        text: [
+          `Your Care Coordination email change code is ${code}. It expires in 30 minutes.`,
+          "Enter it in the app (POST /v1/users/email_confirmation) to start using this address.",
+          "If you did not ask for this, ignore this email: nothing changes without the code."
+        ].join("\n\n")
+      })
+      yield* sendQuietly(user.id, "email change notice", {
+        to: [user.email],
+        subject: "Your account's email address is being changed",
+        text: [
+          `Someone signed in to your Care Coordination account asked to change its email address to ${newEmail}.`,
+          "The change takes effect only when the code sent to the new address is entered.",
+          "If this was not you, change your password now: that cancels the change and signs out every other session."
+        ].join("\n\n")
+      })
+    })
 
     /**
      * The code consumes the pending change in one `DELETE … RETURNING` (so it works once, even
      * under concurrent requests); a wrong code is counted by a conditional UPDATE that stops at
      * the limit. The transaction commits either way; the failure is raised after it.
      */
-    const confirmEmailChange = (userId: number, code: string) =>
-      Effect.gen(function*() {
-        const attempt = { userId, maxWrongAttempts: emailChangeRules.maxWrongAttempts, at: yield* Time.now }
-        // A taken address (someone else took it meanwhile) fails the transaction, which rolls
-        // back: the request stays.
-        const outcome = yield* transaction(Effect.gen(function*() {
-          const claimed = yield* emailChanges.claim(attempt, codeHash(userId, code.trim()))
-          if (Option.isSome(claimed)) {
-            const row = yield* users.changeEmail(userId, claimed.value)
-            if (Option.isNone(row)) return refused("email", credentialMessages.noPendingChange)
-            yield* audit.record({ actorId: userId, action: "user.email_change", targetType: "user", targetId: userId })
-            return { changed: row.value } as ConfirmOutcome
-          }
-          if (yield* emailChanges.countWrong(attempt)) {
-            yield* audit.record({ actorId: userId, action: "user.email_change_failed", targetType: "user", targetId: userId })
-            return refused("confirmation_code", credentialMessages.codeInvalid)
-          }
-          // Nothing to count: say why (no write depends on this read).
-          const failedAttempts = yield* emailChanges.failedAttempts(userId)
-          if (Option.isNone(failedAttempts)) return refused("email", credentialMessages.noPendingChange)
-          return failedAttempts.value >= emailChangeRules.maxWrongAttempts
-            ? refused("confirmation_code", credentialMessages.codeExhausted)
-            : refused("confirmation_code", credentialMessages.codeExpired)
-        }))
-        if ("refused" in outcome) return yield* Effect.fail(invalidField(outcome.refused.field, outcome.refused.message))
-        return outcome.changed
-      }).pipe(Effect.withSpan("CredentialChanges.confirmEmailChange", { attributes: { "user.id": userId } }))
+    const confirmEmailChange = Effect.fn("CredentialChanges.confirmEmailChange")(function*(userId: number, code: string) {
+      yield* Effect.annotateCurrentSpan({ "user.id": userId })
+      const attempt = { userId, maxWrongAttempts: emailChangeRules.maxWrongAttempts, at: yield* Time.now }
+      // A taken address (someone else took it meanwhile) fails the transaction, which rolls
+      // back: the request stays.
+      const outcome = yield* transaction(Effect.gen(function*() {
+        const claimed = yield* emailChanges.claim(attempt, codeHash(userId, code.trim()))
+        if (Option.isSome(claimed)) {
+          const row = yield* users.changeEmail(userId, claimed.value)
+          if (Option.isNone(row)) return refused("email", credentialMessages.noPendingChange)
+          yield* audit.record({ actorId: userId, action: "user.email_change", targetType: "user", targetId: userId })
+          return { changed: row.value } as ConfirmOutcome
+        }
+        if (yield* emailChanges.countWrong(attempt)) {
+          yield* audit.record({ actorId: userId, action: "user.email_change_failed", targetType: "user", targetId: userId })
+          return refused("confirmation_code", credentialMessages.codeInvalid)
+        }
+        // Nothing to count: say why (no write depends on this read).
+        const failedAttempts = yield* emailChanges.failedAttempts(userId)
+        if (Option.isNone(failedAttempts)) return refused("email", credentialMessages.noPendingChange)
+        return failedAttempts.value >= emailChangeRules.maxWrongAttempts
+          ? refused("confirmation_code", credentialMessages.codeExhausted)
+          : refused("confirmation_code", credentialMessages.codeExpired)
+      }))
+      if ("refused" in outcome) return yield* Effect.fail(invalidField(outcome.refused.field, outcome.refused.message))
+      return outcome.changed
+    })
 
     /** An admin changed the email directly: the old address hears about it. */
     const announceEmailChanged = (userId: number, oldEmail: string) =>

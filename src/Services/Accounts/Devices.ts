@@ -32,20 +32,20 @@ export class Devices extends Effect.Service<Devices>()("app/Devices", {
         if (!(yield* users.exists(userId))) return yield* Effect.fail(notFound("User"))
       })
 
-    const register = (caller: Caller, userId: number, token: string, platform: DevicePlatform) =>
-      Effect.gen(function*() {
-        yield* ownerFor(caller, userId)
-        const row = yield* devices.register(userId, token, platform, yield* Time.now)
-        yield* audit.record({ actorId: caller.id, action: "device.register", targetType: "device", targetId: row.id })
-        return toDevice(row)
-      }).pipe(Effect.withSpan("Devices.register", { attributes: { "user.id": userId } }))
+    const register = Effect.fn("Devices.register")(function*(caller: Caller, userId: number, token: string, platform: DevicePlatform) {
+      yield* Effect.annotateCurrentSpan({ "user.id": userId })
+      yield* ownerFor(caller, userId)
+      const row = yield* devices.register(userId, token, platform, yield* Time.now)
+      yield* audit.record({ actorId: caller.id, action: "device.register", targetType: "device", targetId: row.id })
+      return toDevice(row)
+    })
 
-    const remove = (caller: Caller, userId: number, deviceId: number) =>
-      Effect.gen(function*() {
-        yield* ownerFor(caller, userId)
-        if (!(yield* devices.delete(userId, deviceId))) return yield* Effect.fail(notFound("Device"))
-        yield* audit.record({ actorId: caller.id, action: "device.remove", targetType: "device", targetId: deviceId })
-      }).pipe(Effect.withSpan("Devices.remove", { attributes: { "user.id": userId, "device.id": deviceId } }))
+    const remove = Effect.fn("Devices.remove")(function*(caller: Caller, userId: number, deviceId: number) {
+      yield* Effect.annotateCurrentSpan({ "user.id": userId, "device.id": deviceId })
+      yield* ownerFor(caller, userId)
+      if (!(yield* devices.delete(userId, deviceId))) return yield* Effect.fail(notFound("Device"))
+      yield* audit.record({ actorId: caller.id, action: "device.remove", targetType: "device", targetId: deviceId })
+    })
 
     return { register, remove } as const
   }),

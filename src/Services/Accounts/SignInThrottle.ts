@@ -64,27 +64,26 @@ export class SignInThrottle extends Effect.Service<SignInThrottle>()("app/SignIn
      * Counts an attempt for the email before its password is checked. None: go ahead (the attempt
      * stays counted unless `succeeded` follows). Some(ms): refused, the back-off ends in `ms`.
      */
-    const claim = (email: string) =>
-      Effect.gen(function*() {
-        const nowMs = yield* Time.nowMillis
-        const now = new Date(nowMs)
-        const key = emailHash(email)
-        const forgottenBefore = new Date(nowMs - Duration.toMillis(signInBackoff.forgetAfter))
-        const claimed = yield* throttles.claim({
-          emailHash: key,
-          now,
-          forgottenBefore,
-          firstNotBefore: new Date(nowMs + Duration.toMillis(backoffAfter(1))),
-          rule: backoffRule
-        })
-        if (Math.random() < 0.01) yield* throttles.deleteForgotten(forgottenBefore)
-        if (claimed) return Option.none<number>()
-        const blocked = yield* throttles.notBefore(key)
-        return Option.some(Math.max(0, Option.match(blocked, { onNone: () => nowMs, onSome: (at) => at.getTime() }) - nowMs))
-      }).pipe(Effect.withSpan("SignInThrottle.claim"))
+    const claim = Effect.fn("SignInThrottle.claim")(function*(email: string) {
+      const nowMs = yield* Time.nowMillis
+      const now = new Date(nowMs)
+      const key = emailHash(email)
+      const forgottenBefore = new Date(nowMs - Duration.toMillis(signInBackoff.forgetAfter))
+      const claimed = yield* throttles.claim({
+        emailHash: key,
+        now,
+        forgottenBefore,
+        firstNotBefore: new Date(nowMs + Duration.toMillis(backoffAfter(1))),
+        rule: backoffRule
+      })
+      if (Math.random() < 0.01) yield* throttles.deleteForgotten(forgottenBefore)
+      if (claimed) return Option.none<number>()
+      const blocked = yield* throttles.notBefore(key)
+      return Option.some(Math.max(0, Option.match(blocked, { onNone: () => nowMs, onSome: (at) => at.getTime() }) - nowMs))
+    })
 
     /** The right password was given: the email starts over. */
-    const succeeded = (email: string) => throttles.delete(emailHash(email)).pipe(Effect.withSpan("SignInThrottle.succeeded"))
+    const succeeded = Effect.fn("SignInThrottle.succeeded")((email: string) => throttles.delete(emailHash(email)))
 
     return { claim, succeeded } as const
   }),

@@ -59,49 +59,49 @@ export class UserLifecycle extends Effect.Service<UserLifecycle>()("app/UserLife
      * rather than silently losing the status unarchive would restore; the condition sits in the
      * UPDATE, so a concurrent archive cannot slip between a check and the write.
      */
-    const cancel = (actorId: number, userId: number) =>
-      transaction(Effect.gen(function*() {
-        const row = yield* users.cancel(userId)
-        if (Option.isSome(row)) {
-          yield* revokeSessions(userId)
-          yield* audit.record({ actorId, action: "user.cancel", targetType: "user", targetId: userId })
-          return { cancelled: row.value } as const
-        }
-        // Nothing changed: say why (no write depends on this read).
-        return (yield* users.exists(userId)) ? { refused: "archived" } as const : { refused: "missing" } as const
-      })).pipe(Effect.withSpan("UserLifecycle.cancel", { attributes: { "user.id": userId } }))
+    const cancel = Effect.fn("UserLifecycle.cancel")(function*(actorId: number, userId: number) {
+      yield* Effect.annotateCurrentSpan({ "user.id": userId })
+      const row = yield* users.cancel(userId)
+      if (Option.isSome(row)) {
+        yield* revokeSessions(userId)
+        yield* audit.record({ actorId, action: "user.cancel", targetType: "user", targetId: userId })
+        return { cancelled: row.value } as const
+      }
+      // Nothing changed: say why (no write depends on this read).
+      return (yield* users.exists(userId)) ? { refused: "archived" } as const : { refused: "missing" } as const
+    }, transaction)
 
     /** Soft delete: status archived, sign-in refused, reversible. */
     const archive = (actorId: number, userId: number) => transition(actorId, userId, "user.archive", "archived", true)
 
     /** Back to the status held before archiving (active when unknown); None unless archived. */
-    const unarchive = (actorId: number, userId: number) =>
-      transaction(Effect.gen(function*() {
-        const row = yield* users.unarchive(userId)
-        if (Option.isSome(row)) yield* audit.record({ actorId, action: "user.unarchive", targetType: "user", targetId: userId })
-        return row
-      })).pipe(Effect.withSpan("UserLifecycle.unarchive", { attributes: { "user.id": userId } }))
+    const unarchive = Effect.fn("UserLifecycle.unarchive")(function*(actorId: number, userId: number) {
+      yield* Effect.annotateCurrentSpan({ "user.id": userId })
+      const row = yield* users.unarchive(userId)
+      if (Option.isSome(row)) yield* audit.record({ actorId, action: "user.unarchive", targetType: "user", targetId: userId })
+      return row
+    }, transaction)
 
     /**
      * Permanent deletion: personal data and credentials are erased and cannot be restored. The
      * row itself stays so that records the user authored keep a valid author id, now shown as
      * "Deleted user".
      */
-    const erase = (actorId: number, userId: number) =>
-      Effect.gen(function*() {
-        const unusable = yield* hashPassword(randomBytes(32).toString("hex"))
-        return yield* transaction(Effect.gen(function*() {
-          if (!(yield* users.erase(userId, unusable, deletedUserName))) return false
-          yield* revokeSessions(userId)
-          yield* codes.deleteOf(userId)
-          yield* resetTokens.deleteOf(userId, { unusedOnly: false })
-          yield* emailChanges.deleteOf(userId)
-          // The profile stays for the records that name the provider, inactive (and hidden with the user).
-          yield* profiles.deactivate(actorId, userId)
-          yield* audit.record({ actorId, action: "user.delete", targetType: "user", targetId: userId })
-          return true
-        }))
-      }).pipe(Effect.withSpan("UserLifecycle.erase", { attributes: { "user.id": userId } }))
+    const erase = Effect.fn("UserLifecycle.erase")(function*(actorId: number, userId: number) {
+      yield* Effect.annotateCurrentSpan({ "user.id": userId })
+      const unusable = yield* hashPassword(randomBytes(32).toString("hex"))
+      return yield* transaction(Effect.gen(function*() {
+        if (!(yield* users.erase(userId, unusable, deletedUserName))) return false
+        yield* revokeSessions(userId)
+        yield* codes.deleteOf(userId)
+        yield* resetTokens.deleteOf(userId, { unusedOnly: false })
+        yield* emailChanges.deleteOf(userId)
+        // The profile stays for the records that name the provider, inactive (and hidden with the user).
+        yield* profiles.deactivate(actorId, userId)
+        yield* audit.record({ actorId, action: "user.delete", targetType: "user", targetId: userId })
+        return true
+      }))
+    })
 
     return { revokeSessions, revokeCredentials, cancel, archive, unarchive, erase } as const
   }),

@@ -420,10 +420,13 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
 
     return {
       /** The live (not deleted) user. */
-      findById: (id: number) => orDefect(findLive(id)).pipe(Effect.withSpan("UsersRepo.findById", { attributes: { "user.id": id } })),
+      findById: Effect.fn("UsersRepo.findById")(function*(id: number) {
+        yield* Effect.annotateCurrentSpan({ "user.id": id })
+        return yield* orDefect(findLive(id))
+      }),
       /** The live user, locked until the transaction ends. */
       findByIdForUpdate: (id: number) => orDefect(findLiveForUpdate(id)),
-      findByEmail: (email: string) => orDefect(findByEmail(normalizeEmail(email))).pipe(Effect.withSpan("UsersRepo.findByEmail")),
+      findByEmail: Effect.fn("UsersRepo.findByEmail")((email: string) => orDefect(findByEmail(normalizeEmail(email)))),
       /** Whether a live (not deleted) user has this id. */
       exists: (id: number) => Effect.map(orDefect(findLiveId(id)), Option.isSome),
       /** Whether an account other than `id` holds the email (any case). */
@@ -433,8 +436,9 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("app/UsersRepo", {
        * Inserts unless the email is taken (whatever its case); None when it was. Concurrent inserts
        * of one email wait on the unique index; the losers get no row.
        */
-      insertIfAbsent: (user: NewUser) =>
-        orDefect(insertIfAbsent({ ...user, email: normalizeEmail(user.email) })).pipe(Effect.withSpan("UsersRepo.insertIfAbsent")),
+      insertIfAbsent: Effect.fn("UsersRepo.insertIfAbsent")((user: NewUser) =>
+        orDefect(insertIfAbsent({ ...user, email: normalizeEmail(user.email) }))
+      ),
       /**
        * Creates the system account when there is none (instances starting together: the unique
        * index lets one insert) and returns its id.

@@ -62,16 +62,15 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
     const providers = yield* ProvidersRepo
     const users = yield* UsersRepo
 
-    const list = (viewer: Viewer, criteria: PatientCriteria, request: PageRequest) =>
-      Effect.gen(function*() {
-        const { pagination, rows, sortedFewMatches } = yield* patients.list(Access.scope.patients(sql, viewer, yield* now), criteria, request)
-        yield* Effect.annotateCurrentSpan({
-          "patients.count": rows.length,
-          "patients.total_count": pagination.total_count,
-          "patients.few_matches": sortedFewMatches
-        })
-        return PatientList.make({ patients: rows.map(toPatient), pagination }, true)
-      }).pipe(Effect.withSpan("ClinicPatients.list"))
+    const list = Effect.fn("ClinicPatients.list")(function*(viewer: Viewer, criteria: PatientCriteria, request: PageRequest) {
+      const { pagination, rows, sortedFewMatches } = yield* patients.list(Access.scope.patients(sql, viewer, yield* now), criteria, request)
+      yield* Effect.annotateCurrentSpan({
+        "patients.count": rows.length,
+        "patients.total_count": pagination.total_count,
+        "patients.few_matches": sortedFewMatches
+      })
+      return PatientList.make({ patients: rows.map(toPatient), pagination }, true)
+    })
 
     const load = (id: number) => Effect.map(patients.findById(id), (row) => toPatient(Option.getOrThrow(row)))
 
@@ -80,17 +79,18 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
      * provider or supervisor who gave a reason (break-glass) and found nothing in their scope goes
      * through `Access.visiblePatient`, which lets them in and records the access.
      */
-    const show = (viewer: Viewer, id: number) =>
-      Effect.flatMap(now, (at) => patients.findVisibleById(id, Access.scope.patientsOf(sql, viewer, at, "general", "p", "one"))).pipe(
-        Effect.flatMap(Option.match({
-          onNone: () =>
-            viewer.breakGlass !== undefined && viewer.breakGlass !== null && followsCareRelationships(viewer)
-              ? Effect.flatMap(access.visiblePatient(viewer, id), load)
-              : Effect.fail(patientNotFound()),
-          onSome: (row) => Effect.succeed(toPatient(row))
-        })),
-        Effect.withSpan("ClinicPatients.show", { attributes: { "patient.id": id }, captureStackTrace: false })
-      )
+    const show = Effect.fn("ClinicPatients.show", { captureStackTrace: false })(function*(viewer: Viewer, id: number) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": id })
+      const at = yield* now
+      const found = yield* patients.findVisibleById(id, Access.scope.patientsOf(sql, viewer, at, "general", "p", "one"))
+      return yield* Option.match(found, {
+        onNone: () =>
+          viewer.breakGlass !== undefined && viewer.breakGlass !== null && followsCareRelationships(viewer)
+            ? Effect.flatMap(access.visiblePatient(viewer, id), load)
+            : Effect.fail(patientNotFound()),
+        onSome: (row) => Effect.succeed(toPatient(row))
+      })
+    })
 
     const filterOptions = providers.activeOptions.pipe(
       Effect.map((rows) =>
@@ -149,25 +149,24 @@ export class ClinicPatients extends Effect.Service<ClinicPatients>()("app/Clinic
         return values
       })
 
-    const create = (viewer: Viewer, input: CreatePatientRequest["patient"]) =>
-      Effect.gen(function*() {
-        if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
-        const values = yield* columnsOf(input)
-        const entry = yield* audit.rowFor({ actorId: viewer.id, action: "patient.create", targetType: "patient" })
-        return toPatient(yield* patients.insertAudited(values, entry))
-      }).pipe(Effect.withSpan("ClinicPatients.create"))
+    const create = Effect.fn("ClinicPatients.create")(function*(viewer: Viewer, input: CreatePatientRequest["patient"]) {
+      if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
+      const values = yield* columnsOf(input)
+      const entry = yield* audit.rowFor({ actorId: viewer.id, action: "patient.create", targetType: "patient" })
+      return toPatient(yield* patients.insertAudited(values, entry))
+    })
 
-    const update = (viewer: Viewer, id: number, changes: PatientChanges) =>
-      Effect.gen(function*() {
-        yield* access.visiblePatient(viewer, id)
-        if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
-        const values = yield* columnsOf(changes)
-        if (Object.keys(values).length > 0) {
-          yield* patients.update(id, values)
-          yield* audit.record({ actorId: viewer.id, action: "patient.update", targetType: "patient", targetId: id })
-        }
-        return yield* load(id)
-      }).pipe(Effect.withSpan("ClinicPatients.update", { attributes: { "patient.id": id } }))
+    const update = Effect.fn("ClinicPatients.update")(function*(viewer: Viewer, id: number, changes: PatientChanges) {
+      yield* Effect.annotateCurrentSpan({ "patient.id": id })
+      yield* access.visiblePatient(viewer, id)
+      if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
+      const values = yield* columnsOf(changes)
+      if (Object.keys(values).length > 0) {
+        yield* patients.update(id, values)
+        yield* audit.record({ actorId: viewer.id, action: "patient.update", targetType: "patient", targetId: id })
+      }
+      return yield* load(id)
+    })
 
     return { list, show, filterOptions, create, update } as const
   }),

@@ -85,49 +85,47 @@ export class PatientDocuments extends Effect.Service<PatientDocuments>()("app/Pa
           url
         }, true))
 
-    const list = (viewer: Viewer, patientId: number, request: PageRequest) =>
-      Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, patientId)
-        const { pagination, rows } = yield* documents.list(patient, readsClinicalContent(viewer), request)
-        const listed = yield* Effect.forEach(rows, toDocument)
-        return DocumentList.make({ documents: listed, pagination }, true)
-      }).pipe(Effect.withSpan("PatientDocuments.list"))
+    const list = Effect.fn("PatientDocuments.list")(function*(viewer: Viewer, patientId: number, request: PageRequest) {
+      const patient = yield* access.visiblePatient(viewer, patientId)
+      const { pagination, rows } = yield* documents.list(patient, readsClinicalContent(viewer), request)
+      const listed = yield* Effect.forEach(rows, toDocument)
+      return DocumentList.make({ documents: listed, pagination }, true)
+    })
 
-    const upload = (viewer: Viewer, patientId: number, input: UploadDocumentRequest["document"]) =>
-      Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, patientId)
-        if (input.clinical === true && !readsClinicalContent(viewer)) return yield* Effect.fail(invalidField("clinical", documentMessages.clinical))
-        const clinical = input.clinical ?? readsClinicalContent(viewer)
-        const parsed = documentOf(yield* receivedDataUri(input.file))
-        if (typeof parsed === "string") return yield* Effect.fail(invalidField("file", parsed))
-        const key = `patients/${patient}/documents/${randomBytes(16).toString("hex")}`
-        yield* store.put(key, parsed.bytes, parsed.contentType)
-        const row = yield* documents.insert({
-          patientId: patient,
-          name: input.name.trim(),
-          contentType: parsed.contentType,
-          size: parsed.bytes.byteLength,
-          clinical,
-          objectKey: key,
-          uploadedById: viewer.id
-        }).pipe(
-          // The row is what makes the file reachable: without it, the bytes go too.
-          Effect.tapErrorCause(() => store.delete(key))
-        )
-        yield* audit.record({ actorId: viewer.id, action: "patient_document.create", targetType: "patient_document", targetId: row.id })
-        yield* Effect.annotateCurrentSpan({ "document.bytes": parsed.bytes.byteLength })
-        return yield* toDocument(row)
-      }).pipe(Effect.withSpan("PatientDocuments.upload"))
+    const upload = Effect.fn("PatientDocuments.upload")(function*(viewer: Viewer, patientId: number, input: UploadDocumentRequest["document"]) {
+      const patient = yield* access.visiblePatient(viewer, patientId)
+      if (input.clinical === true && !readsClinicalContent(viewer)) return yield* Effect.fail(invalidField("clinical", documentMessages.clinical))
+      const clinical = input.clinical ?? readsClinicalContent(viewer)
+      const parsed = documentOf(yield* receivedDataUri(input.file))
+      if (typeof parsed === "string") return yield* Effect.fail(invalidField("file", parsed))
+      const key = `patients/${patient}/documents/${randomBytes(16).toString("hex")}`
+      yield* store.put(key, parsed.bytes, parsed.contentType)
+      const row = yield* documents.insert({
+        patientId: patient,
+        name: input.name.trim(),
+        contentType: parsed.contentType,
+        size: parsed.bytes.byteLength,
+        clinical,
+        objectKey: key,
+        uploadedById: viewer.id
+      }).pipe(
+        // The row is what makes the file reachable: without it, the bytes go too.
+        Effect.tapErrorCause(() => store.delete(key))
+      )
+      yield* audit.record({ actorId: viewer.id, action: "patient_document.create", targetType: "patient_document", targetId: row.id })
+      yield* Effect.annotateCurrentSpan({ "document.bytes": parsed.bytes.byteLength })
+      return yield* toDocument(row)
+    })
 
-    const remove = (viewer: Viewer, patientId: number, id: number) =>
-      Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, patientId)
-        if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
-        const row = yield* documents.delete(id, patient, readsClinicalContent(viewer))
-        if (Option.isNone(row)) return yield* Effect.fail(notFound("Document"))
-        yield* store.delete(row.value.object_key)
-        yield* audit.record({ actorId: viewer.id, action: "patient_document.delete", targetType: "patient_document", targetId: id })
-      }).pipe(Effect.withSpan("PatientDocuments.delete", { attributes: { "document.id": id } }))
+    const remove = Effect.fn("PatientDocuments.delete")(function*(viewer: Viewer, patientId: number, id: number) {
+      yield* Effect.annotateCurrentSpan({ "document.id": id })
+      const patient = yield* access.visiblePatient(viewer, patientId)
+      if (!canManagePatientRecords(viewer)) return yield* Effect.fail(staffRequired())
+      const row = yield* documents.delete(id, patient, readsClinicalContent(viewer))
+      if (Option.isNone(row)) return yield* Effect.fail(notFound("Document"))
+      yield* store.delete(row.value.object_key)
+      yield* audit.record({ actorId: viewer.id, action: "patient_document.delete", targetType: "patient_document", targetId: id })
+    })
 
     return { list, upload, remove } as const
   }),

@@ -28,54 +28,52 @@ export class Spots extends Effect.Service<Spots>()("app/Spots", {
     const access = yield* Access
     const audit = yield* AuditLog
 
-    const list = (viewer: Viewer, patientId: number, request: PageRequest) =>
-      Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, patientId)
-        const { pagination, rows } = yield* spots.list(patient, request)
-        return SpotList.make({ spots: rows.map(toSpot), pagination }, true)
-      }).pipe(Effect.withSpan("Spots.list"))
+    const list = Effect.fn("Spots.list")(function*(viewer: Viewer, patientId: number, request: PageRequest) {
+      const patient = yield* access.visiblePatient(viewer, patientId)
+      const { pagination, rows } = yield* spots.list(patient, request)
+      return SpotList.make({ spots: rows.map(toSpot), pagination }, true)
+    })
 
     const load = (id: number) => Effect.map(spots.findById(id), toSpot)
 
-    const create = (viewer: Viewer, patientId: number, input: CreateSpotRequest["spot"]) =>
-      Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, patientId)
-        const notes = input.notes?.trim() ?? ""
-        const id = yield* spots.insert(patient, input.program.trim(), notes === "" ? null : notes)
-        yield* audit.record({ actorId: viewer.id, action: "spot.create", targetType: "spot", targetId: id })
-        return yield* load(id)
-      }).pipe(Effect.withSpan("Spots.create"))
+    const create = Effect.fn("Spots.create")(function*(viewer: Viewer, patientId: number, input: CreateSpotRequest["spot"]) {
+      const patient = yield* access.visiblePatient(viewer, patientId)
+      const notes = input.notes?.trim() ?? ""
+      const id = yield* spots.insert(patient, input.program.trim(), notes === "" ? null : notes)
+      yield* audit.record({ actorId: viewer.id, action: "spot.create", targetType: "spot", targetId: id })
+      return yield* load(id)
+    })
 
-    const update = (viewer: Viewer, patientId: number, id: number, changes: SpotChanges) =>
-      Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, patientId)
-        return yield* transaction(Effect.gen(function*() {
-          const locked = yield* spots.lockStatus(id, patient)
-          if (Option.isNone(locked)) return yield* Effect.fail(notFound("Spot"))
-          const current = { status: locked.value }
-          const to = changes.status
-          if (!canManagePatientRecords(viewer)) {
-            const onlyAnswers = changes.notes === undefined && (to === undefined || parentAnswers.includes(to))
-            if (!onlyAnswers) return yield* Effect.fail(staffRequired())
-          }
-          if (to !== undefined && !canMoveSpot(current.status, to)) {
-            return yield* Effect.fail(invalid({ status: [`can't change from ${current.status} to ${to}`] }))
-          }
-          const moved = to !== undefined && to !== current.status
-          const notes = changes.notes === undefined ? undefined : (changes.notes?.trim() ?? "")
-          yield* spots.update({
-            id,
-            status: to ?? current.status,
-            ...(notes === undefined ? {} : { notes: notes === "" ? null : notes }),
-            offered: moved && to === "offered",
-            responded: moved && to !== "offered"
-          })
-          if (moved || notes !== undefined) {
-            yield* audit.record({ actorId: viewer.id, action: moved ? `spot.${to}` : "spot.update", targetType: "spot", targetId: id })
-          }
-          return yield* load(id)
-        }))
-      }).pipe(Effect.withSpan("Spots.update", { attributes: { "spot.id": id } }))
+    const update = Effect.fn("Spots.update")(function*(viewer: Viewer, patientId: number, id: number, changes: SpotChanges) {
+      yield* Effect.annotateCurrentSpan({ "spot.id": id })
+      const patient = yield* access.visiblePatient(viewer, patientId)
+      return yield* transaction(Effect.gen(function*() {
+        const locked = yield* spots.lockStatus(id, patient)
+        if (Option.isNone(locked)) return yield* Effect.fail(notFound("Spot"))
+        const current = { status: locked.value }
+        const to = changes.status
+        if (!canManagePatientRecords(viewer)) {
+          const onlyAnswers = changes.notes === undefined && (to === undefined || parentAnswers.includes(to))
+          if (!onlyAnswers) return yield* Effect.fail(staffRequired())
+        }
+        if (to !== undefined && !canMoveSpot(current.status, to)) {
+          return yield* Effect.fail(invalid({ status: [`can't change from ${current.status} to ${to}`] }))
+        }
+        const moved = to !== undefined && to !== current.status
+        const notes = changes.notes === undefined ? undefined : (changes.notes?.trim() ?? "")
+        yield* spots.update({
+          id,
+          status: to ?? current.status,
+          ...(notes === undefined ? {} : { notes: notes === "" ? null : notes }),
+          offered: moved && to === "offered",
+          responded: moved && to !== "offered"
+        })
+        if (moved || notes !== undefined) {
+          yield* audit.record({ actorId: viewer.id, action: moved ? `spot.${to}` : "spot.update", targetType: "spot", targetId: id })
+        }
+        return yield* load(id)
+      }))
+    })
 
     return { list, create, update } as const
   }),

@@ -71,100 +71,101 @@ export class ProviderInvites extends Effect.Service<ProviderInvites>()("app/Prov
     const profiles = yield* ProviderProfiles
     const linkBase = Option.getOrElse(config.inviteUrlBase, () => `${config.publicBaseUrl}${apiInvitePath}`)
 
-    const create = (actorId: number, input: CreateInviteRequest["invite"]) =>
-      Effect.gen(function*() {
-        const email = normalizeEmail(input.email)
-        const supervisorId = input.supervisor_id ?? null
-        if (yield* users.emailInUse(email)) return yield* Effect.fail(emailTaken)
-        if (supervisorId !== null) {
-          const active = yield* providers.supervisorActiveOf(supervisorId)
-          if (Option.isNone(active)) return yield* Effect.fail(invalidField("supervisor_id", providerMessages.supervisorMissing))
-          if (!active.value) return yield* Effect.fail(invalidField("supervisor_id", providerMessages.supervisorInactive))
-        }
-        const token = newToken()
-        const at = yield* now
-        const expiresAt = new Date(at.getTime() + Duration.toMillis(inviteLifetime))
-        return yield* transaction(Effect.gen(function*() {
-          // Concurrent invites to one address queue on the pending row; the last one's token is the one that works.
-          const row = yield* invites.upsertPending({
-            email,
-            firstName: input.first_name.trim(),
-            lastName: input.last_name.trim(),
-            role: input.role,
-            supervisorId,
-            tokenHash: hashToken(token),
-            invitedBy: actorId,
-            expiresAt,
-            at
-          })
-          yield* audit.record({ actorId, action: row.inserted ? "provider_invite.create" : "provider_invite.replace", targetType: "provider_invite", targetId: row.id })
-          // Sent before the commit: an invite whose email could not go out is not kept (the admin
-          // gets a 503 and tries again), and a link that was mailed is the one stored.
-          yield* mailer.send({
-            to: [email],
-            subject: "You're invited to Care Coordination",
-            text: [
-              `Hello ${input.first_name.trim()},`,
-              `You have been invited to join Care Coordination as a ${input.role}.`,
-              `Accept the invite and choose your password: ${inviteLink(linkBase, token)}`,
-              "The link works once, within 7 days. If you did not expect this invite, ignore this email."
-            ].join("\n\n")
-          }).pipe(Effect.catchTag("MailError", (error) =>
-            Effect.logWarning("provider invite email not delivered").pipe(
-              Effect.annotateLogs({ "provider_invite.id": row.id, reason: error._tag }),
-              Effect.zipRight(Effect.fail(new ServiceUnavailable({ errors: messages.unavailable, retryAfterSeconds: unavailableRetryAfterSeconds })))
-            )))
-          return toInvite(row)
-        }))
-      }).pipe(Effect.withSpan("ProviderInvites.create", { attributes: { "actor.id": actorId } }))
+    const create = Effect.fn("ProviderInvites.create")(function*(actorId: number, input: CreateInviteRequest["invite"]) {
+      yield* Effect.annotateCurrentSpan({ "actor.id": actorId })
+      const email = normalizeEmail(input.email)
+      const supervisorId = input.supervisor_id ?? null
+      if (yield* users.emailInUse(email)) return yield* Effect.fail(emailTaken)
+      if (supervisorId !== null) {
+        const active = yield* providers.supervisorActiveOf(supervisorId)
+        if (Option.isNone(active)) return yield* Effect.fail(invalidField("supervisor_id", providerMessages.supervisorMissing))
+        if (!active.value) return yield* Effect.fail(invalidField("supervisor_id", providerMessages.supervisorInactive))
+      }
+      const token = newToken()
+      const at = yield* now
+      const expiresAt = new Date(at.getTime() + Duration.toMillis(inviteLifetime))
+      return yield* transaction(Effect.gen(function*() {
+        // Concurrent invites to one address queue on the pending row; the last one's token is the one that works.
+        const row = yield* invites.upsertPending({
+          email,
+          firstName: input.first_name.trim(),
+          lastName: input.last_name.trim(),
+          role: input.role,
+          supervisorId,
+          tokenHash: hashToken(token),
+          invitedBy: actorId,
+          expiresAt,
+          at
+        })
+        yield* audit.record({ actorId, action: row.inserted ? "provider_invite.create" : "provider_invite.replace", targetType: "provider_invite", targetId: row.id })
+        // Sent before the commit: an invite whose email could not go out is not kept (the admin
+        // gets a 503 and tries again), and a link that was mailed is the one stored.
+        yield* mailer.send({
+          to: [email],
+          subject: "You're invited to Care Coordination",
+          text: [
+            `Hello ${input.first_name.trim()},`,
+            `You have been invited to join Care Coordination as a ${input.role}.`,
+            `Accept the invite and choose your password: ${inviteLink(linkBase, token)}`,
+            "The link works once, within 7 days. If you did not expect this invite, ignore this email."
+          ].join("\n\n")
+        }).pipe(Effect.catchTag("MailError", (error) =>
+          Effect.logWarning("provider invite email not delivered").pipe(
+            Effect.annotateLogs({ "provider_invite.id": row.id, reason: error._tag }),
+            Effect.zipRight(Effect.fail(new ServiceUnavailable({ errors: messages.unavailable, retryAfterSeconds: unavailableRetryAfterSeconds })))
+          )))
+        return toInvite(row)
+      }))
+    })
 
-    const validate = (clientAddress: string, token: string) =>
-      Effect.gen(function*() {
-        yield* limiter.enforce(`invite_validate:${clientAddress}`, perAddress.providerInvite)
-        const found = yield* invites.findPending(hashToken(token), yield* now)
-        if (Option.isNone(found)) return yield* Effect.fail(inviteNotFound)
-        const row = found.value
-        return InviteSummary.make({ email: row.email, first_name: row.first_name, last_name: row.last_name, role: row.role, expires_at: row.expires_at }, true)
-      }).pipe(Effect.withSpan("ProviderInvites.validate"))
+    const validate = Effect.fn("ProviderInvites.validate")(function*(clientAddress: string, token: string) {
+      yield* limiter.enforce(`invite_validate:${clientAddress}`, perAddress.providerInvite)
+      const found = yield* invites.findPending(hashToken(token), yield* now)
+      if (Option.isNone(found)) return yield* Effect.fail(inviteNotFound)
+      const row = found.value
+      return InviteSummary.make({ email: row.email, first_name: row.first_name, last_name: row.last_name, role: row.role, expires_at: row.expires_at }, true)
+    })
 
-    const accept = (clientAddress: string, input: { readonly token: string; readonly password: string; readonly phone?: string | null | undefined }) =>
-      Effect.gen(function*() {
-        yield* limiter.enforce(`invite_accept:${clientAddress}`, perAddress.providerInvite)
-        const phoneText = input.phone?.trim() ?? ""
-        const phone = phoneText === "" ? null : Option.getOrNull(normalizePhone(phoneText))
-        if (phoneText !== "" && phone === null) return yield* Effect.fail(invalidField("phone", "is invalid"))
-        const passwordHash = yield* hashPassword(input.password)
-        const sessionToken = newToken()
-        const at = yield* now
-        const user = yield* transaction(Effect.gen(function*() {
-          // The claim: of concurrent accepts, one updates the row; the others wait for its commit,
-          // re-check `status = 'pending'` and claim nothing.
-          const claimed = yield* invites.claim(hashToken(input.token), at)
-          if (Option.isNone(claimed)) return yield* Effect.fail(inviteNotFound)
-          const invite: InviteRow = claimed.value
-          // Registered meanwhile: the whole transaction (claim included) is undone.
-          const inserted = yield* users.insertIfAbsent({
-            email: invite.email,
-            password_hash: passwordHash,
-            first_name: invite.first_name,
-            last_name: invite.last_name,
-            phone,
-            role: invite.role,
-            status: "active",
-            confirmed: true,
-            last_login: at
-          })
-          if (Option.isNone(inserted)) return yield* Effect.fail(emailTaken)
-          const created = inserted.value
-          yield* invites.linkUser(invite.id, created.id)
-          yield* profiles.createForInvite(created.id, invite.role, invite.supervisor_id)
-          yield* sessions.start(hashToken(sessionToken), created.id)
-          yield* audit.record({ actorId: created.id, action: "provider_invite.accept", targetType: "provider_invite", targetId: invite.id })
-          yield* audit.record({ actorId: created.id, action: "user.sign_in", targetType: "user", targetId: created.id })
-          return created
-        }))
-        return { token: sessionToken, user: toUser(user) }
-      }).pipe(Effect.withSpan("ProviderInvites.accept"))
+    const accept = Effect.fn("ProviderInvites.accept")(function*(
+      clientAddress: string,
+      input: { readonly token: string; readonly password: string; readonly phone?: string | null | undefined }
+    ) {
+      yield* limiter.enforce(`invite_accept:${clientAddress}`, perAddress.providerInvite)
+      const phoneText = input.phone?.trim() ?? ""
+      const phone = phoneText === "" ? null : Option.getOrNull(normalizePhone(phoneText))
+      if (phoneText !== "" && phone === null) return yield* Effect.fail(invalidField("phone", "is invalid"))
+      const passwordHash = yield* hashPassword(input.password)
+      const sessionToken = newToken()
+      const at = yield* now
+      const user = yield* transaction(Effect.gen(function*() {
+        // The claim: of concurrent accepts, one updates the row; the others wait for its commit,
+        // re-check `status = 'pending'` and claim nothing.
+        const claimed = yield* invites.claim(hashToken(input.token), at)
+        if (Option.isNone(claimed)) return yield* Effect.fail(inviteNotFound)
+        const invite: InviteRow = claimed.value
+        // Registered meanwhile: the whole transaction (claim included) is undone.
+        const inserted = yield* users.insertIfAbsent({
+          email: invite.email,
+          password_hash: passwordHash,
+          first_name: invite.first_name,
+          last_name: invite.last_name,
+          phone,
+          role: invite.role,
+          status: "active",
+          confirmed: true,
+          last_login: at
+        })
+        if (Option.isNone(inserted)) return yield* Effect.fail(emailTaken)
+        const created = inserted.value
+        yield* invites.linkUser(invite.id, created.id)
+        yield* profiles.createForInvite(created.id, invite.role, invite.supervisor_id)
+        yield* sessions.start(hashToken(sessionToken), created.id)
+        yield* audit.record({ actorId: created.id, action: "provider_invite.accept", targetType: "provider_invite", targetId: invite.id })
+        yield* audit.record({ actorId: created.id, action: "user.sign_in", targetType: "user", targetId: created.id })
+        return created
+      }))
+      return { token: sessionToken, user: toUser(user) }
+    })
 
     return { create, validate, accept } as const
   }),

@@ -25,16 +25,16 @@ export class ProviderProfiles extends Effect.Service<ProviderProfiles>()("app/Pr
      * that role (created, or reactivated with the role added); any other role leaves the profile,
      * if any, inactive. Idempotent: nothing is written or audited when nothing changes.
      */
-    const followRole = (actorId: number | null, userId: number, role: Role) =>
-      Effect.gen(function*() {
-        if (isProfileRole(role)) {
-          const row = Option.getOrUndefined(yield* providers.upsertForRole(userId, role))
-          if (row === undefined) return
-          yield* record(actorId, row.inserted ? "provider.create" : row.reactivated ? "provider.reactivate" : "provider.update", row.id)
-          return
-        }
-        yield* deactivate(actorId, userId)
-      }).pipe(Effect.withSpan("ProviderProfiles.followRole", { attributes: { "user.id": userId } }))
+    const followRole = Effect.fn("ProviderProfiles.followRole")(function*(actorId: number | null, userId: number, role: Role) {
+      yield* Effect.annotateCurrentSpan({ "user.id": userId })
+      if (isProfileRole(role)) {
+        const row = Option.getOrUndefined(yield* providers.upsertForRole(userId, role))
+        if (row === undefined) return
+        yield* record(actorId, row.inserted ? "provider.create" : row.reactivated ? "provider.reactivate" : "provider.update", row.id)
+        return
+      }
+      yield* deactivate(actorId, userId)
+    })
 
     /** The user's profile, if any, becomes inactive (role taken away, user deleted). */
     const deactivate = (actorId: number | null, userId: number) =>
@@ -49,13 +49,13 @@ export class ProviderProfiles extends Effect.Service<ProviderProfiles>()("app/Pr
      * cannot lose the role in between); otherwise without one. A new profile supervises no one, so
      * no cycle can form.
      */
-    const createForInvite = (userId: number, role: Role, supervisorId: number | null) =>
-      Effect.gen(function*() {
-        const supervisor = supervisorId === null ? null : Option.getOrNull(yield* providers.lockActiveSupervisor(supervisorId))
-        const id = yield* providers.insert(userId, role, supervisor)
-        yield* record(userId, "provider.create", id)
-        return id
-      }).pipe(Effect.withSpan("ProviderProfiles.createForInvite", { attributes: { "user.id": userId } }))
+    const createForInvite = Effect.fn("ProviderProfiles.createForInvite")(function*(userId: number, role: Role, supervisorId: number | null) {
+      yield* Effect.annotateCurrentSpan({ "user.id": userId })
+      const supervisor = supervisorId === null ? null : Option.getOrNull(yield* providers.lockActiveSupervisor(supervisorId))
+      const id = yield* providers.insert(userId, role, supervisor)
+      yield* record(userId, "provider.create", id)
+      return id
+    })
 
     return { followRole, deactivate, createForInvite } as const
   }),

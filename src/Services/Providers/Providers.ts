@@ -48,12 +48,11 @@ export class Providers extends Effect.Service<Providers>()("app/Providers", {
     const audit = yield* AuditLog
     const transaction = yield* makeTransaction
 
-    const list = (criteria: ProviderCriteria, request: PageRequest) =>
-      Effect.gen(function*() {
-        const { pagination, rows } = yield* providers.list(criteria, request)
-        yield* Effect.annotateCurrentSpan({ "providers.count": rows.length, "providers.total_count": pagination.total_count })
-        return ProviderList.make({ providers: rows.map(toProvider), pagination })
-      }).pipe(Effect.withSpan("Providers.list"))
+    const list = Effect.fn("Providers.list")(function*(criteria: ProviderCriteria, request: PageRequest) {
+      const { pagination, rows } = yield* providers.list(criteria, request)
+      yield* Effect.annotateCurrentSpan({ "providers.count": rows.length, "providers.total_count": pagination.total_count })
+      return ProviderList.make({ providers: rows.map(toProvider), pagination })
+    })
 
     const find = (id: number, lock: boolean) =>
       Effect.flatMap(providers.findById(id, lock), Option.match({
@@ -61,8 +60,10 @@ export class Providers extends Effect.Service<Providers>()("app/Providers", {
         onSome: Effect.succeed
       }))
 
-    const show = (id: number) =>
-      Effect.map(find(id, false), toProvider).pipe(Effect.withSpan("Providers.show", { attributes: { "provider.id": id } }))
+    const show = Effect.fn("Providers.show")(function*(id: number) {
+      yield* Effect.annotateCurrentSpan({ "provider.id": id })
+      return toProvider(yield* find(id, false))
+    })
 
     /**
      * What is wrong with `supervisorId` as the supervisor of `providerId`, if anything. Run under
@@ -79,75 +80,74 @@ export class Providers extends Effect.Service<Providers>()("app/Providers", {
         return (yield* providers.supervises(providerId, supervisorId)) ? providerMessages.supervisorCycle : undefined
       })
 
-    const update = (actorId: number, id: number, changes: Changes) =>
-      Effect.gen(function*() {
-        if (changes.has_supervisor === false && changes.supervisor_id !== undefined && changes.supervisor_id !== null) {
-          return yield* Effect.fail(invalid({ supervisor_id: [providerMessages.supervisorWithoutFlag] }))
+    const update = Effect.fn("Providers.update")(function*(actorId: number, id: number, changes: Changes) {
+      yield* Effect.annotateCurrentSpan({ "provider.id": id, "actor.id": actorId })
+      if (changes.has_supervisor === false && changes.supervisor_id !== undefined && changes.supervisor_id !== null) {
+        return yield* Effect.fail(invalid({ supervisor_id: [providerMessages.supervisorWithoutFlag] }))
+      }
+      const assigns = changes.supervisor_id !== undefined && changes.supervisor_id !== null
+      const row = yield* transaction(Effect.gen(function*() {
+        if (assigns) yield* providers.advisoryLock(supervisionLockKey)
+        const current = yield* find(id, true)
+        const errors: Record<string, Array<string>> = {}
+        const supervisorId = changes.supervisor_id !== undefined
+          ? changes.supervisor_id
+          : changes.has_supervisor === false ? null : current.supervisor_id
+        if (changes.has_supervisor === true && supervisorId === null) errors.supervisor_id = [providerMessages.supervisorBlank]
+        // An unchanged supervisor is not checked again (it may have become inactive since).
+        if (supervisorId !== null && supervisorId !== current.supervisor_id) {
+          const problem = yield* supervisorProblem(id, supervisorId)
+          if (problem !== undefined) errors.supervisor_id = [problem]
         }
-        const assigns = changes.supervisor_id !== undefined && changes.supervisor_id !== null
-        const row = yield* transaction(Effect.gen(function*() {
-          if (assigns) yield* providers.advisoryLock(supervisionLockKey)
-          const current = yield* find(id, true)
-          const errors: Record<string, Array<string>> = {}
-          const supervisorId = changes.supervisor_id !== undefined
-            ? changes.supervisor_id
-            : changes.has_supervisor === false ? null : current.supervisor_id
-          if (changes.has_supervisor === true && supervisorId === null) errors.supervisor_id = [providerMessages.supervisorBlank]
-          // An unchanged supervisor is not checked again (it may have become inactive since).
-          if (supervisorId !== null && supervisorId !== current.supervisor_id) {
-            const problem = yield* supervisorProblem(id, supervisorId)
-            if (problem !== undefined) errors.supervisor_id = [problem]
-          }
-          const license = changes.license_number === undefined ? current.license_number : blankToNull(changes.license_number)
-          if (current.clinical && license === null) errors.license_number = [providerMessages.licenseBlank]
-          const active = changes.active ?? current.active
-          if (active && !current.active && !isProfileRole(current.user_role)) errors.active = [providerMessages.activeWithoutRole]
-          if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
-          const roles: ReadonlyArray<ProviderRole> = changes.roles === undefined
-            ? current.roles
-            : [...new Set(changes.roles as ReadonlyArray<ProviderRole>)]
-          yield* providers.update(id, {
-            roles,
-            specialty: changes.specialty === undefined ? current.specialty : blankToNull(changes.specialty),
-            license_number: license,
-            npi: changes.npi === undefined ? current.npi : blankToNull(changes.npi),
-            department: changes.department === undefined ? current.department : blankToNull(changes.department),
-            supervisor_id: supervisorId,
-            active
-          })
-          const record = (action: string) => audit.record({ actorId, action, targetType: "provider", targetId: id })
-          yield* record("provider.update")
-          if (supervisorId !== current.supervisor_id) yield* record("provider.supervisor_change")
-          if (active !== current.active) yield* record(active ? "provider.reactivate" : "provider.deactivate")
-          return yield* find(id, false)
-        }))
-        return toProvider(row)
-      }).pipe(Effect.withSpan("Providers.update", { attributes: { "provider.id": id, "actor.id": actorId } }))
+        const license = changes.license_number === undefined ? current.license_number : blankToNull(changes.license_number)
+        if (current.clinical && license === null) errors.license_number = [providerMessages.licenseBlank]
+        const active = changes.active ?? current.active
+        if (active && !current.active && !isProfileRole(current.user_role)) errors.active = [providerMessages.activeWithoutRole]
+        if (Object.keys(errors).length > 0) return yield* Effect.fail(invalid(errors))
+        const roles: ReadonlyArray<ProviderRole> = changes.roles === undefined
+          ? current.roles
+          : [...new Set(changes.roles as ReadonlyArray<ProviderRole>)]
+        yield* providers.update(id, {
+          roles,
+          specialty: changes.specialty === undefined ? current.specialty : blankToNull(changes.specialty),
+          license_number: license,
+          npi: changes.npi === undefined ? current.npi : blankToNull(changes.npi),
+          department: changes.department === undefined ? current.department : blankToNull(changes.department),
+          supervisor_id: supervisorId,
+          active
+        })
+        const record = (action: string) => audit.record({ actorId, action, targetType: "provider", targetId: id })
+        yield* record("provider.update")
+        if (supervisorId !== current.supervisor_id) yield* record("provider.supervisor_change")
+        if (active !== current.active) yield* record(active ? "provider.reactivate" : "provider.deactivate")
+        return yield* find(id, false)
+      }))
+      return toProvider(row)
+    })
 
     /** Providers holding the supervisor role, with their supervisees, by name. */
-    const supervisors = (criteria: SupervisorCriteria, request: PageRequest) =>
-      Effect.gen(function*() {
-        const { pagination, rows } = yield* providers.supervisorsList(criteria, request)
-        const supervisees = yield* providers.superviseesOf(rows.map((r) => r.id))
-        yield* Effect.annotateCurrentSpan({ "supervisors.count": rows.length, "supervisors.total_count": pagination.total_count })
-        return SupervisorList.make({
-          supervisors: rows.map((row) => Supervisor.make({
-            id: row.id,
-            user_id: row.user_id,
-            first_name: row.first_name,
-            last_name: row.last_name,
-            email: row.email,
-            specialty: row.specialty,
-            license_number: row.license_number,
-            active: row.active,
-            supervisees: supervisees.filter((s) => s.supervisor_id === row.id).map((s) =>
-              Supervisee.make({ id: s.id, first_name: s.first_name, last_name: s.last_name }, true)),
-            created_at: row.created_at,
-            updated_at: row.updated_at
-          }, true)),
-          pagination
-        })
-      }).pipe(Effect.withSpan("Providers.supervisors"))
+    const supervisors = Effect.fn("Providers.supervisors")(function*(criteria: SupervisorCriteria, request: PageRequest) {
+      const { pagination, rows } = yield* providers.supervisorsList(criteria, request)
+      const supervisees = yield* providers.superviseesOf(rows.map((r) => r.id))
+      yield* Effect.annotateCurrentSpan({ "supervisors.count": rows.length, "supervisors.total_count": pagination.total_count })
+      return SupervisorList.make({
+        supervisors: rows.map((row) => Supervisor.make({
+          id: row.id,
+          user_id: row.user_id,
+          first_name: row.first_name,
+          last_name: row.last_name,
+          email: row.email,
+          specialty: row.specialty,
+          license_number: row.license_number,
+          active: row.active,
+          supervisees: supervisees.filter((s) => s.supervisor_id === row.id).map((s) =>
+            Supervisee.make({ id: s.id, first_name: s.first_name, last_name: s.last_name }, true)),
+          created_at: row.created_at,
+          updated_at: row.updated_at
+        }, true)),
+        pagination
+      })
+    })
 
     return { list, show, update, supervisors } as const
   }),

@@ -29,11 +29,10 @@ export class Books extends Effect.Service<Books>()("app/Books", {
     const audit = yield* AuditLog
     const reminders = yield* ReminderSchedule
 
-    const list = (criteria: BookCriteria, request: PageRequest) =>
-      Effect.gen(function*() {
-        const { pagination, rows } = yield* repo.list(criteria, request)
-        return BookList.make({ books: rows.map(toBook), pagination })
-      }).pipe(Effect.withSpan("Books.list"))
+    const list = Effect.fn("Books.list")(function*(criteria: BookCriteria, request: PageRequest) {
+      const { pagination, rows } = yield* repo.list(criteria, request)
+      return BookList.make({ books: rows.map(toBook), pagination })
+    })
 
     /** Why a slot could not be taken: read only after the conditional update took nothing. */
     const refusal = (slotId: number, at: Date) =>
@@ -45,40 +44,40 @@ export class Books extends Effect.Service<Books>()("app/Books", {
         return slot.start_time.getTime() <= at.getTime() ? conflict(slotMessages.pastSlot) : conflict(slotMessages.booked)
       })
 
-    const create = (actorId: number, input: CreateBookRequest["book"]) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const notes = blankToNull(input.notes)
-        const bookId = yield* transaction(Effect.gen(function*() {
-          const taken = yield* slots.take(input.available_slot_id, at)
-          if (taken._tag === "None") return yield* Effect.fail(yield* refusal(input.available_slot_id, at))
-          const slot = taken.value
-          const type = input.appointment_type ?? slot.appointment_type
-          const minutes = Math.max(1, Math.round((slot.end_time.getTime() - slot.start_time.getTime()) / 60_000))
-          const appointmentId = yield* appointments.insert({
-            patient_id: input.patient_id,
-            provider_id: slot.provider_id,
-            available_slot_id: slot.id,
-            scheduled_at: slot.start_time,
-            duration_minutes: minutes,
-            appointment_type: type,
-            notes
-          })
-          const bookId = yield* repo.insert({
-            available_slot_id: slot.id,
-            patient_id: input.patient_id,
-            appointment_id: appointmentId,
-            appointment_type: type,
-            notes
-          })
-          yield* audit.record({ actorId, action: "book.create", targetType: "book", targetId: bookId })
-          yield* audit.record({ actorId, action: "appointment.create", targetType: "appointment", targetId: appointmentId })
-          // Its default reminders, committed with the booking.
-          yield* reminders.scheduleForBooking(appointmentId, actorId)
-          return bookId
-        }))
-        return toBook(yield* repo.get(bookId))
-      }).pipe(Effect.withSpan("Books.create", { attributes: { "slot.id": input.available_slot_id, "actor.id": actorId } }))
+    const create = Effect.fn("Books.create")(function*(actorId: number, input: CreateBookRequest["book"]) {
+      yield* Effect.annotateCurrentSpan({ "slot.id": input.available_slot_id, "actor.id": actorId })
+      const at = yield* now
+      const notes = blankToNull(input.notes)
+      const bookId = yield* transaction(Effect.gen(function*() {
+        const taken = yield* slots.take(input.available_slot_id, at)
+        if (taken._tag === "None") return yield* Effect.fail(yield* refusal(input.available_slot_id, at))
+        const slot = taken.value
+        const type = input.appointment_type ?? slot.appointment_type
+        const minutes = Math.max(1, Math.round((slot.end_time.getTime() - slot.start_time.getTime()) / 60_000))
+        const appointmentId = yield* appointments.insert({
+          patient_id: input.patient_id,
+          provider_id: slot.provider_id,
+          available_slot_id: slot.id,
+          scheduled_at: slot.start_time,
+          duration_minutes: minutes,
+          appointment_type: type,
+          notes
+        })
+        const bookId = yield* repo.insert({
+          available_slot_id: slot.id,
+          patient_id: input.patient_id,
+          appointment_id: appointmentId,
+          appointment_type: type,
+          notes
+        })
+        yield* audit.record({ actorId, action: "book.create", targetType: "book", targetId: bookId })
+        yield* audit.record({ actorId, action: "appointment.create", targetType: "appointment", targetId: appointmentId })
+        // Its default reminders, committed with the booking.
+        yield* reminders.scheduleForBooking(appointmentId, actorId)
+        return bookId
+      }))
+      return toBook(yield* repo.get(bookId))
+    })
 
     return { list, create } as const
   })

@@ -41,33 +41,33 @@ export class ReminderDeliveries extends Effect.Service<ReminderDeliveries>()("ap
      * A final status of the message or call `sid` (the status webhooks, after the signature check
      * and after the ECM communications found no record of theirs). Whether a reminder moved.
      */
-    const report = (sid: string, outcome: DeliveryReport) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        yield* lockSid(sid)
-        if (yield* applyDeliveryReport({ sid, ...outcome, at })) return true
-        // Already final (a repeat, or a late second report): nothing changes.
-        if (yield* isReminderSid(sid)) return false
-        const staleBefore = new Date(at.getTime() - Duration.toMillis(earlyReportLifetime))
-        yield* keepEarlyReport({ sid, ...outcome, at, staleBefore })
-        return false
-      }).pipe(inTransaction, Effect.withSpan("ReminderDeliveries.report", { attributes: { "reminder.delivery": outcome.delivery } }))
+    const report = Effect.fn("ReminderDeliveries.report")(function*(sid: string, outcome: DeliveryReport) {
+      yield* Effect.annotateCurrentSpan({ "reminder.delivery": outcome.delivery })
+      const at = yield* now
+      yield* lockSid(sid)
+      if (yield* applyDeliveryReport({ sid, ...outcome, at })) return true
+      // Already final (a repeat, or a late second report): nothing changes.
+      if (yield* isReminderSid(sid)) return false
+      const staleBefore = new Date(at.getTime() - Duration.toMillis(earlyReportLifetime))
+      yield* keepEarlyReport({ sid, ...outcome, at, staleBefore })
+      return false
+    }, inTransaction)
 
     /**
      * The sender records that the provider took the reminder (`sent`, delivery `sending`) and
      * applies a report that came before it. False when the claim is no longer the sender's.
      */
-    const recordSent = (sent: SentReminder) =>
-      Effect.gen(function*() {
-        const sid = sent.providerMessageId
-        yield* lockSid(sid)
-        if (!(yield* recordSentToProvider({ id: sent.id, claimedBy: sent.claimedBy, sid, sentAt: sent.sentAt }))) return false
-        const early = yield* takeEarlyReport(sid)
-        if (early !== undefined) {
-          yield* applyDeliveryReport({ sid, delivery: early.delivery_status, reason: early.status_reason, at: yield* now })
-        }
-        return true
-      }).pipe(inTransaction, Effect.withSpan("ReminderDeliveries.recordSent", { attributes: { "reminder.id": sent.id } }))
+    const recordSent = Effect.fn("ReminderDeliveries.recordSent")(function*(sent: SentReminder) {
+      yield* Effect.annotateCurrentSpan({ "reminder.id": sent.id })
+      const sid = sent.providerMessageId
+      yield* lockSid(sid)
+      if (!(yield* recordSentToProvider({ id: sent.id, claimedBy: sent.claimedBy, sid, sentAt: sent.sentAt }))) return false
+      const early = yield* takeEarlyReport(sid)
+      if (early !== undefined) {
+        yield* applyDeliveryReport({ sid, delivery: early.delivery_status, reason: early.status_reason, at: yield* now })
+      }
+      return true
+    }, inTransaction)
 
     return { report, recordSent } as const
   })

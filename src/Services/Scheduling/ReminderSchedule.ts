@@ -77,16 +77,16 @@ export class ReminderSchedule extends Effect.Service<ReminderSchedule>()("app/Re
      * A booking made an appointment: its default reminders (email, SMS, push) on every channel the
      * patient can be reached on, in the patient's language. Inside the booking's transaction.
      */
-    const scheduleForBooking = (appointmentId: number, actorId: number | null) =>
-      Effect.gen(function*() {
-        const reach = yield* reachabilityOf(appointmentId)
-        if (reach === undefined) return
-        const channels = everyDayChannels.filter((channel) => isReachable(reach, channel))
-        yield* insert(appointmentId, reach, channels.map((channel) => ({ channel, message: null, language: reach.language })), {
-          automatic: true,
-          actorId
-        })
-      }).pipe(Effect.withSpan("ReminderSchedule.scheduleForBooking", { attributes: { "appointment.id": appointmentId } }))
+    const scheduleForBooking = Effect.fn("ReminderSchedule.scheduleForBooking")(function*(appointmentId: number, actorId: number | null) {
+      yield* Effect.annotateCurrentSpan({ "appointment.id": appointmentId })
+      const reach = yield* reachabilityOf(appointmentId)
+      if (reach === undefined) return
+      const channels = everyDayChannels.filter((channel) => isReachable(reach, channel))
+      yield* insert(appointmentId, reach, channels.map((channel) => ({ channel, message: null, language: reach.language })), {
+        automatic: true,
+        actorId
+      })
+    })
 
     /** Cancels the appointment's reminders not yet being sent, and their jobs. */
     const cancelPending = (appointmentId: number, reason: string) =>
@@ -101,21 +101,21 @@ export class ReminderSchedule extends Effect.Service<ReminderSchedule>()("app/Re
      * correction, a walk-in recorded afterwards) or no longer remindable (cancelled, no-show,
      * started, completed) → its pending reminders are cancelled with their jobs.
      */
-    const appointmentChanged = (appointmentId: number) =>
-      Effect.gen(function*() {
-        const reach = yield* reachabilityOf(appointmentId)
-        if (reach === undefined) return
-        if (!remindableStatuses.includes(reach.status)) {
-          return yield* cancelPending(appointmentId, reminderReasons.appointmentEnded(reach.status))
-        }
-        const at = yield* now
-        // Without this, the move's `greatest(…, now)` would send every reminder at once for a day gone by.
-        if (reach.scheduled_at.getTime() <= at.getTime()) return yield* cancelPending(appointmentId, reminderReasons.appointmentPassed)
-        const moved = yield* repo.movePendingOf(appointmentId, reach.scheduled_at, at)
-        for (const { id, send_at } of moved) {
-          yield* jobs.enqueue(sendReminderTask, { reminder_id: id }, { runAt: send_at, jobKey: reminderJobKey(id), maxAttempts: reminderMaxAttempts })
-        }
-      }).pipe(Effect.withSpan("ReminderSchedule.appointmentChanged", { attributes: { "appointment.id": appointmentId } }))
+    const appointmentChanged = Effect.fn("ReminderSchedule.appointmentChanged")(function*(appointmentId: number) {
+      yield* Effect.annotateCurrentSpan({ "appointment.id": appointmentId })
+      const reach = yield* reachabilityOf(appointmentId)
+      if (reach === undefined) return
+      if (!remindableStatuses.includes(reach.status)) {
+        return yield* cancelPending(appointmentId, reminderReasons.appointmentEnded(reach.status))
+      }
+      const at = yield* now
+      // Without this, the move's `greatest(…, now)` would send every reminder at once for a day gone by.
+      if (reach.scheduled_at.getTime() <= at.getTime()) return yield* cancelPending(appointmentId, reminderReasons.appointmentPassed)
+      const moved = yield* repo.movePendingOf(appointmentId, reach.scheduled_at, at)
+      for (const { id, send_at } of moved) {
+        yield* jobs.enqueue(sendReminderTask, { reminder_id: id }, { runAt: send_at, jobKey: reminderJobKey(id), maxAttempts: reminderMaxAttempts })
+      }
+    })
 
     /** Cancels one scheduled reminder that is not being sent, and its job; false when it is not so. */
     const cancelOne = (id: number, reason: string) =>

@@ -143,48 +143,48 @@ export class ReminderSender extends Effect.Service<ReminderSender>()("app/Remind
         }
       })
 
-    const send = (id: number, job: JobContext) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const context = yield* claim(id, job, at)
-        if (context === undefined) {
-          if (yield* settleInterrupted(id, job, at)) {
-            yield* Effect.logWarning("reminder send was interrupted earlier: marked failed, not sent again")
-          } else {
-            yield* Effect.logDebug("reminder not claimable: already sent, cancelled, moved or being sent")
+    const send = Effect.fn("ReminderSender.send")(function*(id: number, job: JobContext) {
+      yield* Effect.annotateCurrentSpan({ "reminder.id": id, "job.attempt": job.attempt })
+      const at = yield* now
+      const context = yield* claim(id, job, at)
+      if (context === undefined) {
+        if (yield* settleInterrupted(id, job, at)) {
+          yield* Effect.logWarning("reminder send was interrupted earlier: marked failed, not sent again")
+        } else {
+          yield* Effect.logDebug("reminder not claimable: already sent, cancelled, moved or being sent")
+        }
+        return
+      }
+      yield* Effect.annotateCurrentSpan({ "appointment.id": context.appointment_id, "reminder.type": context.reminder_type })
+      const ended = !remindableStatuses.includes(context.appointment_status)
+      // Belt and braces: whatever scheduled it, a reminder is never sent once the appointment began.
+      const passed = context.scheduled_at.getTime() <= at.getTime()
+      const outcome = ended
+        ? impossible(reminderReasons.appointmentEnded(context.appointment_status), "cancelled", "pending")
+        : passed
+        ? impossible(reminderReasons.appointmentPassed, "cancelled", "pending")
+        : yield* deliver(id, context)
+      switch (outcome._tag) {
+        case "Sent": {
+          const sentAt = yield* now
+          if (reportedLater.includes(context.reminder_type)) {
+            yield* deliveries.recordSent({ id, claimedBy: job.id, providerMessageId: outcome.providerMessageId, sentAt })
+            return
           }
+          yield* repo.finish(id, job.id, { status: "sent", delivery: "delivered", reason: null, sentAt, providerMessageId: outcome.providerMessageId })
           return
         }
-        yield* Effect.annotateCurrentSpan({ "appointment.id": context.appointment_id, "reminder.type": context.reminder_type })
-        const ended = !remindableStatuses.includes(context.appointment_status)
-        // Belt and braces: whatever scheduled it, a reminder is never sent once the appointment began.
-        const passed = context.scheduled_at.getTime() <= at.getTime()
-        const outcome = ended
-          ? impossible(reminderReasons.appointmentEnded(context.appointment_status), "cancelled", "pending")
-          : passed
-          ? impossible(reminderReasons.appointmentPassed, "cancelled", "pending")
-          : yield* deliver(id, context)
-        switch (outcome._tag) {
-          case "Sent": {
-            const sentAt = yield* now
-            if (reportedLater.includes(context.reminder_type)) {
-              yield* deliveries.recordSent({ id, claimedBy: job.id, providerMessageId: outcome.providerMessageId, sentAt })
-              return
-            }
-            yield* repo.finish(id, job.id, { status: "sent", delivery: "delivered", reason: null, sentAt, providerMessageId: outcome.providerMessageId })
-            return
+        case "Impossible":
+          yield* repo.finish(id, job.id, { status: outcome.status, delivery: outcome.delivery, reason: outcome.reason, sentAt: null, providerMessageId: null })
+          return
+        case "ProviderFailed":
+          if (job.attempt < job.maxAttempts) {
+            yield* repo.release(id, job.id, outcome.reason)
+            return yield* new ReminderSendFailed({ reminderId: id, attempt: job.attempt })
           }
-          case "Impossible":
-            yield* repo.finish(id, job.id, { status: outcome.status, delivery: outcome.delivery, reason: outcome.reason, sentAt: null, providerMessageId: null })
-            return
-          case "ProviderFailed":
-            if (job.attempt < job.maxAttempts) {
-              yield* repo.release(id, job.id, outcome.reason)
-              return yield* new ReminderSendFailed({ reminderId: id, attempt: job.attempt })
-            }
-            yield* repo.finish(id, job.id, { status: "failed", delivery: "failed", reason: outcome.reason, sentAt: null, providerMessageId: null })
-        }
-      }).pipe(Effect.withSpan("ReminderSender.send", { attributes: { "reminder.id": id, "job.attempt": job.attempt } }))
+          yield* repo.finish(id, job.id, { status: "failed", delivery: "failed", reason: outcome.reason, sentAt: null, providerMessageId: null })
+      }
+    })
 
     return { send } as const
   }),

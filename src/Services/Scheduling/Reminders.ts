@@ -71,65 +71,66 @@ export class Reminders extends Effect.Service<Reminders>()("app/Reminders", {
         return [type]
       })
 
-    const create = (caller: Caller, input: CreateReminderRequest["appointment_reminder"]) =>
-      Effect.gen(function*() {
-        const reach = yield* appointmentFor(caller, input.appointment_id)
-        if (!remindableStatuses.includes(reach.status)) {
-          return yield* Effect.fail(invalidField("appointment_id", `is ${reach.status}: no reminder can be scheduled`))
+    const create = Effect.fn("Reminders.create")(function*(caller: Caller, input: CreateReminderRequest["appointment_reminder"]) {
+      yield* Effect.annotateCurrentSpan({ "appointment.id": input.appointment_id })
+      const reach = yield* appointmentFor(caller, input.appointment_id)
+      if (!remindableStatuses.includes(reach.status)) {
+        return yield* Effect.fail(invalidField("appointment_id", `is ${reach.status}: no reminder can be scheduled`))
+      }
+      const now = yield* nowMillis
+      if (input.send_at !== undefined) {
+        if (input.send_at.getTime() <= now) return yield* Effect.fail(invalidField("send_at", reminderMessages.inFuture))
+        if (input.send_at.getTime() >= reach.scheduled_at.getTime()) {
+          return yield* Effect.fail(invalidField("send_at", reminderMessages.beforeAppointment))
         }
-        const now = yield* nowMillis
-        if (input.send_at !== undefined) {
-          if (input.send_at.getTime() <= now) return yield* Effect.fail(invalidField("send_at", reminderMessages.inFuture))
-          if (input.send_at.getTime() >= reach.scheduled_at.getTime()) {
-            return yield* Effect.fail(invalidField("send_at", reminderMessages.beforeAppointment))
-          }
-        } else if (reach.scheduled_at.getTime() <= now) {
-          return yield* Effect.fail(invalidField("appointment_id", "is in the past: no reminder can be scheduled"))
+      } else if (reach.scheduled_at.getTime() <= now) {
+        return yield* Effect.fail(invalidField("appointment_id", "is in the past: no reminder can be scheduled"))
+      }
+      const channels = yield* channelsFor(reach, input.reminder_type)
+      const message = input.message?.trim() ? input.message.trim() : null
+      const language = input.language ?? reach.language
+      const rows = yield* transaction(Effect.gen(function*() {
+        const rows = yield* schedule.insert(
+          input.appointment_id,
+          reach,
+          channels.map((channel) => ({ channel, sendAt: input.send_at, message, language })),
+          { automatic: false, actorId: caller.id }
+        )
+        for (const row of rows) {
+          yield* audit.record({ actorId: caller.id, action: "appointment_reminder.create", targetType: "appointment_reminder", targetId: row.id })
         }
-        const channels = yield* channelsFor(reach, input.reminder_type)
-        const message = input.message?.trim() ? input.message.trim() : null
-        const language = input.language ?? reach.language
-        const rows = yield* transaction(Effect.gen(function*() {
-          const rows = yield* schedule.insert(
-            input.appointment_id,
-            reach,
-            channels.map((channel) => ({ channel, sendAt: input.send_at, message, language })),
-            { automatic: false, actorId: caller.id }
-          )
-          for (const row of rows) {
-            yield* audit.record({ actorId: caller.id, action: "appointment_reminder.create", targetType: "appointment_reminder", targetId: row.id })
-          }
-          return rows
-        }))
-        const reminders = rows.map(toReminder)
-        return CreatedReminders.make({ appointment_reminder: reminders[0]!, reminders })
-      }).pipe(Effect.withSpan("Reminders.create", { attributes: { "appointment.id": input.appointment_id } }))
+        return rows
+      }))
+      const reminders = rows.map(toReminder)
+      return CreatedReminders.make({ appointment_reminder: reminders[0]!, reminders })
+    })
 
-    const list = (caller: Caller, appointmentId: number | undefined, request: PageRequest) =>
-      Effect.gen(function*() {
-        if (appointmentId !== undefined) yield* appointmentFor(caller, appointmentId)
-        // Only the reminders of appointments the caller may see (`Access.scope.appointments`).
-        const at = yield* now
-        const { pagination, rows } = yield* repo.list(caller, at, appointmentId ?? null, request)
-        return ReminderList.make({ appointment_reminders: rows.map(toReminder), pagination })
-      }).pipe(Effect.withSpan("Reminders.list"))
+    const list = Effect.fn("Reminders.list")(function*(caller: Caller, appointmentId: number | undefined, request: PageRequest) {
+      if (appointmentId !== undefined) yield* appointmentFor(caller, appointmentId)
+      // Only the reminders of appointments the caller may see (`Access.scope.appointments`).
+      const at = yield* now
+      const { pagination, rows } = yield* repo.list(caller, at, appointmentId ?? null, request)
+      return ReminderList.make({ appointment_reminders: rows.map(toReminder), pagination })
+    })
 
-    const show = (caller: Caller, id: number) =>
-      Effect.map(reminderFor(caller, id), toReminder).pipe(Effect.withSpan("Reminders.show", { attributes: { "reminder.id": id } }))
+    const show = Effect.fn("Reminders.show")(function*(caller: Caller, id: number) {
+      yield* Effect.annotateCurrentSpan({ "reminder.id": id })
+      return toReminder(yield* reminderFor(caller, id))
+    })
 
     /** Cancels a scheduled reminder not yet being sent; a cancelled one again is harmless. */
-    const cancel = (caller: Caller, id: number) =>
-      Effect.gen(function*() {
-        const row = yield* reminderFor(caller, id)
-        if (row.status === "cancelled") return toReminder(row)
-        const cancelled = yield* transaction(Effect.gen(function*() {
-          const done = yield* schedule.cancelOne(id, reminderReasons.cancelledByUser)
-          if (done) yield* audit.record({ actorId: caller.id, action: "appointment_reminder.cancel", targetType: "appointment_reminder", targetId: id })
-          return done
-        }))
-        if (!cancelled) return yield* Effect.fail(invalidField("status", reminderMessages.notScheduled))
-        return toReminder(yield* reminderFor(caller, id))
-      }).pipe(Effect.withSpan("Reminders.cancel", { attributes: { "reminder.id": id } }))
+    const cancel = Effect.fn("Reminders.cancel")(function*(caller: Caller, id: number) {
+      yield* Effect.annotateCurrentSpan({ "reminder.id": id })
+      const row = yield* reminderFor(caller, id)
+      if (row.status === "cancelled") return toReminder(row)
+      const cancelled = yield* transaction(Effect.gen(function*() {
+        const done = yield* schedule.cancelOne(id, reminderReasons.cancelledByUser)
+        if (done) yield* audit.record({ actorId: caller.id, action: "appointment_reminder.cancel", targetType: "appointment_reminder", targetId: id })
+        return done
+      }))
+      if (!cancelled) return yield* Effect.fail(invalidField("status", reminderMessages.notScheduled))
+      return toReminder(yield* reminderFor(caller, id))
+    })
 
     return { create, list, show, cancel } as const
   })

@@ -118,19 +118,19 @@ export class NotePdfs extends Effect.Service<NotePdfs>()("app/NotePdfs", {
 
     const imageOf = (key: string | null) => key === null ? Effect.succeed(undefined) : signatures.image(key)
 
-    const pdf = (viewer: Viewer, id: number) =>
-      Effect.gen(function*() {
-        const note = yield* notes.findRow(viewer, id, false)
-        if (note.locked_at === null) return yield* Effect.fail(invalid({ status: [sessionNoteMessages.notSigned(note.status)] }))
-        const addendumRows = yield* addenda.ofNotes([id])
-        const signOffRows = yield* signOffs.namedOfNote(id)
-        const addendums = yield* Effect.forEach(addendumRows, (a) =>
-          Effect.map(Effect.all([imageOf(a.signature_key), imageOf(a.responded_signature_key)]), ([image, respondedImage]) => ({ ...a, image, respondedImage })))
-        const signed = yield* Effect.forEach(signOffRows, (s) => Effect.map(imageOf(s.signature_key), (image) => ({ ...s, image })))
-        yield* notes.record(viewer, "pdf", id)
-        const generatedAt = yield* now
-        return yield* Effect.promise(() => renderNotePdf({ note, addendums, signOffs: signed, generatedAt }))
-      }).pipe(Effect.withSpan("NotePdfs.pdf", { attributes: { "session_note.id": id } }))
+    const pdf = Effect.fn("NotePdfs.pdf")(function*(viewer: Viewer, id: number) {
+      yield* Effect.annotateCurrentSpan({ "session_note.id": id })
+      const note = yield* notes.findRow(viewer, id, false)
+      if (note.locked_at === null) return yield* Effect.fail(invalid({ status: [sessionNoteMessages.notSigned(note.status)] }))
+      const addendumRows = yield* addenda.ofNotes([id])
+      const signOffRows = yield* signOffs.namedOfNote(id)
+      const addendums = yield* Effect.forEach(addendumRows, (a) =>
+        Effect.map(Effect.all([imageOf(a.signature_key), imageOf(a.responded_signature_key)]), ([image, respondedImage]) => ({ ...a, image, respondedImage })))
+      const signed = yield* Effect.forEach(signOffRows, (s) => Effect.map(imageOf(s.signature_key), (image) => ({ ...s, image })))
+      yield* notes.record(viewer, "pdf", id)
+      const generatedAt = yield* now
+      return yield* Effect.promise(() => renderNotePdf({ note, addendums, signOffs: signed, generatedAt }))
+    })
 
     return { pdf } as const
   }),

@@ -63,35 +63,34 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
           created_at: row.created_at
         }, true))
 
-    const createAddendum = (viewer: Viewer, input: CreateAddendumRequest) =>
-      Effect.gen(function*() {
-        const image = input.addendum.signature === undefined ? undefined : yield* signatures.check("signature", input.addendum.signature)
-        const row = yield* transaction(Effect.gen(function*() {
-          const note = yield* notes.findRow(viewer, input.session_note_id, true)
-          if (!canReviewNote(viewer, note)) {
-            return yield* Effect.fail(invalid({ addendum: ["can only be requested by the note's supervisor or an admin"] }))
-          }
-          if (!canMoveNote(note.status, "requires_addendum")) {
-            return yield* Effect.fail(invalid({ status: [m.move(note.status, "requires_addendum")] }))
-          }
-          const stored = image === undefined ? undefined : yield* signatures.store(note.id, image)
-          const row = yield* addenda.insert({
-            session_note_id: note.id,
-            instructions: input.addendum.instructions.trim(),
-            signature: stored === undefined ? null : { key: stored.key, sha256: stored.sha256, content_sha256: note.content_sha256 },
-            created_by_id: viewer.id
-          })
-          const supervision = note.supervision_status !== null && canMoveSupervision(note.supervision_status, "requires_changes")
-            ? "requires_changes"
-            : note.supervision_status
-          yield* noteRows.move({ id: note.id, status: "requires_addendum", supervision_status: supervision })
-          yield* notes.record(viewer, "addendum_create", note.id)
-          yield* notes.record(viewer, "requires_addendum", note.id)
-          if (supervision !== note.supervision_status) yield* notes.record(viewer, "supervision_requires_changes", note.id)
-          return row
-        }))
-        return yield* toAddendum(row)
-      }).pipe(Effect.withSpan("SessionNoteReviews.createAddendum"))
+    const createAddendum = Effect.fn("SessionNoteReviews.createAddendum")(function*(viewer: Viewer, input: CreateAddendumRequest) {
+      const image = input.addendum.signature === undefined ? undefined : yield* signatures.check("signature", input.addendum.signature)
+      const row = yield* transaction(Effect.gen(function*() {
+        const note = yield* notes.findRow(viewer, input.session_note_id, true)
+        if (!canReviewNote(viewer, note)) {
+          return yield* Effect.fail(invalid({ addendum: ["can only be requested by the note's supervisor or an admin"] }))
+        }
+        if (!canMoveNote(note.status, "requires_addendum")) {
+          return yield* Effect.fail(invalid({ status: [m.move(note.status, "requires_addendum")] }))
+        }
+        const stored = image === undefined ? undefined : yield* signatures.store(note.id, image)
+        const row = yield* addenda.insert({
+          session_note_id: note.id,
+          instructions: input.addendum.instructions.trim(),
+          signature: stored === undefined ? null : { key: stored.key, sha256: stored.sha256, content_sha256: note.content_sha256 },
+          created_by_id: viewer.id
+        })
+        const supervision = note.supervision_status !== null && canMoveSupervision(note.supervision_status, "requires_changes")
+          ? "requires_changes"
+          : note.supervision_status
+        yield* noteRows.move({ id: note.id, status: "requires_addendum", supervision_status: supervision })
+        yield* notes.record(viewer, "addendum_create", note.id)
+        yield* notes.record(viewer, "requires_addendum", note.id)
+        if (supervision !== note.supervision_status) yield* notes.record(viewer, "supervision_requires_changes", note.id)
+        return row
+      }))
+      return yield* toAddendum(row)
+    })
 
     /**
      * An addendum or sign-off and its note (locked), when the caller may read the note; else 404
@@ -112,65 +111,64 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
         return { row: row.value, note }
       })
 
-    const updateAddendum = (viewer: Viewer, id: number, input: UpdateAddendumRequest) =>
-      Effect.gen(function*() {
-        const signature = input.addendum.responded_signature
-        const image = signature === undefined ? undefined : yield* signatures.check("responded_signature", signature)
-        const row = yield* transaction(Effect.gen(function*() {
-          const { note, row: current } = yield* childOf(viewer, addenda.findById(id), "Addendum")
-          if (!isNoteProvider(viewer, note)) {
-            return yield* Effect.fail(invalid({ addendum: ["can only be answered by the note's provider"] }))
-          }
-          if (current.responded_at !== null) return yield* Effect.fail(invalid({ addendum: ["has already been answered"] }))
-          const response = input.addendum.instructions_response?.trim()
-          if (response === undefined || response.length === 0) {
-            return yield* Effect.fail(invalid({ instructions_response: ["can't be blank"] }))
-          }
-          const stored = image === undefined ? undefined : yield* signatures.store(note.id, image)
-          const row = yield* addenda.answer({
-            id,
-            instructions_response: response,
-            signature: stored === undefined ? null : { key: stored.key, sha256: stored.sha256, content_sha256: note.content_sha256 },
-            responded_by_id: viewer.id
-          })
-          yield* notes.record(viewer, "addendum_answer", note.id)
-          if (note.status === "requires_addendum" && !(yield* addenda.hasOpen(note.id))) {
-            const supervision = note.supervision_status === "requires_changes" ? "pending_supervision" : note.supervision_status
-            yield* noteRows.move({ id: note.id, status: "pending_review", supervision_status: supervision })
-            yield* notes.record(viewer, "pending_review", note.id)
-          }
-          return row
-        }))
-        return yield* toAddendum(row)
-      }).pipe(Effect.withSpan("SessionNoteReviews.updateAddendum", { attributes: { "addendum.id": id } }))
+    const updateAddendum = Effect.fn("SessionNoteReviews.updateAddendum")(function*(viewer: Viewer, id: number, input: UpdateAddendumRequest) {
+      yield* Effect.annotateCurrentSpan({ "addendum.id": id })
+      const signature = input.addendum.responded_signature
+      const image = signature === undefined ? undefined : yield* signatures.check("responded_signature", signature)
+      const row = yield* transaction(Effect.gen(function*() {
+        const { note, row: current } = yield* childOf(viewer, addenda.findById(id), "Addendum")
+        if (!isNoteProvider(viewer, note)) {
+          return yield* Effect.fail(invalid({ addendum: ["can only be answered by the note's provider"] }))
+        }
+        if (current.responded_at !== null) return yield* Effect.fail(invalid({ addendum: ["has already been answered"] }))
+        const response = input.addendum.instructions_response?.trim()
+        if (response === undefined || response.length === 0) {
+          return yield* Effect.fail(invalid({ instructions_response: ["can't be blank"] }))
+        }
+        const stored = image === undefined ? undefined : yield* signatures.store(note.id, image)
+        const row = yield* addenda.answer({
+          id,
+          instructions_response: response,
+          signature: stored === undefined ? null : { key: stored.key, sha256: stored.sha256, content_sha256: note.content_sha256 },
+          responded_by_id: viewer.id
+        })
+        yield* notes.record(viewer, "addendum_answer", note.id)
+        if (note.status === "requires_addendum" && !(yield* addenda.hasOpen(note.id))) {
+          const supervision = note.supervision_status === "requires_changes" ? "pending_supervision" : note.supervision_status
+          yield* noteRows.move({ id: note.id, status: "pending_review", supervision_status: supervision })
+          yield* notes.record(viewer, "pending_review", note.id)
+        }
+        return row
+      }))
+      return yield* toAddendum(row)
+    })
 
-    const createSignOff = (viewer: Viewer, input: CreateSignOffRequest) =>
-      Effect.gen(function*() {
-        const image = yield* signatures.check("signature", input.sign_off.signature)
-        const row = yield* transaction(Effect.gen(function*() {
-          const note = yield* notes.findRow(viewer, input.session_note_id, true)
-          if (!canReviewNote(viewer, note)) {
-            return yield* Effect.fail(invalid({ sign_off: ["can only be given by the note's supervisor or an admin"] }))
-          }
-          if (!(reviewStatuses as ReadonlyArray<string>).includes(note.status)) {
-            return yield* Effect.fail(invalid({ status: [`is ${note.status}: only notes pending review or signature can be signed off`] }))
-          }
-          const stored = yield* signatures.store(note.id, image)
-          const row = yield* signOffs.insert({
-            session_note_id: note.id,
-            reviewer_id: viewer.id,
-            review_date: input.sign_off.review_date,
-            instructions: input.sign_off.instructions?.trim() || null,
-            signature_key: stored.key,
-            signature_sha256: stored.sha256,
-            signed_content_sha256: note.content_sha256
-          })
-          yield* notes.record(viewer, "sign_off_create", note.id)
-          yield* notes.completeIfReady(viewer, note.id)
-          return row
-        }))
-        return yield* toSignOff(row)
-      }).pipe(Effect.withSpan("SessionNoteReviews.createSignOff"))
+    const createSignOff = Effect.fn("SessionNoteReviews.createSignOff")(function*(viewer: Viewer, input: CreateSignOffRequest) {
+      const image = yield* signatures.check("signature", input.sign_off.signature)
+      const row = yield* transaction(Effect.gen(function*() {
+        const note = yield* notes.findRow(viewer, input.session_note_id, true)
+        if (!canReviewNote(viewer, note)) {
+          return yield* Effect.fail(invalid({ sign_off: ["can only be given by the note's supervisor or an admin"] }))
+        }
+        if (!(reviewStatuses as ReadonlyArray<string>).includes(note.status)) {
+          return yield* Effect.fail(invalid({ status: [`is ${note.status}: only notes pending review or signature can be signed off`] }))
+        }
+        const stored = yield* signatures.store(note.id, image)
+        const row = yield* signOffs.insert({
+          session_note_id: note.id,
+          reviewer_id: viewer.id,
+          review_date: input.sign_off.review_date,
+          instructions: input.sign_off.instructions?.trim() || null,
+          signature_key: stored.key,
+          signature_sha256: stored.sha256,
+          signed_content_sha256: note.content_sha256
+        })
+        yield* notes.record(viewer, "sign_off_create", note.id)
+        yield* notes.completeIfReady(viewer, note.id)
+        return row
+      }))
+      return yield* toSignOff(row)
+    })
 
     /** The sign-off, its note locked, when the caller may change it (its reviewer or an admin, note not completed). */
     const changeableSignOff = (viewer: Viewer, id: number) =>
@@ -185,28 +183,25 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
         return { row, note }
       })
 
-    const updateSignOff = (viewer: Viewer, id: number, input: UpdateSignOffRequest) =>
-      transaction(Effect.gen(function*() {
-        const { note } = yield* changeableSignOff(viewer, id)
-        const changes = input.sign_off
-        const row = yield* signOffs.update({
-          id,
-          ...(changes.instructions === undefined ? {} : { instructions: changes.instructions?.trim() || null }),
-          ...(changes.review_date === undefined ? {} : { review_date: changes.review_date })
-        })
-        yield* notes.record(viewer, "sign_off_update", note.id)
-        return row
-      })).pipe(
-        Effect.flatMap(toSignOff),
-        Effect.withSpan("SessionNoteReviews.updateSignOff", { attributes: { "sign_off.id": id } })
-      )
+    const updateSignOff = Effect.fn("SessionNoteReviews.updateSignOff")(function*(viewer: Viewer, id: number, input: UpdateSignOffRequest) {
+      yield* Effect.annotateCurrentSpan({ "sign_off.id": id })
+      const { note } = yield* changeableSignOff(viewer, id)
+      const changes = input.sign_off
+      const row = yield* signOffs.update({
+        id,
+        ...(changes.instructions === undefined ? {} : { instructions: changes.instructions?.trim() || null }),
+        ...(changes.review_date === undefined ? {} : { review_date: changes.review_date })
+      })
+      yield* notes.record(viewer, "sign_off_update", note.id)
+      return row
+    }, transaction, Effect.flatMap(toSignOff))
 
-    const deleteSignOff = (viewer: Viewer, id: number) =>
-      transaction(Effect.gen(function*() {
-        const { note } = yield* changeableSignOff(viewer, id)
-        yield* signOffs.delete(id)
-        yield* notes.record(viewer, "sign_off_delete", note.id)
-      })).pipe(Effect.withSpan("SessionNoteReviews.deleteSignOff", { attributes: { "sign_off.id": id } }))
+    const deleteSignOff = Effect.fn("SessionNoteReviews.deleteSignOff")(function*(viewer: Viewer, id: number) {
+      yield* Effect.annotateCurrentSpan({ "sign_off.id": id })
+      const { note } = yield* changeableSignOff(viewer, id)
+      yield* signOffs.delete(id)
+      yield* notes.record(viewer, "sign_off_delete", note.id)
+    }, transaction)
 
     return { createAddendum, updateAddendum, createSignOff, updateSignOff, deleteSignOff } as const
   }),

@@ -98,30 +98,33 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
 
     // ---- clinic ----------------------------------------------------------------------------
 
-    const clinicList = (viewer: Viewer, patientId: number | undefined, status: SessionNoteStatus | undefined, request: PageRequest) =>
-      Effect.gen(function*() {
-        // Clinical content: a patient outside the caller's relationships is 404, not an empty list.
-        const patient = yield* access.defaultPatientFor(viewer, patientId, "clinical")
-        const { items, pagination } = yield* page(viewer, { patientId: patient, statuses: status === undefined ? undefined : [status] }, request, toNote)
-        return SessionNoteList.make({ session_notes: items, pagination }, true)
-      }).pipe(Effect.withSpan("SessionNotes.clinicList"))
+    const clinicList = Effect.fn("SessionNotes.clinicList")(function*(
+      viewer: Viewer,
+      patientId: number | undefined,
+      status: SessionNoteStatus | undefined,
+      request: PageRequest
+    ) {
+      // Clinical content: a patient outside the caller's relationships is 404, not an empty list.
+      const patient = yield* access.defaultPatientFor(viewer, patientId, "clinical")
+      const { items, pagination } = yield* page(viewer, { patientId: patient, statuses: status === undefined ? undefined : [status] }, request, toNote)
+      return SessionNoteList.make({ session_notes: items, pagination }, true)
+    })
 
-    const last = (viewer: Viewer, patientId: number | undefined) =>
-      Effect.gen(function*() {
-        const patient = yield* access.defaultPatientFor(viewer, patientId, "clinical")
-        const found = yield* notes.lastOfPatient(viewer, patient)
-        if (Option.isNone(found)) return yield* Effect.fail(noteNotFound())
-        const row = found.value
-        yield* record(viewer, "read", row.id)
-        return yield* representOne(row)
-      }).pipe(Effect.withSpan("SessionNotes.last"))
+    const last = Effect.fn("SessionNotes.last")(function*(viewer: Viewer, patientId: number | undefined) {
+      const patient = yield* access.defaultPatientFor(viewer, patientId, "clinical")
+      const found = yield* notes.lastOfPatient(viewer, patient)
+      if (Option.isNone(found)) return yield* Effect.fail(noteNotFound())
+      const row = found.value
+      yield* record(viewer, "read", row.id)
+      return yield* representOne(row)
+    })
 
-    const show = (viewer: Viewer, id: number) =>
-      Effect.gen(function*() {
-        const row = yield* findRow(viewer, id, false)
-        yield* record(viewer, "read", id)
-        return yield* representOne(row)
-      }).pipe(Effect.withSpan("SessionNotes.show", { attributes: { "session_note.id": id } }))
+    const show = Effect.fn("SessionNotes.show")(function*(viewer: Viewer, id: number) {
+      yield* Effect.annotateCurrentSpan({ "session_note.id": id })
+      const row = yield* findRow(viewer, id, false)
+      yield* record(viewer, "read", id)
+      return yield* representOne(row)
+    })
 
     const contentJson = (content: ContentInput | undefined) => {
       const normal = normaliseContent(content ?? {})
@@ -132,34 +135,33 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
     const addVersion = (noteId: number, editorId: number, json: string, hash: string) =>
       notes.addVersion({ session_note_id: noteId, content: json, content_sha256: hash, edited_by_id: editorId })
 
-    const create = (viewer: Viewer, input: NewSessionNote) =>
-      Effect.gen(function*() {
-        const patient = yield* access.visiblePatient(viewer, input.patient_id, "clinical")
-        const appointment = Option.getOrUndefined(yield* notes.appointment(input.appointment_id))
-        if (appointment === undefined || appointment.patient_id !== patient || !canEditNote(viewer, appointment)) {
-          return yield* Effect.fail(invalidField("appointment_id", "must exist"))
-        }
-        const { hash, json } = contentJson(input.content)
-        const supervised = appointment.supervisor_id !== null
-        const id = yield* transaction(Effect.gen(function*() {
-          const id = yield* notes.insert({
-            patient_id: patient,
-            provider_id: appointment.provider_id,
-            appointment_id: appointment.id,
-            content: json,
-            content_sha256: hash,
-            supervision_required: supervised,
-            supervisor_id: appointment.supervisor_id,
-            supervision_status: supervised ? "pending_supervision" : null,
-            created_by_id: viewer.id
-          })
-          yield* addVersion(id, viewer.id, json, hash)
-          yield* record(viewer, "create", id)
-          return id
-        }))
-        const row = yield* findRow(viewer, id, false)
-        return yield* representOne(row)
-      }).pipe(Effect.withSpan("SessionNotes.create"))
+    const create = Effect.fn("SessionNotes.create")(function*(viewer: Viewer, input: NewSessionNote) {
+      const patient = yield* access.visiblePatient(viewer, input.patient_id, "clinical")
+      const appointment = Option.getOrUndefined(yield* notes.appointment(input.appointment_id))
+      if (appointment === undefined || appointment.patient_id !== patient || !canEditNote(viewer, appointment)) {
+        return yield* Effect.fail(invalidField("appointment_id", "must exist"))
+      }
+      const { hash, json } = contentJson(input.content)
+      const supervised = appointment.supervisor_id !== null
+      const id = yield* transaction(Effect.gen(function*() {
+        const id = yield* notes.insert({
+          patient_id: patient,
+          provider_id: appointment.provider_id,
+          appointment_id: appointment.id,
+          content: json,
+          content_sha256: hash,
+          supervision_required: supervised,
+          supervisor_id: appointment.supervisor_id,
+          supervision_status: supervised ? "pending_supervision" : null,
+          created_by_id: viewer.id
+        })
+        yield* addVersion(id, viewer.id, json, hash)
+        yield* record(viewer, "create", id)
+        return id
+      }))
+      const row = yield* findRow(viewer, id, false)
+      return yield* representOne(row)
+    })
 
     /**
      * Inside a transaction, the note locked: a pending_signature note with no open addendum and a
@@ -174,98 +176,97 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
 
     const fail = (problems: FieldMessages) => Effect.fail(invalid(problems))
 
-    const update = (viewer: Viewer, id: number, changes: SessionNoteChanges) =>
-      Effect.gen(function*() {
-        const edited = changes.content === undefined ? undefined : contentJson(changes.content)
-        yield* transaction(Effect.gen(function*() {
-          const current = yield* findRow(viewer, id, true)
-          const admin = isAdmin(viewer)
-          const provider = isNoteProvider(viewer, current)
-          const supervisor = isNoteSupervisor(viewer, current)
-          const target = changes.status !== undefined && changes.status !== current.status ? changes.status : undefined
-          if (target !== undefined) {
-            const trigger = triggerOf(current.status, target)
-            if (trigger === undefined) return yield* fail({ status: [m.move(current.status, target)] })
-            if (!putTriggers.includes(trigger)) {
-              return yield* fail({ status: [triggerMessages[trigger as keyof typeof triggerMessages](target)] })
-            }
+    const update = Effect.fn("SessionNotes.update")(function*(viewer: Viewer, id: number, changes: SessionNoteChanges) {
+      yield* Effect.annotateCurrentSpan({ "session_note.id": id })
+      const edited = changes.content === undefined ? undefined : contentJson(changes.content)
+      yield* transaction(Effect.gen(function*() {
+        const current = yield* findRow(viewer, id, true)
+        const admin = isAdmin(viewer)
+        const provider = isNoteProvider(viewer, current)
+        const supervisor = isNoteSupervisor(viewer, current)
+        const target = changes.status !== undefined && changes.status !== current.status ? changes.status : undefined
+        if (target !== undefined) {
+          const trigger = triggerOf(current.status, target)
+          if (trigger === undefined) return yield* fail({ status: [m.move(current.status, target)] })
+          if (!putTriggers.includes(trigger)) {
+            return yield* fail({ status: [triggerMessages[trigger as keyof typeof triggerMessages](target)] })
           }
-          if (current.status === "completed") return yield* fail({ status: [m.completedReadOnly] })
+        }
+        if (current.status === "completed") return yield* fail({ status: [m.completedReadOnly] })
 
-          let status: SessionNoteStatus = current.status
-          let supervision: SupervisionStatus | null = current.supervision_status
-          let hash = current.content_sha256
-          let json: string | undefined
-          const actions: Array<string> = []
+        let status: SessionNoteStatus = current.status
+        let supervision: SupervisionStatus | null = current.supervision_status
+        let hash = current.content_sha256
+        let json: string | undefined
+        const actions: Array<string> = []
 
-          if (edited !== undefined && edited.hash !== current.content_sha256) {
-            if (current.locked_at !== null) return yield* fail({ content: [m.locked] })
-            if (!editableStatuses.includes(current.status)) return yield* fail({ content: [m.notEditable(current.status)] })
-            if (!provider && !admin) return yield* fail({ content: ["can only be changed by the note's provider or an admin"] })
-            hash = edited.hash
-            json = edited.json
-            actions.push("update")
+        if (edited !== undefined && edited.hash !== current.content_sha256) {
+          if (current.locked_at !== null) return yield* fail({ content: [m.locked] })
+          if (!editableStatuses.includes(current.status)) return yield* fail({ content: [m.notEditable(current.status)] })
+          if (!provider && !admin) return yield* fail({ content: ["can only be changed by the note's provider or an admin"] })
+          hash = edited.hash
+          json = edited.json
+          actions.push("update")
+        }
+
+        if (target !== undefined) {
+          const trigger = triggerOf(current.status, target)!
+          if (trigger === "submit") {
+            if (!provider && !admin) return yield* fail({ status: ["can only be submitted by the note's provider or an admin"] })
+            const content = edited?.content ?? normaliseContent(current.content as ContentInput)
+            if (isBlankContent(content)) return yield* fail({ content: ["can't be blank"] })
           }
-
-          if (target !== undefined) {
-            const trigger = triggerOf(current.status, target)!
-            if (trigger === "submit") {
-              if (!provider && !admin) return yield* fail({ status: ["can only be submitted by the note's provider or an admin"] })
-              const content = edited?.content ?? normaliseContent(current.content as ContentInput)
-              if (isBlankContent(content)) return yield* fail({ content: ["can't be blank"] })
+          if (trigger === "review") {
+            if (current.supervision_required) {
+              return yield* fail({ status: ["needs the supervisor's approval (supervision_status approved)"] })
             }
-            if (trigger === "review") {
-              if (current.supervision_required) {
-                return yield* fail({ status: ["needs the supervisor's approval (supervision_status approved)"] })
-              }
-              if (!admin) return yield* fail({ status: ["can only be moved by an admin (the review)"] })
-            }
-            if (trigger === "archive" && !admin) return yield* fail({ status: ["can only be archived by an admin"] })
-            status = target
-            actions.push(target)
+            if (!admin) return yield* fail({ status: ["can only be moved by an admin (the review)"] })
           }
+          if (trigger === "archive" && !admin) return yield* fail({ status: ["can only be archived by an admin"] })
+          status = target
+          actions.push(target)
+        }
 
-          if (changes.supervision_status !== undefined || changes.supervision_notes !== undefined) {
-            if (!current.supervision_required) return yield* fail({ supervision_status: ["is not applicable: the note is not supervised"] })
-            if (!supervisor && !admin) {
-              return yield* fail({ supervision_status: ["can only be given by the note's supervisor or an admin"] })
-            }
+        if (changes.supervision_status !== undefined || changes.supervision_notes !== undefined) {
+          if (!current.supervision_required) return yield* fail({ supervision_status: ["is not applicable: the note is not supervised"] })
+          if (!supervisor && !admin) {
+            return yield* fail({ supervision_status: ["can only be given by the note's supervisor or an admin"] })
           }
-          if (changes.supervision_status !== undefined && changes.supervision_status !== current.supervision_status) {
-            const to = changes.supervision_status
-            const from = current.supervision_status!
-            if (!canMoveSupervision(from, to)) return yield* fail({ supervision_status: [m.move(from, to)] })
-            if (status !== "pending_review") {
-              return yield* fail({ supervision_status: [`can only be given while the note is pending_review (it is ${status})`] })
-            }
-            supervision = to
-            actions.push(`supervision_${to}`)
-            if (to === "approved") {
-              status = "pending_signature"
-              actions.push("pending_signature")
-            }
+        }
+        if (changes.supervision_status !== undefined && changes.supervision_status !== current.supervision_status) {
+          const to = changes.supervision_status
+          const from = current.supervision_status!
+          if (!canMoveSupervision(from, to)) return yield* fail({ supervision_status: [m.move(from, to)] })
+          if (status !== "pending_review") {
+            return yield* fail({ supervision_status: [`can only be given while the note is pending_review (it is ${status})`] })
           }
-          const supervisionNotes = changes.supervision_notes === undefined ? current.supervision_notes : blankToNull(changes.supervision_notes)
-          if (supervisionNotes !== current.supervision_notes && !actions.some((a) => a.startsWith("supervision_"))) actions.push("supervision_notes")
+          supervision = to
+          actions.push(`supervision_${to}`)
+          if (to === "approved") {
+            status = "pending_signature"
+            actions.push("pending_signature")
+          }
+        }
+        const supervisionNotes = changes.supervision_notes === undefined ? current.supervision_notes : blankToNull(changes.supervision_notes)
+        if (supervisionNotes !== current.supervision_notes && !actions.some((a) => a.startsWith("supervision_"))) actions.push("supervision_notes")
 
-          if (actions.length === 0) return
-          yield* notes.update({
-            id, content: json ?? null, content_sha256: hash, status, supervision_status: supervision, supervision_notes: supervisionNotes
-          })
-          if (json !== undefined) yield* addVersion(id, viewer.id, json, hash)
-          for (const action of actions) yield* record(viewer, action, id)
-          if (status === "pending_signature") yield* completeIfReady(viewer, id)
-        }))
-        return yield* representOne(yield* findRow(viewer, id, false))
-      }).pipe(Effect.withSpan("SessionNotes.update", { attributes: { "session_note.id": id } }))
+        if (actions.length === 0) return
+        yield* notes.update({
+          id, content: json ?? null, content_sha256: hash, status, supervision_status: supervision, supervision_notes: supervisionNotes
+        })
+        if (json !== undefined) yield* addVersion(id, viewer.id, json, hash)
+        for (const action of actions) yield* record(viewer, action, id)
+        if (status === "pending_signature") yield* completeIfReady(viewer, id)
+      }))
+      return yield* representOne(yield* findRow(viewer, id, false))
+    })
 
     // ---- admin -----------------------------------------------------------------------------
 
-    const adminList = (viewer: Viewer, criteria: NoteCriteria, request: PageRequest) =>
-      Effect.map(page(viewer, criteria, request, toNote), ({ items, pagination }) =>
-        SessionNoteList.make({ session_notes: items, pagination }, true)).pipe(
-        Effect.withSpan("SessionNotes.adminList")
-      )
+    const adminList = Effect.fn("SessionNotes.adminList")(function*(viewer: Viewer, criteria: NoteCriteria, request: PageRequest) {
+      const { items, pagination } = yield* page(viewer, criteria, request, toNote)
+      return SessionNoteList.make({ session_notes: items, pagination }, true)
+    })
 
     const filters = Effect.map(notes.activeProviders, (providers) =>
       SessionNoteFilters.make({
@@ -274,30 +275,29 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
         providers: [...providers]
       })).pipe(Effect.withSpan("SessionNotes.filters"))
 
-    const remove = (viewer: Viewer, id: number) =>
-      transaction(Effect.gen(function*() {
-        const current = yield* findRow(viewer, id, true)
-        if (current.status !== "draft") return yield* fail({ status: [m.kept(current.status)] })
-        yield* notes.delete(id)
-        yield* record(viewer, "delete", id)
-      })).pipe(Effect.withSpan("SessionNotes.delete", { attributes: { "session_note.id": id } }))
+    const remove = Effect.fn("SessionNotes.delete")(function*(viewer: Viewer, id: number) {
+      yield* Effect.annotateCurrentSpan({ "session_note.id": id })
+      const current = yield* findRow(viewer, id, true)
+      if (current.status !== "draft") return yield* fail({ status: [m.kept(current.status)] })
+      yield* notes.delete(id)
+      yield* record(viewer, "delete", id)
+    }, transaction)
 
     // ---- supervisors -----------------------------------------------------------------------
 
-    const supervisorList = (viewer: Viewer, criteria: NoteCriteria, request: PageRequest) =>
-      page(viewer, { ...criteria, supervisedOnly: true }, request, toSupervisorNote).pipe(
-        Effect.map(({ items, pagination }) => ({ session_notes: items, pagination })),
-        Effect.withSpan("SessionNotes.supervisorList")
-      )
+    const supervisorList = Effect.fn("SessionNotes.supervisorList")(function*(viewer: Viewer, criteria: NoteCriteria, request: PageRequest) {
+      const { items, pagination } = yield* page(viewer, { ...criteria, supervisedOnly: true }, request, toSupervisorNote)
+      return { session_notes: items, pagination }
+    })
 
-    const supervisorShow = (viewer: Viewer, id: number) =>
-      Effect.gen(function*() {
-        const row = yield* findRow(viewer, id, false)
-        if (row.supervisor_id === null) return yield* Effect.fail(noteNotFound())
-        yield* record(viewer, "read", id)
-        const [note] = yield* represent([row], toSupervisorNote)
-        return note!
-      }).pipe(Effect.withSpan("SessionNotes.supervisorShow", { attributes: { "session_note.id": id } }))
+    const supervisorShow = Effect.fn("SessionNotes.supervisorShow")(function*(viewer: Viewer, id: number) {
+      yield* Effect.annotateCurrentSpan({ "session_note.id": id })
+      const row = yield* findRow(viewer, id, false)
+      if (row.supervisor_id === null) return yield* Effect.fail(noteNotFound())
+      yield* record(viewer, "read", id)
+      const [note] = yield* represent([row], toSupervisorNote)
+      return note!
+    })
 
     return {
       clinicList, last, show, create, update, adminList, filters, remove, supervisorList, supervisorShow,

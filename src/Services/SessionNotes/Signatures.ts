@@ -67,13 +67,13 @@ export class Signatures extends Effect.Service<Signatures>()("app/SessionNoteSig
     }
 
     /** Stores a checked image under the note; the same image is stored once. */
-    const store_ = (noteId: number, bytes: Uint8Array): Effect.Effect<StoredSignature> =>
-      Effect.gen(function*() {
-        const sha256 = sha256Hex(bytes)
-        const key = `session-notes/${noteId}/signature-${sha256}.png`
-        yield* store.put(key, bytes, "image/png")
-        return { key, sha256, bytes }
-      }).pipe(Effect.withSpan("Signatures.store", { attributes: { "session_note.id": noteId, "signature.bytes": bytes.length } }))
+    const store_ = Effect.fn("Signatures.store")(function*(noteId: number, bytes: Uint8Array): Effect.fn.Return<StoredSignature> {
+      yield* Effect.annotateCurrentSpan({ "session_note.id": noteId, "signature.bytes": bytes.length })
+      const sha256 = sha256Hex(bytes)
+      const key = `session-notes/${noteId}/signature-${sha256}.png`
+      yield* store.put(key, bytes, "image/png")
+      return { key, sha256, bytes }
+    })
 
     const url = (key: string) => store.signedUrl(key, `${signatureUrlMinutes} minutes`)
     const urlOrNull = (key: string | null) => key === null ? Effect.succeed(null) : url(key)

@@ -31,18 +31,17 @@ export class SupervisedAppointments extends Effect.Service<SupervisedAppointment
   effect: Effect.gen(function*() {
     const repo = yield* SupervisedAppointmentsRepo
 
-    const list = (criteria: SupervisedAppointmentCriteria, request: PageRequest) =>
-      Effect.gen(function*() {
-        const { pagination, rows } = yield* repo.list(criteria, request)
-        return SupervisorAppointmentList.make({ appointments: rows.map(toAppointment), pagination }, true)
-      }).pipe(Effect.withSpan("SupervisedAppointments.list"))
+    const list = Effect.fn("SupervisedAppointments.list")(function*(criteria: SupervisedAppointmentCriteria, request: PageRequest) {
+      const { pagination, rows } = yield* repo.list(criteria, request)
+      return SupervisorAppointmentList.make({ appointments: rows.map(toAppointment), pagination }, true)
+    })
 
-    const show = (id: number) =>
-      Effect.gen(function*() {
-        const row = yield* repo.findById(id)
-        if (Option.isNone(row)) return yield* Effect.fail(notFound("Appointment"))
-        return toAppointment(row.value)
-      }).pipe(Effect.withSpan("SupervisedAppointments.show", { attributes: { "appointment.id": id } }))
+    const show = Effect.fn("SupervisedAppointments.show")(function*(id: number) {
+      yield* Effect.annotateCurrentSpan({ "appointment.id": id })
+      const row = yield* repo.findById(id)
+      if (Option.isNone(row)) return yield* Effect.fail(notFound("Appointment"))
+      return toAppointment(row.value)
+    })
 
     return { list, show } as const
   }),
