@@ -207,14 +207,17 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
 
     /** Back to the status held before archiving. */
     const unarchive = Effect.fn("AdminUsers.unarchive")(function*(actorId: number, id: number) {
-      yield* Effect.annotateCurrentSpan({ "user.id": id, "actor.id": actorId })
       const current = yield* findLive(id, true)
       if (current.status !== "archived") {
         return yield* Effect.fail(invalidField("status", rejectionMessages.notArchived))
       }
       const moved = yield* lifecycle.unarchive(actorId, id)
       return yield* adminView(Option.getOrElse(moved, () => current))
-    }, transaction)
+    },
+      transaction,
+      // Outside the transaction: the body runs under its span.
+      (effect, actorId, id) => Effect.zipRight(Effect.annotateCurrentSpan({ "user.id": id, "actor.id": actorId }), effect)
+    )
 
     const dashboard = Effect.gen(function*() {
       const monthStart = DateTime.toDate(DateTime.startOf(yield* DateTime.now, "month"))

@@ -60,7 +60,6 @@ export class UserLifecycle extends Effect.Service<UserLifecycle>()("app/UserLife
      * UPDATE, so a concurrent archive cannot slip between a check and the write.
      */
     const cancel = Effect.fn("UserLifecycle.cancel")(function*(actorId: number, userId: number) {
-      yield* Effect.annotateCurrentSpan({ "user.id": userId })
       const row = yield* users.cancel(userId)
       if (Option.isSome(row)) {
         yield* revokeSessions(userId)
@@ -69,18 +68,25 @@ export class UserLifecycle extends Effect.Service<UserLifecycle>()("app/UserLife
       }
       // Nothing changed: say why (no write depends on this read).
       return (yield* users.exists(userId)) ? { refused: "archived" } as const : { refused: "missing" } as const
-    }, transaction)
+    },
+      transaction,
+      // Outside the transaction: the body runs under its span.
+      (effect, _actorId, userId) => Effect.zipRight(Effect.annotateCurrentSpan({ "user.id": userId }), effect)
+    )
 
     /** Soft delete: status archived, sign-in refused, reversible. */
     const archive = (actorId: number, userId: number) => transition(actorId, userId, "user.archive", "archived", true)
 
     /** Back to the status held before archiving (active when unknown); None unless archived. */
     const unarchive = Effect.fn("UserLifecycle.unarchive")(function*(actorId: number, userId: number) {
-      yield* Effect.annotateCurrentSpan({ "user.id": userId })
       const row = yield* users.unarchive(userId)
       if (Option.isSome(row)) yield* audit.record({ actorId, action: "user.unarchive", targetType: "user", targetId: userId })
       return row
-    }, transaction)
+    },
+      transaction,
+      // Outside the transaction: the body runs under its span.
+      (effect, _actorId, userId) => Effect.zipRight(Effect.annotateCurrentSpan({ "user.id": userId }), effect)
+    )
 
     /**
      * Permanent deletion: personal data and credentials are erased and cannot be restored. The

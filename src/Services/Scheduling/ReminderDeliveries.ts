@@ -42,7 +42,6 @@ export class ReminderDeliveries extends Effect.Service<ReminderDeliveries>()("ap
      * and after the ECM communications found no record of theirs). Whether a reminder moved.
      */
     const report = Effect.fn("ReminderDeliveries.report")(function*(sid: string, outcome: DeliveryReport) {
-      yield* Effect.annotateCurrentSpan({ "reminder.delivery": outcome.delivery })
       const at = yield* now
       yield* lockSid(sid)
       if (yield* applyDeliveryReport({ sid, ...outcome, at })) return true
@@ -51,14 +50,17 @@ export class ReminderDeliveries extends Effect.Service<ReminderDeliveries>()("ap
       const staleBefore = new Date(at.getTime() - Duration.toMillis(earlyReportLifetime))
       yield* keepEarlyReport({ sid, ...outcome, at, staleBefore })
       return false
-    }, inTransaction)
+    },
+      inTransaction,
+      // Outside the transaction: the body runs under its span.
+      (effect, _sid, outcome) => Effect.zipRight(Effect.annotateCurrentSpan({ "reminder.delivery": outcome.delivery }), effect)
+    )
 
     /**
      * The sender records that the provider took the reminder (`sent`, delivery `sending`) and
      * applies a report that came before it. False when the claim is no longer the sender's.
      */
     const recordSent = Effect.fn("ReminderDeliveries.recordSent")(function*(sent: SentReminder) {
-      yield* Effect.annotateCurrentSpan({ "reminder.id": sent.id })
       const sid = sent.providerMessageId
       yield* lockSid(sid)
       if (!(yield* recordSentToProvider({ id: sent.id, claimedBy: sent.claimedBy, sid, sentAt: sent.sentAt }))) return false
@@ -67,7 +69,11 @@ export class ReminderDeliveries extends Effect.Service<ReminderDeliveries>()("ap
         yield* applyDeliveryReport({ sid, delivery: early.delivery_status, reason: early.status_reason, at: yield* now })
       }
       return true
-    }, inTransaction)
+    },
+      inTransaction,
+      // Outside the transaction: the body runs under its span.
+      (effect, sent) => Effect.zipRight(Effect.annotateCurrentSpan({ "reminder.id": sent.id }), effect)
+    )
 
     return { report, recordSent } as const
   })

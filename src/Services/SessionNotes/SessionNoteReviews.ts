@@ -184,7 +184,6 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
       })
 
     const updateSignOff = Effect.fn("SessionNoteReviews.updateSignOff")(function*(viewer: Viewer, id: number, input: UpdateSignOffRequest) {
-      yield* Effect.annotateCurrentSpan({ "sign_off.id": id })
       const { note } = yield* changeableSignOff(viewer, id)
       const changes = input.sign_off
       const row = yield* signOffs.update({
@@ -194,14 +193,22 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
       })
       yield* notes.record(viewer, "sign_off_update", note.id)
       return row
-    }, transaction, Effect.flatMap(toSignOff))
+    },
+      transaction,
+      Effect.flatMap(toSignOff),
+      // Outside the transaction: the body runs under its span.
+      (effect, _viewer, id) => Effect.zipRight(Effect.annotateCurrentSpan({ "sign_off.id": id }), effect)
+    )
 
     const deleteSignOff = Effect.fn("SessionNoteReviews.deleteSignOff")(function*(viewer: Viewer, id: number) {
-      yield* Effect.annotateCurrentSpan({ "sign_off.id": id })
       const { note } = yield* changeableSignOff(viewer, id)
       yield* signOffs.delete(id)
       yield* notes.record(viewer, "sign_off_delete", note.id)
-    }, transaction)
+    },
+      transaction,
+      // Outside the transaction: the body runs under its span.
+      (effect, _viewer, id) => Effect.zipRight(Effect.annotateCurrentSpan({ "sign_off.id": id }), effect)
+    )
 
     return { createAddendum, updateAddendum, createSignOff, updateSignOff, deleteSignOff } as const
   }),

@@ -276,12 +276,15 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
       })).pipe(Effect.withSpan("SessionNotes.filters"))
 
     const remove = Effect.fn("SessionNotes.delete")(function*(viewer: Viewer, id: number) {
-      yield* Effect.annotateCurrentSpan({ "session_note.id": id })
       const current = yield* findRow(viewer, id, true)
       if (current.status !== "draft") return yield* fail({ status: [m.kept(current.status)] })
       yield* notes.delete(id)
       yield* record(viewer, "delete", id)
-    }, transaction)
+    },
+      transaction,
+      // Outside the transaction: the body runs under its span.
+      (effect, _viewer, id) => Effect.zipRight(Effect.annotateCurrentSpan({ "session_note.id": id }), effect)
+    )
 
     // ---- supervisors -----------------------------------------------------------------------
 
