@@ -2,7 +2,8 @@
  * Graceful shutdown, on the real entry point: SIGTERM while a request is in flight
  * (its body still arriving) stops new connections, lets the request finish with a full response,
  * then closes the pool and logs one line with the time taken and the requests drained. A
- * request that outlives SHUTDOWN_GRACE_SECONDS is cut, and the process still exits.
+ * request that outlives SHUTDOWN_GRACE_SECONDS is cut, and the process still exits. An idle
+ * keep-alive connection is closed at once, however long HTTP_KEEP_ALIVE_TIMEOUT_MS would keep it.
  */
 import { expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -13,6 +14,7 @@ import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { freshDatabase } from "./support/database.js"
 import { freePort } from "../src/Layers/FreePort.js"
+import { openConnection } from "./support/keepAliveConnection.js"
 
 const root = fileURLToPath(new URL("../", import.meta.url))
 
@@ -162,4 +164,24 @@ it.live("a request that outlives SHUTDOWN_GRACE_SECONDS is cut and the process s
     const report = server.lines.find((l) => l.message === "shutdown complete")
     expect(report).toMatchObject({ "shutdown.requests_drained": 0, "shutdown.requests_cut": 1 })
     expect(report!["shutdown.duration_ms"]).toBeGreaterThanOrEqual(1000)
+  }).pipe(Effect.scoped), { timeout: 90_000 })
+
+it.live("SIGTERM closes an idle keep-alive connection at once, long before its keep-alive timeout", () =>
+  Effect.gen(function*() {
+    const database = yield* freshDatabase()
+    const server = yield* Effect.promise(() => startServer({ DATABASE_URL: database.url, HTTP_KEEP_ALIVE_TIMEOUT_MS: "120000" }))
+    const connection = yield* Effect.promise(() => openConnection(server.port))
+    yield* Effect.addFinalizer(() => Effect.sync(connection.destroy))
+    const health = yield* Effect.promise(() => connection.get("/health"))
+    expect(health.status).toBe(200)
+    // The setting reaches the server: the connection may idle two minutes.
+    expect(health.headers).toMatchObject({ connection: "keep-alive", "keep-alive": "timeout=120" })
+
+    const signalled = performance.now()
+    server.child.kill("SIGTERM")
+    const closedAfter = (yield* Effect.promise(() => connection.closed)) - signalled
+    expect(closedAfter).toBeLessThan(10_000)
+    expect(yield* Effect.promise(() => server.exited)).toBe(0)
+    expect(server.lines.find((l) => l.message === "shutdown complete"))
+      .toMatchObject({ "shutdown.requests_drained": 0, "shutdown.requests_cut": 0 })
   }).pipe(Effect.scoped), { timeout: 90_000 })

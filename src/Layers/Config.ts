@@ -132,10 +132,15 @@ export const parseInviteUrlBase = (text: string): Either.Either<string, string> 
   return Either.left(`${JSON.stringify(text)} is not an http(s) URL such as https://app.example.org/accept-invite`)
 }
 
-/** A whole number of at least 1 (a session limit of 0 would sign everyone out at once). */
-const positiveInteger = (name: string, fallback: number) =>
+/**
+ * A whole number of at least 1 (a session limit of 0 would sign everyone out at once), and at
+ * most `max` when given; checked before the default applies, so an error names the setting.
+ */
+const positiveInteger = (name: string, fallback: number, max?: number) =>
   Config.withDefault(
-    Config.integer(name).pipe(Config.validate({ message: "Expected a whole number of at least 1", validation: (n) => n >= 1 })),
+    Config.integer(name).pipe(Config.validate(max === undefined
+      ? { message: "Expected a whole number of at least 1", validation: (n) => n >= 1 }
+      : { message: `Expected a whole number from 1 to ${max}`, validation: (n) => n >= 1 && n <= max })),
     fallback
   )
 
@@ -269,6 +274,8 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     shutdownGraceSeconds: yield* Config.withDefault(Config.number("SHUTDOWN_GRACE_SECONDS"), 20).pipe(
       Config.validate({ message: "must be 0 or more seconds", validation: (n) => n >= 0 })
     ),
+    // Above a load balancer's idle timeout (AWS ALB 60 s); docs/spec-decisions.md "Platform" gives the reasons. At most a day.
+    keepAliveTimeoutMs: yield* positiveInteger("HTTP_KEEP_ALIVE_TIMEOUT_MS", 65_000, 86_400_000),
     bootstrapAdminEmail: yield* optional(Config.string("BOOTSTRAP_ADMIN_EMAIL")),
     bootstrapAdminPassword: yield* bootstrapAdminPassword,
     signingSecret: yield* optional(Config.redacted("SIGNING_SECRET")),

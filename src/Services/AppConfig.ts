@@ -165,6 +165,12 @@ export interface AppSettings {
   readonly trustedProxies: TrustedProxies
   /** How long a SIGTERM waits for in-flight requests before cutting them. */
   readonly shutdownGraceSeconds: number
+  /**
+   * How long an idle keep-alive connection stays open (HTTP_KEEP_ALIVE_TIMEOUT_MS): longer than the
+   * idle timeout of the load balancer in front, so it never sends a request on a connection the
+   * server is closing.
+   */
+  readonly keepAliveTimeoutMs: number
   readonly bootstrapAdminEmail: Option.Option<string>
   readonly bootstrapAdminPassword: Option.Option<Redacted.Redacted>
   readonly signingSecret: Option.Option<Redacted.Redacted>

@@ -175,3 +175,20 @@ describe("per-address limits (RATE_LIMIT_*)", () => {
       }
     }))
 })
+
+describe("HTTP_KEEP_ALIVE_TIMEOUT_MS", () => {
+  it.effect("defaults to 65 s, above AWS ALB's 60 s idle timeout; a longer one is read", () =>
+    Effect.gen(function*() {
+      expect(Either.getOrThrow(yield* read({})).keepAliveTimeoutMs).toBe(65_000)
+      expect(Either.getOrThrow(yield* read({ HTTP_KEEP_ALIVE_TIMEOUT_MS: "620000" })).keepAliveTimeoutMs).toBe(620_000)
+    }))
+
+  it.effect("0, negative, fractional, not a number or past a day is a config error naming the setting", () =>
+    Effect.gen(function*() {
+      for (const value of ["0", "-5", "2.5", "soon", "86400001"]) {
+        const result = yield* read({ HTTP_KEEP_ALIVE_TIMEOUT_MS: value })
+        expect(Either.isLeft(result), value).toBe(true)
+        if (Either.isLeft(result)) expect(String(result.left)).toContain("HTTP_KEEP_ALIVE_TIMEOUT_MS")
+      }
+    }))
+})

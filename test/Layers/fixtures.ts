@@ -21,6 +21,7 @@ export const testSettings = (overrides: Partial<AppSettings> = {}): AppSettings 
   corsOrigins: [],
   trustedProxies: { _tag: "None" },
   shutdownGraceSeconds: 20,
+  keepAliveTimeoutMs: 65_000,
   bootstrapAdminEmail: Option.none(),
   bootstrapAdminPassword: Option.none(),
   signingSecret: Option.none(),

@@ -2,14 +2,20 @@
  * The app under the harness: the same layers as `TestApp` (real HttpApi on an in-process server,
  * in-memory telephony, mail and object store) on a database the caller provides, so the bounded
  * run inside vitest and the long campaign outside it serve the same app.
+ *
+ * The server is the app's own (`nodeServer`, with its keep-alive timeout) on a free port, not one
+ * with Node's defaults. With Node's 5 s, fetch (in this same process) reused a connection idle up to
+ * 3 s, and the server closed it after 6 s: an event-loop stall of 3 s on a loaded machine, between
+ * the request's write and the server's read, let the server's idle timer fire first and reset the
+ * connection (ECONNRESET, no response). With the app's 65 s a connection would first idle a minute.
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Option, Redacted, type Scope, TestClock } from "effect"
 import { mkdtemp, rm } from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { AppConfig, type AppSettings } from "../../src/Services/AppConfig.js"
 import { appConfig } from "../../src/Layers/Config.js"
+import { nodeServer } from "../../src/Layers/Http/Shutdown.js"
 import { backendLayer, httpLayer } from "../../src/Layers/Main.js"
 import { MemoryMailer } from "../../src/Layers/MemoryMailer.js"
 import { MemoryObjectStore } from "../../src/Layers/MemoryObjectStore.js"
@@ -36,6 +42,8 @@ const harnessConfig = (databaseUrl: Effect.Effect<string, never, Scope.Scope>) =
     const base = yield* Effect.orDie(appConfig)
     return {
       ...base,
+      port: 0,
+      host: "127.0.0.1",
       databaseUrl: Option.some(Redacted.make(url)),
       dataDir,
       dbPoolSize: 8,
@@ -71,7 +79,7 @@ export interface HarnessAppOptions {
 }
 
 export const HarnessApp = (options: HarnessAppOptions) => {
-  const app = httpLayer(NodeHttpServer.layerTest)
+  const app = httpLayer(nodeServer)
   const clocked = options.underTestClock ? app.pipe(Layer.provide(Layer.effectDiscard(TestClock.setTime(Date.now())))) : app
   return clocked.pipe(
     Layer.provideMerge(backendLayer),

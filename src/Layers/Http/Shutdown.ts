@@ -69,9 +69,20 @@ export class InFlightRequests extends Context.Tag("app/InFlightRequests")<InFlig
 /** The Node server to stop accepting on; `nodeServer` in Main provides it. */
 export class NodeServer extends Context.Tag("app/NodeServer")<NodeServer, Http.Server>() {}
 
+/**
+ * Node's server timeouts from HTTP_KEEP_ALIVE_TIMEOUT_MS. The wait for a request's headers stays
+ * a second above the keep-alive timeout, as load balancer guides advise (Node 10.15 counted it
+ * across a kept-alive connection's idle time and cut requests sent late on it). Node refuses a
+ * header wait longer than the whole request's, so that one is its default 300 s or the header wait.
+ */
+export const serverTimeouts = (keepAliveTimeoutMs: number) => {
+  const headersTimeout = keepAliveTimeoutMs + 1_000
+  return { keepAliveTimeout: keepAliveTimeoutMs, headersTimeout, requestTimeout: Math.max(300_000, headersTimeout) }
+}
+
 /** The Node server, also as `NodeServer` so shutdown can stop it accepting connections. */
 export const nodeServer = Layer.unwrapEffect(Effect.map(AppConfig, (config) => {
-  const server = createServer()
+  const server = createServer(serverTimeouts(config.keepAliveTimeoutMs))
   return Layer.merge(
     NodeHttpServer.layer(() => server, { port: config.port, host: config.host }),
     Layer.succeed(NodeServer, server)
