@@ -62,6 +62,16 @@ export default tseslint.config(
     }
   },
   {
+    // Statements compile their schemas on first run (src/Services/SqlSchema.ts), not at start-up.
+    files: ["src/Services/**/*.ts", "src/Layers/**/*.ts"],
+    ignores: ["src/Services/SqlSchema.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        paths: [{ name: "@effect/sql", importNames: ["SqlSchema"], message: "Use src/Services/SqlSchema.ts: it compiles a statement's schemas on its first run." }]
+      }]
+    }
+  },
+  {
     files: ["bench/**/*.ts", "test/**/*.ts", "src/main.ts", "scripts/**"],
     rules: { "no-console": "off" }
   }

@@ -1,5 +1,6 @@
 /** The only SQL on `audit_events` (ARCHITECTURE "Persistence"): append and read back, nothing else. */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "./SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { orDefect, prepared } from "./Repository.js"
 

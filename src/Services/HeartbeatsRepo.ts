@@ -3,7 +3,8 @@
  * reads it against the job queue's locks. Times are the database's clock, the one graphile-worker
  * stamps its locks with.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "./SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { orDefect } from "./Repository.js"
 

@@ -1,5 +1,6 @@
 /** The only SQL on `rate_limits` (ARCHITECTURE "Persistence"): hit counters per bucket and window. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "./SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { orDefect } from "./Repository.js"
 

@@ -3,7 +3,8 @@
  * with the domain errors it maps (unique, foreign-key and exclusion violations); any other SQL
  * error, and a row that does not decode, is a bug or an outage and becomes a defect here, once.
  */
-import { SqlClient, SqlError, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, SqlError, type Statement } from "@effect/sql"
+import * as SqlSchema from "./SqlSchema.js"
 import { Cause, Effect, ParseResult, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { now } from "./Time.js"

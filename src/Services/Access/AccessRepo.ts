@@ -4,7 +4,8 @@
  * statement), an appointment's patient, a parent's linked patients, a user's provider profile.
  * They read tables other areas own (patients, appointments, providers) and never write.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { PatientId, ProviderId } from "../../Domain/Ids.js"
 import { orDefect, ScopeAnswer } from "../Repository.js"

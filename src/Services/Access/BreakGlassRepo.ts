@@ -2,7 +2,8 @@
  * The only SQL on `break_glass_accesses` (ARCHITECTURE "Persistence"): each access is written with
  * its audit entry in one statement, and listed for admins newest first.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { Role } from "../../Domain/Accounts/User.js"
 import { PatientId, UserId } from "../../Domain/Ids.js"

@@ -3,7 +3,8 @@
  * stored hashed. Each write is one atomic statement whose returned rows tell `ConfirmationCodes`
  * what happened; the instants come from its clock.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { orDefect } from "../Repository.js"
 

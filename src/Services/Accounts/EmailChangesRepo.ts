@@ -3,7 +3,8 @@
  * user, its code stored hashed. Each step is one atomic statement, so a code works once and
  * wrong codes stop at the limit even under concurrent requests.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { orDefect } from "../Repository.js"
 

@@ -2,7 +2,8 @@
  * The only SQL on `password_reset_tokens` (ARCHITECTURE "Persistence"): rows are keyed by the
  * SHA-256 of the token, never the token; a token is used once.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { orDefect } from "../Repository.js"
 

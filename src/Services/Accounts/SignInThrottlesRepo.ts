@@ -4,7 +4,8 @@
  * back-off rule itself is `SignInThrottle`'s (`signInBackoff`); the claim computes it in SQL so
  * that one atomic statement both counts the attempt and decides.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { orDefect } from "../Repository.js"
 

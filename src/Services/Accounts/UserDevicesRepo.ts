@@ -1,5 +1,6 @@
 /** The only SQL on `user_devices` (ARCHITECTURE "Persistence"): a push token belongs to one account. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { DevicePlatform } from "../../Domain/Accounts/Device.js"
 import { DeviceId, UserId } from "../../Domain/Ids.js"

@@ -3,7 +3,8 @@
  * SHA-256 of the token, never the token. The instants a statement compares with come from
  * `Sessions` (the Effect clock), never SQL `now()`.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { Role } from "../../Domain/Accounts/User.js"
 import { UserId } from "../../Domain/Ids.js"

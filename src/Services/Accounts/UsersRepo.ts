@@ -5,7 +5,8 @@
  * erasure are decided by `UserLifecycle`; this repository writes them. The patients linked to
  * accounts are read here for the admin views until the patients area owns that lookup.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { UserSortColumn } from "../../Api/Accounts/AdminUsers.js"
 import { invalidField } from "../../Api/Errors.js"

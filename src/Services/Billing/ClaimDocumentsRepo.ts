@@ -1,5 +1,6 @@
 /** The only SQL on `claim_documents` (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { DocumentKind } from "../../Domain/Billing/Claim.js"
 import { ClaimDocumentId, ClaimId } from "../../Domain/Ids.js"

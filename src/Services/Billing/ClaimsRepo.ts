@@ -5,7 +5,8 @@
  * for an 837P batch (`markSubmitted`). Lookups of patients, providers and appointments that claims
  * need stay here until those areas have repositories of their own.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { ClaimSortColumn } from "../../Api/Billing/Claims.js"
 import { invalidField, type ValidationFailed } from "../../Api/Errors.js"

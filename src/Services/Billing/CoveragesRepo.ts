@@ -4,7 +4,8 @@
  * `users` coverage needs (who may see the patient, the guardian's account) stay here until those
  * areas have repositories of their own.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { invalidField, type NotFound, notFound, type ValidationFailed } from "../../Api/Errors.js"
 import { Gender, Relationship } from "../../Domain/Billing/Insurance.js"

@@ -2,7 +2,8 @@
  * The only SQL on `edi_batches` and the `edi_interchange_control_numbers` sequence (ARCHITECTURE
  * "Persistence"): rows decoded, SQL errors defects.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { orDefect } from "../Repository.js"
 

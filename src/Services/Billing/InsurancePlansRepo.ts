@@ -1,5 +1,6 @@
 /** The only SQL on `insurance_plans` (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { InsurancePlan } from "../../Domain/Billing/Insurance.js"
 import { InsurancePlanId } from "../../Domain/Ids.js"

@@ -1,5 +1,6 @@
 /** The only SQL on `assessment_question_sets`, the seeded versioned sets (ARCHITECTURE "Persistence"). */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { AssessmentType } from "../../Domain/Collaborators/Collaborator.js"
 import { orDefect } from "../Repository.js"

@@ -5,7 +5,8 @@
  * read the assessment, collaborator, question set (and patient) in the same round trip, and opening
  * the form records `opened_at` on the assessment in that statement too.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { AssessmentType } from "../../Domain/Collaborators/Collaborator.js"
 import { orDefect } from "../Repository.js"

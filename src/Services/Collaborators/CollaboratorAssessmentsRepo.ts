@@ -5,7 +5,8 @@
  * an assessment is the access module's `Access.scope.collaboratorAssessments`; the alert's
  * look-up of the primary provider's address stays here until patients and users have repositories.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { AssessmentStatus, AssessmentType } from "../../Domain/Collaborators/Collaborator.js"
 import { CollaboratorAssessmentId, CollaboratorId, PatientId } from "../../Domain/Ids.js"

@@ -4,7 +4,8 @@
  * (`Access.scope.patientsOf`: the patients the caller may see), and which collaborators a provider
  * reads through their patients is `Access.scope.caredFor` (their care relationships).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { CollaboratorId, PatientId } from "../../Domain/Ids.js"
 import { Access, type Viewer } from "../Access/Access.js"

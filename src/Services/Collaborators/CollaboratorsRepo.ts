@@ -3,7 +3,8 @@
  * an address the owner already uses (collaborators_owner_email_key) a 422 on `email`. The list
  * statements keep their shapes (bench/collaborators.ts): see `everyPage` and `readablePage`.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { invalidField, type ValidationFailed } from "../../Api/Errors.js"
 import { CollaboratorStatus, CollaboratorType, Specialization } from "../../Domain/Collaborators/Collaborator.js"

@@ -2,7 +2,8 @@
  * The only SQL on `content_collections` and their tag links `content_collection_tags` (ARCHITECTURE
  * "Persistence"): rows decoded, SQL errors defects.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { AgeGroup } from "../../Domain/Content/Content.js"

@@ -1,5 +1,6 @@
 /** The only SQL on `content_files` (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { orDefect } from "../Repository.js"
 

@@ -2,7 +2,8 @@
  * The only SQL on `content_piece_stats` (ARCHITECTURE "Persistence"), and the popularity it puts on
  * `content_pieces` in the same statement (the ranking index reads it there).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { orDefect } from "../Repository.js"
 

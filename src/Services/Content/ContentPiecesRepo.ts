@@ -3,7 +3,8 @@
  * collections `content_collection_pieces` (ARCHITECTURE "Persistence"): rows decoded, SQL errors
  * defects. The import writes a bundle with a few set-based statements over one JSON text each.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { AgeGroup, ContentType, DifficultyLevel, difficultyRank } from "../../Domain/Content/Content.js"

@@ -1,5 +1,6 @@
 /** The only SQL on `content_tags` (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { ContentTagId } from "../../Domain/Ids.js"

@@ -4,7 +4,8 @@
  * A user collection's status is derived from its pieces' (in SQL where the list filters by it).
  * The viewer's list scope is the access module's (`Access.scope.contentAssignments`), applied here.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { type UserCollectionStatus, UserPieceStatus } from "../../Domain/Content/Content.js"

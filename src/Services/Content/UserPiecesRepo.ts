@@ -4,7 +4,8 @@
  * `content_user_pieces_open_key`, never a look first: a second one is a 422 `has already been taken`.
  * The viewer's list scope is the access module's (`Access.scope.contentAssignments`), applied here.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { invalidField, type ValidationFailed } from "../../Api/Errors.js"
 import { type PageRequest } from "../../Api/Pagination.js"

@@ -4,7 +4,8 @@
  * only. Rows are decoded with schemas; SQL errors are defects here (`orDefect`): the service checks
  * everything a client can get wrong first.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import {
   ActivityDetail,

@@ -6,7 +6,8 @@
  * same statement (one round trip), so that statement names `audit_events` too; the locks and
  * look-ups of the patients and users named stay here until those tables have repositories.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { LeadCareManagerRole } from "../../Domain/Ecm/LeadCareManagers.js"

@@ -4,7 +4,8 @@
  * `ActivitiesRepo.insert` and the `EventGenerator`, like every other activity). Callers compose
  * these inside their transactions. Rows are decoded with schemas; SQL errors are defects here.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { CallRecord, CommunicationActivity, SmsRecord, UnmatchedSms } from "../../Api/Ecm/Communications.js"
 import type { PageRequest } from "../../Api/Pagination.js"

@@ -6,7 +6,8 @@
  * so it also reads `ecm_status_histories`. The patient's name is read here until patients have a
  * repository of their own.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { ActivityStatus, ActivityType, EventStatus, EventType } from "../../Domain/Ecm/Activity.js"
 import { EngagementStatus } from "../../Domain/Ecm/Engagement.js"

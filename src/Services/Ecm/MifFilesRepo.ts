@@ -4,7 +4,8 @@
  * recovery sweep fails the rows of instances that are gone). The file's eligibility records are
  * written by the import's set-based statements (./MifStagingRepo.ts) and read here for its detail.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { MifFileType, MifSourceType, MifStatus } from "../../Domain/Ecm/Mif.js"

@@ -17,7 +17,8 @@
  *   patient. Records of one file with the same member id (or, without one, the same name and date
  *   of birth) are one patient; the last line wins for its fields.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Data, Effect, Schema } from "effect"
 import type { MemberRecord } from "../../Domain/Ecm/Mif.js"
 import { orDefect } from "../Repository.js"

@@ -3,7 +3,8 @@
  * Reports are never edited. The header look-up of a provider by NPI (providers, users, eligibility
  * records) stays here until those tables have repositories of their own.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"

@@ -5,7 +5,8 @@
  * move before the change is written. Whether a patient is an ECM patient (has an eligibility
  * record) is read here until eligibility records have a repository of their own.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { EngagementStatus } from "../../Domain/Ecm/Engagement.js"
 import { orDefect } from "../Repository.js"

@@ -2,7 +2,8 @@
  * The SQL on the members' return-file fields (`patients.homelessness_indicator`, `pof_indicator`,
  * `pof`): the columns staff keep for the Return Transmission File.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, type Option, Schema } from "effect"
 import { orDefect } from "../Repository.js"
 

@@ -1,5 +1,6 @@
 /** The only SQL on `exchange_profiles` (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { ecmInvalid } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"

@@ -3,7 +3,8 @@
  * defects. A report's status moves only here: queued → generating (claimed by its job) →
  * completed or failed.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, type Option, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { dateFormats, delimiters, fileFormats, type FileKind, fileKinds } from "../../Domain/EcmExchange/Files.js"

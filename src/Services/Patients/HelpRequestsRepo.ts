@@ -2,7 +2,8 @@
  * The only SQL on `help_requests` (ARCHITECTURE "Persistence"): a family's questions about a
  * patient. Rows are decoded with schemas; SQL errors are defects.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { HelpRequestStatus } from "../../Domain/Patients/Records.js"

@@ -2,7 +2,8 @@
  * The only SQL on `patient_documents` (ARCHITECTURE "Persistence"): the rows that make a patient's
  * files in the ObjectStore reachable. Rows are decoded with schemas; SQL errors are defects.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"

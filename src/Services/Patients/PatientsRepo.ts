@@ -9,7 +9,8 @@
  * The ECM view reads a member's eligibility records and status history with the patient; those
  * tables are written by the MIF import and `EngagementStatuses`.
  */
-import { SqlClient, SqlSchema, Statement } from "@effect/sql"
+import { SqlClient, Statement } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { invalid, type ValidationFailed } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"

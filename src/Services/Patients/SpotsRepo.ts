@@ -4,7 +4,8 @@
  * (409 on a second); positions are computed from the waiting queue of the spot's program. Rows are
  * decoded with schemas; other SQL errors are defects. State timestamps come from the clock.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { conflict, type Conflict } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"

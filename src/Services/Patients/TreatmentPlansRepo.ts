@@ -3,7 +3,8 @@
  * (goals from `jsonb`, dates as `YYYY-MM-DD`); SQL errors are defects. `updated_at` comes from the
  * clock.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { GoalStatus, TreatmentPlanStatus } from "../../Domain/Patients/Records.js"

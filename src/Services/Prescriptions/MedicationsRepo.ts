@@ -3,7 +3,8 @@
  * One product per generic name, strength and form is the unique index `medications_product_key`
  * (a 422 on `name`); every other SQL error is a defect.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { invalidField, type ValidationFailed } from "../../Api/Errors.js"
 import { MedicationId } from "../../Domain/Ids.js"

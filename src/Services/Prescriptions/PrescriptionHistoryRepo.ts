@@ -3,7 +3,8 @@
  * what each prescription said after every change. Rows are decoded with schemas; SQL errors are
  * defects.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { PrescriptionId } from "../../Domain/Ids.js"
 import { HistoryEvent, PrescriptionStatus } from "../../Domain/Prescriptions/Prescription.js"

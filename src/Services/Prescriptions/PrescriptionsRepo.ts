@@ -4,7 +4,8 @@
  * `active → expired`. Rows carry the medication and the people's names; they are decoded with
  * schemas, and SQL errors are defects. `updated_at` comes from the clock.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { MedicationId, PatientId, PrescriptionId, ProviderId, UserId } from "../../Domain/Ids.js"
 import { MedicationSummary, Prescription, PrescriptionStatus } from "../../Domain/Prescriptions/Prescription.js"

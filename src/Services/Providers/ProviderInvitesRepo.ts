@@ -4,7 +4,8 @@
  * one conditional `UPDATE … WHERE status = 'pending' AND expires_at > now RETURNING`. Tokens are
  * stored as their SHA-256. Rows are decoded with schemas; SQL errors are defects.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { ProviderId, ProviderInviteId } from "../../Domain/Ids.js"
 import { ProfileRole } from "../../Domain/Providers/Provider.js"

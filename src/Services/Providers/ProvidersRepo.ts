@@ -4,7 +4,8 @@
  * decoded with schemas; SQL errors are defects except a taken NPI (422). `updated_at` comes from
  * the clock.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import type { ProviderSortColumn } from "../../Api/Providers/Providers.js"
 import { invalid, type ValidationFailed } from "../../Api/Errors.js"

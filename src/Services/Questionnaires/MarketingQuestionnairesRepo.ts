@@ -1,5 +1,6 @@
 /** The only SQL on `marketing_questionnaires`, the public screeners (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { Subscales } from "../../Domain/Questionnaires/Questionnaire.js"
 import { orDefect, textArray } from "../Repository.js"

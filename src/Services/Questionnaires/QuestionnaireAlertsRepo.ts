@@ -3,7 +3,8 @@
  * reads the patient's primary provider's email from `patients`, `providers` and `users`; that read
  * stays in this statement until those areas' repositories can answer it in the same round trip.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { orDefect } from "../Repository.js"
 import { now } from "../Time.js"

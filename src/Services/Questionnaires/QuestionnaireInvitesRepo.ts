@@ -2,7 +2,8 @@
  * The only SQL on `questionnaire_invites` (ARCHITECTURE "Persistence"): rows decoded, SQL errors
  * defects. An invite is found by the hash of its token, never by the token.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { InviteStatus } from "../../Domain/Questionnaires/Questionnaire.js"
 import { orDefect } from "../Repository.js"

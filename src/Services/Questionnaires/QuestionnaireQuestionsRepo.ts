@@ -1,5 +1,6 @@
 /** The only SQL on `questionnaire_questions` (ARCHITECTURE "Persistence"): a version's questions, written once when it is seeded. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { QuestionnaireId } from "../../Domain/Ids.js"
 import { QuestionOption, QuestionType } from "../../Domain/Questionnaires/Scoring.js"

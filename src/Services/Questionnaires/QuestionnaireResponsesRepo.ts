@@ -2,7 +2,8 @@
  * The only SQL on `questionnaire_responses` (ARCHITECTURE "Persistence"): rows decoded, SQL errors
  * defects. Which responses a viewer sees is the access module's list scope (clinical content).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { Role } from "../../Domain/Accounts/User.js"
 import { QuestionnaireId, QuestionnaireResponseId } from "../../Domain/Ids.js"

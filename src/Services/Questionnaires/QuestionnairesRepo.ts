@@ -2,7 +2,8 @@
  * The only SQL on `questionnaires` (ARCHITECTURE "Persistence"): instrument versions, written by
  * the start-up seeding and read for the catalogue and for scoring. Rows decoded, SQL errors defects.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { QuestionnaireId } from "../../Domain/Ids.js"
 import { QuestionnaireCategory, TargetAudience } from "../../Domain/Questionnaires/Questionnaire.js"

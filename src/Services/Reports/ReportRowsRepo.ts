@@ -20,7 +20,8 @@
  * the column is `plain`. The queries run with `DateStyle = ISO` (ReportCursor.ts), so a date's
  * text is `YYYY-MM-DD`.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, ParseResult, Schema } from "effect"
 import type { GroupBy, ReportFormat, ReportType } from "../../Domain/Reports/Report.js"
 import { orDefect } from "../Repository.js"

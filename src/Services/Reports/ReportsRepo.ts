@@ -3,7 +3,8 @@
  * timestamps from the one clock (../Time.ts). Every state change is a compare-and-swap on the
  * status it expects, so a run that was taken over changes nothing.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { GroupBy, PatientStatus, ReportFormat, ReportStatus } from "../../Domain/Reports/Report.js"
 import { staleCutoff } from "../HeartbeatsRepo.js"

@@ -8,7 +8,8 @@
  * (`Access.scope.appointmentCalls`), applied here. The lookups on
  * `providers` that appointments need stay here until the providers area has a repository.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { conflict, type Conflict, invalidField, type ValidationFailed } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"

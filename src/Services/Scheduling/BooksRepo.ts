@@ -3,7 +3,8 @@
  * are defects except the unique index `books_confirmed_slot_key` (a slot is booked at most once at
  * a time), which a second concurrent booking meets: 409.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { conflict, type Conflict } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"

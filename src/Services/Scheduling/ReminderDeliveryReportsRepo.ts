@@ -2,7 +2,8 @@
  * The `reminder_delivery_reports` table: provider reports that came before their reminder had
  * recorded the SID (ReminderDeliveries says when), and the per-SID lock both sides take.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { orDefect } from "../Repository.js"
 

@@ -6,7 +6,8 @@
  * module's scope (`Access.scope.appointments`), applied here. The reads and the removal of push
  * devices (`user_devices`) stay here until the accounts area has a repository of its own.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { AppointmentId, AppointmentReminderId } from "../../Domain/Ids.js"

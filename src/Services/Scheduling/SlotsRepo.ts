@@ -12,7 +12,8 @@
  * row instead. An UPDATE of the times can still deadlock: `update` fails with `SlotsDeadlocked`
  * then, so that its caller runs the whole transaction again.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Data, Effect, Schema } from "effect"
 import { conflict, invalid, type Conflict, type ValidationFailed } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"

@@ -3,7 +3,8 @@
  * changes to a note and the provider's answer. Rows are decoded with schemas; SQL errors are
  * defects. Who may read an addendum is its note's visibility, checked by the caller first.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { orDefect } from "../Repository.js"
 import { now } from "../Time.js"

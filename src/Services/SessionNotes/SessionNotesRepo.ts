@@ -7,7 +7,8 @@
  * module's scope (`Access.scope.sessionNotes`), applied here. The lookups on `appointments` and
  * `providers` that notes need stay here until those areas' repositories offer them.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { invalidField } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"

@@ -3,7 +3,8 @@
  * over a note's content, with the content's hash. Rows are decoded with schemas; SQL errors are
  * defects. Who may read a sign-off is its note's visibility, checked by the caller first.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { orDefect } from "../Repository.js"
 import { now } from "../Time.js"

@@ -3,7 +3,8 @@
  * have a supervisor, or whose note was written under supervision, with their note's id, status and
  * supervision status. Rows are decoded with schemas; SQL errors are defects.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { AppointmentStatus } from "../../Domain/Scheduling/Scheduling.js"

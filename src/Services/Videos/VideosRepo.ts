@@ -8,7 +8,8 @@
  * references need stay here until those areas' repositories offer the same lookups.
  */
 import type { PageRequest } from "../../Api/Pagination.js"
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { AppointmentId, PatientId, ProviderId, UserId, VideoId } from "../../Domain/Ids.js"
 import { linkLifetimeSeconds, Video, VideoCategory, VideoStatus } from "../../Domain/Videos/Video.js"
