@@ -22,7 +22,7 @@ import { validDraft } from "./generate.js"
 import type { Harness } from "./harness.js"
 import type { Inbox } from "./inbox.js"
 import { singleUseOf } from "./singleUse.js"
-import type { Seeder } from "./world.js"
+import type { Seeder, World } from "./world.js"
 
 export const defaultRaceCopies = 20
 
@@ -131,8 +131,7 @@ export const runRace = (options: RaceOptions): Effect.Effect<RaceReport> =>
        * A copy with a world of its own: fresh callers and the fixture's records. The world's parent
        * is the target (copies come from an admin or no one, so it never calls).
        */
-      const prepare = (draftSeed: number) => Effect.gen(function*() {
-        const world = yield* seeder.world([])
+      const prepare = (world: World, draftSeed: number) => Effect.gen(function*() {
         const target = world.principals.parent
         const context = { ...generationContext(harness, [target.id]), ids: fc.constant(target.id), plausible: true }
         const generated = fc.sample(validDraft(operation, context, harness.tokenHeaders), { seed: draftSeed, numRuns: 1 })[0]!
@@ -184,12 +183,14 @@ export const runRace = (options: RaceOptions): Effect.Effect<RaceReport> =>
           return summary
         })
 
-      const one = yield* Effect.either(prepare(raceSeed(seed, operationIndex)))
+      const one = yield* Effect.either(prepare(yield* seeder.world([]), raceSeed(seed, operationIndex)))
       const sameSummary = one._tag === "Left"
         ? (fail("one caller", "fixture", one.left.message, copies, undefined), "not sent")
         : yield* fire("one caller", Array.from({ length: copies }, () => one.right))
       // Each fresh copy is drawn from a seed of its own: independent requests (an invite's email differs).
-      const fresh = yield* Effect.either(Effect.forEach(Array.from({ length: freshCopies }, (_, k) => caseSeed(raceSeed(seed, operationIndex), k)), prepare, { concurrency: 4 }))
+      // Their worlds are written together (one statement for the users, one for their sessions).
+      const freshWorlds = yield* seeder.worlds(freshCopies)
+      const fresh = yield* Effect.either(Effect.forEach(freshWorlds, (world, k) => prepare(world, caseSeed(raceSeed(seed, operationIndex), k)), { concurrency: 4 }))
       const freshSummary = fresh._tag === "Left"
         ? (fail("fresh callers", "fixture", fresh.left.message, freshCopies, undefined), "not sent")
         : yield* fire("fresh callers", fresh.right)

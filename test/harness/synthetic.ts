@@ -165,14 +165,16 @@ const server = (options: SyntheticOptions) => {
   const newParent = newPrincipal("parent")
 
   /** Signed-in users of each role, as the real seeder makes them (no states, no throttles). */
+  const world: Seeder["world"] = (others) =>
+    Effect.map(Effect.all([newPrincipal("parent"), newPrincipal("staff"), newPrincipal("admin")]), ([parent, staff, admin]) => ({
+      principals: { parent, staff, admin },
+      userIds: [parent, staff, admin, ...others].map((u) => u.id),
+      emails: [parent, staff, admin, ...others].map((u) => u.email)
+    }))
   const seeder: Seeder = {
     user: ({ role }) => newPrincipal(role),
-    world: (others) =>
-      Effect.map(Effect.all([newPrincipal("parent"), newPrincipal("staff"), newPrincipal("admin")]), ([parent, staff, admin]) => ({
-        principals: { parent, staff, admin },
-        userIds: [parent, staff, admin, ...others].map((u) => u.id),
-        emails: [parent, staff, admin, ...others].map((u) => u.email)
-      })),
+    world,
+    worlds: (count, others = []) => Effect.all(Array.from({ length: count }, () => world(others))),
     records: Effect.succeed([]),
     others: Effect.succeed([]),
     password: "pw-synthetic-0000",

@@ -9,8 +9,8 @@ import { Effect } from "effect"
 import fc from "fast-check"
 import { hashPassword } from "../../src/Services/Accounts/Passwords.js"
 import type { Role as UserRole } from "../../src/Domain/Accounts/User.js"
-import { insertPatient, insertUser } from "../support/fixtures.js"
-import { insertHarnessActivities, insertSession } from "../support/fixtures/Harness.js"
+import { insertPatient, insertUsers } from "../support/fixtures.js"
+import { insertHarnessActivities, insertSessions } from "../support/fixtures/Harness.js"
 import type { Pii } from "./pii.js"
 
 /** Callers of the access matrix: the spec's roles as the harness uses them. */
@@ -49,21 +49,25 @@ let draws = 0
 export const sampler = (seed: number) => <A>(arbitrary: fc.Arbitrary<A>): A =>
   fc.sample(arbitrary, { seed: (seed + draws++) | 0, numRuns: 1 })[0]!
 
+export interface UserSpec {
+  readonly role: Role
+  readonly status?: "active" | "inactive" | "archived"
+  readonly confirmed?: boolean
+  readonly signedIn?: boolean
+  /** The database role of a `staff` user (default `provider`): front desk is `support`. */
+  readonly staffRole?: "provider" | "supervisor" | "support" | "billing"
+}
+
 export interface Seeder {
   /** A user of the role (confirmed and active unless said otherwise), signed in unless `signedIn` is false. */
-  readonly user: (options: {
-    readonly role: Role
-    readonly status?: "active" | "inactive" | "archived"
-    readonly confirmed?: boolean
-    readonly signedIn?: boolean
-    /** The database role of a `staff` user (default `provider`): front desk is `support`. */
-    readonly staffRole?: "provider" | "supervisor" | "support" | "billing"
-  }) => Effect.Effect<Principal>
+  readonly user: (options: UserSpec) => Effect.Effect<Principal>
   /**
    * A world for one request: a fresh signed-in user per role (a request may sign its caller out,
    * cancel, demote or delete them, so callers are never shared) and the given other users.
    */
   readonly world: (others: ReadonlyArray<Principal>, recordIds?: ReadonlyArray<number>) => Effect.Effect<World>
+  /** `count` worlds at once (each with callers of its own), written together: for batches of independent requests. */
+  readonly worlds: (count: number, others?: ReadonlyArray<Principal>, recordIds?: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<World>>
   /**
    * Records shared by a batch of requests: an ECM member named from the harness's
    * generators, with a task, a subtask and a call, their events, and a comment; their ids.
@@ -88,26 +92,31 @@ export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never,
     const untraced = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       effect.pipe(Effect.orDie, Effect.withTracerEnabled(false), Effect.provideService(SqlClient.SqlClient, sql))
 
-    const user: Seeder["user"] = ({ confirmed = true, role, signedIn = true, staffRole, status = "active" }) =>
+    // Users drawn in the order one-at-a-time seeding drew them, then written in two statements.
+    const users = (specs: ReadonlyArray<UserSpec>) =>
       untraced(Effect.gen(function*() {
-        const digits = draw(pii.phone).replace(/\D/g, "").slice(-10)
-        // Unique whatever the draw: a counter in the local part.
-        const email = draw(pii.email).replace("@", `.${++seededUsers}@`)
-        const phone = `+1${digits}`
-        const id = yield* insertUser({
-          email,
-          password_hash: passwordHash,
-          first_name: draw(pii.name),
-          last_name: draw(pii.name),
-          phone,
-          role: role === "staff" && staffRole !== undefined ? staffRole : databaseRole[role],
-          status,
-          confirmed
+        const drawn = specs.map(({ confirmed = true, role, signedIn = true, staffRole, status = "active" }) => {
+          const digits = draw(pii.phone).replace(/\D/g, "").slice(-10)
+          // Unique whatever the draw: a counter in the local part.
+          const email = draw(pii.email).replace("@", `.${++seededUsers}@`)
+          const row = {
+            email,
+            password_hash: passwordHash,
+            first_name: draw(pii.name),
+            last_name: draw(pii.name),
+            phone: `+1${digits}`,
+            role: role === "staff" && staffRole !== undefined ? staffRole : databaseRole[role],
+            status,
+            confirmed
+          }
+          return { role, row, signedIn, token: draw(pii.token) }
         })
-        const token = draw(pii.token)
-        if (signedIn) yield* insertSession(id, token)
-        return { role, id, email, phone, token }
+        const ids = yield* insertUsers(drawn.map((d) => d.row))
+        yield* insertSessions(drawn.flatMap((d, i) => (d.signedIn ? [{ userId: ids[i]!, token: d.token }] : [])))
+        return drawn.map(({ role, row, token }, i): Principal => ({ role, id: ids[i]!, email: row.email, phone: row.phone, token }))
       }))
+
+    const user: Seeder["user"] = (spec) => Effect.map(users([spec]), ([principal]) => principal!)
 
     // An ECM member and its activities, written directly like the users: as the EventGenerator pairs them.
     const records = untraced(Effect.gen(function*() {
@@ -117,24 +126,28 @@ export const makeSeeder = (pii: Pii, seed: number): Effect.Effect<Seeder, never,
       return [patient, ...activityIds, ...eventIds]
     }))
 
-    const world = (others: ReadonlyArray<Principal>, recordIds: ReadonlyArray<number> = []) =>
-      Effect.map(Effect.forEach(roles, (role) => user({ role })), ([parent, staff, admin]): World => {
-        const everyone = [parent!, staff!, admin!, ...others]
-        return {
-          principals: { parent: parent!, staff: staff!, admin: admin! },
-          userIds: everyone.map((u) => u.id),
-          emails: everyone.map((u) => u.email),
-          recordIds
-        }
-      })
+    const worlds: Seeder["worlds"] = (count, others = [], recordIds = []) =>
+      Effect.map(users(Array.from({ length: count }, () => roles.map((role) => ({ role }))).flat()), (principals) =>
+        Array.from({ length: count }, (_, k): World => {
+          const [parent, staff, admin] = principals.slice(k * roles.length, (k + 1) * roles.length)
+          const everyone = [parent!, staff!, admin!, ...others]
+          return {
+            principals: { parent: parent!, staff: staff!, admin: admin! },
+            userIds: everyone.map((u) => u.id),
+            emails: everyone.map((u) => u.email),
+            recordIds
+          }
+        }))
 
-    const others = Effect.forEach([
+    const world: Seeder["world"] = (others, recordIds) => Effect.map(worlds(1, others, recordIds), ([one]) => one!)
+
+    const others = users([
       { role: "parent", status: "archived", signedIn: false },
       { role: "staff", status: "inactive", signedIn: false },
       { role: "parent", confirmed: false, signedIn: false }
-    ] as const, user)
+    ])
 
     const resetThrottles = untraced(Effect.asVoid(Effect.all([sql`DELETE FROM rate_limits`, sql`DELETE FROM sign_in_throttles`])))
 
-    return { user, world, records, others, password, resetThrottles }
+    return { user, world, worlds, records, others, password, resetThrottles }
   }).pipe(Effect.withTracerEnabled(false))

@@ -6,6 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { randomBytes, scryptSync } from "node:crypto"
+import { normalizeEmail } from "../../src/Domain/Accounts/Email.js"
 import type { Role, UserStatus } from "../../src/Domain/Accounts/User.js"
 import { AppointmentId } from "../../src/Domain/Ids.js"
 import type { AppointmentStatus, AppointmentType } from "../../src/Domain/Scheduling/Scheduling.js"
@@ -51,25 +52,45 @@ export interface NewUser {
   readonly password_hash?: string
 }
 
+/** The row of a new user: `user` over the defaults (a confirmed, active parent with `password`). */
+const userValues = (user: NewUser) => ({
+  email: user.email ?? uniqueEmail(),
+  password_hash: user.password_hash ?? passwordHash,
+  first_name: user.first_name ?? "Test",
+  last_name: user.last_name ?? `User${++counter}`,
+  role: user.role ?? "parent",
+  status: user.status ?? "active",
+  clinical: user.clinical ?? false,
+  confirmed: user.confirmed ?? true,
+  ...(user.phone === undefined ? {} : { phone: user.phone })
+})
+
 /** A confirmed user (active, a parent, unless told otherwise) who signs in with `password` (unless told a hash); the id. */
 export const insertUser = (user: NewUser = {}) =>
   Effect.gen(function*() {
     const users = yield* UsersRepo
-    const email = user.email ?? uniqueEmail()
-    const row = yield* users.insertIfAbsent({
-      email,
-      password_hash: user.password_hash ?? passwordHash,
-      first_name: user.first_name ?? "Test",
-      last_name: user.last_name ?? `User${++counter}`,
-      role: user.role ?? "parent",
-      status: user.status ?? "active",
-      clinical: user.clinical ?? false,
-      confirmed: user.confirmed ?? true,
-      ...(user.phone === undefined ? {} : { phone: user.phone })
-    })
-    if (row._tag === "None") return yield* Effect.dieMessage(`insertUser: ${email} is taken`)
+    const values = userValues(user)
+    const row = yield* users.insertIfAbsent(values)
+    if (row._tag === "None") return yield* Effect.dieMessage(`insertUser: ${values.email} is taken`)
     return row.value.id
   }).pipe(Effect.provide(UsersRepo.Default))
+
+/**
+ * Users with the same fields and defaults as `insertUser`, in one statement (the repository inserts
+ * one at a time): for callers that seed many users per request. Every user needs an email of its
+ * own (each one given, or a unique default); their ids, in order.
+ */
+export const insertUsers = (users: ReadonlyArray<NewUser>) =>
+  Effect.gen(function*() {
+    if (users.length === 0) return []
+    const sql = yield* SqlClient.SqlClient
+    // Every row names the same columns: a phone given to some users is NULL for the others.
+    const rows = users.map((user) => ({ ...userValues(user), phone: user.phone ?? null })).map((row) => ({ ...row, email: normalizeEmail(row.email) }))
+    const inserted = yield* sql<{ id: number; email: string }>`INSERT INTO users ${sql.insert(rows)} RETURNING id, email`
+    // RETURNING's order is not promised: match the rows back by their unique email.
+    const ids = new Map(inserted.map((row) => [row.email, row.id]))
+    return rows.map((row) => ids.get(row.email)!)
+  }).pipe(Effect.orDie)
 
 /** A user with an active provider profile holding `role`; the profile and user ids. */
 export const insertProvider = (
