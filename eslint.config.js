@@ -62,12 +62,12 @@ export default tseslint.config(
     }
   },
   {
-    // Statements compile their schemas on first run (src/Services/SqlSchema.ts), not at start-up.
+    // Statements compile their schemas on first run (SqlSchema in src/Services/Repository.ts), not at start-up.
     files: ["src/Services/**/*.ts", "src/Layers/**/*.ts"],
-    ignores: ["src/Services/SqlSchema.ts"],
+    ignores: ["src/Services/Repository.ts"],
     rules: {
       "no-restricted-imports": ["error", {
-        paths: [{ name: "@effect/sql", importNames: ["SqlSchema"], message: "Use src/Services/SqlSchema.ts: it compiles a statement's schemas on its first run." }]
+        paths: [{ name: "@effect/sql", importNames: ["SqlSchema"], message: "Use SqlSchema from src/Services/Repository.ts: it compiles a statement's schemas on its first run." }]
       }]
     }
   },

@@ -1,8 +1,7 @@
 /** The only SQL on `audit_events` (ARCHITECTURE "Persistence"): append and read back, nothing else. */
 import { SqlClient, type Statement } from "@effect/sql"
-import * as SqlSchema from "./SqlSchema.js"
 import { Effect, Schema } from "effect"
-import { orDefect, prepared } from "./Repository.js"
+import { orDefect, prepared, SqlSchema } from "./Repository.js"
 
 /** One entry as stored. */
 export const AuditEventRow = Schema.Struct({

@@ -4,9 +4,8 @@
  * stamps its locks with.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "./SqlSchema.js"
 import { Effect, Schema } from "effect"
-import { orDefect } from "./Repository.js"
+import { orDefect, SqlSchema } from "./Repository.js"
 
 /** `beat_at` older than this (SQL, the database's clock) is a gone holder. */
 export const staleCutoff = (sql: SqlClient.SqlClient, staleAfterSeconds: number) =>

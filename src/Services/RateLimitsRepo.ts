@@ -1,8 +1,7 @@
 /** The only SQL on `rate_limits` (ARCHITECTURE "Persistence"): hit counters per bucket and window. */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "./SqlSchema.js"
 import { Effect, Schema } from "effect"
-import { orDefect } from "./Repository.js"
+import { orDefect, SqlSchema } from "./Repository.js"
 
 const BucketWindow = Schema.Struct({ bucket: Schema.String, windowStart: Schema.DateFromSelf })
 

@@ -5,10 +5,9 @@
  * They read tables other areas own (patients, appointments, providers) and never write.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { PatientId, ProviderId } from "../../Domain/Ids.js"
-import { orDefect, ScopeAnswer } from "../Repository.js"
+import { orDefect, ScopeAnswer, SqlSchema } from "../Repository.js"
 import { scope } from "./Scopes.js"
 import type { Purpose, Viewer } from "./Viewer.js"
 

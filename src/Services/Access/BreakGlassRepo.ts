@@ -3,13 +3,12 @@
  * its audit entry in one statement, and listed for admins newest first.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { Role } from "../../Domain/Accounts/User.js"
 import { PatientId, UserId } from "../../Domain/Ids.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 export const NewBreakGlassAccess = Schema.Struct({
   user_id: Schema.Number,

@@ -4,9 +4,8 @@
  * what happened; the instants come from its clock.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 const Hash = Schema.Uint8ArrayFromSelf
 

@@ -4,9 +4,8 @@
  * wrong codes stop at the limit even under concurrent requests.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 const Hash = Schema.Uint8ArrayFromSelf
 

@@ -3,9 +3,8 @@
  * SHA-256 of the token, never the token; a token is used once.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 const Hash = Schema.Uint8ArrayFromSelf
 const UserOf = Schema.Struct({ user_id: Schema.Number })

@@ -5,9 +5,8 @@
  * that one atomic statement both counts the attempt and decides.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 const Hash = Schema.Uint8ArrayFromSelf
 

@@ -1,10 +1,9 @@
 /** The only SQL on `user_devices` (ARCHITECTURE "Persistence"): a push token belongs to one account. */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { DevicePlatform } from "../../Domain/Accounts/Device.js"
 import { DeviceId, UserId } from "../../Domain/Ids.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 export const DeviceRow = Schema.Struct({
   id: DeviceId,

@@ -4,11 +4,10 @@
  * `Sessions` (the Effect clock), never SQL `now()`.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { Role } from "../../Domain/Accounts/User.js"
 import { UserId } from "../../Domain/Ids.js"
-import { orDefect, prepared } from "../Repository.js"
+import { orDefect, prepared, SqlSchema } from "../Repository.js"
 
 const Hash = Schema.Uint8ArrayFromSelf
 

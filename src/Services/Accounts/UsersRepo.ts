@@ -6,7 +6,6 @@
  * accounts are read here for the admin views until the patients area owns that lookup.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { UserSortColumn } from "../../Api/Accounts/AdminUsers.js"
 import { invalidField } from "../../Api/Errors.js"
@@ -16,7 +15,7 @@ import { Role, User, UserStatus } from "../../Domain/Accounts/User.js"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { scope } from "../Access/Scopes.js"
 import { makeListPage } from "../Lists.js"
-import { blankToNull, orDefect } from "../Repository.js"
+import { blankToNull, orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { likePattern, nameMatches } from "../SqlSearch.js"
 import * as Time from "../Time.js"

@@ -1,10 +1,9 @@
 /** The only SQL on `claim_documents` (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects. */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { DocumentKind } from "../../Domain/Billing/Claim.js"
 import { ClaimDocumentId, ClaimId } from "../../Domain/Ids.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 
 export const DocumentRow = Schema.Struct({

@@ -6,7 +6,6 @@
  * need stay here until those areas have repositories of their own.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { ClaimSortColumn } from "../../Api/Billing/Claims.js"
 import { invalidField, type ValidationFailed } from "../../Api/Errors.js"
@@ -16,7 +15,7 @@ import { AppointmentId, ClaimId, InsurancePlanId, PatientId, ProviderId } from "
 import { AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
-import { blankToNull, orDefect, textArray } from "../Repository.js"
+import { blankToNull, orDefect, SqlSchema, textArray } from "../Repository.js"
 import { now } from "../Time.js"
 import { subscriberFields } from "./CoveragesRepo.js"
 import { likePattern, nameMatches } from "../SqlSearch.js"

@@ -5,12 +5,11 @@
  * areas have repositories of their own.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { invalidField, type NotFound, notFound, type ValidationFailed } from "../../Api/Errors.js"
 import { Gender, Relationship } from "../../Domain/Billing/Insurance.js"
 import { InsurancePlanId, PatientId } from "../../Domain/Ids.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 import { isForeignKeyViolation } from "../SqlErrors.js"
 

@@ -3,9 +3,8 @@
  * "Persistence"): rows decoded, SQL errors defects.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 export const NewBatch = Schema.Struct({
   batchId: Schema.String,

@@ -1,12 +1,11 @@
 /** The only SQL on `insurance_plans` (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects. */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { InsurancePlan } from "../../Domain/Billing/Insurance.js"
 import { InsurancePlanId } from "../../Domain/Ids.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 import { likePattern } from "../SqlSearch.js"
 

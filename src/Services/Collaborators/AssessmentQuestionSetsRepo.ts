@@ -1,9 +1,8 @@
 /** The only SQL on `assessment_question_sets`, the seeded versioned sets (ARCHITECTURE "Persistence"). */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { AssessmentType } from "../../Domain/Collaborators/Collaborator.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 /** A set as stored: questions and bands are jsonb, decoded by the question-set rules. */
 export const QuestionSetRow = Schema.Struct({ version: Schema.Int, questions: Schema.Unknown, bands: Schema.Unknown })

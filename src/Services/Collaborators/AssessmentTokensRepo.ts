@@ -6,10 +6,9 @@
  * the form records `opened_at` on the assessment in that statement too.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { AssessmentType } from "../../Domain/Collaborators/Collaborator.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 /** The claimed or presented link: what the token is scoped to, with its question set. */
 export const LinkRow = Schema.Struct({

@@ -6,14 +6,13 @@
  * look-up of the primary provider's address stays here until patients and users have repositories.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { AssessmentStatus, AssessmentType } from "../../Domain/Collaborators/Collaborator.js"
 import { CollaboratorAssessmentId, CollaboratorId, PatientId } from "../../Domain/Ids.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
 import { Access, type Viewer } from "../Access/Access.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 
 export const AssessmentRow = Schema.Struct({

@@ -5,11 +5,10 @@
  * reads through their patients is `Access.scope.caredFor` (their care relationships).
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { CollaboratorId, PatientId } from "../../Domain/Ids.js"
 import { Access, type Viewer } from "../Access/Access.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 
 const LinkRow = Schema.Struct({ collaborator_id: CollaboratorId, patient_id: PatientId })

@@ -4,7 +4,6 @@
  * statements keep their shapes (bench/collaborators.ts): see `everyPage` and `readablePage`.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { invalidField, type ValidationFailed } from "../../Api/Errors.js"
 import { CollaboratorStatus, CollaboratorType, Specialization } from "../../Domain/Collaborators/Collaborator.js"
@@ -12,7 +11,7 @@ import { CollaboratorId, UserId } from "../../Domain/Ids.js"
 import { type PageRequest, paginationOf } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
 import { Access, type Viewer } from "../Access/Access.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { likePattern } from "../SqlSearch.js"
 import { now } from "../Time.js"

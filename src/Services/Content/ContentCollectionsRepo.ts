@@ -3,13 +3,12 @@
  * "Persistence"): rows decoded, SQL errors defects.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { AgeGroup } from "../../Domain/Content/Content.js"
 import { ContentCollectionId } from "../../Domain/Ids.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { TagRefs } from "./ContentPiecesRepo.js"
 
 export const CollectionRow = Schema.Struct({

@@ -1,8 +1,7 @@
 /** The only SQL on `content_files` (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects. */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 export const NewContentFile = Schema.Struct({
   object_key: Schema.String,

@@ -3,9 +3,8 @@
  * `content_pieces` in the same statement (the ranking index reads it there).
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 export class ContentPieceStatsRepo extends Effect.Service<ContentPieceStatsRepo>()("app/ContentPieceStatsRepo", {
   effect: Effect.gen(function*() {

@@ -4,13 +4,12 @@
  * defects. The import writes a bundle with a few set-based statements over one JSON text each.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { AgeGroup, ContentType, DifficultyLevel, difficultyRank } from "../../Domain/Content/Content.js"
 import { ContentPieceId, ContentTagId } from "../../Domain/Ids.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 /** Tags as the statements aggregate them: `[{ id, name }]` by name. */
 export const TagRefs = Schema.Array(Schema.Struct({ id: ContentTagId, name: Schema.String }))

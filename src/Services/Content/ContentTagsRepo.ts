@@ -1,11 +1,10 @@
 /** The only SQL on `content_tags` (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects. */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { ContentTagId } from "../../Domain/Ids.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 export const TagRow = Schema.Struct({
   id: ContentTagId,

@@ -5,14 +5,13 @@
  * The viewer's list scope is the access module's (`Access.scope.contentAssignments`), applied here.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { type UserCollectionStatus, UserPieceStatus } from "../../Domain/Content/Content.js"
 import { ContentCollectionId, ContentPieceId, PatientId, UserCollectionId, UserId, UserPieceId } from "../../Domain/Ids.js"
 import { Access, type Viewer } from "../Access/Access.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect, ScopeAnswer } from "../Repository.js"
+import { orDefect, ScopeAnswer, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 
 export const UserCollectionRow = Schema.Struct({

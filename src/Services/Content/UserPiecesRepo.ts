@@ -5,7 +5,6 @@
  * The viewer's list scope is the access module's (`Access.scope.contentAssignments`), applied here.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { invalidField, type ValidationFailed } from "../../Api/Errors.js"
 import { type PageRequest } from "../../Api/Pagination.js"
@@ -13,7 +12,7 @@ import { ContentType, UserPieceStatus } from "../../Domain/Content/Content.js"
 import { ContentPieceId, PatientId, UserId, UserPieceId } from "../../Domain/Ids.js"
 import { Access, type Viewer } from "../Access/Access.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect, ScopeAnswer } from "../Repository.js"
+import { orDefect, ScopeAnswer, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"
 

@@ -5,7 +5,6 @@
  * everything a client can get wrong first.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import {
   ActivityDetail,
@@ -17,7 +16,7 @@ import {
 import type { PageRequest } from "../../Api/Pagination.js"
 import { ActivityStatus, ActivityType, EventStatus, EventType } from "../../Domain/Ecm/Activity.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect, textArray } from "../Repository.js"
+import { orDefect, SqlSchema, textArray } from "../Repository.js"
 
 const NullText = Schema.NullOr(Schema.String)
 const NullId = Schema.NullOr(Schema.Int)

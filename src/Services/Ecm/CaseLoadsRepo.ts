@@ -7,12 +7,11 @@
  * look-ups of the patients and users named stay here until those tables have repositories.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { LeadCareManagerRole } from "../../Domain/Ecm/LeadCareManagers.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { likePattern } from "../SqlSearch.js"
 
 const NullText = Schema.NullOr(Schema.String)

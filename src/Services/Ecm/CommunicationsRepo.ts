@@ -5,14 +5,13 @@
  * these inside their transactions. Rows are decoded with schemas; SQL errors are defects here.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { CallRecord, CommunicationActivity, SmsRecord, UnmatchedSms } from "../../Api/Ecm/Communications.js"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { ActivityStatus, type ActivityType } from "../../Domain/Ecm/Activity.js"
 import { CallStatus, Direction, SmsStatus } from "../../Domain/Ecm/Communication.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { ActivitiesRepo, type ActivityValues, StoredActivity } from "./ActivitiesRepo.js"
 import { EventGenerator } from "./EventGenerator.js"
 import { textArray } from "../Repository.js"

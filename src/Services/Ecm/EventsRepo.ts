@@ -7,11 +7,10 @@
  * repository of their own.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { ActivityStatus, ActivityType, EventStatus, EventType } from "../../Domain/Ecm/Activity.js"
 import { EngagementStatus } from "../../Domain/Ecm/Engagement.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 const NullText = Schema.NullOr(Schema.String)
 

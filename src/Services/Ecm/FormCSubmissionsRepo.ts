@@ -4,11 +4,10 @@
  * patients have a repository of their own.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 /** jsonb: an object; the driver may hand it back as text when it cannot parse a value on its side. */

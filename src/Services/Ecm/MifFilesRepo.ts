@@ -5,13 +5,12 @@
  * written by the import's set-based statements (./MifStagingRepo.ts) and read here for its detail.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { MifFileType, MifSourceType, MifStatus } from "../../Domain/Ecm/Mif.js"
 import { staleCutoff } from "../HeartbeatsRepo.js"
 import { makeListPage } from "../Lists.js"
-import { failStale, orDefect } from "../Repository.js"
+import { failStale, orDefect, SqlSchema } from "../Repository.js"
 
 const NullText = Schema.NullOr(Schema.String)
 

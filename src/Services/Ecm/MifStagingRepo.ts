@@ -18,10 +18,9 @@
  *   of birth) are one patient; the last line wins for its fields.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Data, Effect, Schema } from "effect"
 import type { MemberRecord } from "../../Domain/Ecm/Mif.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { copyIn } from "./PgCopyIn.js"
 

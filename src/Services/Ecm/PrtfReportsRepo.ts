@@ -4,11 +4,10 @@
  * records) stays here until those tables have repositories of their own.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 const NullText = Schema.NullOr(Schema.String)
 

@@ -6,10 +6,9 @@
  * record) is read here until eligibility records have a repository of their own.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { EngagementStatus } from "../../Domain/Ecm/Engagement.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 const Source = Schema.Literal("mif", "user", "system")
 const NullText = Schema.NullOr(Schema.String)

@@ -3,9 +3,8 @@
  * `pof`): the columns staff keep for the Return Transmission File.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, type Option, Schema } from "effect"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 const Indicator = Schema.NullOr(Schema.Literal("Y", "N"))
 

@@ -1,12 +1,11 @@
 /** The only SQL on `exchange_profiles` (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects. */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { ecmInvalid } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { dateFormats, delimiters, fileFormats, type FileKind, fileKinds } from "../../Domain/EcmExchange/Files.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 
 export const ProfileColumns = Schema.Array(Schema.Struct({ source: Schema.String, header: Schema.String }))

@@ -4,12 +4,11 @@
  * completed or failed.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, type Option, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { dateFormats, delimiters, fileFormats, type FileKind, fileKinds } from "../../Domain/EcmExchange/Files.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { ProfileColumns } from "./ExchangeProfilesRepo.js"
 
 /** The profile a report is written with, as stored with it. */

@@ -1,11 +1,10 @@
 /** The only SQL on `health_plans` (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects. */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { ecmInvalid } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 
 const NullText = Schema.NullOr(Schema.String)

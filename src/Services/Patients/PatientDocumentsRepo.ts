@@ -3,11 +3,10 @@
  * files in the ObjectStore reachable. Rows are decoded with schemas; SQL errors are defects.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 export const DocumentRow = Schema.Struct({
   id: Schema.Int,

@@ -10,7 +10,6 @@
  * tables are written by the MIF import and `EngagementStatuses`.
  */
 import { SqlClient, Statement } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { invalid, type ValidationFailed } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"
@@ -18,7 +17,7 @@ import { PatientSortColumn } from "../../Domain/Patients/Patient.js"
 import { PatientId, ProviderId, UserId } from "../../Domain/Ids.js"
 import { AuditEntryOfWrite, auditInsertOf } from "../AuditLogRepo.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
-import { blankToNull, orDefect, prepared } from "../Repository.js"
+import { blankToNull, orDefect, prepared, SqlSchema } from "../Repository.js"
 import { isForeignKeyViolation, isUniqueViolation } from "../SqlErrors.js"
 import { likePattern, patientSearchText } from "../SqlSearch.js"
 import { now } from "../Time.js"

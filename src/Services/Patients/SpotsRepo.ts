@@ -5,13 +5,12 @@
  * decoded with schemas; other SQL errors are defects. State timestamps come from the clock.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { conflict, type Conflict } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { SpotStatus } from "../../Domain/Patients/Records.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"
 

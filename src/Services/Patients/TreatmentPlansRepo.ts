@@ -4,12 +4,11 @@
  * clock.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { GoalStatus, TreatmentPlanStatus } from "../../Domain/Patients/Records.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect, textArray } from "../Repository.js"
+import { orDefect, SqlSchema, textArray } from "../Repository.js"
 import { now } from "../Time.js"
 
 const NullText = Schema.NullOr(Schema.String)

@@ -4,14 +4,13 @@
  * (a 422 on `name`); every other SQL error is a defect.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { invalidField, type ValidationFailed } from "../../Api/Errors.js"
 import { MedicationId } from "../../Domain/Ids.js"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { Medication } from "../../Domain/Prescriptions/Prescription.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { likePattern } from "../SqlSearch.js"
 import { now } from "../Time.js"

@@ -4,11 +4,10 @@
  * defects.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { PrescriptionId } from "../../Domain/Ids.js"
 import { HistoryEvent, PrescriptionStatus } from "../../Domain/Prescriptions/Prescription.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 const NullText = Schema.NullOr(Schema.String)
 

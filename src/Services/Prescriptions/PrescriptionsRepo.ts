@@ -5,14 +5,13 @@
  * schemas, and SQL errors are defects. `updated_at` comes from the clock.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { MedicationId, PatientId, PrescriptionId, ProviderId, UserId } from "../../Domain/Ids.js"
 import { MedicationSummary, Prescription, PrescriptionStatus } from "../../Domain/Prescriptions/Prescription.js"
 import { PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 import { medicationNameMatches } from "./MedicationsRepo.js"
 

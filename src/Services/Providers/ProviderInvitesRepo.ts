@@ -5,11 +5,10 @@
  * stored as their SHA-256. Rows are decoded with schemas; SQL errors are defects.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { ProviderId, ProviderInviteId } from "../../Domain/Ids.js"
 import { ProfileRole } from "../../Domain/Providers/Provider.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 const Text = Schema.String
 

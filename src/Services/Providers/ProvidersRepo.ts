@@ -5,7 +5,6 @@
  * the clock.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import type { ProviderSortColumn } from "../../Api/Providers/Providers.js"
 import { invalid, type ValidationFailed } from "../../Api/Errors.js"
@@ -14,7 +13,7 @@ import { Role } from "../../Domain/Accounts/User.js"
 import { Provider, ProviderRole } from "../../Domain/Providers/Provider.js"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
-import { blankToNull, orDefect, textArray } from "../Repository.js"
+import { blankToNull, orDefect, SqlSchema, textArray } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { likePattern } from "../SqlSearch.js"
 import { now } from "../Time.js"

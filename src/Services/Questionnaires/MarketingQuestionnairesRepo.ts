@@ -1,9 +1,8 @@
 /** The only SQL on `marketing_questionnaires`, the public screeners (ARCHITECTURE "Persistence"): rows decoded, SQL errors defects. */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { Subscales } from "../../Domain/Questionnaires/Questionnaire.js"
-import { orDefect, textArray } from "../Repository.js"
+import { orDefect, SqlSchema, textArray } from "../Repository.js"
 import { now } from "../Time.js"
 import { StoredAnswers } from "./QuestionnaireResponsesRepo.js"
 

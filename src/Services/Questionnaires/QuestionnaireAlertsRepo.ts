@@ -4,9 +4,8 @@
  * stays in this statement until those areas' repositories can answer it in the same round trip.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 
 const AlertId = Schema.Struct({ id: Schema.Int })

@@ -3,10 +3,9 @@
  * defects. An invite is found by the hash of its token, never by the token.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { InviteStatus } from "../../Domain/Questionnaires/Questionnaire.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 
 /** An invite as shown to staff; the due date as `YYYY-MM-DD`. */

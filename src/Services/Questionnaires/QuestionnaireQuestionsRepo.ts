@@ -1,10 +1,9 @@
 /** The only SQL on `questionnaire_questions` (ARCHITECTURE "Persistence"): a version's questions, written once when it is seeded. */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { QuestionnaireId } from "../../Domain/Ids.js"
 import { QuestionOption, QuestionType } from "../../Domain/Questionnaires/Scoring.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 export const QuestionRow = Schema.Struct({
   id: Schema.Int,

@@ -3,7 +3,6 @@
  * defects. Which responses a viewer sees is the access module's list scope (clinical content).
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { Role } from "../../Domain/Accounts/User.js"
 import { QuestionnaireId, QuestionnaireResponseId } from "../../Domain/Ids.js"
@@ -12,7 +11,7 @@ import { ResponseStatus } from "../../Domain/Questionnaires/Scoring.js"
 import { Access } from "../Access/Access.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect, textArray } from "../Repository.js"
+import { orDefect, SqlSchema, textArray } from "../Repository.js"
 
 /** Answers as stored in `answers` jsonb: question id (as text) → answer. */
 export const StoredAnswers = Schema.Record({ key: Schema.String, value: AnswerValue })

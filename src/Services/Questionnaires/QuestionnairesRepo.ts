@@ -3,14 +3,13 @@
  * the start-up seeding and read for the catalogue and for scoring. Rows decoded, SQL errors defects.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { QuestionnaireId } from "../../Domain/Ids.js"
 import { QuestionnaireCategory, TargetAudience } from "../../Domain/Questionnaires/Questionnaire.js"
 import { ScoringSpec } from "../../Domain/Questionnaires/Scoring.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 
 /** A version as stored, its scoring spec decoded. */

@@ -21,10 +21,9 @@
  * text is `YYYY-MM-DD`.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, ParseResult, Schema } from "effect"
 import type { GroupBy, ReportFormat, ReportType } from "../../Domain/Reports/Report.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import type { RawRows } from "./ReportCursor.js"
 import type { ReportParams } from "./ReportsRepo.js"
 import type { Column, ReportLayout } from "./ReportWriters.js"

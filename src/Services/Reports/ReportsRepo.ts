@@ -4,11 +4,10 @@
  * status it expects, so a run that was taken over changes nothing.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { GroupBy, PatientStatus, ReportFormat, ReportStatus } from "../../Domain/Reports/Report.js"
 import { staleCutoff } from "../HeartbeatsRepo.js"
-import { failStale, jobCanNoLongerRun, orDefect } from "../Repository.js"
+import { failStale, jobCanNoLongerRun, orDefect, SqlSchema } from "../Repository.js"
 
 /** A report's validated parameters, as stored in `reports.parameters`. */
 export const ReportParams = Schema.Struct({

@@ -9,7 +9,6 @@
  * `providers` that appointments need stay here until the providers area has a repository.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { conflict, type Conflict, invalidField, type ValidationFailed } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"
@@ -18,7 +17,7 @@ import { AppointmentId, AvailableSlotId, PatientId, ProviderId } from "../../Dom
 import { Appointment, AppointmentStatus, AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { Access, type Viewer } from "../Access/Access.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
-import { blankToNull, orDefect } from "../Repository.js"
+import { blankToNull, orDefect, SqlSchema } from "../Repository.js"
 import { likePattern, nameMatches } from "../SqlSearch.js"
 import { isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"

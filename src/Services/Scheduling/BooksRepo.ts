@@ -4,7 +4,6 @@
  * a time), which a second concurrent booking meets: 409.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import { conflict, type Conflict } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"
@@ -12,7 +11,7 @@ import { slotMessages } from "../../Api/Scheduling/Availability.js"
 import { AppointmentId, AvailableSlotId, BookId, PatientId } from "../../Domain/Ids.js"
 import { AppointmentType, Book, BookStatus } from "../../Domain/Scheduling/Scheduling.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"
 

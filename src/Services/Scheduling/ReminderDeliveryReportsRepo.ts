@@ -3,9 +3,8 @@
  * recorded the SID (ReminderDeliveries says when), and the per-SID lock both sides take.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 const Delivery = Schema.Literal("delivered", "failed", "bounced", "unsubscribed")
 const EarlyReport = Schema.Struct({ delivery_status: Delivery, status_reason: Schema.NullOr(Schema.String) })

@@ -7,7 +7,6 @@
  * devices (`user_devices`) stay here until the accounts area has a repository of its own.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { AppointmentId, AppointmentReminderId } from "../../Domain/Ids.js"
@@ -15,7 +14,7 @@ import { AppointmentReminder, type DeliveryReport, DeliveryStatus, ReminderStatu
 import { Access, type Viewer } from "../Access/Access.js"
 import { staleCutoff } from "../HeartbeatsRepo.js"
 import { makeListPage } from "../Lists.js"
-import { failStale, jobCanNoLongerRun, orDefect } from "../Repository.js"
+import { failStale, jobCanNoLongerRun, orDefect, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 
 const Text = Schema.String

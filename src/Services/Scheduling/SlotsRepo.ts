@@ -13,7 +13,6 @@
  * then, so that its caller runs the whole transaction again.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Data, Effect, Schema } from "effect"
 import { conflict, invalid, type Conflict, type ValidationFailed } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"
@@ -21,7 +20,7 @@ import { slotMessages } from "../../Api/Scheduling/Availability.js"
 import { AvailableSlotId, ProviderId } from "../../Domain/Ids.js"
 import { AppointmentType, AvailableSlot, PersonName, RecurrencePattern } from "../../Domain/Scheduling/Scheduling.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { isCheckViolation, isDeadlock, isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"
 

@@ -4,9 +4,8 @@
  * defects. Who may read an addendum is its note's visibility, checked by the caller first.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 
 const NullText = Schema.NullOr(Schema.String)

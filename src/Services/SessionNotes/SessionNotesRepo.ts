@@ -8,7 +8,6 @@
  * `providers` that notes need stay here until those areas' repositories offer them.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { invalidField } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"
@@ -20,7 +19,7 @@ import {
 } from "../../Domain/SessionNotes/SessionNote.js"
 import { Access, type Viewer } from "../Access/Access.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
-import { blankToNull, orDefect } from "../Repository.js"
+import { blankToNull, orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
 import { nameMatches } from "../SqlSearch.js"
 import { now } from "../Time.js"

@@ -4,13 +4,12 @@
  * supervision status. Rows are decoded with schemas; SQL errors are defects.
  */
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Schema } from "effect"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { AppointmentStatus } from "../../Domain/Scheduling/Scheduling.js"
 import { SessionNoteStatus, SupervisionStatus } from "../../Domain/SessionNotes/SessionNote.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 
 const Timestamp = Schema.DateFromSelf
 

@@ -9,14 +9,13 @@
  */
 import type { PageRequest } from "../../Api/Pagination.js"
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "../SqlSchema.js"
 import { Effect, Option, Schema } from "effect"
 import { AppointmentId, PatientId, ProviderId, UserId, VideoId } from "../../Domain/Ids.js"
 import { linkLifetimeSeconds, Video, VideoCategory, VideoStatus } from "../../Domain/Videos/Video.js"
 import { Access, type ProviderViewer } from "../Access/Access.js"
 import type { ObjectStoreShape } from "../ObjectStore.js"
 import { makeListPage } from "../Lists.js"
-import { orDefect, ScopeAnswer } from "../Repository.js"
+import { orDefect, ScopeAnswer, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 
 const Text = Schema.String
