@@ -21,6 +21,7 @@ import { makeTransaction } from "../Repository.js"
 import { CredentialChanges } from "./CredentialChanges.js"
 import { UserLifecycle } from "./UserLifecycle.js"
 import { emailTaken, type UserCriteria, userFields, type UserRow, UsersRepo, userSortColumns } from "./UsersRepo.js"
+import { annotatedOutside } from "../Spans.js"
 
 /** Default page size of the admin user lists: as GET /v1/users (general §8). */
 export const adminUsersPageSize = 50
@@ -215,8 +216,7 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
       return yield* adminView(Option.getOrElse(moved, () => current))
     },
       transaction,
-      // Outside the transaction: the body runs under its span.
-      (effect, actorId, id) => Effect.zipRight(Effect.annotateCurrentSpan({ "user.id": id, "actor.id": actorId }), effect)
+      annotatedOutside((actorId: number, id: number) => ({ "user.id": id, "actor.id": actorId }))
     )
 
     const dashboard = Effect.gen(function*() {

@@ -14,6 +14,7 @@ import { EmailChangesRepo } from "./EmailChangesRepo.js"
 import { PasswordResetTokensRepo } from "./PasswordResetTokensRepo.js"
 import { Sessions } from "./Sessions.js"
 import { UsersRepo } from "./UsersRepo.js"
+import { annotatedOutside } from "../Spans.js"
 
 /** What a deleted user's authored records show as their name (docs/spec-decisions.md). */
 export const deletedUserName = { firstName: "Deleted", lastName: "user" } as const
@@ -70,8 +71,7 @@ export class UserLifecycle extends Effect.Service<UserLifecycle>()("app/UserLife
       return (yield* users.exists(userId)) ? { refused: "archived" } as const : { refused: "missing" } as const
     },
       transaction,
-      // Outside the transaction: the body runs under its span.
-      (effect, _actorId, userId) => Effect.zipRight(Effect.annotateCurrentSpan({ "user.id": userId }), effect)
+      annotatedOutside((_actorId: number, userId: number) => ({ "user.id": userId }))
     )
 
     /** Soft delete: status archived, sign-in refused, reversible. */
@@ -84,8 +84,7 @@ export class UserLifecycle extends Effect.Service<UserLifecycle>()("app/UserLife
       return row
     },
       transaction,
-      // Outside the transaction: the body runs under its span.
-      (effect, _actorId, userId) => Effect.zipRight(Effect.annotateCurrentSpan({ "user.id": userId }), effect)
+      annotatedOutside((_actorId: number, userId: number) => ({ "user.id": userId }))
     )
 
     /**

@@ -14,6 +14,7 @@ import { AuditLog } from "../AuditLog.js"
 import { Mailer } from "../Mailer.js"
 import { type ActivityCriteria, ActivitiesRepo, type ActivityValues, type StoredActivity } from "./ActivitiesRepo.js"
 import { EventGenerator } from "./EventGenerator.js"
+import { annotatedOutside } from "../Spans.js"
 
 /** Subject of an email activity sent without one. */
 export const defaultEmailSubject = "A message from your care team"
@@ -183,8 +184,7 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
       },
       sql.withTransaction,
       Effect.catchTag("SqlError", Effect.die),
-      // Outside the transaction: the body runs under its span.
-      (effect, _callerId, patientId) => Effect.zipRight(Effect.annotateCurrentSpan({ "patient.id": patientId }), effect)
+      annotatedOutside((_callerId: number, patientId: number) => ({ "patient.id": patientId }))
     )
 
     const update = Effect.fn("Activities.update")(
@@ -203,8 +203,7 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
       },
       sql.withTransaction,
       Effect.catchTag("SqlError", Effect.die),
-      // Outside the transaction: the body runs under its span.
-      (effect, _callerId, patientId, id) => Effect.zipRight(Effect.annotateCurrentSpan({ "patient.id": patientId, "activity.id": id }), effect)
+      annotatedOutside((_callerId: number, patientId: number, id: number) => ({ "patient.id": patientId, "activity.id": id }))
     )
 
     const remove = Effect.fn("Activities.delete")(
@@ -217,8 +216,7 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
       },
       sql.withTransaction,
       Effect.catchTag("SqlError", Effect.die),
-      // Outside the transaction: the body runs under its span.
-      (effect, _callerId, patientId, id) => Effect.zipRight(Effect.annotateCurrentSpan({ "patient.id": patientId, "activity.id": id }), effect)
+      annotatedOutside((_callerId: number, patientId: number, id: number) => ({ "patient.id": patientId, "activity.id": id }))
     )
 
     const comment = Effect.fn("Activities.comment")(
@@ -231,8 +229,7 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
       },
       sql.withTransaction,
       Effect.catchTag("SqlError", Effect.die),
-      // Outside the transaction: the body runs under its span.
-      (effect, _callerId, patientId, activityId) => Effect.zipRight(Effect.annotateCurrentSpan({ "patient.id": patientId, "activity.id": activityId }), effect)
+      annotatedOutside((_callerId: number, patientId: number, activityId: number) => ({ "patient.id": patientId, "activity.id": activityId }))
     )
 
     const show = Effect.fn("Activities.show")(function*(patientId: number, id: number) {

@@ -13,6 +13,7 @@ import { awaitingOutreach, outreachInProgress, placementOf } from "../../Domain/
 import { contactOf } from "../../Domain/Ecm/Prtf.js"
 import { AuditLog } from "../AuditLog.js"
 import { makeTransaction } from "../Repository.js"
+import { annotatedOutside } from "../Spans.js"
 import { now, nowMillis } from "../Time.js"
 import { type EntryRow, StatusHistoriesRepo } from "./StatusHistoriesRepo.js"
 
@@ -97,8 +98,7 @@ export class EngagementStatuses extends Effect.Service<EngagementStatuses>()("ap
         return entryOf(entry)
       },
       transaction,
-      // Outside the transaction: the body runs under its span.
-      (effect, _callerId, patientId) => Effect.zipRight(Effect.annotateCurrentSpan({ "patient.id": patientId }), effect)
+      annotatedOutside((_callerId: number, patientId: number) => ({ "patient.id": patientId }))
     )
 
     const show = Effect.fn("EngagementStatuses.show")(function*(patientId: number) {

@@ -14,6 +14,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect } from "effect"
 import type { DeliveryReport } from "../../Domain/Scheduling/Reminders.js"
 import { makeTransaction } from "../Repository.js"
+import { annotatedOutside } from "../Spans.js"
 import { now } from "../Time.js"
 import { keepEarlyReport, lockSid, takeEarlyReport } from "./ReminderDeliveryReportsRepo.js"
 import { applyDeliveryReport, isReminderSid, recordSentToProvider } from "./RemindersRepo.js"
@@ -52,8 +53,7 @@ export class ReminderDeliveries extends Effect.Service<ReminderDeliveries>()("ap
       return false
     },
       inTransaction,
-      // Outside the transaction: the body runs under its span.
-      (effect, _sid, outcome) => Effect.zipRight(Effect.annotateCurrentSpan({ "reminder.delivery": outcome.delivery }), effect)
+      annotatedOutside((_sid: string, outcome: DeliveryReport) => ({ "reminder.delivery": outcome.delivery }))
     )
 
     /**
@@ -71,8 +71,7 @@ export class ReminderDeliveries extends Effect.Service<ReminderDeliveries>()("ap
       return true
     },
       inTransaction,
-      // Outside the transaction: the body runs under its span.
-      (effect, sent) => Effect.zipRight(Effect.annotateCurrentSpan({ "reminder.id": sent.id }), effect)
+      annotatedOutside((sent: SentReminder) => ({ "reminder.id": sent.id }))
     )
 
     return { report, recordSent } as const

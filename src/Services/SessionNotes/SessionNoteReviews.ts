@@ -19,6 +19,7 @@ import { SessionNotesRepo } from "./SessionNotesRepo.js"
 import { type SignOffRow, SignOffsRepo } from "./SignOffsRepo.js"
 import { SessionNotes } from "./SessionNotes.js"
 import { Signatures } from "./Signatures.js"
+import { annotatedOutside } from "../Spans.js"
 
 const m = sessionNoteMessages
 const reviewStatuses = ["pending_review", "pending_signature"] as const
@@ -196,8 +197,7 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
     },
       transaction,
       Effect.flatMap(toSignOff),
-      // Outside the transaction: the body runs under its span.
-      (effect, _viewer, id) => Effect.zipRight(Effect.annotateCurrentSpan({ "sign_off.id": id }), effect)
+      annotatedOutside((_viewer: Viewer, id: number) => ({ "sign_off.id": id }))
     )
 
     const deleteSignOff = Effect.fn("SessionNoteReviews.deleteSignOff")(function*(viewer: Viewer, id: number) {
@@ -206,8 +206,7 @@ export class SessionNoteReviews extends Effect.Service<SessionNoteReviews>()("ap
       yield* notes.record(viewer, "sign_off_delete", note.id)
     },
       transaction,
-      // Outside the transaction: the body runs under its span.
-      (effect, _viewer, id) => Effect.zipRight(Effect.annotateCurrentSpan({ "sign_off.id": id }), effect)
+      annotatedOutside((_viewer: Viewer, id: number) => ({ "sign_off.id": id }))
     )
 
     return { createAddendum, updateAddendum, createSignOff, updateSignOff, deleteSignOff } as const

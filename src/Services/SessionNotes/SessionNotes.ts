@@ -25,6 +25,7 @@ import { AddendaRepo, type AddendumRow } from "./AddendaRepo.js"
 import { type NoteCriteria, type NoteRow, SessionNotesRepo, type SignOffWithImage, toNote, toSupervisorNote } from "./SessionNotesRepo.js"
 import { sha256Hex, Signatures } from "./Signatures.js"
 import { SignOffsRepo } from "./SignOffsRepo.js"
+import { annotatedOutside } from "../Spans.js"
 
 export type { NoteCriteria } from "./SessionNotesRepo.js"
 
@@ -282,8 +283,7 @@ export class SessionNotes extends Effect.Service<SessionNotes>()("app/SessionNot
       yield* record(viewer, "delete", id)
     },
       transaction,
-      // Outside the transaction: the body runs under its span.
-      (effect, _viewer, id) => Effect.zipRight(Effect.annotateCurrentSpan({ "session_note.id": id }), effect)
+      annotatedOutside((_viewer: Viewer, id: number) => ({ "session_note.id": id }))
     )
 
     // ---- supervisors -----------------------------------------------------------------------

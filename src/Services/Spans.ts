@@ -1,0 +1,14 @@
+/** Span helpers for service methods written with `Effect.fn`. */
+import { Effect } from "effect"
+
+/**
+ * A method's span attributes, set from its arguments by its last pipeable. When a method's
+ * transaction is one of its pipeables the body runs under the `sql.transaction` span, where
+ * `annotateCurrentSpan` would label the transaction; this runs outside it, in the method's span:
+ *
+ *     Effect.fn("Notes.delete")(function*(viewer: Viewer, id: number) { … },
+ *       transaction, annotatedOutside((_viewer: Viewer, id: number) => ({ "note.id": id })))
+ */
+export const annotatedOutside = <Args extends ReadonlyArray<unknown>>(attributes: (...args: Args) => Record<string, unknown>) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>, ...args: Args): Effect.Effect<A, E, R> =>
+    Effect.zipRight(Effect.annotateCurrentSpan(attributes(...args)), effect)
