@@ -18,7 +18,7 @@
  * Database: DATABASE_URL's server (a fresh `cc_bench_mif_<random>` database, dropped at the end),
  * else an embedded PostgreSQL in a temp dir. Flags: --rows (100000), --large-mb (50, 0 to skip),
  * --target (`tsx`, the default: the app as `npm start` runs it; `production`: `node dist/main.js`,
- * built first, with the image's NODE_OPTIONS young generation `--max-semi-space-size=32`),
+ * built first, with the image's memory settings),
  * --node-flags="…" (the app's node flags, with `=` since they start with dashes; replaces the target's).
  */
 import { spawnSync } from "node:child_process"

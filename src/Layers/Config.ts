@@ -271,8 +271,10 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     corsOrigins: yield* parsed("CORS_ORIGINS", parseCorsOrigins, []),
     trustedProxies: yield* parsed("TRUSTED_PROXIES", parseTrustedProxies, { _tag: "None" }),
     // Below the usual orchestrator kill timeouts (Kubernetes 30 s) so the drain line gets logged.
-    shutdownGraceSeconds: yield* Config.withDefault(Config.number("SHUTDOWN_GRACE_SECONDS"), 20).pipe(
-      Config.validate({ message: "must be 0 or more seconds", validation: (n) => n >= 0 })
+    // Validated before the default applies, so a refusal names the setting.
+    shutdownGraceSeconds: yield* Config.withDefault(
+      Config.number("SHUTDOWN_GRACE_SECONDS").pipe(Config.validate({ message: "Expected 0 or more seconds", validation: (n) => n >= 0 })),
+      20
     ),
     // Above a load balancer's idle timeout (AWS ALB 60 s); docs/spec-decisions.md "Platform" gives the reasons. At most a day.
     keepAliveTimeoutMs: yield* positiveInteger("HTTP_KEEP_ALIVE_TIMEOUT_MS", 65_000, 86_400_000),
@@ -306,18 +308,12 @@ export const appConfig: Effect.Effect<AppSettings, ConfigError.ConfigError> = Ef
     liveness: yield* liveness,
     billing: yield* billing,
     // Admin reports: report files hold personal data, so links are short-lived; 30 days at most.
-    reports: {
-      linkMinutes: yield* positiveInteger("REPORT_LINK_MINUTES", 15).pipe(
-        Config.validate({ message: "must be at most 43200 (30 days)", validation: (n) => n <= 43_200 })
-      )
-    },
+    reports: { linkMinutes: yield* positiveInteger("REPORT_LINK_MINUTES", 15, 43_200) },
     // Push reminders: FCM when a service account key is given, else the push outbox.
     fcm: Option.map(yield* optional(Config.string("FCM_SERVICE_ACCOUNT_FILE")), (serviceAccountFile) => ({ serviceAccountFile })),
-    // Collaborator assessment links.
+    // Collaborator assessment links: 30 days at most.
     collaborators: {
-      tokenTtlHours: yield* positiveInteger("ASSESSMENT_TOKEN_TTL_HOURS", 168).pipe(
-        Config.validate({ message: "must be at most 720 hours (30 days)", validation: (n) => n <= 720 })
-      ),
+      tokenTtlHours: yield* positiveInteger("ASSESSMENT_TOKEN_TTL_HOURS", 168, 720),
       formUrl: yield* parsed("ASSESSMENT_FORM_URL", (text) => Either.map(parseInviteUrlBase(text), Option.some), Option.none<string>())
     },
     // Content library: the demo bundle loaded at start-up into an empty library.

@@ -192,3 +192,25 @@ describe("HTTP_KEEP_ALIVE_TIMEOUT_MS", () => {
       }
     }))
 })
+
+describe("settings with a range", () => {
+  it.effect("a value out of range is a config error naming the setting; unset takes the default", () =>
+    Effect.gen(function*() {
+      const defaults = Either.getOrThrow(yield* read({}))
+      expect([defaults.shutdownGraceSeconds, defaults.reports.linkMinutes, defaults.collaborators.tokenTtlHours]).toEqual([20, 15, 168])
+      const refused: Array<[string, ReadonlyArray<string>]> = [
+        ["SHUTDOWN_GRACE_SECONDS", ["-1", "soon"]],
+        ["REPORT_LINK_MINUTES", ["0", "43201", "2.5"]],
+        ["ASSESSMENT_TOKEN_TTL_HOURS", ["0", "721", "week"]]
+      ]
+      for (const [name, values] of refused) {
+        for (const value of values) {
+          const result = yield* read({ [name]: value })
+          expect(Either.isLeft(result), `${name}=${value}`).toBe(true)
+          if (Either.isLeft(result)) expect(String(result.left), `${name}=${value}`).toContain(name)
+        }
+      }
+      const tuned = Either.getOrThrow(yield* read({ SHUTDOWN_GRACE_SECONDS: "0", REPORT_LINK_MINUTES: "43200", ASSESSMENT_TOKEN_TTL_HOURS: "720" }))
+      expect([tuned.shutdownGraceSeconds, tuned.reports.linkMinutes, tuned.collaborators.tokenTtlHours]).toEqual([0, 43_200, 720])
+    }))
+})
