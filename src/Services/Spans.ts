@@ -12,3 +12,16 @@ import { Effect } from "effect"
 export const annotatedOutside = <Args extends ReadonlyArray<unknown>>(attributes: (...args: Args) => Record<string, unknown>) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>, ...args: Args): Effect.Effect<A, E, R> =>
     Effect.zipRight(Effect.annotateCurrentSpan(attributes(...args)), effect)
+
+/** What a method's body returns when some span attributes come from what it did, not its arguments. */
+export interface Annotated<A> {
+  readonly value: A
+  readonly spanAttributes: Record<string, unknown>
+}
+
+/**
+ * The last pipeable of a method whose body returns `Annotated`: sets the attributes on the
+ * method's span, outside its transaction (see `annotatedOutside`), and gives the value.
+ */
+export const annotatedFromResult = <A, E, R>(effect: Effect.Effect<Annotated<A>, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(effect, ({ spanAttributes, value }) => Effect.as(Effect.annotateCurrentSpan(spanAttributes), value))

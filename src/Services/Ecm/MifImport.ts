@@ -149,7 +149,6 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
         // The plan named, else the one plan that lists the records' NPIs (docs/ecm-exchange.md).
         const plan = planId ?? Option.getOrNull(yield* plans.defaultForFile(mifFileId))
         yield* files.complete(mifFileId, count, plan, at)
-        yield* Effect.annotateCurrentSpan({ "mif.records": count })
         return count
       }).pipe(
         Effect.catchTag("MemberIdTaken", () =>
@@ -200,6 +199,7 @@ export class MifImport extends Effect.Service<MifImport>()("app/MifImport", {
           return yield* Effect.fail(ecmInvalid(problems))
         }
         yield* audit.record({ actorId, action: "mif.import", targetType: "mif_file", targetId: id })
+        yield* Effect.annotateCurrentSpan({ "mif.records": outcome.right })
         yield* Effect.logInfo("MIF imported").pipe(Effect.annotateLogs({ mif_file_id: id, records: outcome.right }))
         return { mifFileId: id, importedCount: outcome.right }
       })

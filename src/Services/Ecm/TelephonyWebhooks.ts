@@ -41,6 +41,7 @@ import { AuditLog } from "../AuditLog.js"
 import { Communications, webhookPaths } from "./Communications.js"
 import { CommunicationsRepo } from "./CommunicationsRepo.js"
 import { ReminderDeliveries } from "../Scheduling/ReminderDeliveries.js"
+import { annotatedFromResult } from "../Spans.js"
 
 type Form<S extends Schema.Schema.Any> = Schema.Schema.Type<S>
 
@@ -81,6 +82,7 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
       const mediaUrls = Array.from({ length: 10 }, (_, i) => form[`MediaUrl${i}` as keyof typeof form] as string | undefined)
         .filter((url): url is string => url !== undefined && url !== "")
       const patientId = yield* repo.patientByPhone(from)
+      const spanAttributes: Record<string, unknown> = {}
       const row = yield* repo.insertInboundSms({
         sid: form.MessageSid,
         patientId: patientId ?? null,
@@ -92,7 +94,7 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
         now: at
       })
       if (row !== undefined) {
-        yield* Effect.annotateCurrentSpan({ "sms.id": row.id, "patient.matched": patientId !== undefined })
+        Object.assign(spanAttributes, { "sms.id": row.id, "patient.matched": patientId !== undefined })
         if (change === "opt_out") yield* repo.optOut(from, row.id, at)
         if (change === "opt_in") yield* repo.optIn(from)
         if (patientId !== undefined) {
@@ -121,8 +123,9 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
         }
       }
       // Twilio answers STOP/START itself; otherwise the configured auto-reply, if any.
-      return change === null && Option.isSome(autoReply) ? messageResponse(autoReply.value) : emptyResponse()
-    }, sql.withTransaction, Effect.orDie)
+      const value = change === null && Option.isSome(autoReply) ? messageResponse(autoReply.value) : emptyResponse()
+      return { value, spanAttributes }
+    }, sql.withTransaction, Effect.orDie, annotatedFromResult)
 
     const inboundVoice = Effect.fn("TelephonyWebhooks.inboundVoice")(function*(form: Form<typeof InboundVoiceForm>) {
       const at = yield* now
@@ -142,9 +145,10 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
       })
       // A repeated delivery answers what the first one did.
       const forwardedTo = row === undefined ? (yield* repo.callBySid(form.CallSid))?.forwarded_to ?? null : forwardTo
+      const spanAttributes: Record<string, unknown> = {}
       if (row !== undefined && patientId !== undefined && assignee !== undefined) {
         const system = yield* repo.systemUserId
-        yield* Effect.annotateCurrentSpan({ "call.id": row.id })
+        spanAttributes["call.id"] = row.id
         const activity = yield* repo.recordActivity({
           patient_id: patientId,
           activity_type: "call",
@@ -161,10 +165,11 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
         yield* repo.linkActivity("voice_calls", row.id, activity.id)
         yield* audit.record({ actorId: system, action: "ecm_call.receive", targetType: "voice_call", targetId: row.id })
       }
-      return forwardedTo === null
+      const value = forwardedTo === null
         ? voicemailResponse(voicemailGreeting, `${base}${webhookPaths.recording}`)
         : forwardResponse(forwardGreeting, forwardedTo)
-    }, sql.withTransaction, Effect.orDie)
+      return { value, spanAttributes }
+    }, sql.withTransaction, Effect.orDie, annotatedFromResult)
 
     /** A follow-up task for the activity's assignee to verify the patient's contact details. */
     const openFollowUp = (
