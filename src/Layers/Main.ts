@@ -30,7 +30,7 @@ import { PrescriptionsArea } from "./Http/Prescriptions/index.js"
 import { ProvidersArea } from "./Http/Providers/index.js"
 import { QuestionnairesArea } from "./Http/Questionnaires/index.js"
 import { ReportsArea } from "./Http/Reports/index.js"
-import { BodyLimitLive, DocsLive, HealthLive } from "./Http/Routes.js"
+import { BodyLimitLive, DocsLive, HealthLive, OpenApiLive } from "./Http/Routes.js"
 import { SchedulingArea } from "./Http/Scheduling/index.js"
 import { SecurityLive } from "./Http/Security.js"
 import { serveLive } from "./Http/Serve.js"
@@ -56,7 +56,7 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(areas.handlers
 export const httpLayer = <ROut, E, RIn>(server: Layer.Layer<ROut, E, RIn>) =>
   serveLive.pipe(
     Layer.provide(DocsLive),
-    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/v1/openapi.json" })),
+    Layer.provide(OpenApiLive),
     Layer.provide(HealthLive),
     Layer.provide(ObjectDownloadLive),
     Layer.provide(ErrorHandlingLive),

@@ -1,5 +1,5 @@
 /** Routes outside the `/v1` Api: the health check, the docs page; and the request body limit (./RequestBody.ts). */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Exit, Option } from "effect"
 import { unavailableRetryAfterSeconds } from "../../Api/Errors.js"
@@ -60,6 +60,18 @@ export const DocsLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const page = yield* Effect.cached(Effect.promise(() => import("./DocsPage.js").then(({ docsPageHtml }) => docsPageHtml())))
     yield* router.get(docsPath, Effect.map(page, (html) => HttpServerResponse.text(html, { contentType: "text/html" })))
+  }))
+
+/**
+ * `GET /v1/openapi.json`: the Api's OpenAPI document (as `HttpApiBuilder.middlewareOpenApi` serves
+ * it), built on the first request: built at start-up, it kept ~6 MB more resident in every
+ * instance (bench:startup) for a document few instances are ever asked for.
+ */
+export const OpenApiLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const { api } = yield* HttpApi.Api
+    const document = yield* Effect.cached(Effect.suspend(() => HttpServerResponse.json(OpenApi.fromApi(api))).pipe(Effect.orDie))
+    yield* router.get("/v1/openapi.json", document)
   }))
 
 /** The request body limits and checks: see ./RequestBody.ts. */
