@@ -148,7 +148,7 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
       const spanAttributes: Record<string, unknown> = {}
       if (row !== undefined && patientId !== undefined && assignee !== undefined) {
         const system = yield* repo.systemUserId
-        spanAttributes["call.id"] = row.id
+        Object.assign(spanAttributes, { "call.id": row.id })
         const activity = yield* repo.recordActivity({
           patient_id: patientId,
           activity_type: "call",
