@@ -30,7 +30,8 @@ import { PrescriptionsArea } from "./Http/Prescriptions/index.js"
 import { ProvidersArea } from "./Http/Providers/index.js"
 import { QuestionnairesArea } from "./Http/Questionnaires/index.js"
 import { ReportsArea } from "./Http/Reports/index.js"
-import { BodyLimitLive, DocsLive, HealthLive, OpenApiLive } from "./Http/Routes.js"
+import { docsPath } from "./Http/ResponseHeaders.js"
+import { BodyLimitLive, DocsLive, HealthLive, OpenApiLive, openApiPath } from "./Http/Routes.js"
 import { SchedulingArea } from "./Http/Scheduling/index.js"
 import { SecurityLive } from "./Http/Security.js"
 import { serveLive } from "./Http/Serve.js"
@@ -85,7 +86,7 @@ export const backendLayer = Layer.mergeAll(
 )
 
 const announceDocs = Layer.effectDiscard(Effect.flatMap(AppConfig, (config) =>
-  Effect.logInfo(`API docs at ${config.publicBaseUrl}/docs (OpenAPI: ${config.publicBaseUrl}/v1/openapi.json)`)))
+  Effect.logInfo(`API docs at ${config.publicBaseUrl}${docsPath} (OpenAPI: ${config.publicBaseUrl}${openApiPath})`)))
 
 /**
  * Shutdown runs this in reverse: drain the requests in flight (GracefulDrainLive), close the

@@ -1,4 +1,4 @@
-/** Routes outside the `/v1` Api: the health check, the docs page; and the request body limit (./RequestBody.ts). */
+/** Routes outside the Api's groups: the health check, the docs page, the OpenAPI document; and the request body limit (./RequestBody.ts). */
 import { HttpApi, HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Exit, Option } from "effect"
@@ -67,11 +67,13 @@ export const DocsLive = HttpApiBuilder.Router.use((router) =>
  * it), built on the first request: built at start-up, it kept ~6 MB more resident in every
  * instance (bench:startup) for a document few instances are ever asked for.
  */
+export const openApiPath = "/v1/openapi.json"
+
 export const OpenApiLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const { api } = yield* HttpApi.Api
     const document = yield* Effect.cached(Effect.suspend(() => HttpServerResponse.json(OpenApi.fromApi(api))).pipe(Effect.orDie))
-    yield* router.get("/v1/openapi.json", document)
+    yield* router.get(openApiPath, document)
   }))
 
 /** The request body limits and checks: see ./RequestBody.ts. */
