@@ -8,9 +8,9 @@ import tseslint from "typescript-eslint"
  */
 const sqlOutsideRepositories = [
   // Builders of SQL fragments that repositories apply, not statements: the access module's list
-  // scopes (ARCHITECTURE "Access"), and the search expressions.
+  // scopes (ARCHITECTURE "Access"), and the shared filter expressions (search text, names, days in a zone).
   "src/Services/Access/Scopes.ts",
-  "src/Services/SqlSearch.ts",
+  "src/Services/SqlFilters.ts",
   // The list kit's builder (ARCHITECTURE "Lists"): it wraps a repository's fragments into the
   // count and page statements; it names no table and is called only from repositories.
   "src/Services/Lists.ts",

@@ -3,6 +3,12 @@ import { Schema } from "effect"
 /** Milliseconds in a day of UTC (not a wall-clock day, which a DST change makes 23 or 25 hours). */
 export const dayMs = 86_400_000
 
+/** `YYYY-MM-DD` plus (or minus) whole days. */
+export const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00.000Z`) + days * dayMs).toISOString().slice(0, 10)
+
+/** Whole days from one `YYYY-MM-DD` to another (0 for the same day). */
+export const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / dayMs)
+
 /**
  * A timestamp on the wire: ISO 8601 with milliseconds and `Z` (ECM conventions).
  * Decodes any ISO 8601 string a client sends; always encodes `toISOString()`.

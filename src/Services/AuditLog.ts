@@ -2,8 +2,9 @@
  * The append-only audit trail. Every issue records its create/update/delete of clinical records
  * here. Entries hold ids and action names only, plus the request's trace id.
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect } from "effect"
 import { type AuditEntryOfWrite, AuditLogRepo, type AuditEventRow } from "./AuditLogRepo.js"
+import { currentTraceId } from "./Spans.js"
 
 export interface AuditEntry {
   /** Who did it; null for the system or an anonymous caller. */
@@ -15,7 +16,6 @@ export interface AuditEntry {
 }
 
 /** The current span's trace id, or null outside any span. */
-const currentTraceId = Effect.map(Effect.option(Effect.currentSpan), (span) => Option.getOrNull(Option.map(span, (s) => s.traceId)))
 
 const rowOf = (entry: AuditEntry, traceId: string | null, now: Date): AuditEventRow => ({
   actor_id: entry.actorId,

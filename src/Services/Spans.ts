@@ -25,3 +25,9 @@ export interface Annotated<A> {
  */
 export const annotatedFromResult = <A, E, R>(effect: Effect.Effect<Annotated<A>, E, R>): Effect.Effect<A, E, R> =>
   Effect.flatMap(effect, ({ spanAttributes, value }) => Effect.as(Effect.annotateCurrentSpan(spanAttributes), value))
+
+/** The trace id of the current span (audit rows and logs carry it), or null outside any span. */
+export const currentTraceId: Effect.Effect<string | null> = Effect.map(
+  Effect.option(Effect.currentSpan),
+  (span) => span._tag === "Some" ? span.value.traceId : null
+)

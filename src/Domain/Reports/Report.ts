@@ -1,6 +1,6 @@
 /** Admin reports (general §2.12, §4.13): states, formats, the weekly metrics and report representations. */
 import { Schema } from "effect"
-import { dayMs, IsoDate, IsoTimestamp } from "../Time.js"
+import { IsoDate, IsoTimestamp } from "../Time.js"
 
 export const reportStatuses = ["queued", "generating", "completed", "failed", "expired"] as const
 export const ReportStatus = Schema.Literal(...reportStatuses)
@@ -20,10 +20,6 @@ export type GroupBy = typeof GroupBy.Type
 export const PatientStatus = Schema.Literal("active", "inactive").annotations({ message: () => "is not included in the list" })
 export type PatientStatus = typeof PatientStatus.Type
 
-/** `YYYY-MM-DD` plus (or minus) whole days. */
-export const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00.000Z`) + days * dayMs).toISOString().slice(0, 10)
-/** Whole days from one `YYYY-MM-DD` to another (0 for the same day). */
-export const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / dayMs)
 
 /** Files are kept, and links to them work, this long after generation (general §4.13: 30 days). */
 export const reportLifetimeDays = 30

@@ -42,6 +42,7 @@ import { requestMessages } from "../../Api/RequestMessages.js"
 import { ObjectStoreUnavailable } from "../../Services/ObjectStore.js"
 import { isDatabaseUnavailable } from "../Database.js"
 import { apiRoutes } from "./ApiRoutes.js"
+import { currentTraceId } from "../../Services/Spans.js"
 
 type ArrayIssue = HttpApiError.HttpApiDecodeError["issues"][number]
 
@@ -103,7 +104,6 @@ export const errorResponse = (error: ApiError) => {
 
 export const unavailableResponse = (area: Area) => errorResponse(serviceUnavailable(area))
 
-const traceIdOfCurrentSpan = Effect.map(Effect.option(Effect.currentSpan), Option.map((span) => span.traceId))
 
 /**
  * What an SRE needs to find a defect, without its message: driver errors put row values (names,
@@ -149,23 +149,23 @@ export const errorHandlingFor = (api: HttpApi.HttpApi.Any) => {
           return yield* errorResponse(area === "ecm" ? ecmNotFound("Route") : notFound("Route"))
         }
         if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
-        const traceId = yield* traceIdOfCurrentSpan
+        const traceId = (yield* currentTraceId) ?? "none"
         if (isDatabaseUnavailable(squashed)) {
           yield* Effect.logWarning("database unavailable").pipe(
-            Effect.annotateLogs({ "http.request.method": request.method, trace_id: Option.getOrElse(traceId, () => "none"), ...describeDefect(squashed) })
+            Effect.annotateLogs({ "http.request.method": request.method, trace_id: traceId, ...describeDefect(squashed) })
           )
           return yield* unavailableResponse(area)
         }
         if (squashed instanceof ObjectStoreUnavailable) {
           yield* Effect.logWarning("file store unavailable").pipe(
-            Effect.annotateLogs({ "http.request.method": request.method, trace_id: Option.getOrElse(traceId, () => "none"), reason: squashed.reason })
+            Effect.annotateLogs({ "http.request.method": request.method, trace_id: traceId, reason: squashed.reason })
           )
           return yield* errorResponse(serviceUnavailable(area, messages.fileStoreUnavailable))
         }
         yield* Effect.logError("unhandled failure").pipe(
           Effect.annotateLogs({
             "http.request.method": request.method,
-            trace_id: Option.getOrElse(traceId, () => "none"),
+            trace_id: traceId,
             ...describeDefect(squashed)
           })
         )

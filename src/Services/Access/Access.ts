@@ -25,6 +25,7 @@ import { AccessRepo } from "./AccessRepo.js"
 import { BreakGlassRepo } from "./BreakGlassRepo.js"
 import { scope } from "./Scopes.js"
 import { followsCareRelationships, isParent, isStaff, type ProviderViewer, type Purpose, type Viewer } from "./Viewer.js"
+import { currentTraceId } from "../Spans.js"
 
 export * from "./Viewer.js"
 export { scope } from "./Scopes.js"
@@ -60,7 +61,7 @@ export class Access extends Effect.Service<Access>()("app/Access", {
       Effect.gen(function*() {
         const glass = viewer.breakGlass
         if (glass === undefined || glass === null || !followsCareRelationships(viewer)) return false
-        const traceId = Option.getOrNull(Option.map(yield* Effect.option(Effect.currentSpan), (span) => span.traceId))
+        const traceId = yield* currentTraceId
         yield* breakGlass.insert({
           user_id: viewer.id,
           patient_id: patientId,

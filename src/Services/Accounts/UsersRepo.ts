@@ -17,7 +17,7 @@ import { scope } from "../Access/Scopes.js"
 import { makeListPage } from "../Lists.js"
 import { blankToNull, orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
-import { likePattern, nameMatches } from "../SqlSearch.js"
+import { likePattern, nameMatches } from "../SqlFilters.js"
 import * as Time from "../Time.js"
 import { dayMs } from "../../Domain/Time.js"
 

@@ -15,10 +15,10 @@ import { AppointmentId, ClaimId, InsurancePlanId, PatientId, ProviderId } from "
 import { AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
-import { blankToNull, orDefect, SqlSchema, textArray } from "../Repository.js"
+import { orDefect, SqlSchema, textArray } from "../Repository.js"
 import { now } from "../Time.js"
 import { subscriberFields } from "./CoveragesRepo.js"
-import { likePattern, nameMatches } from "../SqlSearch.js"
+import { participantFilters } from "../SqlFilters.js"
 import { isForeignKeyViolation, isUniqueViolation } from "../SqlErrors.js"
 
 const Text = Schema.String
@@ -209,14 +209,7 @@ export class ClaimsRepo extends Effect.Service<ClaimsRepo>()("app/ClaimsRepo", {
       created_at: sql`c.created_at`,
       updated_at: sql`c.updated_at`
     }
-    const names = (first: string, last: string, text: string) => nameMatches(sql, first, last, text)
-
-    const filtersOf = (criteria: ClaimCriteria): Array<ListFilter> => {
-      const patientName = blankToNull(criteria.patientName)
-      const providerName = blankToNull(criteria.providerName)
-      const search = blankToNull(criteria.search)
-      const pattern = search === null ? null : likePattern(search)
-      return [
+    const filtersOf = (criteria: ClaimCriteria): Array<ListFilter> => [
         criteria.status != null && sql`c.status = ${criteria.status}`,
         criteria.patientId !== undefined && sql`c.patient_id = ${criteria.patientId}`,
         criteria.providerId !== undefined && sql`c.provider_id = ${criteria.providerId}`,
@@ -225,12 +218,9 @@ export class ClaimsRepo extends Effect.Service<ClaimsRepo>()("app/ClaimsRepo", {
         criteria.appointmentType != null && sql`ap.appointment_type = ${criteria.appointmentType}`,
         criteria.startDate != null && sql`c.service_date >= ${criteria.startDate}::date`,
         criteria.endDate != null && sql`c.service_date <= ${criteria.endDate}::date`,
-        patientName !== null && names("pa.first_name", "pa.last_name", patientName),
-        providerName !== null && names("pu.first_name", "pu.last_name", providerName),
-        search !== null && sql`(${names("pa.first_name", "pa.last_name", search)} OR ${names("pu.first_name", "pu.last_name", search)}
-          OR c.claim_number ILIKE ${pattern} ESCAPE '\\' OR c.cpt_code ILIKE ${pattern} ESCAPE '\\')`
+        ...participantFilters(sql, criteria, (pattern) =>
+          sql`c.claim_number ILIKE ${pattern} ESCAPE '\\' OR c.cpt_code ILIKE ${pattern} ESCAPE '\\'`)
       ]
-    }
 
     /** A page of claims in the criteria's order, with the count and the exact sum (numeric, as text) of every match. */
     const list = (criteria: ClaimCriteria, page: PageRequest) =>

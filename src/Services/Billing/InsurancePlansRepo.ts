@@ -7,7 +7,7 @@ import { type PageRequest } from "../../Api/Pagination.js"
 import { makeListPage } from "../Lists.js"
 import { orDefect, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
-import { likePattern } from "../SqlSearch.js"
+import { likePattern } from "../SqlFilters.js"
 
 /** A plan as stored: the representation's fields, timestamps as the driver gives them. */
 const PlanRow = Schema.Struct({ ...InsurancePlan.fields, created_at: Schema.DateFromSelf, updated_at: Schema.DateFromSelf })

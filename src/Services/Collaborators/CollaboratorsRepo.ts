@@ -13,7 +13,7 @@ import { makeListPage } from "../Lists.js"
 import { Access, type Viewer } from "../Access/Access.js"
 import { orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
-import { likePattern } from "../SqlSearch.js"
+import { likePattern } from "../SqlFilters.js"
 import { now } from "../Time.js"
 
 export const CollaboratorRow = Schema.Struct({

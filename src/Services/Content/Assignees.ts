@@ -76,7 +76,23 @@ export class Assignees extends Effect.Service<Assignees>()("app/ContentAssignees
         return assignedBy
       })
 
-    return { now, resolve, assigner } as const
+    /**
+     * Who a list of assignments is about: a parent only their own account (another `user_id`:
+     * 422); a `patient_id` the caller may see (break-glass included; else 404), whose assignments
+     * the list then shows beyond the caller's scope.
+     */
+    const listFilter = (caller: Viewer, filter: { readonly userId?: number | undefined; readonly patientId?: number | undefined }) =>
+      Effect.gen(function*() {
+        let userId = filter.userId
+        if (isParent(caller)) {
+          if (userId !== undefined && userId !== caller.id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
+          userId = caller.id
+        }
+        if (filter.patientId !== undefined) yield* access.visiblePatient(caller, filter.patientId)
+        return { userId }
+      })
+
+    return { now, resolve, assigner, listFilter } as const
   }),
   dependencies: [UsersRepo.Default, PatientsRepo.Default]
 }) {}

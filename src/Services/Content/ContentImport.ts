@@ -12,13 +12,12 @@ import type { BundleCollection, BundlePiece, BundleTag, ContentBundle } from "..
 import { ContentExport, ImportContentResult } from "../../Api/Content/AdminContent.js"
 import { type FieldMessages, invalid } from "../../Api/Errors.js"
 import { AuditLog } from "../AuditLog.js"
-import { makeTransaction } from "../Repository.js"
+import { blankToNull, makeTransaction } from "../Repository.js"
 import { now } from "../Time.js"
 import { type CollectionValues, ContentCollectionsRepo } from "./ContentCollectionsRepo.js"
 import { ContentFilesRepo } from "./ContentFilesRepo.js"
 import { ContentPiecesRepo, type PieceValues } from "./ContentPiecesRepo.js"
 import { ContentTagsRepo, type TagValues } from "./ContentTagsRepo.js"
-import { blankToNull } from "./ContentLibrary.js"
 
 interface Counts {
   tags: number

@@ -12,12 +12,6 @@ import { type CollectionCriteria, ContentCollectionsRepo } from "./ContentCollec
 import { ContentPiecesRepo, type PieceCriteria, type PieceRow } from "./ContentPiecesRepo.js"
 import { ContentTagsRepo } from "./ContentTagsRepo.js"
 
-/** Free text as stored: trimmed, and null when blank. */
-export const blankToNull = (text: string | null | undefined): string | null => {
-  const trimmed = text?.trim() ?? ""
-  return trimmed === "" ? null : trimmed
-}
-
 const tagRefs = (tags: PieceRow["tags"]) => tags.map((t) => TagRef.make(t, true))
 
 /** What a piece row shows: links signed for stored files. */

@@ -11,12 +11,11 @@ import { invalid, invalidField, notFound } from "../../Api/Errors.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { collectionStatusOf, UserCollection } from "../../Domain/Content/Content.js"
 import { AuditLog } from "../AuditLog.js"
-import { Access, isParent, type Viewer } from "../Access/Access.js"
-import { makeTransaction } from "../Repository.js"
+import { Access, type Viewer } from "../Access/Access.js"
+import { blankToNull, makeTransaction } from "../Repository.js"
 import { Assignees } from "./Assignees.js"
 import { ContentCollectionsRepo } from "./ContentCollectionsRepo.js"
 import { ContentPiecesRepo } from "./ContentPiecesRepo.js"
-import { blankToNull } from "./ContentLibrary.js"
 import { type UserCollectionCriteria, type UserCollectionRow, UserCollectionsRepo } from "./UserCollectionsRepo.js"
 import { UserPiecesRepo } from "./UserPiecesRepo.js"
 
@@ -57,13 +56,7 @@ export class UserCollections extends Effect.Service<UserCollections>()("app/User
     const transaction = yield* makeTransaction
 
     const list = Effect.fn("UserCollections.list")(function*(caller: Viewer, criteria: UserCollectionCriteria, request: PageRequest) {
-      let userId = criteria.userId
-      if (isParent(caller)) {
-        if (userId !== undefined && userId !== caller.id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
-        userId = caller.id
-      }
-      // One patient the caller may see (break-glass included): that patient's assignments; else the caller's scope.
-      if (criteria.patientId !== undefined) yield* access.visiblePatient(caller, criteria.patientId)
+      const { userId } = yield* assignees.listFilter(caller, criteria)
       const { pagination, rows } = yield* repo.list(caller, { ...criteria, userId }, request)
       return UserCollectionList.make({ user_collections: rows.map(toUserCollection), pagination })
     })

@@ -9,11 +9,10 @@ import { invalid, invalidField, notFound } from "../../Api/Errors.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { canMove, moveMessage, PieceRef, UserPiece } from "../../Domain/Content/Content.js"
 import { AuditLog } from "../AuditLog.js"
-import { Access, isParent, type Viewer } from "../Access/Access.js"
-import { makeTransaction } from "../Repository.js"
+import { Access, type Viewer } from "../Access/Access.js"
+import { blankToNull, makeTransaction } from "../Repository.js"
 import { Assignees } from "./Assignees.js"
 import { ContentPiecesRepo } from "./ContentPiecesRepo.js"
-import { blankToNull } from "./ContentLibrary.js"
 import { type UserPieceCriteria, type UserPieceRow, UserPiecesRepo } from "./UserPiecesRepo.js"
 
 const toUserPiece = (row: UserPieceRow): UserPiece =>
@@ -43,13 +42,7 @@ export class UserPieces extends Effect.Service<UserPieces>()("app/UserPieces", {
     const transaction = yield* makeTransaction
 
     const list = Effect.fn("UserPieces.list")(function*(caller: Viewer, criteria: UserPieceCriteria, request: PageRequest) {
-      let userId = criteria.userId
-      if (isParent(caller)) {
-        if (userId !== undefined && userId !== caller.id) return yield* Effect.fail(invalidField("user_id", "is invalid"))
-        userId = caller.id
-      }
-      // One patient the caller may see (break-glass included): that patient's assignments; else the caller's scope.
-      if (criteria.patientId !== undefined) yield* access.visiblePatient(caller, criteria.patientId)
+      const { userId } = yield* assignees.listFilter(caller, criteria)
       const { pagination, rows } = yield* repo.list(caller, { ...criteria, userId }, request)
       return UserPieceList.make({ user_pieces: rows.map(toUserPiece), pagination })
     })

@@ -12,7 +12,7 @@ import type { PageRequest } from "../../Api/Pagination.js"
 import { LeadCareManagerRole } from "../../Domain/Ecm/LeadCareManagers.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
 import { orDefect, SqlSchema } from "../Repository.js"
-import { likePattern } from "../SqlSearch.js"
+import { likePattern } from "../SqlFilters.js"
 
 const NullText = Schema.NullOr(Schema.String)
 const NullId = Schema.NullOr(Schema.Int)

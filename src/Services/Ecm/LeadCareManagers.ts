@@ -36,6 +36,7 @@ import {
 import { makeTransaction } from "../Repository.js"
 import { now } from "../Time.js"
 import { CaseLoadsRepo, type ChangeVia, type RoleChange } from "./CaseLoadsRepo.js"
+import { currentTraceId } from "../Spans.js"
 
 export type { ChangeVia } from "./CaseLoadsRepo.js"
 
@@ -61,7 +62,7 @@ export class LeadCareManagers extends Effect.Service<LeadCareManagers>()("app/Le
     const recordChanges = (actorId: number, via: ChangeVia, changes: ReadonlyArray<RoleChange>, at: Date) =>
       Effect.gen(function*() {
         if (changes.length === 0) return
-        const traceId = Option.getOrNull(Option.map(yield* Effect.option(Effect.currentSpan), (s) => s.traceId))
+        const traceId = yield* currentTraceId
         yield* caseLoads.recordChanges({ actorId, via, changes, at, traceId })
       })
 

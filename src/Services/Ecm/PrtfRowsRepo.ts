@@ -18,6 +18,7 @@ import { enrolledStatus, prtfCategories } from "../../Domain/Ecm/Prtf.js"
 import { disenrolledStatus } from "../../Domain/Ecm/Engagement.js"
 import { type Cell, durationClassSql, encounterCategories, outreachCategories, ruleTable } from "../../Domain/Ecm/PrtfReport.js"
 import { orDefect } from "../Repository.js"
+import { dayEndIn, dayStartIn } from "../SqlFilters.js"
 
 export interface PrtfCriteria {
   /** First and last day of the period, YYYY-MM-DD (UTC, inclusive). */
@@ -233,8 +234,7 @@ export const prtfStatement = (criteria: PrtfCriteria): Effect.Effect<Statement.S
         count(*) AS n, min(e.occurred_at) AS first_at, max(e.occurred_at) AS last_at, sum(e.duration) AS minutes
       FROM ecm_events e JOIN enrolled s ON s.patient_id = e.patient_id
       -- Whole UTC days, computed by PostgreSQL (any IsoDate, 9999-12-31 included, has a next day there).
-      WHERE e.occurred_at >= ${start}::date::timestamp AT TIME ZONE 'UTC'
-        AND e.occurred_at < (${end}::date + 1)::timestamp AT TIME ZONE 'UTC'
+      WHERE e.occurred_at >= ${dayStartIn(sql, start, "UTC")} AND e.occurred_at < ${dayEndIn(sql, end, "UTC")}
       GROUP BY 1, 2, 3, 4, 5
     ), counts AS (
       SELECT t.patient_id,
@@ -266,7 +266,7 @@ export const prtfStatement = (criteria: PrtfCriteria): Effect.Effect<Statement.S
       ${sql.literal(typesInColumnOrder.map((type) => `${zero(type)} AS ${type}`).join(", "))},
       ${sql.literal(zero("call_minutes"))} AS call_minutes,
       (SELECT ${sql.literal(utcDay("max(f.created_at)"))} FROM form_c_submissions f
-        WHERE f.patient_id = m.patient_id AND f.created_at < (${end}::date + 1)::timestamp AT TIME ZONE 'UTC') AS last_form_c,
+        WHERE f.patient_id = m.patient_id AND f.created_at < ${dayEndIn(sql, end, "UTC")}) AS last_form_c,
       ou.first_name || ' ' || ou.last_name AS olcm_name, ou.email AS olcm_email,
       iu.first_name || ' ' || iu.last_name AS ilcm_name, iu.email AS ilcm_email,
       CASE WHEN st.current_status = ${disenrolledStatus} THEN ${sql.literal(day("st.status_day"))} END AS discontinuation_date,

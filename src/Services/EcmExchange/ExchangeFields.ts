@@ -11,7 +11,7 @@ import { ExchangeFieldsRepo } from "./ExchangeFieldsRepo.js"
 
 const patientNotFound = () => ecmNotFound("Patient")
 
-export class ExchangeFieldsService extends Effect.Service<ExchangeFieldsService>()("app/EcmExchangeFields", {
+export class ExchangeFields extends Effect.Service<ExchangeFields>()("app/EcmExchangeFields", {
   dependencies: [ExchangeFieldsRepo.Default],
   effect: Effect.gen(function*() {
     const repo = yield* ExchangeFieldsRepo

@@ -10,6 +10,7 @@ import { ExchangeReport, ExchangeReportList } from "../../Api/EcmExchange/Exchan
 import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
 import type { PageRequest } from "../../Api/Pagination.js"
 import { type FileKind, standardProfile } from "../../Domain/EcmExchange/Files.js"
+import { daysBetween } from "../../Domain/Time.js"
 import { progressOf } from "../../Domain/Reports/Report.js"
 import { AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"
@@ -28,8 +29,6 @@ export const exchangeUrlLifetime = "30 minutes"
 /** The longest period a file covers (a year, leap day included). */
 export const maxPeriodDays = 366
 
-const dayMs = 86_400_000
-const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / dayMs)
 
 const notFound = () => ecmNotFound("Report")
 

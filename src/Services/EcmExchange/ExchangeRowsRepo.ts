@@ -18,6 +18,7 @@ import { durationClassSql, encounterCategories, outreachCategories, ruleTable } 
 import type { OtfRecord, RtfRecord } from "../../Domain/EcmExchange/Rows.js"
 import { responseWindowHours } from "../../Domain/EcmExchange/Rows.js"
 import { orDefect } from "../Repository.js"
+import { dayEndIn, dayStartIn } from "../SqlFilters.js"
 
 export interface ExchangeCriteria {
   readonly healthPlanId: number
@@ -135,8 +136,7 @@ const membersCtes = (sql: SqlClient.SqlClient, c: ExchangeCriteria) =>
       JOIN rule r ON r.event_type = e.event_type AND r.status = e.status
         AND r.enrolled = coalesce((e.occurred_at AT TIME ZONE 'UTC')::date <@ s.days, false)
         AND r.duration_class = ${sql.literal(durationClassSql)}
-      WHERE e.occurred_at >= ${c.startDate}::date::timestamp AT TIME ZONE 'UTC'
-        AND e.occurred_at < (${c.endDate}::date + 1)::timestamp AT TIME ZONE 'UTC'
+      WHERE e.occurred_at >= ${dayStartIn(sql, c.startDate, "UTC")} AND e.occurred_at < ${dayEndIn(sql, c.endDate, "UTC")}
         AND r.category IS NOT NULL
     )`
 
@@ -193,7 +193,7 @@ export const rtfStatement = (c: ExchangeCriteria) =>
     LEFT JOIN LATERAL (
       SELECT ${sql.literal(utcDay("min(x.created_at)"))} AS started, ${sql.literal(utcDay("max(x.created_at)"))} AS completed
       FROM form_c_submissions x
-      WHERE x.patient_id = m.patient_id AND x.created_at < (${c.endDate}::date + 1)::timestamp AT TIME ZONE 'UTC'
+      WHERE x.patient_id = m.patient_id AND x.created_at < ${dayEndIn(sql, c.endDate, "UTC")}
     ) fc ON true
     ORDER BY p.last_name, p.first_name, p.id`)
 

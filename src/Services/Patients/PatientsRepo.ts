@@ -19,7 +19,7 @@ import { AuditEntryOfWrite, auditInsertOf } from "../AuditLogRepo.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
 import { blankToNull, orDefect, prepared, SqlSchema } from "../Repository.js"
 import { isForeignKeyViolation, isUniqueViolation } from "../SqlErrors.js"
-import { likePattern, patientSearchText } from "../SqlSearch.js"
+import { likePattern, patientSearchText } from "../SqlFilters.js"
 import { now } from "../Time.js"
 
 const Text = Schema.String

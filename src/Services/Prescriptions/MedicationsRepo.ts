@@ -12,7 +12,7 @@ import { Medication } from "../../Domain/Prescriptions/Prescription.js"
 import { makeListPage } from "../Lists.js"
 import { orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
-import { likePattern } from "../SqlSearch.js"
+import { likePattern } from "../SqlFilters.js"
 import { now } from "../Time.js"
 
 const Text = Schema.String

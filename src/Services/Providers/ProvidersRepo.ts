@@ -15,7 +15,7 @@ import type { PageRequest } from "../../Api/Pagination.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
 import { blankToNull, orDefect, SqlSchema, textArray } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
-import { likePattern } from "../SqlSearch.js"
+import { likePattern } from "../SqlFilters.js"
 import { now } from "../Time.js"
 
 const Text = Schema.String

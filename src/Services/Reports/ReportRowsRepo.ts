@@ -27,6 +27,7 @@ import { orDefect, SqlSchema } from "../Repository.js"
 import type { RawRows } from "./ReportCursor.js"
 import type { ReportParams } from "./ReportsRepo.js"
 import type { Column, ReportLayout } from "./ReportWriters.js"
+import { dayEndIn, dayStartIn } from "../SqlFilters.js"
 
 export type { ReportParams } from "./ReportsRepo.js"
 
@@ -161,8 +162,8 @@ const cell = (key: string, label: string, type: Column["type"], chars: number, s
 
 /** The instants a range of clinic days covers: [start day 00:00, day after the end 00:00) in the zone. */
 const rangeOf = (sql: SqlClient.SqlClient, zone: string, params: Pick<ReportParams, "start_date" | "end_date">) => ({
-  from: sql`(${params.start_date}::date::timestamp AT TIME ZONE ${zone})`,
-  to: sql`((${params.end_date}::date + 1)::timestamp AT TIME ZONE ${zone})`
+  from: dayStartIn(sql, params.start_date, zone),
+  to: dayEndIn(sql, params.end_date, zone)
 })
 
 const providerFilter = (sql: SqlClient.SqlClient, alias: string, ids: ReadonlyArray<number> | null) =>
@@ -412,8 +413,8 @@ export class ReportRowsRepo extends Effect.Service<ReportRowsRepo>()("app/Report
       const department = scope.department?.trim() ?? ""
       if (department !== "") clauses.push(sql`lower(p.department) = lower(${department})`)
       const providers = sql`SELECT p.id FROM providers p WHERE ${clauses.length === 0 ? sql`TRUE` : sql.and(clauses)}`
-      const from = sql`(${scope.start}::date::timestamp AT TIME ZONE ${zone})`
-      const to = sql`((${scope.end}::date + 1)::timestamp AT TIME ZONE ${zone})`
+      const from = dayStartIn(sql, scope.start, zone)
+      const to = dayEndIn(sql, scope.end, zone)
       const week = sql`SELECT a.* FROM appointments a
         WHERE a.scheduled_at >= ${from} AND a.scheduled_at < ${to} AND a.provider_id IN (${providers})`
       return { providers, from, to, week }

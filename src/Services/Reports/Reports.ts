@@ -9,9 +9,10 @@ import {
   type AppointmentsReportRequest, type FollowUpReportRequest, maxReportDays, reportMessages
 } from "../../Api/Reports/Reports.js"
 import {
-  AppointmentsReportQueued, daysBetween, estimateFinish, FollowUpReportQueued, progressOf, ReportState, type ReportFormat,
+  AppointmentsReportQueued, estimateFinish, FollowUpReportQueued, progressOf, ReportState, type ReportFormat,
   ReportSummary, type ReportType
 } from "../../Domain/Reports/Report.js"
+import { daysBetween } from "../../Domain/Time.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Jobs } from "../Jobs.js"

@@ -17,8 +17,8 @@ import { AppointmentId, AvailableSlotId, PatientId, ProviderId } from "../../Dom
 import { Appointment, AppointmentStatus, AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { Access, type Viewer } from "../Access/Access.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
-import { blankToNull, orDefect, SqlSchema } from "../Repository.js"
-import { likePattern, nameMatches } from "../SqlSearch.js"
+import { orDefect, SqlSchema } from "../Repository.js"
+import { participantFilters, zonedDayFilters } from "../SqlFilters.js"
 import { isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"
 
@@ -163,26 +163,15 @@ export class AppointmentsRepo extends Effect.Service<AppointmentsRepo>()("app/Ap
       created_at: sql`a.created_at`,
       updated_at: sql`a.updated_at`
     }
-    const names = (first: string, last: string, text: string) => nameMatches(sql, first, last, text)
-
-    const filtersOf = (criteria: AppointmentCriteria, zone: string): Array<ListFilter> => {
-      const patientName = blankToNull(criteria.patientName)
-      const providerName = blankToNull(criteria.providerName)
-      const search = blankToNull(criteria.search)
-      return [
+    const filtersOf = (criteria: AppointmentCriteria, zone: string): Array<ListFilter> => [
         criteria.providerId !== undefined && sql`a.provider_id = ${criteria.providerId}`,
         criteria.patientId !== undefined && sql`a.patient_id = ${criteria.patientId}`,
         criteria.status != null && sql`a.status = ${criteria.status}`,
         criteria.appointmentType != null && sql`a.appointment_type = ${criteria.appointmentType}`,
         criteria.noShows === true && sql`(a.status = 'no_show' OR a.no_show)`,
-        criteria.startDate != null && sql`a.scheduled_at >= ((${criteria.startDate}::date)::timestamp AT TIME ZONE ${zone})`,
-        criteria.endDate != null && sql`a.scheduled_at < (((${criteria.endDate}::date) + 1)::timestamp AT TIME ZONE ${zone})`,
-        patientName !== null && names("pa.first_name", "pa.last_name", patientName),
-        providerName !== null && names("pu.first_name", "pu.last_name", providerName),
-        search !== null && sql`(${names("pa.first_name", "pa.last_name", search)} OR ${names("pu.first_name", "pu.last_name", search)}
-          OR a.notes ILIKE ${likePattern(search)} ESCAPE '\\')`
+        ...zonedDayFilters(sql, "a.scheduled_at", criteria, zone),
+        ...participantFilters(sql, criteria, (pattern) => sql`a.notes ILIKE ${pattern} ESCAPE '\\'`)
       ]
-    }
 
     /** A page of appointments in the criteria's order (no-shows newest first by default); dates are days in `zone`. */
     const list = (criteria: AppointmentCriteria, zone: string, page: PageRequest) =>

@@ -20,6 +20,7 @@ import { slotMessages } from "../../Api/Scheduling/Availability.js"
 import { AvailableSlotId, ProviderId } from "../../Domain/Ids.js"
 import { AppointmentType, AvailableSlot, PersonName, RecurrencePattern } from "../../Domain/Scheduling/Scheduling.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
+import { dayEndIn, dayStartIn, zonedDayFilters } from "../SqlFilters.js"
 import { orDefect, SqlSchema } from "../Repository.js"
 import { isCheckViolation, isDeadlock, isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"
@@ -177,15 +178,9 @@ export class SlotsRepo extends Effect.Service<SlotsRepo>()("app/SlotsRepo", {
     const columns = sql.literal(slotColumns)
     const from = sql.literal(slotFrom)
 
-    /** Midnight starting `date` on the wall clock of `zone`. */
-    const dayStart = (date: Statement.Fragment, zone: string) => sql`((${date})::timestamp AT TIME ZONE ${zone})`
-    const dayEnd = (date: Statement.Fragment, zone: string) => sql`(((${date}) + 1)::timestamp AT TIME ZONE ${zone})`
-    const day = (date: string) => sql`${date}::date`
-
     const filtersOf = (criteria: SlotCriteria, zone: string): Array<ListFilter> => [
       criteria.providerId !== undefined && sql`s.provider_id = ${criteria.providerId}`,
-      criteria.startDate !== undefined && sql`s.start_time >= ${dayStart(day(criteria.startDate), zone)}`,
-      criteria.endDate !== undefined && sql`s.start_time < ${dayEnd(day(criteria.endDate), zone)}`,
+      ...zonedDayFilters(sql, "s.start_time", criteria, zone),
       criteria.available !== undefined && sql`s.available = ${criteria.available}`
     ]
     const byStart = { start_time: sql`s.start_time` }
@@ -204,10 +199,10 @@ export class SlotsRepo extends Effect.Service<SlotsRepo>()("app/SlotsRepo", {
       Request: Schema.Struct({ search: SlotSearch, at: Timestamp, zone: Text }),
       Result: SlotRow,
       execute: ({ at, search, zone }) => {
-        const date = search.date === undefined ? sql`(${at}::timestamptz AT TIME ZONE ${zone})::date` : day(search.date)
+        const date = search.date ?? sql`(${at}::timestamptz AT TIME ZONE ${zone})::date`
         const clauses: Array<Statement.Fragment> = [
           sql`s.available`, sql`NOT s.booked`, sql`s.start_time > ${at}`,
-          sql`s.start_time >= ${dayStart(date, zone)}`, sql`s.start_time < ${dayEnd(date, zone)}`
+          sql`s.start_time >= ${dayStartIn(sql, date, zone)}`, sql`s.start_time < ${dayEndIn(sql, date, zone)}`
         ]
         if (search.providerId !== undefined) clauses.push(sql`s.provider_id = ${search.providerId}`)
         if (search.duration !== undefined) clauses.push(sql`s.end_time - s.start_time >= make_interval(mins => ${search.duration})`)

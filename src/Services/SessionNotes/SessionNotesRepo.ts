@@ -19,9 +19,9 @@ import {
 } from "../../Domain/SessionNotes/SessionNote.js"
 import { Access, type Viewer } from "../Access/Access.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
-import { blankToNull, orDefect, SqlSchema } from "../Repository.js"
+import { orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
-import { nameMatches } from "../SqlSearch.js"
+import { participantFilters, zonedDayFilters } from "../SqlFilters.js"
 import { now } from "../Time.js"
 import type { AddendumRow } from "./AddendaRepo.js"
 import { sha256Hex } from "./Signatures.js"
@@ -155,25 +155,16 @@ export class SessionNotesRepo extends Effect.Service<SessionNotesRepo>()("app/Se
     /** The notes a caller may read (Access's rule). */
     const visibleTo = (viewer: Viewer) => Access.scope.sessionNotes(sql, viewer)
 
-    const filtersOf = (criteria: NoteCriteria, zone: string): Array<ListFilter> => {
-      const patientName = blankToNull(criteria.patientName)
-      const providerName = blankToNull(criteria.providerName)
-      const search = blankToNull(criteria.search)
-      return [
+    const filtersOf = (criteria: NoteCriteria, zone: string): Array<ListFilter> => [
         criteria.patientId !== undefined && sql`n.patient_id = ${criteria.patientId}`,
         criteria.providerId !== undefined && sql`n.provider_id = ${criteria.providerId}`,
         criteria.supervisorId !== undefined && sql`n.supervisor_id = ${criteria.supervisorId}`,
         criteria.supervisedOnly === true && sql`n.supervisor_id IS NOT NULL`,
         criteria.statuses !== undefined && criteria.statuses.length > 0 && sql`n.status IN ${sql.in(criteria.statuses)}`,
         criteria.appointmentType != null && sql`a.appointment_type = ${criteria.appointmentType}`,
-        criteria.startDate != null && sql`a.scheduled_at >= ((${criteria.startDate}::date)::timestamp AT TIME ZONE ${zone})`,
-        criteria.endDate != null && sql`a.scheduled_at < (((${criteria.endDate}::date) + 1)::timestamp AT TIME ZONE ${zone})`,
-        patientName !== null && nameMatches(sql, "pa.first_name", "pa.last_name", patientName),
-        providerName !== null && nameMatches(sql, "pu.first_name", "pu.last_name", providerName),
-        search !== null &&
-          sql`(${nameMatches(sql, "pa.first_name", "pa.last_name", search)} OR ${nameMatches(sql, "pu.first_name", "pu.last_name", search)})`
+        ...zonedDayFilters(sql, "a.scheduled_at", criteria, zone),
+        ...participantFilters(sql, criteria)
       ]
-    }
 
     /** A page of the notes the viewer may read, in the criteria's order (newest first by default); dates are days in `zone`. */
     const list = (viewer: Viewer, criteria: NoteCriteria, zone: string, page: PageRequest) =>

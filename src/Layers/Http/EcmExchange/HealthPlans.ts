@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { Api } from "../../../Api/Api.js"
 import { pageRequest } from "../../../Api/Pagination.js"
 import { CurrentUser } from "../../../Api/Security.js"
-import { ExchangeFieldsService } from "../../../Services/EcmExchange/ExchangeFields.js"
+import { ExchangeFields } from "../../../Services/EcmExchange/ExchangeFields.js"
 import { HealthPlans, healthPlansPageSize } from "../../../Services/EcmExchange/HealthPlans.js"
 
 export const HttpEcmHealthPlansLive = HttpApiBuilder.group(Api, "ecmHealthPlans", (handlers) =>
@@ -21,7 +21,7 @@ export const HttpEcmHealthPlansLive = HttpApiBuilder.group(Api, "ecmHealthPlans"
 
 export const HttpEcmExchangeFieldsLive = HttpApiBuilder.group(Api, "ecmExchangeFields", (handlers) =>
   Effect.gen(function*() {
-    const fields = yield* ExchangeFieldsService
+    const fields = yield* ExchangeFields
     return handlers
       .handle("show", ({ path }) =>
         Effect.flatMap(CurrentUser, (caller) => Effect.map(fields.show(caller, path.patient_id), (exchange_fields) => ({ exchange_fields }))))

@@ -1,0 +1,81 @@
+/**
+ * Filter expressions the repositories share: search text as LIKE patterns, person names, and the
+ * instants that bound calendar days in a time zone.
+ */
+import type { Statement } from "@effect/sql"
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { ListFilter } from "./Lists.js"
+import { blankToNull } from "./Repository.js"
+
+/** `%`, `_` and `\` match themselves in the LIKE pattern built from search text. */
+export const likePattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+/** The first name, the last name or "first last" (columns named by `first`, `last`) contain `text`. */
+export const nameMatches = (sql: SqlClient, first: string, last: string, text: string): Statement.Fragment => {
+  const pattern = likePattern(text)
+  return sql`(${sql.literal(first)} ILIKE ${pattern} ESCAPE '\\' OR ${sql.literal(last)} ILIKE ${pattern} ESCAPE '\\'
+    OR (${sql.literal(first)} || ' ' || ${sql.literal(last)}) ILIKE ${pattern} ESCAPE '\\')`
+}
+
+/** The name filters of a list of a patient's records with a provider: each absent or blank filters nothing. */
+export interface ParticipantNames {
+  readonly patientName?: string | null | undefined
+  readonly providerName?: string | null | undefined
+  readonly search?: string | null | undefined
+}
+
+/**
+ * The filters of a list that joins the patient as `pa` and the provider's user as `pu`: the
+ * patient's name, the provider's name, and a search that matches either name or, when given,
+ * the list's own text columns (`alsoSearched`, from the search's LIKE pattern).
+ */
+export const participantFilters = (
+  sql: SqlClient,
+  criteria: ParticipantNames,
+  alsoSearched?: (pattern: string) => Statement.Fragment
+): Array<ListFilter> => {
+  const patientName = blankToNull(criteria.patientName)
+  const providerName = blankToNull(criteria.providerName)
+  const search = blankToNull(criteria.search)
+  const patient = (text: string) => nameMatches(sql, "pa.first_name", "pa.last_name", text)
+  const provider = (text: string) => nameMatches(sql, "pu.first_name", "pu.last_name", text)
+  return [
+    patientName !== null && patient(patientName),
+    providerName !== null && provider(providerName),
+    search !== null && (alsoSearched === undefined
+      ? sql`(${patient(search)} OR ${provider(search)})`
+      : sql`(${patient(search)} OR ${provider(search)} OR ${alsoSearched(likePattern(search))})`)
+  ]
+}
+
+/**
+ * A patient's searchable text (alias `p`): names, member id and phone (E.164). The expression of
+ * the one trigram index on patients, patients_search_trgm_idx (sql/0026): every patient search
+ * filters on it, so the index serves it.
+ */
+export const patientSearchText = (sql: SqlClient): Statement.Fragment =>
+  sql`(p.first_name || ' ' || p.last_name || ' ' || coalesce(p.member_id, '') || ' ' || coalesce(p.phone, ''))`
+
+/** A calendar day: `YYYY-MM-DD` text (a parameter) or a `date` expression. */
+export type Day = string | Statement.Fragment
+
+const dateOf = (sql: SqlClient, day: Day) => typeof day === "string" ? sql`${day}::date` : sql`(${day})`
+
+/** The instant a calendar day starts on the wall clock of `zone` (an IANA name, or `UTC`). */
+export const dayStartIn = (sql: SqlClient, day: Day, zone: string): Statement.Fragment =>
+  sql`(${dateOf(sql, day)}::timestamp AT TIME ZONE ${zone})`
+
+/** The instant the day after `day` starts in `zone`: the end, excluded, of a range that includes `day`. */
+export const dayEndIn = (sql: SqlClient, day: Day, zone: string): Statement.Fragment =>
+  sql`((${dateOf(sql, day)} + 1)::timestamp AT TIME ZONE ${zone})`
+
+/** A list's filters on a timestamp column for a range of days in `zone`, each end optional. */
+export const zonedDayFilters = (
+  sql: SqlClient,
+  column: string,
+  range: { readonly startDate?: string | null | undefined; readonly endDate?: string | null | undefined },
+  zone: string
+): Array<ListFilter> => [
+  range.startDate != null && sql`${sql.literal(column)} >= ${dayStartIn(sql, range.startDate, zone)}`,
+  range.endDate != null && sql`${sql.literal(column)} < ${dayEndIn(sql, range.endDate, zone)}`
+]
