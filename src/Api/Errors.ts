@@ -4,7 +4,7 @@
  * - ECM area: `{"errors":["…"]}` (401 keeps the string form in both areas).
  * Handlers and middleware build bodies only through these classes and helpers.
  */
-import { HttpApiSchema } from "@effect/platform"
+import { type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Data, Duration, Schema } from "effect"
 
 const StringErrors = Schema.String
@@ -182,3 +182,11 @@ export const reportAllErrors = { parseOptions: { errors: "all", onExcessProperty
 
 /** `reportAllErrors` for a `Schema.Class` body: the options must sit on its encoded struct. */
 export const reportAllErrorsInClass = [undefined, undefined, reportAllErrors] as const
+
+/**
+ * The errors every ECM group declares, in the ECM shape: 422, 503 and 413 (the Api declares the
+ * general area's 503 and 413 once for all groups). `.middleware(EcmStaffAuthentication).pipe(withEcmGroupErrors)`.
+ */
+export const withEcmGroupErrors = <Id extends string, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, E, R, TopLevel extends boolean>(
+  group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R, TopLevel>
+) => group.addError(EcmValidationFailed.schema).addError(EcmServiceUnavailable.schema).addError(EcmPayloadTooLarge.schema)

@@ -5,7 +5,7 @@ import { ActivityStatus, ActivityType, EventStatus, EventType } from "../../Doma
 import { maxId } from "../../Domain/Ids.js"
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
+import { EcmNotFound, reportAllErrors, withEcmGroupErrors } from "../Errors.js"
 import { listQuery } from "../Lists.js"
 import { Pagination } from "../Pagination.js"
 import { BoundedArray, BoundedString, Email, IdParam, RequiredString } from "../Schemas.js"
@@ -304,10 +304,7 @@ export class EcmActivitiesApi extends HttpApiGroup.make("ecmActivities")
         spec
       }))
   )
-  .middleware(EcmStaffAuthentication)
-  .addError(EcmValidationFailed.schema)
-  .addError(EcmServiceUnavailable.schema)
-  .addError(EcmPayloadTooLarge.schema)
+  .middleware(EcmStaffAuthentication).pipe(withEcmGroupErrors)
   .annotateContext(groupDocs({
     tag: "ECM · Activities",
     description: "What care coordinators do for a member — tasks, notes, texts, calls, emails, in-person " +

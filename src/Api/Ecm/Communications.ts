@@ -10,7 +10,7 @@ import { Direction, maxSmsLength } from "../../Domain/Ecm/Communication.js"
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmForbidden, EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
+import { EcmForbidden, EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors, withEcmGroupErrors } from "../Errors.js"
 import { listQuery } from "../Lists.js"
 import { Pagination } from "../Pagination.js"
 import { BoundedString, IdParam, RequiredString } from "../Schemas.js"
@@ -119,10 +119,7 @@ export class EcmCommunicationsApi extends HttpApiGroup.make("ecmCommunications")
         spec: "ECM §4.3"
       }))
   )
-  .middleware(EcmStaffAuthentication)
-  .addError(EcmValidationFailed.schema)
-  .addError(EcmServiceUnavailable.schema)
-  .addError(EcmPayloadTooLarge.schema)
+  .middleware(EcmStaffAuthentication).pipe(withEcmGroupErrors)
   .annotateContext(groupDocs({
     tag: "ECM · Communications",
     description: "Texts and calls to members through the telephony provider (Twilio), each recorded as an activity " +
@@ -162,10 +159,7 @@ export class EcmCommunicationsAdminApi extends HttpApiGroup.make("ecmCommunicati
         spec: "ECM §4.3"
       }))
   )
-  .middleware(EcmAdminAuthentication)
-  .addError(EcmValidationFailed.schema)
-  .addError(EcmServiceUnavailable.schema)
-  .addError(EcmPayloadTooLarge.schema)
+  .middleware(EcmAdminAuthentication).pipe(withEcmGroupErrors)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · Communications",
     description: "What the telephony webhooks received that matched no patient."

@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { EngagementStatus } from "../../Domain/Ecm/Engagement.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
+import { EcmNotFound, withEcmGroupErrors } from "../Errors.js"
 import { BoundedString, IdParam, IsoDate } from "../Schemas.js"
 import { EcmStaffAuthentication } from "../Security.js"
 import { StatusHistoryEntry } from "./Patients.js"
@@ -74,10 +74,7 @@ export class EcmEngagementStatusApi extends HttpApiGroup.make("ecmEngagementStat
         spec
       }))
   )
-  .middleware(EcmStaffAuthentication)
-  .addError(EcmValidationFailed.schema)
-  .addError(EcmServiceUnavailable.schema)
-  .addError(EcmPayloadTooLarge.schema)
+  .middleware(EcmStaffAuthentication).pipe(withEcmGroupErrors)
   .annotateContext(groupDocs({
     tag: "ECM · Engagement status",
     description: "Where each ECM member stands: new, in outreach, enrolled, declined, unreachable or disenrolled. " +

@@ -5,7 +5,7 @@ import { formCBodyBytes, formCSections, maxFormDataBytes } from "../../Domain/Ec
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors } from "../Errors.js"
+import { EcmNotFound, reportAllErrors, withEcmGroupErrors } from "../Errors.js"
 import { listQuery } from "../Lists.js"
 import { Pagination } from "../Pagination.js"
 import { IdParam } from "../Schemas.js"
@@ -168,10 +168,7 @@ export class EcmFormCApi extends HttpApiGroup.make("ecmFormC")
         spec: spec44
       }))
   )
-  .middleware(EcmStaffAuthentication)
-  .addError(EcmValidationFailed.schema)
-  .addError(EcmServiceUnavailable.schema)
-  .addError(EcmPayloadTooLarge.schema)
+  .middleware(EcmStaffAuthentication).pipe(withEcmGroupErrors)
   .annotateContext(groupDocs({
     tag: "ECM · Form C",
     description: "Form C assessments of a patient: 23 named sections of answers (ECM §2.5)."
@@ -207,10 +204,7 @@ export class EcmAdminFormCApi extends HttpApiGroup.make("ecmAdminFormC")
         spec: spec45
       }))
   )
-  .middleware(EcmAdminAuthentication)
-  .addError(EcmValidationFailed.schema)
-  .addError(EcmServiceUnavailable.schema)
-  .addError(EcmPayloadTooLarge.schema)
+  .middleware(EcmAdminAuthentication).pipe(withEcmGroupErrors)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · Form C",
     description: "Form C assessments of every patient, for review (ECM §2.5)."

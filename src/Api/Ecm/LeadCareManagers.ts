@@ -6,7 +6,7 @@ import { LeadCareManagerRole, maxBulkAssignments } from "../../Domain/Ecm/LeadCa
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
+import { EcmNotFound, withEcmGroupErrors } from "../Errors.js"
 import { listQuery } from "../Lists.js"
 import { Pagination } from "../Pagination.js"
 import { BoundedArray, IdParam } from "../Schemas.js"
@@ -213,10 +213,7 @@ export class EcmLeadCareManagersApi extends HttpApiGroup.make("ecmLeadCareManage
         spec
       }))
   )
-  .middleware(EcmAdminAuthentication)
-  .addError(EcmValidationFailed.schema)
-  .addError(EcmServiceUnavailable.schema)
-  .addError(EcmPayloadTooLarge.schema)
+  .middleware(EcmAdminAuthentication).pipe(withEcmGroupErrors)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · Lead care managers",
     description: "The outreach (oLCM) and intensive (iLCM) lead care managers of each patient's case load."

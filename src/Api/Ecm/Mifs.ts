@@ -4,7 +4,7 @@ import { MifFileType, MifSourceType, MifStatus } from "../../Domain/Ecm/Mif.js"
 import { IsoDate, IsoTimestamp } from "../../Domain/Time.js"
 import { carriesFiles, DataUriField } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
+import { EcmNotFound, withEcmGroupErrors } from "../Errors.js"
 import { listQuery } from "../Lists.js"
 import { maxPageSize, Pagination } from "../Pagination.js"
 import { BoundedString, IdParam } from "../Schemas.js"
@@ -155,10 +155,7 @@ export class EcmMifsApi extends HttpApiGroup.make("ecmMifs")
         spec: "ECM §4.6"
       }))
   )
-  .middleware(EcmAdminAuthentication)
-  .addError(EcmValidationFailed.schema)
-  .addError(EcmServiceUnavailable.schema)
-  .addError(EcmPayloadTooLarge.schema)
+  .middleware(EcmAdminAuthentication).pipe(withEcmGroupErrors)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · MIF",
     description: "Member information files from health plans: the import that creates and updates ECM patients, and " +

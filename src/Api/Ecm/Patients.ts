@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { IsoDate, IsoTimestamp } from "../../Domain/Time.js"
-import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
+import { EcmNotFound, withEcmGroupErrors } from "../Errors.js"
 import { listQuery } from "../Lists.js"
 import { Pagination } from "../Pagination.js"
 import { Access, groupDocs, operationDocs } from "../Docs.js"
@@ -132,10 +132,7 @@ export class EcmPatientsApi extends HttpApiGroup.make("ecmPatients")
         spec: "ECM §2.6 (the original system's admin ECM patients)"
       }))
   )
-  .middleware(EcmAdminAuthentication)
-  .addError(EcmValidationFailed.schema)
-  .addError(EcmServiceUnavailable.schema)
-  .addError(EcmPayloadTooLarge.schema)
+  .middleware(EcmAdminAuthentication).pipe(withEcmGroupErrors)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · Patients",
     description: "ECM members as MIF imports brought them in: their eligibility records, case load and engagement status."

@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { npiPattern } from "../../Domain/Ecm/PrtfReport.js"
 import { IsoDate, IsoTimestamp } from "../../Domain/Time.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
+import { EcmNotFound, withEcmGroupErrors } from "../Errors.js"
 import { listQuery } from "../Lists.js"
 import { maxPageSize, Pagination } from "../Pagination.js"
 import { BoundedString, IdParam, PeriodDate } from "../Schemas.js"
@@ -119,10 +119,7 @@ export class EcmPrtfReportsApi extends HttpApiGroup.make("ecmPrtfReports")
         spec
       }))
   )
-  .middleware(EcmAdminAuthentication)
-  .addError(EcmValidationFailed.schema)
-  .addError(EcmServiceUnavailable.schema)
-  .addError(EcmPayloadTooLarge.schema)
+  .middleware(EcmAdminAuthentication).pipe(withEcmGroupErrors)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · PRTF reports",
     description: "Provider reporting template files for the health plan: per member, eligibility, engagement status " +

@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { dateFormats, delimiters, fileFormats, fileKinds, fileNamePlaceholders } from "../../Domain/EcmExchange/Files.js"
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
+import { EcmNotFound, withEcmGroupErrors } from "../Errors.js"
 import { listQuery } from "../Lists.js"
 import { maxPageSize, Pagination } from "../Pagination.js"
 import { BoundedArray, IdParam, RequiredString } from "../Schemas.js"
@@ -135,10 +135,7 @@ export class EcmExchangeProfilesApi extends HttpApiGroup.make("ecmExchangeProfil
         spec
       }))
   )
-  .middleware(EcmAdminAuthentication)
-  .addError(EcmValidationFailed.schema)
-  .addError(EcmServiceUnavailable.schema)
-  .addError(EcmPayloadTooLarge.schema)
+  .middleware(EcmAdminAuthentication).pipe(withEcmGroupErrors)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · Exchange profiles",
     description: "Each plan's variant of the Return Transmission and Outreach Tracker files; without one, a plan gets " +

@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
 import { Npi } from "../Ecm/PrtfReports.js"
-import { EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed } from "../Errors.js"
+import { EcmNotFound, withEcmGroupErrors } from "../Errors.js"
 import { listQuery } from "../Lists.js"
 import { maxPageSize, Pagination } from "../Pagination.js"
 import { BoundedArray, BoundedString, IdParam, maxLengths, RequiredString } from "../Schemas.js"
@@ -121,10 +121,7 @@ export class EcmHealthPlansApi extends HttpApiGroup.make("ecmHealthPlans")
         spec
       }))
   )
-  .middleware(EcmAdminAuthentication)
-  .addError(EcmValidationFailed.schema)
-  .addError(EcmServiceUnavailable.schema)
-  .addError(EcmPayloadTooLarge.schema)
+  .middleware(EcmAdminAuthentication).pipe(withEcmGroupErrors)
   .annotateContext(groupDocs({
     tag: "Admin · ECM · Health plans",
     description: "The managed care plans that send member information files and receive the Return Transmission and " +
@@ -184,10 +181,7 @@ export class EcmExchangeFieldsApi extends HttpApiGroup.make("ecmExchangeFields")
         spec
       }))
   )
-  .middleware(EcmStaffAuthentication)
-  .addError(EcmValidationFailed.schema)
-  .addError(EcmServiceUnavailable.schema)
-  .addError(EcmPayloadTooLarge.schema)
+  .middleware(EcmStaffAuthentication).pipe(withEcmGroupErrors)
   .annotateContext(groupDocs({
     tag: "ECM · Return file fields",
     description: "What the record cannot know but the Return Transmission File asks: kept by staff, blank until they do."
