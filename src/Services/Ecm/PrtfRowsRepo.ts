@@ -143,9 +143,51 @@ export const PrtfRowBatch = Schema.declare(
   { identifier: "PrtfRowBatch", description: "Rows of PrtfRow's cells in column order" }
 )
 
-const quoted = (names: ReadonlyArray<string>) => names.map((n) => `'${n}'`).join(", ")
-const day = (expression: string) => `to_char(${expression}, 'YYYY-MM-DD')`
-const utcDay = (expression: string) => day(`${expression} AT TIME ZONE 'UTC'`)
+/** SQL text for a list of names: `'a', 'b'`. */
+export const quoted = (names: ReadonlyArray<string>) => names.map((n) => `'${n}'`).join(", ")
+/** SQL text: a date (or timestamp without zone) as `YYYY-MM-DD`. */
+export const day = (expression: string) => `to_char(${expression}, 'YYYY-MM-DD')`
+/** SQL text: the UTC day of a timestamptz as `YYYY-MM-DD`. */
+export const utcDay = (expression: string) => day(`(${expression}) AT TIME ZONE 'UTC'`)
+
+/*
+ * The PRTF's event rule in SQL, which the return files (src/Services/EcmExchange/ExchangeRowsRepo.ts)
+ * apply too, so both read an event the same way.
+ */
+
+/**
+ * The `histories` CTE: each member's (the `members` CTE) status entries as of `end`, newest first:
+ * rn 1 is the status at the end; next_day is the effective day of the entry that followed (lag in
+ * this order).
+ */
+export const statusHistories = (sql: SqlClient.SqlClient, end: string): Statement.Fragment =>
+  sql`SELECT h.patient_id, h.status, h.effective_date, h.reason,
+      row_number() OVER newest AS rn, lag(h.effective_date) OVER newest AS next_day
+    FROM ecm_status_histories h JOIN members m ON m.patient_id = h.patient_id
+    WHERE h.effective_date <= ${end}::date
+    WINDOW newest AS (PARTITION BY h.patient_id ORDER BY h.effective_date DESC, h.id DESC)`
+
+/** `histories` with `enrolled_rn`, the rank of the newest enrolled entry (the latest enrolment). */
+export const rankedHistories = (sql: SqlClient.SqlClient): Statement.Fragment =>
+  sql`SELECT *, min(rn) FILTER (WHERE status = ${enrolledStatus}) OVER (PARTITION BY patient_id) AS enrolled_rn FROM histories`
+
+/**
+ * Each member's enrolled days, over a `histories` CTE (patient_id, status, effective_date and
+ * next_day, the following entry's day): from an enrolled entry's day until the next entry's, as one
+ * multirange per member so each event is one hash lookup and one containment test.
+ */
+export const enrolledDays = (sql: SqlClient.SqlClient): Statement.Fragment =>
+  sql`SELECT patient_id, range_agg(daterange(effective_date, next_day)) AS days FROM histories
+    WHERE status = ${enrolledStatus} AND (next_day IS NULL OR next_day > effective_date)
+    GROUP BY patient_id`
+
+/** Whether the event `e` fell on a (UTC) day its member `s` was enrolled (`s.days`, from `enrolledDays`). */
+export const enrolledOnEventDay = "coalesce((e.occurred_at AT TIME ZONE 'UTC')::date <@ s.days, false)"
+
+/** The rule (`ruleTable()`) as rows: an event's type, status, enrolment and duration class → its category. */
+export const ruleRows = (sql: SqlClient.SqlClient): Statement.Fragment =>
+  sql`SELECT * FROM jsonb_to_recordset(${JSON.stringify(ruleTable())}::jsonb)
+    AS r(event_type text, status text, enrolled boolean, duration_class text, category text)`
 
 /** Per-member counts: one column per category and per event type (names are the constants'). */
 const countColumns = [
@@ -195,16 +237,8 @@ export const prtfStatement = (criteria: PrtfCriteria): Effect.Effect<Statement.S
       LEFT JOIN providers pr ON pr.id = cl.provider_id
       LEFT JOIN users pu ON pu.id = pr.user_id
       WHERE ${criteria.npi}::text IS NULL OR el.ecm_npi = ${criteria.npi} OR cl.provider_npi = ${criteria.npi} OR pr.npi = ${criteria.npi}
-    ), histories AS (
-      -- Each member's entries as of the period's end, newest first: rn 1 is the status at the end;
-      -- next_day is the effective day of the entry that followed (lag in this order).
-      SELECT h.patient_id, h.status, h.effective_date, h.reason,
-        row_number() OVER newest AS rn, lag(h.effective_date) OVER newest AS next_day
-      FROM ecm_status_histories h JOIN members m ON m.patient_id = h.patient_id
-      WHERE h.effective_date <= ${end}::date
-      WINDOW newest AS (PARTITION BY h.patient_id ORDER BY h.effective_date DESC, h.id DESC)
-    ), ranked AS (
-      SELECT *, min(rn) FILTER (WHERE status = ${enrolledStatus}) OVER (PARTITION BY patient_id) AS enrolled_rn FROM histories
+    ), histories AS (${statusHistories(sql, end)}
+    ), ranked AS (${rankedHistories(sql)}
     ), statuses AS (
       SELECT patient_id,
         max(status) FILTER (WHERE rn = 1) AS current_status,
@@ -217,19 +251,12 @@ export const prtfStatement = (criteria: PrtfCriteria): Effect.Effect<Statement.S
         max(effective_date) FILTER (WHERE rn = enrolled_rn - 1) AS enrollment_end
       FROM ranked GROUP BY patient_id
     ), enrolled AS (
-      -- Days each member was enrolled, as the events counts endpoint reads them (src/Services/Ecm/Events.ts):
-      -- from an enrolled entry's day until the next entry's (entries after the end bound no counted
-      -- day), as one multirange per member so each event is one hash lookup and one containment test.
-      SELECT m.patient_id, d.days FROM members m LEFT JOIN (
-        SELECT patient_id, range_agg(daterange(effective_date, next_day)) AS days FROM histories
-        WHERE status = ${enrolledStatus} AND (next_day IS NULL OR next_day > effective_date)
-        GROUP BY patient_id
-      ) d ON d.patient_id = m.patient_id
-    ), rule AS (
-      SELECT * FROM jsonb_to_recordset(${JSON.stringify(ruleTable())}::jsonb)
-        AS r(event_type text, status text, enrolled boolean, duration_class text, category text)
+      -- Days each member was enrolled, as the events counts endpoint reads them (src/Services/Ecm/Events.ts);
+      -- entries after the end bound no counted day.
+      SELECT m.patient_id, d.days FROM members m LEFT JOIN (${enrolledDays(sql)}) d ON d.patient_id = m.patient_id
+    ), rule AS (${ruleRows(sql)}
     ), tallies AS (
-      SELECT e.patient_id, e.event_type, e.status, coalesce((e.occurred_at AT TIME ZONE 'UTC')::date <@ s.days, false) AS enrolled,
+      SELECT e.patient_id, e.event_type, e.status, ${sql.literal(enrolledOnEventDay)} AS enrolled,
         ${sql.literal(durationClassSql)} AS duration_class,
         count(*) AS n, min(e.occurred_at) AS first_at, max(e.occurred_at) AS last_at, sum(e.duration) AS minutes
       FROM ecm_events e JOIN enrolled s ON s.patient_id = e.patient_id

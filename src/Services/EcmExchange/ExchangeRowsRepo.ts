@@ -13,12 +13,14 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Option, Schema, Stream } from "effect"
 import { eventTypes } from "../../Domain/Ecm/Activity.js"
-import { enrolledStatus } from "../../Domain/Ecm/Prtf.js"
-import { durationClassSql, encounterCategories, outreachCategories, ruleTable } from "../../Domain/Ecm/PrtfReport.js"
+import { durationClassSql, encounterCategories, outreachCategories } from "../../Domain/Ecm/PrtfReport.js"
 import type { OtfRecord, RtfRecord } from "../../Domain/EcmExchange/Rows.js"
 import { responseWindowHours } from "../../Domain/EcmExchange/Rows.js"
 import { orDefect } from "../Repository.js"
 import { dayEndIn, dayStartIn } from "../SqlFilters.js"
+import {
+  day, enrolledDays, enrolledOnEventDay, quoted, rankedHistories, ruleRows, statusHistories, utcDay
+} from "../Ecm/PrtfRowsRepo.js"
 
 export interface ExchangeCriteria {
   readonly healthPlanId: number
@@ -89,9 +91,6 @@ const _otf: Schema.Schema.Type<typeof OtfRecordSchema> extends OtfRecord ? true 
 void _rtf
 void _otf
 
-const quoted = (names: ReadonlyArray<string>) => names.map((n) => `'${n}'`).join(", ")
-const day = (expression: string) => `to_char(${expression}, 'YYYY-MM-DD')`
-const utcDay = (expression: string) => day(`(${expression}) AT TIME ZONE 'UTC'`)
 
 /** Settings of the transaction that streams a file (as the PRTF's: no JIT, sorts in memory, whole-result plans). */
 const settings = [["jit", "off"], ["work_mem", "32MB"], ["cursor_tuple_fraction", "1"]] as const
@@ -112,21 +111,11 @@ const membersCtes = (sql: SqlClient.SqlClient, c: ExchangeCriteria) =>
         ORDER BY e.patient_id, e.id DESC
       ) el JOIN mif_files f ON f.id = el.mif_file_id
       WHERE f.health_plan_id = ${c.healthPlanId}
-    ), histories AS (
-      SELECT h.patient_id, h.status, h.effective_date, h.reason,
-        row_number() OVER newest AS rn, lag(h.effective_date) OVER newest AS next_day
-      FROM ecm_status_histories h JOIN members m ON m.patient_id = h.patient_id
-      WHERE h.effective_date <= ${c.endDate}::date
-      WINDOW newest AS (PARTITION BY h.patient_id ORDER BY h.effective_date DESC, h.id DESC)
+    ), histories AS (${statusHistories(sql, c.endDate)}
     ), enrolled AS (
-      SELECT m.patient_id, m.cin, m.ecm_provider_name, m.ecm_npi, d.days FROM members m LEFT JOIN (
-        SELECT patient_id, range_agg(daterange(effective_date, next_day)) AS days FROM histories
-        WHERE status = ${enrolledStatus} AND (next_day IS NULL OR next_day > effective_date)
-        GROUP BY patient_id
-      ) d ON d.patient_id = m.patient_id
-    ), rule AS (
-      SELECT * FROM jsonb_to_recordset(${JSON.stringify(ruleTable())}::jsonb)
-        AS r(event_type text, status text, enrolled boolean, duration_class text, category text)
+      SELECT m.patient_id, m.cin, m.ecm_provider_name, m.ecm_npi, d.days FROM members m
+        LEFT JOIN (${enrolledDays(sql)}) d ON d.patient_id = m.patient_id
+    ), rule AS (${ruleRows(sql)}
     ), period_events AS (
       -- The period's events (whole UTC days) with the rule's category for each, and what the
       -- eligibility record says of the member (the rows need no second pass over the members).
@@ -134,7 +123,7 @@ const membersCtes = (sql: SqlClient.SqlClient, c: ExchangeCriteria) =>
         s.cin, s.ecm_provider_name, s.ecm_npi
       FROM ecm_events e JOIN enrolled s ON s.patient_id = e.patient_id
       JOIN rule r ON r.event_type = e.event_type AND r.status = e.status
-        AND r.enrolled = coalesce((e.occurred_at AT TIME ZONE 'UTC')::date <@ s.days, false)
+        AND r.enrolled = ${sql.literal(enrolledOnEventDay)}
         AND r.duration_class = ${sql.literal(durationClassSql)}
       WHERE e.occurred_at >= ${dayStartIn(sql, c.startDate, "UTC")} AND e.occurred_at < ${dayEndIn(sql, c.endDate, "UTC")}
         AND r.category IS NOT NULL
@@ -143,8 +132,7 @@ const membersCtes = (sql: SqlClient.SqlClient, c: ExchangeCriteria) =>
 /** The RTF statement: one row per member of the plan authorised in the period. */
 export const rtfStatement = (c: ExchangeCriteria) =>
   Effect.map(SqlClient.SqlClient, (sql): Statement.Statement<unknown> =>
-    sql`WITH ${membersCtes(sql, c)}, ranked AS (
-      SELECT *, min(rn) FILTER (WHERE status = ${enrolledStatus}) OVER (PARTITION BY patient_id) AS enrolled_rn FROM histories
+    sql`WITH ${membersCtes(sql, c)}, ranked AS (${rankedHistories(sql)}
     ), statuses AS (
       SELECT patient_id,
         max(status) FILTER (WHERE rn = 1) AS current_status,
