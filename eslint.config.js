@@ -3,21 +3,20 @@ import js from "@eslint/js"
 import tseslint from "typescript-eslint"
 
 /**
- * The only files besides repositories that may hold `sql` template tags: builders of fragments
- * that repositories apply. Every service's statements live in its area's `*Repo.ts` files.
+ * The only files besides repositories that may hold `sql` template tags: the repository kit, SQL
+ * builders that name no table and are called only from repositories. Every statement, and every
+ * fragment that names a table or a column (the access module's list scopes included), lives in a
+ * `*Repo.ts` file.
  */
 const sqlOutsideRepositories = [
-  // Builders of SQL fragments that repositories apply, not statements: the access module's list
-  // scopes (ARCHITECTURE "Access"), and the shared filter expressions (search text, names, days in a zone).
-  "src/Services/Access/Scopes.ts",
-  "src/Services/SqlFilters.ts",
-  // The list kit's builder (ARCHITECTURE "Lists"): it wraps a repository's fragments into the
-  // count and page statements; it names no table and is called only from repositories.
+  // The repository kit: SqlSchema with lazily compiled statements, and `failStale`, the recovery
+  // sweep's statement over the table and condition a repository gives.
+  "src/Services/Repository.ts",
+  // The list kit's builder (ARCHITECTURE "Lists"): wraps a repository's fragments into the count
+  // and page statements.
   "src/Services/Lists.ts",
-  // The repository kit: its sweep statement (`failStale`) wraps a repository's fragments the same
-  // way, naming no table; the sweeps' one condition on the job queue (`jobCanNoLongerRun`) is a
-  // fragment they apply. Called only from repositories.
-  "src/Services/Repository.ts"
+  // Filter expressions over the columns a repository names: search text, person names, days in a zone.
+  "src/Services/SqlFilters.ts"
 ]
 
 export default tseslint.config(

@@ -1,7 +1,8 @@
 /**
- * The `heartbeats` table (./Heartbeats.ts says who beats and why) and the one statement that
- * reads it against the job queue's locks. Times are the database's clock, the one graphile-worker
- * stamps its locks with.
+ * The `heartbeats` table (./Heartbeats.ts says who beats and why), the one statement that reads
+ * it against the job queue's locks, and the conditions the recovery sweeps (./Recovery.ts) share:
+ * how long a row may sit unmoved, and whether its job can still run. Times are the database's
+ * clock, the one graphile-worker stamps its locks with.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -10,6 +11,15 @@ import { orDefect, SqlSchema } from "./Repository.js"
 /** `beat_at` older than this (SQL, the database's clock) is a gone holder. */
 export const staleCutoff = (sql: SqlClient.SqlClient, staleAfterSeconds: number) =>
   sql`now() - make_interval(secs => ${staleAfterSeconds})`
+
+/**
+ * A `failStale` condition (./Repository.ts) for rows a keyed job finishes: the job of row `r` (key `jobKeyPrefix`
+ * and the row id) can no longer run — gone, or out of runs and not locked. A locked job (running,
+ * or held by a crashed worker not yet released) or one with runs left is the queue's to finish.
+ */
+export const jobCanNoLongerRun = (sql: SqlClient.SqlClient, jobKeyPrefix: string) =>
+  sql`NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j
+    WHERE j.key = ${jobKeyPrefix} || r.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))`
 
 /** `holderId` is alive now (its row is written anew if a sweep removed it). */
 export const recordBeat = (holderId: string) =>

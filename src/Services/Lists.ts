@@ -75,7 +75,7 @@ export interface ListSpec<A, I, K extends string, T extends Schema.Struct.Fields
   readonly countFrom?: Statement.Fragment | undefined
   /** Decodes each row of the page. */
   readonly row: Schema.Schema<A, I, never>
-  /** The rows the viewer may see (src/Services/Access/Scopes.ts); ANDed first. */
+  /** The rows the viewer may see (`scope` in src/Services/Access/AccessRepo.ts); ANDed first. */
   readonly scope?: Statement.Fragment | undefined
   readonly filters?: ReadonlyArray<ListFilter>
   readonly sort: ListSort<K>

@@ -68,15 +68,6 @@ export const failStale = (statement: (sql: SqlClient.SqlClient) => {
   }).pipe(orDefect)
 
 /**
- * A `failStale` condition for rows a keyed job finishes: the job of row `r` (key `jobKeyPrefix`
- * and the row id) can no longer run — gone, or out of runs and not locked. A locked job (running,
- * or held by a crashed worker not yet released) or one with runs left is the queue's to finish.
- */
-export const jobCanNoLongerRun = (sql: SqlClient.SqlClient, jobKeyPrefix: string) =>
-  sql`NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j
-    WHERE j.key = ${jobKeyPrefix} || r.id AND (j.locked_at IS NOT NULL OR j.attempts < j.max_attempts))`
-
-/**
  * A scope condition selected as a column (`… AS visible`): SQL answers null where a column it
  * compares is null, and only true lets the caller in.
  */

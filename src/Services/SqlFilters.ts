@@ -48,14 +48,6 @@ export const participantFilters = (
   ]
 }
 
-/**
- * A patient's searchable text (alias `p`): names, member id and phone (E.164). The expression of
- * the one trigram index on patients, patients_search_trgm_idx (sql/0026): every patient search
- * filters on it, so the index serves it.
- */
-export const patientSearchText = (sql: SqlClient): Statement.Fragment =>
-  sql`(p.first_name || ' ' || p.last_name || ' ' || coalesce(p.member_id, '') || ' ' || coalesce(p.phone, ''))`
-
 /** A calendar day: `YYYY-MM-DD` text (a parameter) or a `date` expression. */
 export type Day = string | Statement.Fragment
 

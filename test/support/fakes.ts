@@ -135,7 +135,7 @@ export const auditActions = (audit: Table<AuditRow>, targetType: string, targetI
 export interface AccessWorld {
   /** Patients that exist. */
   readonly patients: ReadonlyArray<number>
-  /** Whether the viewer sees the patient for the purpose without breaking the glass (`Scopes.patientsOf`). */
+  /** Whether the viewer sees the patient for the purpose without breaking the glass (`scope.patientsOf`). */
   readonly related: (viewer: Viewer, patientId: number, purpose: Purpose) => boolean
   /** Provider profiles by user id. */
   readonly providerOfUser?: Readonly<Record<number, number>>

@@ -1,7 +1,7 @@
 /**
  * Record-level access (ARCHITECTURE "Access"): the one place that decides which records a caller
  * may see or change. Role checks per group or endpoint stay in the Api's security middlewares;
- * everything finer is here — `Viewer.ts` (the caller and the checks over one record), `Scopes.ts`
+ * everything finer is here — `Viewer.ts` (the caller and the checks over one record), `AccessRepo.ts`
  * (the same rules as SQL conditions for lists) and this service (the rules that read the database).
  *
  * Patients (docs/spec-decisions.md "Who sees which patient"): admins see every patient; front
@@ -23,12 +23,12 @@ import type { PatientId } from "../../Domain/Ids.js"
 import { now } from "../Time.js"
 import { AccessRepo } from "./AccessRepo.js"
 import { BreakGlassRepo } from "./BreakGlassRepo.js"
-import { scope } from "./Scopes.js"
+import { scope } from "./AccessRepo.js"
 import { followsCareRelationships, isParent, isStaff, type ProviderViewer, type Purpose, type Viewer } from "./Viewer.js"
 import { currentTraceId } from "../Spans.js"
 
 export * from "./Viewer.js"
-export { scope } from "./Scopes.js"
+export { scope } from "./AccessRepo.js"
 
 export const patientNotFound = () => notFound("Patient")
 
@@ -42,7 +42,7 @@ export class Access extends Effect.Service<Access>()("app/Access", {
     /**
      * The patient id when the caller may see that patient for the purpose, else 404 "Patient not
      * found" (also for ids that do not exist). One indexed statement (the primary key and the care
-     * relationship of `Scopes.patientsOf`). A provider or supervisor outside their care
+     * relationship of `scope.patientsOf`). A provider or supervisor outside their care
      * relationships who gave a reason (`viewer.breakGlass`) is let in, and the access is recorded
      * (audit entry `patient.break_glass` and the reason). Front desk and billing never see
      * clinical content, reason or not: break-glass widens whose records, not which.
@@ -119,7 +119,7 @@ export class Access extends Effect.Service<Access>()("app/Access", {
         ? Effect.mapError(Effect.asVoid(visiblePatient(viewer, row.patient_id, purpose)), notVisible)
         : Effect.fail(notVisible())
 
-    /** A content assignment (user piece or collection) with `visible` = `Scopes.contentAssignments`: `visibleRecord`. */
+    /** A content assignment (user piece or collection) with `visible` = `scope.contentAssignments`: `visibleRecord`. */
     const visibleAssignment = <E>(
       viewer: Viewer,
       row: { readonly visible: boolean; readonly patient_id: number | null },
@@ -181,13 +181,13 @@ export class Access extends Effect.Service<Access>()("app/Access", {
         return { ...viewer, providerId: Option.getOrNull(profile) }
       })
 
-    /** A list scope over the patient aliased `p` at the current time: `Scopes.patients`. */
+    /** A list scope over the patient aliased `p` at the current time: `scope.patients`. */
     const patientsScope = (viewer: Viewer, purpose: Purpose = "general") => Effect.map(now, (at) => scope.patients(sql, viewer, at, purpose))
 
     return { visiblePatient, visiblePatients, visibleAppointment, visibleRecord, visibleAssignment, relatedTo, defaultPatientFor, linkedPatients, withActiveProvider, withPrescriberProfile, patientsScope } as const
   }),
   dependencies: [AccessRepo.Default, BreakGlassRepo.Default]
 }) {
-  /** List scopes, e.g. `Access.scope.appointments(sql, viewer)`: see `Scopes.ts`. */
+  /** List scopes, e.g. `Access.scope.appointments(sql, viewer)`: see `AccessRepo.ts`. */
   static readonly scope = scope
 }

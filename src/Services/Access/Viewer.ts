@@ -1,6 +1,6 @@
 /**
  * The caller as the record-level rules read them, and the pure checks over one record. Every
- * "may this caller see / change this row?" question is answered here or in `Scopes.ts` (the same
+ * "may this caller see / change this row?" question is answered here or in `AccessRepo.ts` (the same
  * rules as SQL conditions for lists), so narrowing who sees what is a change to this folder only.
  */
 import { isStaff, type Role } from "../../Domain/Accounts/User.js"
@@ -49,7 +49,7 @@ export type Purpose = "general" | "clinical"
 /** Front desk and billing: every patient's demographics, scheduling and billing, no clinical content. */
 export const isFrontOffice = (viewer: Viewer): boolean => viewer.role === "support" || viewer.role === "billing"
 
-/** Providers and supervisors see the patients of their care relationships (`Scopes.careRelationship`). */
+/** Providers and supervisors see the patients of their care relationships (`scope.careRelationship`). */
 export const followsCareRelationships = (viewer: Viewer): boolean => viewer.role === "provider" || viewer.role === "supervisor"
 
 /** Whether the role reads clinical content at all (admins, providers, supervisors and a parent of their own patient). */

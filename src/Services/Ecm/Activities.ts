@@ -4,7 +4,6 @@
  * holds that patient's advisory lock (ActivitiesRepo.lockPatient), so link checks and the cycle
  * checks made after the writes see no concurrent change; a failed check rolls everything back.
  */
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { type ActivityFields, CreatedActivity } from "../../Api/Ecm/Activities.js"
 import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
@@ -15,6 +14,7 @@ import { Mailer } from "../Mailer.js"
 import { type ActivityCriteria, ActivitiesRepo, type ActivityValues, type StoredActivity } from "./ActivitiesRepo.js"
 import { EventGenerator } from "./EventGenerator.js"
 import { annotatedOutside } from "../Spans.js"
+import { makeTransaction } from "../Repository.js"
 
 /** Subject of an email activity sent without one. */
 export const defaultEmailSubject = "A message from your care team"
@@ -68,7 +68,7 @@ const merged = (base: ActivityValues, fields: ActivityFields): ActivityValues =>
 
 export class Activities extends Effect.Service<Activities>()("app/EcmActivities", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const transaction = yield* makeTransaction
     const repo = yield* ActivitiesRepo
     const events = yield* EventGenerator
     const audit = yield* AuditLog
@@ -182,8 +182,7 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
           created_at: row.created_at, updated_at: row.updated_at
         }, true)
       },
-      sql.withTransaction,
-      Effect.catchTag("SqlError", Effect.die),
+      transaction,
       annotatedOutside((_callerId: number, patientId: number) => ({ "patient.id": patientId }))
     )
 
@@ -201,8 +200,7 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
         yield* audit.record({ actorId: callerId, action: "ecm_activity.update", targetType: "ecm_activity", targetId: id })
         return (yield* repo.detail(patientId, id))!
       },
-      sql.withTransaction,
-      Effect.catchTag("SqlError", Effect.die),
+      transaction,
       annotatedOutside((_callerId: number, patientId: number, id: number) => ({ "patient.id": patientId, "activity.id": id }))
     )
 
@@ -214,8 +212,7 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
         yield* repo.remove(patientId, id)
         yield* audit.record({ actorId: callerId, action: "ecm_activity.delete", targetType: "ecm_activity", targetId: id })
       },
-      sql.withTransaction,
-      Effect.catchTag("SqlError", Effect.die),
+      transaction,
       annotatedOutside((_callerId: number, patientId: number, id: number) => ({ "patient.id": patientId, "activity.id": id }))
     )
 
@@ -227,8 +224,7 @@ export class Activities extends Effect.Service<Activities>()("app/EcmActivities"
         yield* audit.record({ actorId: callerId, action: "ecm_activity_comment.create", targetType: "ecm_activity_comment", targetId: created.id })
         return created
       },
-      sql.withTransaction,
-      Effect.catchTag("SqlError", Effect.die),
+      transaction,
       annotatedOutside((_callerId: number, patientId: number, activityId: number) => ({ "patient.id": patientId, "activity.id": activityId }))
     )
 

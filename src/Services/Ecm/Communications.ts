@@ -9,7 +9,6 @@
  * between 2 and 3 leaves the record without SID or activity; the provider's first status callback
  * (which names our id and its SID) completes step 3, and `telephony_sid IS NULL` finds the rest.
  */
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { CallResponse, SmsResponse } from "../../Api/Ecm/Communications.js"
 import { ecmInvalid, ecmNotFound } from "../../Api/Errors.js"
@@ -19,6 +18,7 @@ import { normalizePhone } from "../../Domain/Phone.js"
 import { AppConfig } from "../AppConfig.js"
 import { AuditLog } from "../AuditLog.js"
 import { Telephony } from "../Telephony.js"
+import { makeTransaction } from "../Repository.js"
 import {
   type CallRow,
   callRecordOf,
@@ -44,7 +44,7 @@ export const optedOutMessage = "Patient has opted out of SMS (replied STOP); the
 
 export class Communications extends Effect.Service<Communications>()("app/EcmCommunications", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const transaction = yield* makeTransaction
     const repo = yield* CommunicationsRepo
     const telephony = yield* Telephony
     const audit = yield* AuditLog
@@ -100,7 +100,7 @@ export class Communications extends Effect.Service<Communications>()("app/EcmCom
               )
           )
         return { sms: { ...row, telephony_sid: row.telephony_sid ?? provider.sid, status }, activity }
-      }).pipe(sql.withTransaction, Effect.orDie)
+      }).pipe(transaction)
 
     const completeCall = (callId: number, provider: { sid: string; status: string }) =>
       Effect.gen(function*() {
@@ -135,7 +135,7 @@ export class Communications extends Effect.Service<Communications>()("app/EcmCom
               )
           )
         return { call: { ...row, telephony_sid: row.telephony_sid ?? provider.sid, status }, activity }
-      }).pipe(sql.withTransaction, Effect.orDie)
+      }).pipe(transaction)
 
     const sendSms = Effect.fn("Communications.sendSms")(function*(callerId: number, patientId: number, phoneNumber: string, body: string) {
       yield* Effect.annotateCurrentSpan({ "patient.id": patientId })

@@ -10,7 +10,6 @@
  * (ReminderDeliveries): reminder SMS and calls are sent with these same webhooks as callbacks.
  * The signature was checked before any of this runs (TwilioSignature middleware).
  */
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import type { InboundSmsForm, InboundVoiceForm, RecordingForm, SmsStatusForm, VoiceStatusForm } from "../../Api/Ecm/Communications.js"
 import {
@@ -42,6 +41,7 @@ import { Communications, webhookPaths } from "./Communications.js"
 import { CommunicationsRepo } from "./CommunicationsRepo.js"
 import { ReminderDeliveries } from "../Scheduling/ReminderDeliveries.js"
 import { annotatedFromResult } from "../Spans.js"
+import { makeTransaction } from "../Repository.js"
 
 type Form<S extends Schema.Schema.Any> = Schema.Schema.Type<S>
 
@@ -56,7 +56,7 @@ export const forwardGreeting = "Connecting you to your care manager."
 
 export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/EcmTelephonyWebhooks", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const transaction = yield* makeTransaction
     const repo = yield* CommunicationsRepo
     const communications = yield* Communications
     const audit = yield* AuditLog
@@ -125,7 +125,7 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
       // Twilio answers STOP/START itself; otherwise the configured auto-reply, if any.
       const value = change === null && Option.isSome(autoReply) ? messageResponse(autoReply.value) : emptyResponse()
       return { value, spanAttributes }
-    }, sql.withTransaction, Effect.orDie, annotatedFromResult)
+    }, transaction, annotatedFromResult)
 
     const inboundVoice = Effect.fn("TelephonyWebhooks.inboundVoice")(function*(form: Form<typeof InboundVoiceForm>) {
       const at = yield* now
@@ -169,7 +169,7 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
         ? voicemailResponse(voicemailGreeting, `${base}${webhookPaths.recording}`)
         : forwardResponse(forwardGreeting, forwardedTo)
       return { value, spanAttributes }
-    }, sql.withTransaction, Effect.orDie, annotatedFromResult)
+    }, transaction, annotatedFromResult)
 
     /** A follow-up task for the activity's assignee to verify the patient's contact details. */
     const openFollowUp = (
@@ -227,7 +227,7 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
           const reason = form.ErrorMessage ?? (form.ErrorCode === undefined ? reported : `error ${form.ErrorCode}`)
           yield* openFollowUp(activity, { sms: row.id }, `SMS to ${row.to_number} was not delivered (${reason})`, at)
         }
-      }).pipe(sql.withTransaction, Effect.orDie)
+      }).pipe(transaction)
       return emptyResponse()
     })
 
@@ -266,7 +266,7 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
         if (callFailed(reported) && row.direction === "outbound") {
           yield* openFollowUp(activity, { call: row.id }, `Call to ${row.to_number} was not answered (${reported})`, at)
         }
-      }).pipe(sql.withTransaction, Effect.orDie)
+      }).pipe(transaction)
       return emptyResponse()
     })
 
@@ -299,7 +299,7 @@ export class TelephonyWebhooks extends Effect.Service<TelephonyWebhooks>()("app/
       return form.TranscriptionText === undefined && form.TranscriptionStatus === undefined
         ? sayResponse("Thank you for your message. Goodbye.")
         : emptyResponse()
-    }, sql.withTransaction, Effect.orDie)
+    }, transaction)
 
     return { inboundSms, inboundVoice, smsStatus, voiceStatus, outboundCall, recording } as const
   }),

@@ -29,7 +29,7 @@ const exchangeJobKeyPrefix = "ecm-exchange:"
 export const exchangeJobKey = (id: number) => `${exchangeJobKeyPrefix}${id}`
 
 /**
- * Fails `generating` return files whose job can no longer run (../Repository.ts
+ * Fails `generating` return files whose job can no longer run (../HeartbeatsRepo.ts
  * `jobCanNoLongerRun`) and which have not moved for the stale time (../Recovery.ts); how many. A
  * job that can still run claims the report again on its next run and starts over.
  */

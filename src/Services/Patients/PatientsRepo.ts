@@ -19,8 +19,16 @@ import { AuditEntryOfWrite, auditInsertOf } from "../AuditLogRepo.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
 import { blankToNull, orDefect, prepared, SqlSchema } from "../Repository.js"
 import { isForeignKeyViolation, isUniqueViolation } from "../SqlErrors.js"
-import { likePattern, patientSearchText } from "../SqlFilters.js"
+import { likePattern } from "../SqlFilters.js"
 import { now } from "../Time.js"
+
+/**
+ * A patient's searchable text (alias `p`): names, member id and phone (E.164). The expression of
+ * the one trigram index on patients, patients_search_trgm_idx (sql/0026): every patient search
+ * filters on it, so the index serves it.
+ */
+const patientSearchText = (sql: SqlClient.SqlClient): Statement.Fragment =>
+  sql`(p.first_name || ' ' || p.last_name || ' ' || coalesce(p.member_id, '') || ' ' || coalesce(p.phone, ''))`
 
 const Text = Schema.String
 const NullText = Schema.NullOr(Schema.String)

@@ -39,7 +39,7 @@ const reportJobKeyPrefix = "report:"
 export const reportJobKey = (id: number) => `${reportJobKeyPrefix}${id}`
 
 /**
- * Fails `generating` reports whose job can no longer run (../Repository.ts `jobCanNoLongerRun`)
+ * Fails `generating` reports whose job can no longer run (../HeartbeatsRepo.ts `jobCanNoLongerRun`)
  * and which have not moved for the stale time (../Recovery.ts); how many.
  */
 export const failStrandedReports = (staleAfterSeconds: number) =>

@@ -6,8 +6,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { GroupBy, PatientStatus, ReportFormat, ReportStatus } from "../../Domain/Reports/Report.js"
-import { staleCutoff } from "../HeartbeatsRepo.js"
-import { failStale, jobCanNoLongerRun, orDefect, SqlSchema } from "../Repository.js"
+import { jobCanNoLongerRun, staleCutoff } from "../HeartbeatsRepo.js"
+import { failStale, orDefect, SqlSchema } from "../Repository.js"
 
 /** A report's validated parameters, as stored in `reports.parameters`. */
 export const ReportParams = Schema.Struct({

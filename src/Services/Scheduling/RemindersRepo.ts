@@ -12,9 +12,9 @@ import type { PageRequest } from "../../Api/Pagination.js"
 import { AppointmentId, AppointmentReminderId } from "../../Domain/Ids.js"
 import { AppointmentReminder, type DeliveryReport, DeliveryStatus, ReminderStatus } from "../../Domain/Scheduling/Reminders.js"
 import { Access, type Viewer } from "../Access/Access.js"
-import { staleCutoff } from "../HeartbeatsRepo.js"
+import { jobCanNoLongerRun, staleCutoff } from "../HeartbeatsRepo.js"
 import { makeListPage } from "../Lists.js"
-import { failStale, jobCanNoLongerRun, orDefect, SqlSchema } from "../Repository.js"
+import { failStale, orDefect, SqlSchema } from "../Repository.js"
 import { now } from "../Time.js"
 
 const Text = Schema.String

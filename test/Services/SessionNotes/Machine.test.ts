@@ -43,7 +43,7 @@ const noteRow = (id: number, status: SessionNoteStatus, supervised: boolean, mor
   supervisor_user_id: supervised ? supervisor.id : null, appointment_scheduled_at: new Date(0), appointment_type: "therapy", ...more
 })
 
-/** `session_notes` as its statements read and write it; who sees a note is `Scopes.sessionNotes`. */
+/** `session_notes` as its statements read and write it; who sees a note is `scope.sessionNotes`. */
 const fakeNotesRepo = (notes: Table<NoteRow>, versions: Table<Version>, addenda: Table<AddendumRow>, signOffs: Table<SignOffRow>) => {
   const visible = (viewer: Viewer, row: NoteRow) => isAdmin(viewer) || row.provider_user_id === viewer.id || row.supervisor_user_id === viewer.id
   const write = (id: number, change: (row: NoteRow) => NoteRow) => Effect.map(now, (at) => void notes.update(id, (row) => ({ ...change(row), updated_at: at })))
