@@ -9,22 +9,7 @@ import { isUniqueViolation } from "../SqlErrors.js"
 
 const NullText = Schema.NullOr(Schema.String)
 
-export const PlanRow = Schema.Struct({
-  id: Schema.Int,
-  name: Schema.String,
-  mcp_id: Schema.String,
-  contact_name: NullText,
-  contact_email: NullText,
-  contact_phone: NullText,
-  active: Schema.Boolean,
-  provider_npis: Schema.Array(Schema.String),
-  provider_tin: NullText,
-  provider_type: NullText,
-  created_at: Schema.DateFromSelf,
-  updated_at: Schema.DateFromSelf
-})
-export type PlanRow = typeof PlanRow.Type
-
+/** What a plan's record says, as a create or an update writes it. */
 const Fields = Schema.Struct({
   name: Schema.String,
   mcp_id: Schema.String,
@@ -37,6 +22,14 @@ const Fields = Schema.Struct({
   provider_type: NullText
 })
 export type PlanFields = typeof Fields.Type
+
+export const PlanRow = Schema.Struct({
+  id: Schema.Int,
+  ...Fields.fields,
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type PlanRow = typeof PlanRow.Type
 
 const takenMessage = "Mcp id has already been taken"
 const taken = <A, E, R>(effect: Effect.Effect<A, E, R>) =>

@@ -70,8 +70,8 @@ export const VideoFilters = Schema.Struct({
 })
 export type VideoFilters = typeof VideoFilters.Type
 
-/** A new record (status `uploading`, the column default). */
-export const NewVideo = Schema.Struct({
+/** What a video's record says of it, as a new record and an update write it. */
+const describedFields = {
   title: Text,
   description: NullText,
   category: VideoCategory,
@@ -79,23 +79,15 @@ export const NewVideo = Schema.Struct({
   provider_id: Schema.NullOr(Schema.Number),
   appointment_id: Schema.NullOr(Schema.Number),
   duration_seconds: Schema.NullOr(Schema.Number),
-  shared_with_family: Schema.Boolean,
-  created_by_id: Schema.Number
-})
+  shared_with_family: Schema.Boolean
+}
+
+/** A new record (status `uploading`, the column default). */
+export const NewVideo = Schema.Struct({ ...describedFields, created_by_id: Schema.Number })
 export type NewVideo = typeof NewVideo.Type
 
 /** Every field an update writes (the service has merged the request into the current row and checked the move). */
-export const VideoChange = Schema.Struct({
-  title: Text,
-  description: NullText,
-  category: VideoCategory,
-  patient_id: Schema.NullOr(Schema.Number),
-  provider_id: Schema.NullOr(Schema.Number),
-  appointment_id: Schema.NullOr(Schema.Number),
-  duration_seconds: Schema.NullOr(Schema.Number),
-  shared_with_family: Schema.Boolean,
-  status: VideoStatus
-})
+export const VideoChange = Schema.Struct({ ...describedFields, status: VideoStatus })
 export type VideoChange = typeof VideoChange.Type
 
 /** A started upload: the store's multipart id and the declared file. */
