@@ -316,30 +316,24 @@ export class CommunicationsRepo extends Effect.Service<CommunicationsRepo>()("ap
     /** A callback's row: by our id (in the URL) or the SID. */
     const CallbackKey = Schema.Struct({ id: Schema.optional(Schema.Int), sid: Schema.String })
 
-    const lockedSms = SqlSchema.findOne({
-      Request: CallbackKey,
-      Result: SmsRow,
-      execute: ({ id, sid }) =>
-        id === undefined
-          ? sql`SELECT * FROM sms_messages WHERE telephony_sid = ${sid} FOR UPDATE`
-          : sql`SELECT * FROM sms_messages WHERE id = ${id} AND (telephony_sid = ${sid} OR telephony_sid IS NULL) FOR UPDATE`
-    })
-
-    /** The row a callback is about, locked for the rest of the transaction: by our id (in the URL) or the SID. */
-    const lockSms = (id: number | undefined, sid: string) =>
-      Effect.map(lockedSms(id === undefined ? { sid } : { id, sid }), Option.getOrUndefined).pipe(orDefect)
-
-    const lockedCall = SqlSchema.findOne({
-      Request: CallbackKey,
-      Result: CallRow,
-      execute: ({ id, sid }) =>
-        id === undefined
-          ? sql`SELECT * FROM voice_calls WHERE telephony_sid = ${sid} FOR UPDATE`
-          : sql`SELECT * FROM voice_calls WHERE id = ${id} AND (telephony_sid = ${sid} OR telephony_sid IS NULL) FOR UPDATE`
-    })
-
-    const lockCall = (id: number | undefined, sid: string) =>
-      Effect.map(lockedCall(id === undefined ? { sid } : { id, sid }), Option.getOrUndefined).pipe(orDefect)
+    /**
+     * The row of `table` a callback is about, locked for the rest of the transaction: by our id (in
+     * the URL) when the callback names it, else by the SID.
+     */
+    const lockedByCallback = <A, I>(table: "sms_messages" | "voice_calls", row: Schema.Schema<A, I>) => {
+      const locked = SqlSchema.findOne({
+        Request: CallbackKey,
+        Result: row,
+        execute: ({ id, sid }) =>
+          id === undefined
+            ? sql`SELECT * FROM ${sql(table)} WHERE telephony_sid = ${sid} FOR UPDATE`
+            : sql`SELECT * FROM ${sql(table)} WHERE id = ${id} AND (telephony_sid = ${sid} OR telephony_sid IS NULL) FOR UPDATE`
+      })
+      return (id: number | undefined, sid: string) =>
+        Effect.map(locked(id === undefined ? { sid } : { id, sid }), Option.getOrUndefined).pipe(orDefect)
+    }
+    const lockSms = lockedByCallback("sms_messages", SmsRow)
+    const lockCall = lockedByCallback("voice_calls", CallRow)
 
     /**
      * Records the provider's SID (once), status and error on a row the caller holds locked; a
