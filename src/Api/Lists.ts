@@ -24,6 +24,7 @@
 import { Schema } from "effect"
 import { reportAllErrors } from "./Errors.js"
 import { BodyPageNumber, BodyPageSize, PageNumber, PageSize } from "./Pagination.js"
+import type { AppointmentType } from "../Domain/Scheduling/Scheduling.js"
 import { BoundedString, IsoDate, maxLengths, Search, SortDir } from "./Schemas.js"
 
 /** The page-size field's name, as the area's spec says: `per_page` (ECM area) or `page_size` (general area). */
@@ -118,3 +119,28 @@ export const nameFilter = (options: { readonly description?: string; readonly ma
   const text = BoundedString(options.maxLength ?? maxLengths.search)
   return Schema.optional(Schema.NullOr(options.description === undefined ? text : text.annotations({ description: options.description })))
 }
+
+/** What the filter bodies of the visit lists (claims, appointments, session notes) share. */
+export interface VisitFilterBody<Sort> {
+  readonly search?: string | null | undefined
+  readonly sort_by?: Sort | undefined
+  readonly sort_dir?: typeof SortDir.Type | undefined
+  readonly filters?: {
+    readonly date?: { readonly start_date?: string | null | undefined; readonly end_date?: string | null | undefined } | undefined
+    readonly appointment_type?: AppointmentType | null | undefined
+    readonly patient_name?: string | null | undefined
+    readonly provider_name?: string | null | undefined
+  } | undefined
+}
+
+/** A visit list's criteria from the shared part of its filter body; each list adds its own filters. */
+export const visitCriteriaOf = <Sort>(body: VisitFilterBody<Sort>) => ({
+  search: body.search,
+  sortBy: body.sort_by,
+  sortDir: body.sort_dir,
+  startDate: body.filters?.date?.start_date,
+  endDate: body.filters?.date?.end_date,
+  appointmentType: body.filters?.appointment_type,
+  patientName: body.filters?.patient_name,
+  providerName: body.filters?.provider_name
+})

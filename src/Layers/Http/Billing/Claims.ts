@@ -3,6 +3,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../../Api/Api.js"
 import { claimsPageSize } from "../../../Api/Billing/Claims.js"
+import { visitCriteriaOf } from "../../../Api/Lists.js"
 import { pageRequest } from "../../../Api/Pagination.js"
 import { CurrentUser } from "../../../Api/Security.js"
 import { ClaimDocuments } from "../../../Services/Billing/ClaimDocuments.js"
@@ -26,17 +27,10 @@ export const HttpClaimsLive = HttpApiBuilder.group(Api, "claims", (handlers) =>
         }, pageRequest(urlParams, claimsPageSize)))
       .handle("filter", ({ payload }) =>
         claims.filter({
-          search: payload.search,
-          sortBy: payload.sort_by,
-          sortDir: payload.sort_dir,
-          startDate: payload.filters?.date?.start_date,
-          endDate: payload.filters?.date?.end_date,
+          ...visitCriteriaOf(payload),
           status: payload.filters?.status,
-          appointmentType: payload.filters?.appointment_type,
           insurancePlanId: payload.filters?.insurance_plan_id,
-          appointmentId: payload.filters?.appointment_id,
-          patientName: payload.filters?.patient_name,
-          providerName: payload.filters?.provider_name
+          appointmentId: payload.filters?.appointment_id
         }, pageRequest(payload, claimsPageSize)))
       .handle("filters", () => claims.filters)
       .handle("generateEdi", ({ payload }) => asCaller((id) => edi.generate(id, payload.claim_ids, payload.batch_name)))

@@ -2,6 +2,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../../Api/Api.js"
+import { visitCriteriaOf } from "../../../Api/Lists.js"
 import { pageRequest } from "../../../Api/Pagination.js"
 import { appointmentsPageSize } from "../../../Api/Scheduling/Appointments.js"
 import { CurrentUser } from "../../../Api/Security.js"
@@ -21,17 +22,7 @@ export const HttpAppointmentsLive = HttpApiBuilder.group(Api, "appointments", (h
           sortDir: urlParams.sort_dir
         }, pageRequest(urlParams, appointmentsPageSize)))
       .handle("filter", ({ payload }) =>
-        appointments.list({
-          search: payload.search,
-          sortBy: payload.sort_by,
-          sortDir: payload.sort_dir,
-          startDate: payload.filters?.date?.start_date,
-          endDate: payload.filters?.date?.end_date,
-          status: payload.filters?.status,
-          appointmentType: payload.filters?.appointment_type,
-          patientName: payload.filters?.patient_name,
-          providerName: payload.filters?.provider_name
-        }, pageRequest(payload, appointmentsPageSize)))
+        appointments.list({ ...visitCriteriaOf(payload), status: payload.filters?.status }, pageRequest(payload, appointmentsPageSize)))
       .handle("noShows", ({ urlParams }) => {
         const [startDate, endDate] = urlParams.date_range?.split(/\.\.|,/) ?? []
         return appointments.list({ noShows: true, startDate, endDate }, pageRequest(urlParams, appointmentsPageSize))

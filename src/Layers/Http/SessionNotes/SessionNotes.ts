@@ -2,6 +2,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { Api } from "../../../Api/Api.js"
+import { visitCriteriaOf } from "../../../Api/Lists.js"
 import { pageRequest } from "../../../Api/Pagination.js"
 import { CurrentUser } from "../../../Api/Security.js"
 import { sessionNotesPageSize } from "../../../Api/SessionNotes/SessionNotes.js"
@@ -47,17 +48,8 @@ export const HttpSessionNotesLive = HttpApiBuilder.group(Api, "sessionNotes", (h
           }, pageRequest(urlParams, sessionNotesPageSize))))
       .handle("filter", ({ payload }) =>
         Effect.flatMap(CurrentUser, (caller) =>
-          notes.adminList(caller, {
-            search: payload.search,
-            sortBy: payload.sort_by,
-            sortDir: payload.sort_dir,
-            startDate: payload.filters?.date?.start_date,
-            endDate: payload.filters?.date?.end_date,
-            statuses: statusList(payload.filters?.status),
-            appointmentType: payload.filters?.appointment_type,
-            patientName: payload.filters?.patient_name,
-            providerName: payload.filters?.provider_name
-          }, pageRequest(payload, sessionNotesPageSize))))
+          notes.adminList(caller, { ...visitCriteriaOf(payload), statuses: statusList(payload.filters?.status) },
+            pageRequest(payload, sessionNotesPageSize))))
       .handle("filters", () => notes.filters)
       .handle("show", ({ path }) =>
         Effect.flatMap(CurrentUser, (caller) => Effect.map(notes.show(caller, path.id), (session_note) => ({ session_note }))))
