@@ -4,6 +4,8 @@
  */
 import type { Statement } from "@effect/sql"
 import type { SqlClient } from "@effect/sql/SqlClient"
+import { Schema } from "effect"
+import { AppointmentType } from "../Domain/Scheduling/Scheduling.js"
 import type { ListFilter } from "./Lists.js"
 import { blankToNull } from "./Repository.js"
 
@@ -15,6 +17,22 @@ export const nameMatches = (sql: SqlClient, first: string, last: string, text: s
   const pattern = likePattern(text)
   return sql`(${sql.literal(first)} ILIKE ${pattern} ESCAPE '\\' OR ${sql.literal(last)} ILIKE ${pattern} ESCAPE '\\'
     OR (${sql.literal(first)} || ' ' || ${sql.literal(last)}) ILIKE ${pattern} ESCAPE '\\')`
+}
+
+/**
+ * The criteria the visit lists (claims, appointments, session notes) share, as their filter bodies
+ * give them (src/Api/Lists.ts `visitCriteriaOf`): search text, the patient's and the provider's
+ * names (`participantFilters`), a day range (`zonedDayFilters`, or the list's own date column),
+ * the appointment type and the sort direction. Each list's criteria schema spreads them.
+ */
+export const visitCriteriaFields = {
+  search: Schema.optional(Schema.NullOr(Schema.String)),
+  patientName: Schema.optional(Schema.NullOr(Schema.String)),
+  providerName: Schema.optional(Schema.NullOr(Schema.String)),
+  startDate: Schema.optional(Schema.NullOr(Schema.String)),
+  endDate: Schema.optional(Schema.NullOr(Schema.String)),
+  appointmentType: Schema.optional(Schema.NullOr(AppointmentType)),
+  sortDir: Schema.optional(Schema.Literal("ASC", "DESC"))
 }
 
 /** The name filters of a list of a patient's records with a provider: each absent or blank filters nothing. */

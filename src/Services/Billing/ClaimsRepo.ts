@@ -12,13 +12,13 @@ import { invalidField, type ValidationFailed } from "../../Api/Errors.js"
 import { amountOfCents, centsOfDecimal, Claim, ClaimStatus } from "../../Domain/Billing/Claim.js"
 import { Relationship } from "../../Domain/Billing/Insurance.js"
 import { AppointmentId, ClaimId, InsurancePlanId, PatientId, ProviderId } from "../../Domain/Ids.js"
-import { AppointmentType, PersonName } from "../../Domain/Scheduling/Scheduling.js"
+import { PersonName } from "../../Domain/Scheduling/Scheduling.js"
 import { type PageRequest } from "../../Api/Pagination.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
 import { orDefect, SqlSchema, textArray } from "../Repository.js"
 import { now } from "../Time.js"
 import { subscriberFields } from "./CoveragesRepo.js"
-import { participantFilters } from "../SqlFilters.js"
+import { participantFilters, visitCriteriaFields } from "../SqlFilters.js"
 import { isForeignKeyViolation, isUniqueViolation } from "../SqlErrors.js"
 
 const Text = Schema.String
@@ -81,19 +81,13 @@ export const toClaim = (row: ClaimRow): Claim =>
 
 /** What a claim list may be narrowed and ordered by (general §4.6). */
 export const ClaimCriteria = Schema.Struct({
-  search: Schema.optional(NullText),
+  ...visitCriteriaFields,
   status: Schema.optional(Schema.NullOr(ClaimStatus)),
   patientId: Schema.optional(Schema.Number),
   providerId: Schema.optional(Schema.Number),
   appointmentId: Schema.optional(Schema.NullOr(Schema.Number)),
   insurancePlanId: Schema.optional(Schema.NullOr(Schema.Number)),
-  appointmentType: Schema.optional(Schema.NullOr(AppointmentType)),
-  patientName: Schema.optional(NullText),
-  providerName: Schema.optional(NullText),
-  startDate: Schema.optional(NullText),
-  endDate: Schema.optional(NullText),
-  sortBy: Schema.optional(ClaimSortColumn),
-  sortDir: Schema.optional(Schema.Literal("ASC", "DESC"))
+  sortBy: Schema.optional(ClaimSortColumn)
 })
 export type ClaimCriteria = typeof ClaimCriteria.Type
 

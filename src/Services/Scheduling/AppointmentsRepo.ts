@@ -18,7 +18,7 @@ import { Appointment, AppointmentStatus, AppointmentType, PersonName } from "../
 import { Access, type Viewer } from "../Access/Access.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
 import { orDefect, SqlSchema } from "../Repository.js"
-import { participantFilters, zonedDayFilters } from "../SqlFilters.js"
+import { participantFilters, visitCriteriaFields, zonedDayFilters } from "../SqlFilters.js"
 import { isExclusionViolation, isForeignKeyViolation } from "../SqlErrors.js"
 import { now } from "../Time.js"
 
@@ -70,18 +70,12 @@ export const toAppointment = (row: AppointmentRow): Appointment =>
 
 /** What an appointment list may be narrowed and ordered by (general §4.14); dates are days on the clinic's wall clock. */
 export const AppointmentCriteria = Schema.Struct({
-  search: Schema.optional(NullText),
+  ...visitCriteriaFields,
   providerId: Schema.optional(Schema.Number),
   patientId: Schema.optional(Schema.Number),
   status: Schema.optional(Schema.NullOr(AppointmentStatus)),
-  appointmentType: Schema.optional(Schema.NullOr(AppointmentType)),
-  patientName: Schema.optional(NullText),
-  providerName: Schema.optional(NullText),
-  startDate: Schema.optional(NullText),
-  endDate: Schema.optional(NullText),
   noShows: Schema.optional(Schema.Boolean),
-  sortBy: Schema.optional(AppointmentSortColumn),
-  sortDir: Schema.optional(Schema.Literal("ASC", "DESC"))
+  sortBy: Schema.optional(AppointmentSortColumn)
 })
 export type AppointmentCriteria = typeof AppointmentCriteria.Type
 

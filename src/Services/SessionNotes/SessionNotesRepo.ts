@@ -21,7 +21,7 @@ import { Access, type Viewer } from "../Access/Access.js"
 import { type ListFilter, makeListPage } from "../Lists.js"
 import { orDefect, SqlSchema } from "../Repository.js"
 import { isUniqueViolation } from "../SqlErrors.js"
-import { participantFilters, zonedDayFilters } from "../SqlFilters.js"
+import { participantFilters, visitCriteriaFields, zonedDayFilters } from "../SqlFilters.js"
 import { now } from "../Time.js"
 import type { AddendumRow } from "./AddendaRepo.js"
 import { sha256Hex } from "./Signatures.js"
@@ -60,19 +60,13 @@ export type NoteRow = typeof NoteRow.Type
 
 /** What a note list may be narrowed and ordered by; dates are days on the clinic's wall clock. */
 export const NoteCriteria = Schema.Struct({
-  search: Schema.optional(NullText),
+  ...visitCriteriaFields,
   providerId: Schema.optional(Schema.Number),
   patientId: Schema.optional(Schema.Number),
   supervisorId: Schema.optional(Schema.Number),
   supervisedOnly: Schema.optional(Schema.Boolean),
   statuses: Schema.optional(Schema.Array(SessionNoteStatus)),
-  appointmentType: Schema.optional(NullText),
-  patientName: Schema.optional(NullText),
-  providerName: Schema.optional(NullText),
-  startDate: Schema.optional(NullText),
-  endDate: Schema.optional(NullText),
-  sortBy: Schema.optional(SessionNoteSortColumn),
-  sortDir: Schema.optional(Schema.Literal("ASC", "DESC"))
+  sortBy: Schema.optional(SessionNoteSortColumn)
 })
 export type NoteCriteria = typeof NoteCriteria.Type
 
