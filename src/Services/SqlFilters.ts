@@ -1,6 +1,7 @@
 /**
- * Filter expressions the repositories share: search text as LIKE patterns, person names, and the
- * instants that bound calendar days in a time zone.
+ * Filter expressions the repositories share: search text as LIKE patterns, person names, the
+ * instants that bound calendar days in a time zone, and the visit lists' common criteria. They name
+ * no table: columns are the calling repository's, passed in or bound to the aliases said here.
  */
 import type { Statement } from "@effect/sql"
 import type { SqlClient } from "@effect/sql/SqlClient"
