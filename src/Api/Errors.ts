@@ -185,7 +185,8 @@ export const reportAllErrorsInClass = [undefined, undefined, reportAllErrors] as
 
 /**
  * The errors every ECM group declares, in the ECM shape: 422, 503 and 413 (the Api declares the
- * general area's 503 and 413 once for all groups). `.middleware(EcmStaffAuthentication).pipe(withEcmGroupErrors)`.
+ * general area's 503 and 413 once for all groups):
+ * `.middleware(EcmStaffAuthentication).pipe(withEcmGroupErrors)`.
  */
 export const withEcmGroupErrors = <Id extends string, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, E, R, TopLevel extends boolean>(
   group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R, TopLevel>

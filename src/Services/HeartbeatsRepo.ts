@@ -13,9 +13,10 @@ export const staleCutoff = (sql: SqlClient.SqlClient, staleAfterSeconds: number)
   sql`now() - make_interval(secs => ${staleAfterSeconds})`
 
 /**
- * A `failStale` condition (./Repository.ts) for rows a keyed job finishes: the job of row `r` (key `jobKeyPrefix`
- * and the row id) can no longer run — gone, or out of runs and not locked. A locked job (running,
- * or held by a crashed worker not yet released) or one with runs left is the queue's to finish.
+ * A `failStale` condition (./Repository.ts) for rows a keyed job finishes: the job of row `r` (key
+ * `jobKeyPrefix` and the row id) can no longer run — gone, or out of runs and not locked. A locked
+ * job (running, or held by a crashed worker not yet released) or one with runs left is the queue's
+ * to finish.
  */
 export const jobCanNoLongerRun = (sql: SqlClient.SqlClient, jobKeyPrefix: string) =>
   sql`NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j

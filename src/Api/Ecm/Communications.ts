@@ -10,7 +10,9 @@ import { Direction, maxSmsLength } from "../../Domain/Ecm/Communication.js"
 import { IsoTimestamp } from "../../Domain/Time.js"
 import { BodyLimit } from "../BodyLimit.js"
 import { Access, groupDocs, operationDocs, requestBody } from "../Docs.js"
-import { EcmForbidden, EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors, withEcmGroupErrors } from "../Errors.js"
+import {
+  EcmForbidden, EcmNotFound, EcmPayloadTooLarge, EcmServiceUnavailable, EcmValidationFailed, reportAllErrors, withEcmGroupErrors
+} from "../Errors.js"
 import { listQuery } from "../Lists.js"
 import { Pagination } from "../Pagination.js"
 import { BoundedString, IdParam, RequiredString } from "../Schemas.js"

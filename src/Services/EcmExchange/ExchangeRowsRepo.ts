@@ -91,7 +91,6 @@ const _otf: Schema.Schema.Type<typeof OtfRecordSchema> extends OtfRecord ? true 
 void _rtf
 void _otf
 
-
 /** Settings of the transaction that streams a file (as the PRTF's: no JIT, sorts in memory, whole-result plans). */
 const settings = [["jit", "off"], ["work_mem", "32MB"], ["cursor_tuple_fraction", "1"]] as const
 
